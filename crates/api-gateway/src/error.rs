@@ -1,0 +1,162 @@
+//! The one place where errors become HTTP responses. Every error body is
+//! `{"error": "<fixed message>", "details": [{"field", "message"}]?}`.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One problem with one field of the input.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The error body.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A fixed message per kind of error: `invalid request body`, `unauthorized`, `not found`, ...
+    pub error: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<FieldError>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("invalid request body")]
+    InvalidBody(Vec<FieldError>),
+    #[error("invalid query parameters")]
+    InvalidQuery(Vec<FieldError>),
+    #[error("unauthorized")]
+    Unauthorized,
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("request body too large")]
+    PayloadTooLarge,
+    #[error("contact not verified")]
+    ContactNotVerified,
+    #[error("rate limit exceeded")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("alert delivery failed")]
+    DeliveryFailed(String),
+    /// A dependency (database, NATS) is unreachable: retry later.
+    #[error("service unavailable")]
+    Unavailable(String),
+    /// A bug: logged with its cause, never shown.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        ApiError::InvalidBody(vec![FieldError::new(field, message)])
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::InvalidBody(_) | ApiError::InvalidQuery(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::ContactNotVerified => StatusCode::CONFLICT,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let details = match self {
+            ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) => d.clone(),
+            ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(%cause, "dependency unavailable");
+                vec![]
+            }
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                vec![]
+            }
+            _ => vec![],
+        };
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            ApiError::Unauthorized => {
+                response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ApiError::RateLimited { retry_after_secs } => {
+                response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+            }
+            ApiError::Unavailable(_) => {
+                response.insert_header((header::RETRY_AFTER, "5"));
+            }
+            _ => {}
+        }
+        response.json(ErrorBody {
+            error: self.to_string(),
+            details,
+        })
+    }
+}
+
+impl From<uptime_db::DbError> for ApiError {
+    fn from(e: uptime_db::DbError) -> Self {
+        if e.is_transient() {
+            ApiError::Unavailable(e.to_string())
+        } else {
+            ApiError::Internal(e.to_string())
+        }
+    }
+}
+
+impl From<diesel::result::Error> for ApiError {
+    fn from(e: diesel::result::Error) -> Self {
+        uptime_db::DbError::from(e).into()
+    }
+}
+
+/// Turns actix's extractor errors (bad JSON, bad path, bad query, too large)
+/// into our JSON errors. Installed on every extractor config in `startup`.
+pub mod extractors {
+    use super::{ApiError, FieldError};
+    use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+    use actix_web::HttpRequest;
+
+    pub fn json(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+        match err {
+            JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
+                ApiError::PayloadTooLarge.into()
+            }
+            JsonPayloadError::Deserialize(e) => {
+                let field = if e.is_data() { "body" } else { "json" };
+                ApiError::InvalidBody(vec![FieldError::new(field, e.to_string())]).into()
+            }
+            other => ApiError::InvalidBody(vec![FieldError::new("body", other.to_string())]).into(),
+        }
+    }
+
+    /// A path that does not parse (`/monitors/abc`) names nothing that exists.
+    pub fn path(_: PathError, _: &HttpRequest) -> actix_web::Error {
+        ApiError::NotFound.into()
+    }
+
+    pub fn query(err: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+        ApiError::InvalidQuery(vec![FieldError::new("query", err.to_string())]).into()
+    }
+}

@@ -1,0 +1,14 @@
+//! The REST API of the uptime service. See `docs/architecture.md` for where it
+//! sits; `routes/` has one module per resource.
+
+pub mod auth;
+pub mod error;
+pub mod keys;
+pub mod middleware;
+pub mod openapi;
+pub mod rate_limit;
+pub mod routes;
+pub mod settings;
+pub mod startup;
+pub mod state;
+pub mod validation;

@@ -1,0 +1,113 @@
+//! `/api/v1/api-keys`: create, list, revoke.
+
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::keys;
+use crate::state::AppState;
+use crate::validation::Problems;
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api-keys").get(list).post(create))
+        .service(web::resource("/api-keys/{id}").delete(revoke));
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateApiKey {
+    /// A descriptive name, 1 to 200 characters.
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyResponse {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    /// The first 8 characters of the raw key.
+    pub prefix: String,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    /// The raw key: only in the response that created it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl ApiKeyResponse {
+    fn from_row(k: uptime_db::models::ApiKey, raw: Option<String>) -> Self {
+        Self {
+            id: k.id,
+            user_id: k.user_id,
+            name: k.name,
+            prefix: k.prefix,
+            last_used_at: k.last_used_at,
+            created_at: k.created_at,
+            key: raw,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeyList {
+    pub api_keys: Vec<ApiKeyResponse>,
+}
+
+/// Create an API key. The raw key is in this response only.
+#[utoipa::path(post, path = "/api/v1/api-keys", tag = "api-keys", request_body = CreateApiKey,
+    security(("bearer" = [])),
+    responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: web::Json<CreateApiKey>,
+) -> Result<HttpResponse, ApiError> {
+    let mut problems = Problems::new();
+    problems.check_len("name", &body.name, 200);
+    problems.into_result()?;
+
+    let raw = keys::generate();
+    let mut conn = state.conn().await?;
+    let row = uptime_db::api_keys::create(
+        &mut conn,
+        user.user_id,
+        body.name.trim(),
+        &raw[..keys::SHOWN_PREFIX_LEN],
+        &keys::digest(&raw),
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(ApiKeyResponse::from_row(row, Some(raw))))
+}
+
+/// List the caller's API keys (never the raw keys).
+#[utoipa::path(get, path = "/api/v1/api-keys", tag = "api-keys", security(("bearer" = [])),
+    responses((status = 200, body = ApiKeyList), (status = 401, body = ErrorBody)))]
+pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    let rows = uptime_db::api_keys::list(&mut conn, user.user_id).await?;
+    Ok(HttpResponse::Ok().json(ApiKeyList {
+        api_keys: rows
+            .into_iter()
+            .map(|k| ApiKeyResponse::from_row(k, None))
+            .collect(),
+    }))
+}
+
+/// Revoke one of the caller's keys; it is refused from the next request on.
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", tag = "api-keys", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "API key id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn revoke(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    if uptime_db::api_keys::revoke(&mut conn, user.user_id, id.into_inner()).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::NotFound)
+    }
+}

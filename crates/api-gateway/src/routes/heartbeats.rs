@@ -1,0 +1,3 @@
+//! (being written)
+
+pub fn configure(_cfg: &mut actix_web::web::ServiceConfig) {}

@@ -1,0 +1,22 @@
+//! Every `/api/v1` route, one module per resource.
+
+use actix_web::web;
+
+pub mod api_keys;
+pub mod checks;
+pub mod contacts;
+pub mod heartbeats;
+pub mod monitors;
+
+/// Registers every route. Each module registers its own resources.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/api/v1")
+            .route("/openapi.json", web::get().to(crate::openapi::serve))
+            .configure(api_keys::configure)
+            .configure(monitors::configure)
+            .configure(checks::configure)
+            .configure(heartbeats::configure)
+            .configure(contacts::configure),
+    );
+}

@@ -1,0 +1,134 @@
+//! Building and running the HTTP server.
+
+use crate::error::{extractors, ApiError};
+use crate::rate_limit::RateLimiter;
+use crate::routes;
+use crate::settings::GatewaySettings;
+use crate::state::AppState;
+use actix_web::dev::{Server, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+use actix_web::{web, App, HttpServer, ResponseError};
+use std::net::SocketAddr;
+use tokio_util::sync::CancellationToken;
+
+/// Bodies above this are refused with 413.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+pub struct Application {
+    addr: SocketAddr,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    /// Connects to PostgreSQL and NATS, creates the streams and binds the
+    /// listener (port 0 picks a free one).
+    pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
+        let pool = uptime_db::connect(&settings.database)?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
+        uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+        let state = web::Data::new(AppState {
+            pool,
+            nats,
+            js,
+            rate_limiter: RateLimiter::new(settings.rate_limit.clone()),
+            settings: settings.clone(),
+        });
+
+        let readiness = readiness(&state);
+        let app_state = state.clone();
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .wrap(
+                    ErrorHandlers::new().handler(StatusCode::METHOD_NOT_ALLOWED, |res| {
+                        json_error(res, ApiError::MethodNotAllowed)
+                    }),
+                )
+                .wrap(actix_web::middleware::Compress::default())
+                .wrap(tracing_actix())
+                .app_data(app_state.clone())
+                .app_data(
+                    web::JsonConfig::default()
+                        .limit(MAX_BODY_BYTES)
+                        .content_type_required(false)
+                        .error_handler(extractors::json),
+                )
+                .app_data(web::PathConfig::default().error_handler(extractors::path))
+                .app_data(web::QueryConfig::default().error_handler(extractors::query))
+                .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
+                .configure(uptime_ops::configure(readiness.clone()))
+                .configure(routes::configure)
+                .default_service(web::to(|| async {
+                    Err::<actix_web::HttpResponse, _>(ApiError::NotFound)
+                }))
+        })
+        .disable_signals();
+        if settings.http.workers > 0 {
+            server = server.workers(settings.http.workers);
+        }
+        let server = server.bind(&settings.http.listen)?;
+        let addr = server.addrs()[0];
+        Ok(Self {
+            addr,
+            server: server.run(),
+            state,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    /// Serves until `shutdown` is cancelled, then drains in-flight requests.
+    pub async fn run_until(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            handle.stop(true).await;
+        });
+        self.server.await
+    }
+}
+
+fn readiness(state: &web::Data<AppState>) -> uptime_ops::Readiness {
+    let pool = state.pool.clone();
+    let nats = state.nats.clone();
+    uptime_ops::Readiness::new()
+        .with_check("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                uptime_db::pool::ping(&pool)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })
+        .with_check("nats", move || {
+            let state = nats.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        })
+}
+
+/// Replaces a framework error response (e.g. 405 from a resource) with our JSON body.
+fn json_error<B>(
+    res: ServiceResponse<B>,
+    error: ApiError,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let (req, _) = res.into_parts();
+    let res = ServiceResponse::new(req, error.error_response()).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(res))
+}
+
+/// Request logs and latency metrics.
+fn tracing_actix() -> crate::middleware::RequestMetrics {
+    crate::middleware::RequestMetrics
+}

@@ -1,0 +1,31 @@
+//! What every handler can reach.
+
+use crate::error::ApiError;
+use crate::rate_limit::RateLimiter;
+use crate::settings::GatewaySettings;
+use async_nats::jetstream;
+use uptime_contracts::Message;
+
+pub struct AppState {
+    pub pool: uptime_db::Pool,
+    pub nats: async_nats::Client,
+    pub js: jetstream::Context,
+    pub settings: GatewaySettings,
+    pub rate_limiter: RateLimiter,
+}
+
+impl AppState {
+    /// A database connection, or 503 when none can be had.
+    pub async fn conn(&self) -> Result<uptime_db::PooledConn, ApiError> {
+        Ok(uptime_db::pool::conn(&self.pool).await?)
+    }
+
+    /// Publishes `msg` with `Nats-Msg-Id` = `msg_id` and waits for the stream
+    /// to acknowledge it; 503 if NATS does not.
+    pub async fn publish<M: Message>(&self, msg_id: &str, msg: &M) -> Result<(), ApiError> {
+        let headers = uptime_telemetry::nats::headers_with_msg_id(msg_id);
+        uptime_contracts::bus::publish_acked(&self.js, headers, msg)
+            .await
+            .map_err(|e| ApiError::Unavailable(format!("publishing to {}: {e}", M::SUBJECT)))
+    }
+}

@@ -1,0 +1,199 @@
+//! Layered configuration shared by every service.
+//!
+//! Each service describes its settings as a `serde` struct whose fields carry
+//! defaults (`#[serde(default)]`). [`load`] then layers, lowest first:
+//!
+//! 1. those defaults,
+//! 2. an optional TOML file named by `UPTIME_CONFIG` (or passed explicitly),
+//! 3. environment variables `UPTIME_<SECTION>__<KEY>`, e.g.
+//!    `UPTIME_DATABASE__URL` or `UPTIME_CHECKER__CONCURRENCY`.
+//!
+//! The sections every service shares ([`DatabaseSettings`], [`NatsSettings`],
+//! [`TelemetrySettings`], [`OpsSettings`]) live here so that one variable name
+//! means the same thing to every binary and to the Helm chart.
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The environment variable that names an optional configuration file.
+pub const CONFIG_FILE_ENV: &str = "UPTIME_CONFIG";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration file {path}: {source}")]
+    File {
+        path: String,
+        source: config::ConfigError,
+    },
+    #[error("invalid configuration: {0}")]
+    Invalid(#[from] config::ConfigError),
+}
+
+/// Loads `T` from defaults, the file named by `UPTIME_CONFIG` (if set) and the
+/// `UPTIME_*` environment.
+pub fn load<T: DeserializeOwned>() -> Result<T, ConfigError> {
+    let file = std::env::var(CONFIG_FILE_ENV)
+        .ok()
+        .filter(|p| !p.is_empty());
+    load_from(file.as_deref().map(Path::new))
+}
+
+/// Like [`load`], with an explicit file instead of `UPTIME_CONFIG`.
+pub fn load_from<T: DeserializeOwned>(file: Option<&Path>) -> Result<T, ConfigError> {
+    let mut builder = config::Config::builder();
+    if let Some(path) = file {
+        builder = builder.add_source(config::File::from(path).required(true));
+    }
+    let built = builder
+        .add_source(
+            config::Environment::with_prefix("UPTIME")
+                .prefix_separator("_")
+                .separator("__")
+                .try_parsing(true),
+        )
+        .build()
+        .map_err(|source| ConfigError::File {
+            path: file.map(|p| p.display().to_string()).unwrap_or_default(),
+            source,
+        })?;
+    Ok(built.try_deserialize()?)
+}
+
+/// PostgreSQL connection settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DatabaseSettings {
+    /// `postgres://user:password@host:port/database`
+    pub url: String,
+    /// Upper bound of pooled connections.
+    pub max_connections: usize,
+}
+
+impl Default for DatabaseSettings {
+    fn default() -> Self {
+        Self {
+            url: "postgres://uptime@127.0.0.1:55432/uptime".into(),
+            max_connections: 16,
+        }
+    }
+}
+
+/// NATS connection settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct NatsSettings {
+    /// One or more server URLs, comma separated.
+    pub url: String,
+    /// Replicas of each JetStream stream this deployment creates (1 locally, 3 in a cluster).
+    pub stream_replicas: usize,
+}
+
+impl Default for NatsSettings {
+    fn default() -> Self {
+        Self {
+            url: "nats://127.0.0.1:4222".into(),
+            stream_replicas: 1,
+        }
+    }
+}
+
+/// Logging and tracing settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct TelemetrySettings {
+    /// An `EnvFilter` directive, e.g. `info` or `info,checker=debug`.
+    pub log_level: String,
+    /// `json` for machines, `pretty` for people.
+    pub log_format: LogFormat,
+    /// OTLP/gRPC endpoint for traces, e.g. `http://otel-collector:4317`; empty = off.
+    pub otlp_endpoint: String,
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        Self {
+            log_level: "info".into(),
+            log_format: LogFormat::Json,
+            otlp_endpoint: String::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+/// The operational HTTP endpoint (`/healthz`, `/readyz`, `/metrics`) of
+/// services that have no API of their own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct OpsSettings {
+    pub listen: String,
+}
+
+impl Default for OpsSettings {
+    fn default() -> Self {
+        Self {
+            listen: "0.0.0.0:9090".into(),
+        }
+    }
+}
+
+/// Which target addresses checks and webhooks may reach.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct SafetySettings {
+    /// Allow loopback, private, link-local and metadata addresses. Off in
+    /// production; on for local development and tests.
+    pub allow_private_targets: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, Default)]
+    #[serde(default)]
+    struct Sample {
+        database: DatabaseSettings,
+        nats: NatsSettings,
+        safety: SafetySettings,
+    }
+
+    #[test]
+    fn environment_overrides_file_which_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("uptime-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "[database]\nurl = \"postgres://file/db\"\nmax_connections = 3\n[nats]\nurl = \"nats://file:4222\"\n",
+        )
+        .unwrap();
+        // Only this test touches these variables.
+        std::env::set_var("UPTIME_NATS__URL", "nats://env:4222");
+        std::env::set_var("UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS", "true");
+        let loaded: Sample = load_from(Some(&file)).unwrap();
+        std::env::remove_var("UPTIME_NATS__URL");
+        std::env::remove_var("UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS");
+
+        assert_eq!(loaded.database.url, "postgres://file/db");
+        assert_eq!(loaded.database.max_connections, 3);
+        assert_eq!(loaded.nats.url, "nats://env:4222");
+        assert_eq!(loaded.nats.stream_replicas, 1, "default kept");
+        assert!(loaded.safety.allow_private_targets);
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let err = load_from::<Sample>(Some(Path::new("/nonexistent/uptime.toml"))).unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent/uptime.toml"),
+            "{err}"
+        );
+    }
+}

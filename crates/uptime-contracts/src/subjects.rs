@@ -1,0 +1,13 @@
+//! Every subject the services publish on. All live under `uptime.`, so
+//! `nats sub 'uptime.>'` shows the whole system at work.
+
+/// A check to run now (scheduler and api-gateway → checker).
+pub const CHECK_DUE_V1: &str = "uptime.checks.due.v1";
+/// The outcome of one check (checker, api-gateway and scheduler → recorder).
+pub const CHECK_RESULT_V1: &str = "uptime.checks.result.v1";
+/// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
+pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
+/// A monitor's status changed (recorder → notifier).
+pub const STATE_CHANGED_V1: &str = "uptime.events.state_changed.v1";
+/// A monitor's certificate entered its warning window (recorder → notifier).
+pub const SSL_EXPIRING_V1: &str = "uptime.events.ssl_expiring.v1";

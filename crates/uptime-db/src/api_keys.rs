@@ -1,0 +1,85 @@
+//! API keys.
+
+use crate::models::{ApiKey, NewApiKey};
+use crate::schema::api_keys;
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+pub async fn create(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    name: &str,
+    prefix: &str,
+    key_sha256: &str,
+) -> DbResult<ApiKey> {
+    Ok(diesel::insert_into(api_keys::table)
+        .values(NewApiKey {
+            user_id,
+            name,
+            prefix,
+            key_sha256,
+        })
+        .returning(ApiKey::as_returning())
+        .get_result(conn)
+        .await?)
+}
+
+/// The unrevoked key with this digest.
+pub async fn find_active_by_digest(
+    conn: &mut AsyncPgConnection,
+    key_sha256: &str,
+) -> DbResult<Option<ApiKey>> {
+    Ok(api_keys::table
+        .filter(api_keys::key_sha256.eq(key_sha256))
+        .filter(api_keys::revoked_at.is_null())
+        .select(ApiKey::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Sets `last_used_at` unless it was set within `min_gap`; one write per key a
+/// minute instead of one per request.
+pub async fn touch(
+    conn: &mut AsyncPgConnection,
+    key_id: i64,
+    now: DateTime<Utc>,
+    min_gap: chrono::Duration,
+) -> DbResult<()> {
+    diesel::update(api_keys::table)
+        .filter(api_keys::id.eq(key_id))
+        .filter(
+            api_keys::last_used_at
+                .is_null()
+                .or(api_keys::last_used_at.lt(now - min_gap)),
+        )
+        .set(api_keys::last_used_at.eq(now))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// The user's unrevoked keys, oldest first.
+pub async fn list(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Vec<ApiKey>> {
+    Ok(api_keys::table
+        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::revoked_at.is_null())
+        .order(api_keys::id.asc())
+        .select(ApiKey::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// Revokes the user's key; `false` when there is no such unrevoked key of theirs.
+pub async fn revoke(conn: &mut AsyncPgConnection, user_id: i64, key_id: i64) -> DbResult<bool> {
+    let n = diesel::update(api_keys::table)
+        .filter(api_keys::id.eq(key_id))
+        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::revoked_at.is_null())
+        .set(api_keys::revoked_at.eq(diesel::dsl::now))
+        .execute(conn)
+        .await?;
+    Ok(n == 1)
+}

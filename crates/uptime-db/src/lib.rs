@@ -1,0 +1,45 @@
+//! The PostgreSQL store: schema, migrations, the connection pool and the
+//! queries services run. Services never write SQL of their own; they call the
+//! functions of the modules below, one module per table family.
+
+pub mod api_keys;
+pub mod contacts;
+pub mod models;
+pub mod monitors;
+pub mod pool;
+pub mod schema;
+pub mod users;
+
+pub use pool::{connect, migrate, Pool, PooledConn};
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("database query failed: {0}")]
+    Query(#[from] diesel::result::Error),
+    #[error("no database connection available: {0}")]
+    Pool(String),
+    #[error("migration failed: {0}")]
+    Migration(String),
+}
+
+impl DbError {
+    /// Whether retrying later may succeed (lost connection, pool exhausted,
+    /// serialisation failure), as opposed to a query that can never succeed.
+    pub fn is_transient(&self) -> bool {
+        use diesel::result::{DatabaseErrorKind, Error};
+        match self {
+            DbError::Pool(_) => true,
+            DbError::Query(Error::DatabaseError(kind, _)) => matches!(
+                kind,
+                DatabaseErrorKind::SerializationFailure
+                    | DatabaseErrorKind::ClosedConnection
+                    | DatabaseErrorKind::UnableToSendCommand
+            ),
+            DbError::Query(Error::BrokenTransactionManager) => true,
+            _ => false,
+        }
+    }
+}
+
+pub type DbResult<T> = Result<T, DbError>;

@@ -1,0 +1,140 @@
+//! Rows as Rust structs. Enum-like columns stay `String` here; the services
+//! convert them with the parsers of `uptime-contracts`.
+
+use crate::schema::*;
+use chrono::{DateTime, NaiveDate, Utc};
+use diesel::prelude::*;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = users)]
+pub struct User {
+    pub id: i64,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+pub struct ApiKey {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    pub prefix: String,
+    pub key_sha256: String,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = api_keys)]
+pub struct NewApiKey<'a> {
+    pub user_id: i64,
+    pub name: &'a str,
+    pub prefix: &'a str,
+    pub key_sha256: &'a str,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = alert_contacts)]
+pub struct AlertContact {
+    pub id: i64,
+    pub user_id: i64,
+    pub kind: String,
+    pub name: String,
+    pub value: String,
+    pub verified: bool,
+    pub verification_token_sha256: Option<String>,
+    pub signing_secret: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = alert_contacts)]
+pub struct NewAlertContact {
+    pub user_id: i64,
+    pub kind: String,
+    pub name: String,
+    pub value: String,
+    pub verified: bool,
+    pub verification_token_sha256: Option<String>,
+    pub signing_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = monitors)]
+pub struct Monitor {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub target: Option<String>,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    pub keyword: Option<String>,
+    pub keyword_type: Option<String>,
+    pub expected_status: i32,
+    pub confirmation_count: i32,
+    pub ssl_warn_days: i32,
+    pub latency_warn_ms: Option<i32>,
+    pub heartbeat_token: Option<String>,
+    pub active: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub status: String,
+    pub status_since: Option<DateTime<Utc>>,
+    pub consecutive_failures: i32,
+    pub last_checked_at: Option<DateTime<Utc>>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    pub ssl_warned_for: Option<DateTime<Utc>>,
+}
+
+/// The definition of a monitor, as the API creates it.
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = monitors)]
+pub struct NewMonitor {
+    pub user_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub target: Option<String>,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    pub keyword: Option<String>,
+    pub keyword_type: Option<String>,
+    pub expected_status: i32,
+    pub confirmation_count: i32,
+    pub ssl_warn_days: i32,
+    pub latency_warn_ms: Option<i32>,
+    pub heartbeat_token: Option<String>,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = check_results)]
+pub struct CheckResult {
+    pub id: i64,
+    pub check_id: Uuid,
+    pub monitor_id: i64,
+    pub trigger: String,
+    pub status: String,
+    pub checked_at: DateTime<Utc>,
+    pub due_at: Option<DateTime<Utc>>,
+    pub latency_ms: Option<i32>,
+    pub http_status: Option<i32>,
+    pub error: Option<String>,
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    pub reporter: String,
+    pub recorded_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = daily_uptime)]
+pub struct DailyUptime {
+    pub monitor_id: i64,
+    pub day: NaiveDate,
+    pub total_checks: i32,
+    pub up_checks: i32,
+}

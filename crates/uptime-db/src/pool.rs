@@ -1,0 +1,56 @@
+//! Connection pool and migrations.
+
+use crate::{DbError, DbResult};
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool};
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::AsyncPgConnection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use uptime_config::DatabaseSettings;
+
+/// The migrations of `migrations/`, compiled into every binary that needs them.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+
+pub type Pool = DeadPool<AsyncPgConnection>;
+pub type PooledConn = Object<AsyncPgConnection>;
+
+/// Builds a pool. Connections are opened lazily, so this succeeds even while
+/// the database is down; `/readyz` reports it.
+pub fn connect(settings: &DatabaseSettings) -> DbResult<Pool> {
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(settings.url.clone());
+    DeadPool::builder(manager)
+        .max_size(settings.max_connections.max(1))
+        .build()
+        .map_err(|e| DbError::Pool(e.to_string()))
+}
+
+/// Takes a connection from the pool.
+pub async fn conn(pool: &Pool) -> DbResult<PooledConn> {
+    pool.get().await.map_err(|e| DbError::Pool(e.to_string()))
+}
+
+/// Runs every pending migration against `database_url`. Returns the versions applied.
+pub async fn migrate(database_url: &str) -> DbResult<Vec<String>> {
+    let url = database_url.to_string();
+    // The migration harness is synchronous; it drives an async connection
+    // through a blocking wrapper, which must not run on a runtime worker.
+    tokio::task::spawn_blocking(move || {
+        use diesel::Connection;
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)
+            .map_err(|e| DbError::Migration(e.to_string()))?;
+        let applied = conn
+            .run_pending_migrations(MIGRATIONS)
+            .map_err(|e| DbError::Migration(e.to_string()))?;
+        Ok(applied.iter().map(|v| v.to_string()).collect())
+    })
+    .await
+    .map_err(|e| DbError::Migration(e.to_string()))?
+}
+
+/// `SELECT 1`, for readiness probes.
+pub async fn ping(pool: &Pool) -> DbResult<()> {
+    use diesel_async::RunQueryDsl;
+    let mut conn = conn(pool).await?;
+    diesel::sql_query("SELECT 1").execute(&mut conn).await?;
+    Ok(())
+}

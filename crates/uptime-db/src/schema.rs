@@ -1,0 +1,132 @@
+//! Diesel table definitions, matching `migrations/`.
+
+diesel::table! {
+    users (id) {
+        id -> Int8,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Int8,
+        user_id -> Int8,
+        name -> Text,
+        prefix -> Text,
+        key_sha256 -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    alert_contacts (id) {
+        id -> Int8,
+        user_id -> Int8,
+        #[sql_name = "type"]
+        kind -> Text,
+        name -> Text,
+        value -> Text,
+        verified -> Bool,
+        verification_token_sha256 -> Nullable<Text>,
+        signing_secret -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    monitors (id) {
+        id -> Int8,
+        user_id -> Int8,
+        name -> Text,
+        #[sql_name = "type"]
+        kind -> Text,
+        target -> Nullable<Text>,
+        interval_secs -> Int4,
+        timeout_secs -> Int4,
+        keyword -> Nullable<Text>,
+        keyword_type -> Nullable<Text>,
+        expected_status -> Int4,
+        confirmation_count -> Int4,
+        ssl_warn_days -> Int4,
+        latency_warn_ms -> Nullable<Int4>,
+        heartbeat_token -> Nullable<Text>,
+        active -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        status -> Text,
+        status_since -> Nullable<Timestamptz>,
+        consecutive_failures -> Int4,
+        last_checked_at -> Nullable<Timestamptz>,
+        last_heartbeat_at -> Nullable<Timestamptz>,
+        ssl_expires_at -> Nullable<Timestamptz>,
+        ssl_warned_for -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    monitor_alert_contacts (monitor_id, contact_id) {
+        monitor_id -> Int8,
+        contact_id -> Int8,
+    }
+}
+
+diesel::table! {
+    check_results (id) {
+        id -> Int8,
+        check_id -> Uuid,
+        monitor_id -> Int8,
+        trigger -> Text,
+        status -> Text,
+        checked_at -> Timestamptz,
+        due_at -> Nullable<Timestamptz>,
+        latency_ms -> Nullable<Int4>,
+        http_status -> Nullable<Int4>,
+        error -> Nullable<Text>,
+        ssl_expires_at -> Nullable<Timestamptz>,
+        reporter -> Text,
+        recorded_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    daily_uptime (monitor_id, day) {
+        monitor_id -> Int8,
+        day -> Date,
+        total_checks -> Int4,
+        up_checks -> Int4,
+    }
+}
+
+diesel::table! {
+    outbox_events (id) {
+        id -> Uuid,
+        monitor_id -> Int8,
+        subject -> Text,
+        payload -> Jsonb,
+        created_at -> Timestamptz,
+        published_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::joinable!(api_keys -> users (user_id));
+diesel::joinable!(alert_contacts -> users (user_id));
+diesel::joinable!(monitors -> users (user_id));
+diesel::joinable!(monitor_alert_contacts -> monitors (monitor_id));
+diesel::joinable!(monitor_alert_contacts -> alert_contacts (contact_id));
+diesel::joinable!(check_results -> monitors (monitor_id));
+diesel::joinable!(daily_uptime -> monitors (monitor_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    api_keys,
+    alert_contacts,
+    monitors,
+    monitor_alert_contacts,
+    check_results,
+    daily_uptime,
+    outbox_events,
+);

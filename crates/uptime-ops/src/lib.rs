@@ -1,0 +1,155 @@
+//! What every service exposes to its operator, and how it stops.
+//!
+//! - `/healthz`: the process is alive (always 200 while it serves).
+//! - `/readyz`: every dependency check passes (200) or not (503), with the
+//!   result of each check in the body.
+//! - `/metrics`: Prometheus text format.
+//!
+//! The api-gateway mounts [`configure`] into its own app; the other services
+//! run [`serve`] on their `ops.listen` address.
+
+use actix_web::{web, HttpResponse};
+use futures::future::BoxFuture;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A named readiness check: `Ok` when the dependency answers.
+pub type Check = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
+/// The checks behind `/readyz`.
+#[derive(Clone, Default)]
+pub struct Readiness {
+    checks: Vec<(&'static str, Check)>,
+}
+
+impl Readiness {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_check<F, Fut>(mut self, name: &'static str, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.checks
+            .push((name, Arc::new(move || Box::pin(check()))));
+        self
+    }
+
+    /// Runs every check; `(all passed, {name: "ok" | error})`.
+    pub async fn evaluate(&self) -> (bool, serde_json::Value) {
+        let results =
+            futures::future::join_all(self.checks.iter().map(|(name, check)| async move {
+                let outcome =
+                    tokio::time::timeout(std::time::Duration::from_secs(2), check()).await;
+                let outcome = outcome.unwrap_or_else(|_| Err("timed out".into()));
+                (*name, outcome)
+            }))
+            .await;
+        let ready = results.iter().all(|(_, r)| r.is_ok());
+        let body = results
+            .into_iter()
+            .map(|(name, r)| {
+                (
+                    name.to_string(),
+                    serde_json::Value::from(r.err().unwrap_or_else(|| "ok".into())),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>();
+        (ready, serde_json::Value::Object(body))
+    }
+}
+
+async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+}
+
+async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
+    let (ready, checks) = readiness.evaluate().await;
+    let body =
+        serde_json::json!({"status": if ready { "ready" } else { "not ready" }, "checks": checks});
+    if ready {
+        HttpResponse::Ok().json(body)
+    } else {
+        HttpResponse::ServiceUnavailable().json(body)
+    }
+}
+
+async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(uptime_telemetry::metrics_handle().render())
+}
+
+/// Mounts `/healthz`, `/readyz` and `/metrics` into an actix app.
+pub fn configure(readiness: Readiness) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        cfg.app_data(web::Data::new(readiness))
+            .route("/healthz", web::get().to(healthz))
+            .route("/readyz", web::get().to(readyz))
+            .route("/metrics", web::get().to(metrics));
+    }
+}
+
+/// A bound ops server: its address, and the future that serves until `shutdown`.
+pub struct OpsServer {
+    pub addr: std::net::SocketAddr,
+    server: actix_web::dev::Server,
+}
+
+impl OpsServer {
+    /// Binds `listen` (port 0 picks a free port).
+    pub fn bind(listen: &str, readiness: Readiness) -> std::io::Result<Self> {
+        let server = actix_web::HttpServer::new(move || {
+            actix_web::App::new().configure(configure(readiness.clone()))
+        })
+        .workers(1)
+        .disable_signals()
+        .bind(listen)?;
+        let addr = server.addrs()[0];
+        Ok(Self {
+            addr,
+            server: server.run(),
+        })
+    }
+
+    /// Serves until `shutdown` is cancelled.
+    pub async fn run(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            handle.stop(true).await;
+        });
+        self.server.await
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = tokio::signal::ctrl_c() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    tracing::info!("shutdown signal received");
+}
+
+/// A token cancelled on SIGTERM or Ctrl-C; services stop their loops on it.
+pub fn shutdown_token() -> CancellationToken {
+    let token = CancellationToken::new();
+    let child = token.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        child.cancel();
+    });
+    token
+}

@@ -1,0 +1,115 @@
+//! Telemetry for every service: structured logs, traces and metrics.
+//!
+//! - Logs: `tracing` events as JSON lines (or pretty text), filtered by
+//!   `telemetry.log_level`.
+//! - Traces: every process runs an OpenTelemetry tracer, so spans have trace
+//!   ids that travel between services in NATS headers ([`nats`]). Spans are
+//!   exported over OTLP/gRPC only when `telemetry.otlp_endpoint` is set.
+//! - Metrics: the `metrics` facade with a Prometheus recorder; [`metrics_handle`]
+//!   renders the text format for `/metrics`.
+
+pub mod nats;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::KeyValue;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::TracerProvider;
+use opentelemetry_sdk::Resource;
+use std::sync::OnceLock;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::EnvFilter;
+use uptime_config::{LogFormat, TelemetrySettings};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("invalid log filter {0:?}: {1}")]
+    Filter(String, String),
+    #[error("OTLP exporter: {0}")]
+    Exporter(String),
+    #[error("a global subscriber is already installed")]
+    AlreadyInstalled,
+}
+
+/// Flushes pending spans when dropped; keep it alive for the life of `main`.
+pub struct TelemetryGuard {
+    provider: TracerProvider,
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        for result in self.provider.force_flush() {
+            if let Err(e) = result {
+                eprintln!("flushing spans failed: {e}");
+            }
+        }
+    }
+}
+
+/// Installs the global logger, tracer and propagator for `service`.
+pub fn init(service: &str, settings: &TelemetrySettings) -> Result<TelemetryGuard, TelemetryError> {
+    let filter = EnvFilter::try_new(&settings.log_level)
+        .map_err(|e| TelemetryError::Filter(settings.log_level.clone(), e.to_string()))?;
+    let provider = tracer_provider(service, &settings.otlp_endpoint)?;
+    let otel_layer =
+        tracing_opentelemetry::layer().with_tracer(provider.tracer(service.to_string()));
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    opentelemetry::global::set_tracer_provider(provider.clone());
+
+    let registry = tracing_subscriber::registry().with(filter).with(otel_layer);
+    let installed = match settings.log_format {
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true),
+            )
+            .try_init(),
+        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer()).try_init(),
+    };
+    installed.map_err(|_| TelemetryError::AlreadyInstalled)?;
+    Ok(TelemetryGuard { provider })
+}
+
+/// A tracer provider that always samples; with an endpoint, it also exports.
+pub fn tracer_provider(
+    service: &str,
+    otlp_endpoint: &str,
+) -> Result<TracerProvider, TelemetryError> {
+    let resource = Resource::new(vec![KeyValue::new("service.name", service.to_string())]);
+    let mut builder = TracerProvider::builder().with_resource(resource);
+    if !otlp_endpoint.is_empty() {
+        use opentelemetry_otlp::WithExportConfig;
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(otlp_endpoint)
+            .build()
+            .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
+        builder = builder.with_batch_exporter(exporter, opentelemetry_sdk::runtime::Tokio);
+    }
+    Ok(builder.build())
+}
+
+/// The process-wide Prometheus recorder, installed on first use. Several
+/// services may run in one test process; they share it.
+pub fn metrics_handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets(&[
+                    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                    30.0,
+                ])
+                .expect("static buckets are valid")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Fails only if another recorder was installed first, in which case
+            // metrics go there and this handle renders nothing: acceptable.
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}

@@ -1,0 +1,59 @@
+//! W3C trace context (`traceparent`, `tracestate`) in NATS message headers, so
+//! one trace follows a check from the scheduler through the checker and the
+//! recorder to the notifier.
+
+use async_nats::HeaderMap;
+use opentelemetry::propagation::{Extractor, Injector};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+struct HeaderInjector<'a>(&'a mut HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        self.0.insert(key, value.as_str());
+    }
+}
+
+struct HeaderExtractor<'a>(&'a HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(|v| v.as_str())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.iter().map(|(k, _)| k.as_ref()).collect()
+    }
+}
+
+/// Writes the current span's trace context into `headers`.
+pub fn inject_current(headers: &mut HeaderMap) {
+    let cx = tracing::Span::current().context();
+    opentelemetry::global::get_text_map_propagator(|p| {
+        p.inject_context(&cx, &mut HeaderInjector(headers))
+    });
+}
+
+/// Headers for a publish: `Nats-Msg-Id` for deduplication plus the current trace context.
+pub fn headers_with_msg_id(msg_id: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert("Nats-Msg-Id", msg_id);
+    inject_current(&mut headers);
+    headers
+}
+
+/// Makes `span` a child of the trace context carried in `headers`, if any.
+pub fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>) {
+    if let Some(headers) = headers {
+        let cx = opentelemetry::global::get_text_map_propagator(|p| {
+            p.extract(&HeaderExtractor(headers))
+        });
+        span.set_parent(cx);
+    }
+}
+
+/// The trace id of `span` as 32 hex digits (all zeros when it has none).
+pub fn trace_id_of(span: &tracing::Span) -> String {
+    use opentelemetry::trace::TraceContextExt;
+    span.context().span().span_context().trace_id().to_string()
+}

@@ -1,0 +1,154 @@
+//! A fresh database per test, cloned from a migrated template.
+
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sha2::{Digest, Sha256};
+use uptime_config::DatabaseSettings;
+
+/// The admin URL of the test server (a database-less URL is fine too).
+pub const TEST_DATABASE_URL_ENV: &str = "UPTIME_TEST_DATABASE_URL";
+
+/// A database of its own, migrated, for one test. It is left behind when the
+/// test ends (so a failure can be inspected); `just test` starts each run
+/// with an empty server.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+    pub pool: uptime_db::Pool,
+}
+
+impl TestDb {
+    pub async fn create() -> Self {
+        let admin_url = std::env::var(TEST_DATABASE_URL_ENV).unwrap_or_else(|_| {
+            panic!("{TEST_DATABASE_URL_ENV} is not set: run the tests with `just test`")
+        });
+        let template = template_name();
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+
+        let mut admin = AsyncPgConnection::establish(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("connect to the test PostgreSQL at {admin_url}: {e}"));
+        // Tests run in many processes at once; one builds the template while
+        // the others wait, and clones are serialised because PostgreSQL refuses
+        // to copy a template that another session is copying.
+        exec(&mut admin, "SELECT pg_advisory_lock(7263541)").await;
+        let exists: i64 = count(
+            &mut admin,
+            &format!("SELECT count(*) AS n FROM pg_database WHERE datname = '{template}'"),
+        )
+        .await;
+        if exists == 0 {
+            exec(&mut admin, &format!("CREATE DATABASE {template}")).await;
+            uptime_db::migrate(&with_database(&admin_url, &template))
+                .await
+                .expect("migrate the template database");
+        }
+        exec(
+            &mut admin,
+            &format!("CREATE DATABASE {name} TEMPLATE {template}"),
+        )
+        .await;
+        exec(&mut admin, "SELECT pg_advisory_unlock(7263541)").await;
+
+        let url = with_database(&admin_url, &name);
+        let pool = uptime_db::connect(&DatabaseSettings {
+            url: url.clone(),
+            max_connections: 8,
+        })
+        .expect("build pool");
+        Self { name, url, pool }
+    }
+
+    pub fn settings(&self) -> DatabaseSettings {
+        DatabaseSettings {
+            url: self.url.clone(),
+            max_connections: 8,
+        }
+    }
+}
+
+/// The template's name carries a digest of the migrations, so a changed
+/// migration gets a new template instead of a stale one.
+fn template_name() -> String {
+    let mut hasher = Sha256::new();
+    for (name, body) in migration_files() {
+        hasher.update(name.as_bytes());
+        hasher.update(body.as_bytes());
+    }
+    format!("uptime_tpl_{}", &hex::encode(hasher.finalize())[..12])
+}
+
+fn migration_files() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut files = Vec::new();
+    let mut stack = vec![dir];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("read migrations dir")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let body = std::fs::read_to_string(&path).unwrap_or_default();
+                files.push((path.display().to_string(), body));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// `url` with its database name replaced by `database`.
+fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    // postgres://user@host:port[/db]
+    let after_scheme = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let base = match base[after_scheme..].find('/') {
+        Some(i) => &base[..after_scheme + i],
+        None => base,
+    };
+    format!("{base}/{database}{query}")
+}
+
+async fn exec(conn: &mut AsyncPgConnection, sql: &str) {
+    diesel::sql_query(sql)
+        .execute(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
+    diesel::sql_query(sql)
+        .get_result::<Count>(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn replaces_or_adds_the_database_name() {
+        assert_eq!(
+            with_database("postgres://u@h:1/postgres", "x"),
+            "postgres://u@h:1/x"
+        );
+        assert_eq!(with_database("postgres://u@h:1", "x"), "postgres://u@h:1/x");
+        assert_eq!(
+            with_database("postgres://u@h:1/a?sslmode=disable", "x"),
+            "postgres://u@h:1/x?sslmode=disable"
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! A NATS server with JetStream for one test.
+
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use uptime_config::NatsSettings;
+
+pub const NATS_SERVER_ENV: &str = "UPTIME_TEST_NATS_SERVER";
+
+/// A running `nats-server -js`, killed when dropped.
+pub struct TestNats {
+    pub url: String,
+    _child: Child,
+    _store: tempfile::TempDir,
+}
+
+impl TestNats {
+    pub async fn start() -> Self {
+        let bin = std::env::var(NATS_SERVER_ENV).unwrap_or_else(|_| "nats-server".into());
+        let store = tempfile::tempdir().expect("temp dir for JetStream");
+        let mut child = Command::new(&bin)
+            .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
+            .arg(store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {bin} (run the tests with `just test`): {e}"));
+
+        // The server logs the port it picked: "Listening for client connections on 127.0.0.1:40157".
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(line) = lines.next_line().await.expect("read nats-server log") {
+                if let Some((_, addr)) = line.split_once("Listening for client connections on ") {
+                    return format!("nats://{}", addr.trim());
+                }
+            }
+            panic!("nats-server exited before listening");
+        })
+        .await
+        .expect("nats-server did not start within 10 s");
+        // Keep draining the log so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+        Self {
+            url,
+            _child: child,
+            _store: store,
+        }
+    }
+
+    pub fn settings(&self) -> NatsSettings {
+        NatsSettings {
+            url: self.url.clone(),
+            stream_replicas: 1,
+        }
+    }
+
+    /// A client with the project's streams created.
+    pub async fn jetstream(&self) -> (async_nats::Client, async_nats::jetstream::Context) {
+        let client = async_nats::connect(&self.url)
+            .await
+            .expect("connect to test NATS");
+        let js = async_nats::jetstream::new(client.clone());
+        uptime_contracts::streams::ensure_all(&js, 1)
+            .await
+            .expect("create streams");
+        (client, js)
+    }
+}

@@ -1,0 +1,188 @@
+{{/*
+Names
+*/}}
+
+{{- define "uptime.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Fully qualified app name, truncated to 63 characters (DNS label limit).
+If the release name already contains the chart name it is not repeated.
+*/}}
+{{- define "uptime.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of a per-component object: <fullname>-<component>. Call with (dict "root" $ "component" "checker"). */}}
+{{- define "uptime.componentName" -}}
+{{- printf "%s-%s" (include "uptime.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "uptime.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The five services. Maps the component (= binary) name to the key of its
+section in values.yaml and to the named port that serves /healthz, /readyz
+and /metrics ("http" for the gateway, "ops" for the others).
+*/}}
+{{- define "uptime.components" -}}
+api-gateway: {values: apiGateway, port: http, listenEnv: UPTIME_HTTP__LISTEN}
+scheduler: {values: scheduler, port: ops, listenEnv: UPTIME_OPS__LISTEN}
+checker: {values: checker, port: ops, listenEnv: UPTIME_OPS__LISTEN}
+recorder: {values: recorder, port: ops, listenEnv: UPTIME_OPS__LISTEN}
+notifier: {values: notifier, port: ops, listenEnv: UPTIME_OPS__LISTEN}
+{{- end }}
+
+{{/*
+Labels
+*/}}
+
+{{- define "uptime.labels" -}}
+helm.sh/chart: {{ include "uptime.chart" .root }}
+{{ include "uptime.selectorLabels" . }}
+app.kubernetes.io/version: {{ (.root.Values.image.tag | default .root.Chart.AppVersion) | toString | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: uptime
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Selector labels; "component" may be empty for chart-wide objects. */}}
+{{- define "uptime.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "uptime.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+ServiceAccounts
+*/}}
+
+{{- define "uptime.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "uptime.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The migration hook runs before the release's normal objects exist, so when
+the chart creates the ServiceAccount the hook gets its own copy.
+*/}}
+{{- define "uptime.migrationServiceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- include "uptime.componentName" (dict "root" . "component" "migrate") }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Image
+*/}}
+
+{{- define "uptime.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- end }}
+
+{{/*
+Secrets
+*/}}
+
+{{/* The Secret the services read: the existing one, or the chart's own. */}}
+{{- define "uptime.secretName" -}}
+{{- if .Values.secrets.existingSecret }}
+{{- .Values.secrets.existingSecret }}
+{{- else }}
+{{- include "uptime.fullname" . }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret the migration hook reads (hooks run before the chart's Secret exists). */}}
+{{- define "uptime.migrationSecretName" -}}
+{{- if .Values.secrets.existingSecret }}
+{{- .Values.secrets.existingSecret }}
+{{- else }}
+{{- include "uptime.componentName" (dict "root" . "component" "migrate") }}
+{{- end }}
+{{- end }}
+
+{{/*
+Secret env entries. Call with (dict "secretName" NAME "root" $ "smtp" BOOL).
+UPTIME_SMTP__PASSWORD is optional: absent from the Secret = no SMTP auth.
+*/}}
+{{- define "uptime.secretEnv" -}}
+- name: UPTIME_DATABASE__URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ .root.Values.secrets.databaseUrlKey }}
+{{- if .smtp }}
+- name: UPTIME_SMTP__PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ .root.Values.secrets.smtpPasswordKey }}
+      optional: true
+{{- end }}
+{{- end }}
+
+{{/*
+Non-secret configuration as a flat map of UPTIME_* variables. Rendered into
+the ConfigMap, and inline into the migration hook (which runs before the
+ConfigMap exists). Optional strings are left out when empty so that the
+services' own defaults apply.
+*/}}
+{{- define "uptime.configData" -}}
+UPTIME_DATABASE__MAX_CONNECTIONS: {{ .Values.database.maxConnections | quote }}
+UPTIME_NATS__URL: {{ .Values.nats.url | quote }}
+UPTIME_NATS__STREAM_REPLICAS: {{ .Values.nats.streamReplicas | quote }}
+UPTIME_TELEMETRY__LOG_LEVEL: {{ .Values.telemetry.logLevel | quote }}
+UPTIME_TELEMETRY__LOG_FORMAT: {{ .Values.telemetry.logFormat | quote }}
+{{- with .Values.telemetry.otlpEndpoint }}
+UPTIME_TELEMETRY__OTLP_ENDPOINT: {{ . | quote }}
+{{- end }}
+UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS: {{ .Values.safety.allowPrivateTargets | quote }}
+{{- with .Values.http.publicBaseUrl }}
+UPTIME_HTTP__PUBLIC_BASE_URL: {{ . | quote }}
+{{- end }}
+UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
+{{- with .Values.smtp.host }}
+UPTIME_SMTP__HOST: {{ . | quote }}
+{{- end }}
+UPTIME_SMTP__PORT: {{ .Values.smtp.port | quote }}
+UPTIME_SMTP__TLS: {{ .Values.smtp.tls | quote }}
+{{- with .Values.smtp.username }}
+UPTIME_SMTP__USERNAME: {{ . | quote }}
+{{- end }}
+{{- with .Values.smtp.from }}
+UPTIME_SMTP__FROM: {{ . | quote }}
+{{- end }}
+{{- range $key, $value := .Values.extraConfig }}
+{{ $key }}: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/* Checksums that roll the pods when their configuration changes. */}}
+{{- define "uptime.checksums" -}}
+checksum/config: {{ include "uptime.configData" . | sha256sum }}
+{{- if not .Values.secrets.existingSecret }}
+checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}

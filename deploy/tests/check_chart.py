@@ -1,0 +1,475 @@
+#!/usr/bin/env python3
+"""Assertions on the rendered uptime Helm chart (run by scripts/test-deploy.sh).
+
+Renders the chart with `helm template` in several configurations, validates
+every manifest against the Kubernetes OpenAPI schemas (kubernetes-validate),
+checks CRD objects (ServiceMonitor) structurally, and asserts the properties
+the chart promises: probes, resources, security context, HPA, PDBs, the
+migration hook, secret wiring, optional objects and values-schema rejection.
+
+Prints one line per assertion, "PASS <name>" or "FAIL <name>: <why>", and
+exits non-zero when any assertion failed. Needs PyYAML and
+kubernetes-validate on PYTHONPATH (scripts/install-deploy-tools.sh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import Any, Callable, Iterable
+
+import yaml
+import kubernetes_validate
+from kubernetes_validate import utils as kv_utils
+
+COMPONENTS = ["api-gateway", "scheduler", "checker", "recorder", "notifier"]
+# Kinds that kubernetes-validate has no schema for (CRDs); checked by hand.
+CRD_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+# Kubernetes versions every built-in manifest must validate against.
+K8S_VERSIONS = os.environ.get("K8S_VERSIONS", "1.31.0 1.33.0").split()
+RELEASE = "uptime"
+
+passed = 0
+failed = 0
+
+
+def check(name: str, cond: bool, why: str = "") -> bool:
+    global passed, failed
+    if cond:
+        passed += 1
+        print(f"PASS {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}: {why}" if why else f"FAIL {name}")
+    return cond
+
+
+def guarded(name: str, fn: Callable[[], Any]) -> None:
+    """Runs a group of checks; an exception counts as one failure."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - reported, not swallowed
+        check(name, False, f"{type(exc).__name__}: {exc}")
+
+
+class Chart:
+    def __init__(self, helm: str, chart: str):
+        self.helm = helm
+        self.chart = chart
+
+    def template(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [self.helm, "template", RELEASE, self.chart, "--namespace", "uptime", *args],
+            capture_output=True,
+            text=True,
+        )
+
+    def render(self, *args: str) -> list[dict]:
+        proc = self.template(*args)
+        if proc.returncode != 0:
+            raise RuntimeError(f"helm template {' '.join(args)} failed: {proc.stderr.strip()}")
+        return [d for d in yaml.safe_load_all(proc.stdout) if d]
+
+
+# ----------------------------------------------------------------- helpers
+
+def of_kind(docs: Iterable[dict], kind: str) -> list[dict]:
+    return [d for d in docs if d.get("kind") == kind]
+
+
+def by_component(docs: Iterable[dict], kind: str) -> dict[str, dict]:
+    out = {}
+    for d in of_kind(docs, kind):
+        comp = d["metadata"].get("labels", {}).get("app.kubernetes.io/component")
+        out[comp] = d
+    return out
+
+
+def container(deploy: dict) -> dict:
+    return deploy["spec"]["template"]["spec"]["containers"][0]
+
+
+def env_map(c: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in c.get("env", [])}
+
+
+def matches(selector: dict, labels: dict) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def hook_annotations(doc: dict) -> dict:
+    return doc["metadata"].get("annotations", {}) or {}
+
+
+# ----------------------------------------------------------------- checks
+
+def validate_schemas(label: str, docs: list[dict]) -> None:
+    """kubernetes-validate (strict: unknown fields are errors) on every object."""
+    for doc in docs:
+        kind, api = doc.get("kind"), doc.get("apiVersion")
+        name = f"{label}: k8s schema {kind}/{doc.get('metadata', {}).get('name')}"
+        if (api, kind) in CRD_KINDS:
+            # A CRD: no OpenAPI schema here; check_service_monitor checks it.
+            print(f"SKIP {name} (CRD, checked structurally)")
+            continue
+        errors = []
+        for version in K8S_VERSIONS:
+            try:
+                kubernetes_validate.validate(doc, version, strict=True)
+            except kv_utils.ValidationError as exc:
+                path = ".".join(str(p) for p in exc.path)
+                errors.append(f"k8s {version}: {path}: {exc.message}")
+            except kv_utils.SchemaNotFoundError as exc:
+                errors.append(f"k8s {version}: no schema ({exc.message})")
+        check(name, not errors, "; ".join(errors))
+
+
+def check_deployments(label: str, docs: list[dict], ports: dict[str, int]) -> None:
+    deploys = by_component(docs, "Deployment")
+    check(f"{label}: one Deployment per service", sorted(deploys) == sorted(COMPONENTS),
+          f"got {sorted(deploys)}")
+    configmaps = {d["metadata"]["name"] for d in of_kind(docs, "ConfigMap")}
+    for comp in COMPONENTS:
+        d = deploys.get(comp)
+        if d is None:
+            continue
+        pod = d["spec"]["template"]
+        spec = pod["spec"]
+        c = container(d)
+        port_name = "http" if comp == "api-gateway" else "ops"
+        n = f"{label}: {comp}"
+
+        live = c.get("livenessProbe", {}).get("httpGet", {})
+        ready = c.get("readinessProbe", {}).get("httpGet", {})
+        check(f"{n} liveness probe GET /healthz on {port_name}",
+              live.get("path") == "/healthz" and live.get("port") == port_name, str(live))
+        check(f"{n} readiness probe GET /readyz on {port_name}",
+              ready.get("path") == "/readyz" and ready.get("port") == port_name, str(ready))
+        cports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+        check(f"{n} container port {port_name}={ports[port_name]}",
+              cports.get(port_name) == ports[port_name], str(cports))
+        listen_env = "UPTIME_HTTP__LISTEN" if comp == "api-gateway" else "UPTIME_OPS__LISTEN"
+        check(f"{n} {listen_env} matches the port",
+              env_map(c).get(listen_env, {}).get("value") == f"0.0.0.0:{ports[port_name]}",
+              str(env_map(c).get(listen_env)))
+
+        req = c.get("resources", {}).get("requests", {})
+        check(f"{n} resource requests cpu+memory", "cpu" in req and "memory" in req, str(req))
+        check(f"{n} memory limit", "memory" in c.get("resources", {}).get("limits", {}))
+
+        psc, csc = spec.get("securityContext", {}), c.get("securityContext", {})
+        check(f"{n} runAsNonRoot",
+              csc.get("runAsNonRoot", psc.get("runAsNonRoot")) is True, f"{psc} {csc}")
+        check(f"{n} readOnlyRootFilesystem, no privilege escalation, drop ALL caps",
+              csc.get("readOnlyRootFilesystem") is True
+              and csc.get("allowPrivilegeEscalation") is False
+              and "ALL" in csc.get("capabilities", {}).get("drop", []), str(csc))
+
+        check(f"{n} runs /usr/local/bin/{comp} serve",
+              c.get("command") == [f"/usr/local/bin/{comp}"] and c.get("args") == ["serve"],
+              f"{c.get('command')} {c.get('args')}")
+        refs = [e.get("configMapRef", {}).get("name") for e in c.get("envFrom", [])]
+        check(f"{n} envFrom the chart ConfigMap", any(r in configmaps for r in refs), str(refs))
+        db = env_map(c).get("UPTIME_DATABASE__URL", {})
+        check(f"{n} UPTIME_DATABASE__URL from a Secret",
+              "secretKeyRef" in db.get("valueFrom", {}), str(db))
+        check(f"{n} checksum/config pod annotation",
+              "checksum/config" in (pod["metadata"].get("annotations") or {}))
+        check(f"{n} selector matches pod labels",
+              matches(d["spec"]["selector"]["matchLabels"], pod["metadata"]["labels"]))
+        check(f"{n} service links disabled", spec.get("enableServiceLinks") is False)
+
+    notifier = deploys.get("notifier")
+    if notifier:
+        pw = env_map(container(notifier)).get("UPTIME_SMTP__PASSWORD", {})
+        check(f"{label}: notifier UPTIME_SMTP__PASSWORD from a Secret",
+              "secretKeyRef" in pw.get("valueFrom", {}), str(pw))
+
+
+def check_hpa_and_pdbs(label: str, docs: list[dict], hpa_range: tuple[int, int]) -> None:
+    deploys = by_component(docs, "Deployment")
+    hpas = of_kind(docs, "HorizontalPodAutoscaler")
+    checker = deploys.get("checker", {})
+    ok = len(hpas) == 1 and hpas[0]["apiVersion"] == "autoscaling/v2"
+    check(f"{label}: checker HPA (autoscaling/v2) exists", ok, f"{len(hpas)} HPAs")
+    if ok:
+        spec = hpas[0]["spec"]
+        check(f"{label}: HPA targets the checker Deployment",
+              spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                         "name": checker.get("metadata", {}).get("name")},
+              str(spec["scaleTargetRef"]))
+        check(f"{label}: HPA min/max replicas {hpa_range}",
+              (spec.get("minReplicas"), spec.get("maxReplicas")) == hpa_range,
+              f"{spec.get('minReplicas')}..{spec.get('maxReplicas')}")
+        check(f"{label}: HPA has a CPU utilization target",
+              any(m.get("resource", {}).get("name") == "cpu"
+                  and m["resource"]["target"].get("type") == "Utilization"
+                  for m in spec.get("metrics", [])))
+        check(f"{label}: autoscaled checker Deployment leaves replicas to the HPA",
+              "replicas" not in checker.get("spec", {}))
+
+    pdbs = of_kind(docs, "PodDisruptionBudget")
+    for comp in COMPONENTS:
+        d = deploys.get(comp)
+        if d is None:
+            continue
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        covering = [p for p in pdbs if p["apiVersion"] == "policy/v1"
+                    and matches(p["spec"]["selector"]["matchLabels"], labels)]
+        check(f"{label}: {comp} has a policy/v1 PodDisruptionBudget", len(covering) == 1,
+              f"{len(covering)} PDBs")
+
+
+def check_migration_job(label: str, docs: list[dict], secret_name: str | None) -> None:
+    jobs = of_kind(docs, "Job")
+    if not check(f"{label}: one migration Job", len(jobs) == 1, f"{len(jobs)} Jobs"):
+        return
+    job = jobs[0]
+    ann = hook_annotations(job)
+    hooks = set(ann.get("helm.sh/hook", "").split(","))
+    check(f"{label}: migration Job is a pre-install,pre-upgrade hook",
+          {"pre-install", "pre-upgrade"} <= hooks, str(ann.get("helm.sh/hook")))
+    check(f"{label}: migration Job has a hook-delete-policy",
+          "before-hook-creation" in ann.get("helm.sh/hook-delete-policy", ""),
+          str(ann.get("helm.sh/hook-delete-policy")))
+    pod = job["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    check(f"{label}: migration Job runs `api-gateway migrate`",
+          c.get("command") == ["/usr/local/bin/api-gateway"] and c.get("args") == ["migrate"],
+          f"{c.get('command')} {c.get('args')}")
+    check(f"{label}: migration Job never restarts in place", pod.get("restartPolicy") == "Never")
+    db = env_map(c).get("UPTIME_DATABASE__URL", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    check(f"{label}: migration Job reads UPTIME_DATABASE__URL from a Secret", bool(db), str(db))
+    check(f"{label}: migration Job has no envFrom (hooks run before the ConfigMap exists)",
+          not c.get("envFrom"))
+
+    # Everything the hook references must itself be a hook of lower weight,
+    # or exist before the release (existingSecret / external ServiceAccount).
+    hook_objs = {(d["kind"], d["metadata"]["name"]): d for d in docs
+                 if "helm.sh/hook" in hook_annotations(d)}
+    weight = lambda d: int(hook_annotations(d).get("helm.sh/hook-weight", "0"))
+    if secret_name:
+        check(f"{label}: migration Job uses the existing Secret {secret_name}",
+              db.get("name") == secret_name, str(db))
+    else:
+        s = hook_objs.get(("Secret", db.get("name")))
+        check(f"{label}: migration Secret is an earlier hook",
+              s is not None and weight(s) < weight(job), str(db.get("name")))
+    sa_name = pod.get("serviceAccountName", "default")
+    regular_sas = {d["metadata"]["name"] for d in of_kind(docs, "ServiceAccount")
+                   if "helm.sh/hook" not in hook_annotations(d)}
+    sa = hook_objs.get(("ServiceAccount", sa_name))
+    check(f"{label}: migration ServiceAccount exists before the Job",
+          (sa is not None and weight(sa) < weight(job))
+          or (sa_name not in regular_sas and sa is None),
+          f"{sa_name} is created with the release, after the hook")
+
+
+def check_services(label: str, docs: list[dict]) -> None:
+    deploys = by_component(docs, "Deployment")
+    services = by_component(docs, "Service")
+    for comp in COMPONENTS:
+        s = services.get(comp)
+        port = "http" if comp == "api-gateway" else "ops"
+        if not check(f"{label}: {comp} Service exists", s is not None):
+            continue
+        names = [p.get("name") for p in s["spec"]["ports"]]
+        targets = [p.get("targetPort") for p in s["spec"]["ports"]]
+        check(f"{label}: {comp} Service exposes port {port}",
+              port in names and port in targets, f"{names} -> {targets}")
+        d = deploys.get(comp)
+        check(f"{label}: {comp} Service selects its pods",
+              d is not None and matches(s["spec"]["selector"],
+                                        d["spec"]["template"]["metadata"]["labels"]))
+
+
+def check_service_monitor(label: str, docs: list[dict], expected: bool) -> None:
+    sms = of_kind(docs, "ServiceMonitor")
+    if not expected:
+        check(f"{label}: no ServiceMonitor unless enabled", not sms, f"{len(sms)} rendered")
+        return
+    if not check(f"{label}: ServiceMonitor rendered when enabled", len(sms) == 1,
+                 f"{len(sms)} rendered"):
+        return
+    sm = sms[0]
+    # Structural checks in place of a schema (it is a CRD).
+    check(f"{label}: ServiceMonitor apiVersion monitoring.coreos.com/v1",
+          sm.get("apiVersion") == "monitoring.coreos.com/v1")
+    spec = sm.get("spec", {})
+    endpoints = spec.get("endpoints", [])
+    check(f"{label}: ServiceMonitor scrapes /metrics on http and ops ports",
+          {e.get("port") for e in endpoints} == {"http", "ops"}
+          and all(e.get("path") == "/metrics" for e in endpoints), str(endpoints))
+    sel = spec.get("selector", {}).get("matchLabels", {})
+    for s in of_kind(docs, "Service"):
+        ports = {p.get("name") for p in s["spec"]["ports"]}
+        check(f"{label}: ServiceMonitor selects Service {s['metadata']['name']}",
+              matches(sel, s["metadata"]["labels"]) and bool(ports & {"http", "ops"}),
+              f"{sel} vs {s['metadata']['labels']}")
+
+
+def check_ingress(label: str, docs: list[dict], expected: bool) -> None:
+    ings = of_kind(docs, "Ingress")
+    if not expected:
+        check(f"{label}: no Ingress unless enabled", not ings, f"{len(ings)} rendered")
+        return
+    if not check(f"{label}: Ingress rendered when enabled", len(ings) == 1):
+        return
+    gw = by_component(docs, "Service").get("api-gateway", {})
+    backends = [p["backend"]["service"] for r in ings[0]["spec"]["rules"]
+                for p in r["http"]["paths"]]
+    check(f"{label}: Ingress routes to the api-gateway http port",
+          bool(backends) and all(b["name"] == gw.get("metadata", {}).get("name")
+                                 and b["port"].get("name") == "http" for b in backends),
+          str(backends))
+
+
+def check_secrets(label: str, docs: list[dict], existing: str | None) -> None:
+    regular = [d for d in of_kind(docs, "Secret") if "helm.sh/hook" not in hook_annotations(d)]
+    refs = set()
+    for d in of_kind(docs, "Deployment") + of_kind(docs, "Job"):
+        for c in d["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env", []):
+                ref = e.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    refs.add(ref["name"])
+    if existing:
+        check(f"{label}: existingSecret {existing} referenced by secretKeyRef",
+              refs == {existing}, f"refs={sorted(refs)}")
+        check(f"{label}: no chart Secret with existingSecret", not of_kind(docs, "Secret"),
+              str([s["metadata"]["name"] for s in of_kind(docs, "Secret")]))
+    else:
+        names = {s["metadata"]["name"] for s in regular}
+        check(f"{label}: chart Secret exists and is referenced",
+              len(regular) == 1 and names <= refs, f"secrets={names} refs={sorted(refs)}")
+
+
+def check_configmap(label: str, docs: list[dict], expect: dict[str, str]) -> None:
+    cms = of_kind(docs, "ConfigMap")
+    if not check(f"{label}: one ConfigMap", len(cms) == 1, f"{len(cms)}"):
+        return
+    data = cms[0].get("data", {})
+    check(f"{label}: ConfigMap values are all strings",
+          all(isinstance(v, str) for v in data.values()))
+    check(f"{label}: ConfigMap keys are UPTIME_<SECTION>__<KEY>",
+          all(k.startswith("UPTIME_") and "__" in k for k in data), str(list(data)))
+    check(f"{label}: no secret in the ConfigMap",
+          not any(k in data for k in ("UPTIME_DATABASE__URL", "UPTIME_SMTP__PASSWORD")))
+    for k, v in expect.items():
+        check(f"{label}: ConfigMap {k}={v}", data.get(k) == v, repr(data.get(k)))
+
+
+def check_full(label: str, docs: list[dict], *, hpa_range, existing_secret, service_monitor,
+               ingress, config) -> None:
+    ports = {"http": 8080, "ops": 9090}
+    check(f"{label}: rendered objects", len(docs) > 10, f"{len(docs)}")
+    for name, fn in [
+        ("k8s schemas", lambda: validate_schemas(label, docs)),
+        ("deployments", lambda: check_deployments(label, docs, ports)),
+        ("hpa/pdb", lambda: check_hpa_and_pdbs(label, docs, hpa_range)),
+        ("migration job", lambda: check_migration_job(label, docs, existing_secret)),
+        ("services", lambda: check_services(label, docs)),
+        ("service monitor", lambda: check_service_monitor(label, docs, service_monitor)),
+        ("ingress", lambda: check_ingress(label, docs, ingress)),
+        ("secrets", lambda: check_secrets(label, docs, existing_secret)),
+        ("configmap", lambda: check_configmap(label, docs, config)),
+    ]:
+        guarded(f"{label}: {name}", fn)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--helm", required=True)
+    ap.add_argument("--chart", required=True)
+    ap.add_argument("--ci-values", required=True)
+    args = ap.parse_args()
+    chart = Chart(args.helm, args.chart)
+
+    for v in K8S_VERSIONS:
+        check(f"kubernetes-validate knows Kubernetes {v}",
+              kv_utils.major_minor(v) <= kubernetes_validate.latest_version()
+              and kv_utils.major_minor(v) in {kv_utils.major_minor(x)
+                                              for x in kv_utils.all_versions()})
+
+    # 1. Default values.
+    guarded("default: render", lambda: check_full(
+        "default", chart.render(), hpa_range=(2, 10), existing_secret=None,
+        service_monitor=False, ingress=False,
+        config={"UPTIME_NATS__STREAM_REPLICAS": "1", "UPTIME_TELEMETRY__LOG_FORMAT": "json",
+                "UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS": "false"}))
+
+    # 2. The production-like values file.
+    ci_values = yaml.safe_load(open(args.ci_values))
+    guarded("ci: render", lambda: check_full(
+        "ci", chart.render("-f", args.ci_values), hpa_range=(2, 20),
+        existing_secret=ci_values["secrets"]["existingSecret"],
+        service_monitor=True, ingress=True,
+        config={"UPTIME_NATS__STREAM_REPLICAS": "3",
+                "UPTIME_TELEMETRY__OTLP_ENDPOINT": ci_values["telemetry"]["otlpEndpoint"],
+                "UPTIME_HTTP__PUBLIC_BASE_URL": ci_values["http"]["publicBaseUrl"]}))
+
+    # 3. Variations.
+    def fixed_checkers() -> None:
+        docs = chart.render("--set", "checker.autoscaling.enabled=false",
+                            "--set", "checker.replicas=5")
+        check("checker.replicas: no HPA when autoscaling is off",
+              not of_kind(docs, "HorizontalPodAutoscaler"))
+        d = by_component(docs, "Deployment")["checker"]
+        check("checker.replicas: Deployment gets replicas 5", d["spec"].get("replicas") == 5,
+              str(d["spec"].get("replicas")))
+    guarded("checker.replicas", fixed_checkers)
+
+    def single_replica() -> None:
+        docs = chart.render("--set", "scheduler.replicas=1")
+        pdbs = by_component(docs, "PodDisruptionBudget")
+        check("scheduler.replicas=1: no PDB for a single pod", "scheduler" not in pdbs,
+              str(sorted(pdbs)))
+    guarded("single replica", single_replica)
+
+    def monitor_on() -> None:
+        docs = chart.render("--set", "metrics.serviceMonitor.enabled=true")
+        check("serviceMonitor.enabled=true renders a ServiceMonitor",
+              len(of_kind(docs, "ServiceMonitor")) == 1)
+    guarded("service monitor toggle", monitor_on)
+
+    def config_rolls_pods() -> None:
+        ann = lambda docs: by_component(docs, "Deployment")["checker"]["spec"]["template"][
+            "metadata"]["annotations"]["checksum/config"]
+        before = ann(chart.render())
+        after = ann(chart.render("--set", "telemetry.logLevel=debug"))
+        check("changing config changes checksum/config (pods roll)", before != after)
+    guarded("checksum", config_rolls_pods)
+
+    def migrations_off() -> None:
+        docs = chart.render("--set", "migrations.enabled=false")
+        check("migrations.enabled=false: no hook objects",
+              not [d for d in docs if "helm.sh/hook" in hook_annotations(d)])
+    guarded("migrations off", migrations_off)
+
+    def no_sa() -> None:
+        docs = chart.render("--set", "serviceAccount.create=false",
+                            "--set", "serviceAccount.name=uptime-irsa")
+        check("serviceAccount.create=false: no ServiceAccount rendered",
+              not of_kind(docs, "ServiceAccount"))
+        check("serviceAccount.name used by every pod",
+              {d["spec"]["template"]["spec"]["serviceAccountName"]
+               for d in of_kind(docs, "Deployment") + of_kind(docs, "Job")} == {"uptime-irsa"})
+    guarded("service account", no_sa)
+
+    # 4. values.schema.json rejects bad values.
+    for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
+                "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
+                "nats.url=http://nats:4222", "checker.replica=3"]:
+        proc = chart.template("--set", bad)
+        check(f"schema rejects --set {bad}",
+              proc.returncode != 0 and "schema" in proc.stderr,
+              f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
+
+    print(f"check_chart: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+# Uptime: `just up` runs everything locally, `just test` runs every test.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# Install what is missing, start PostgreSQL, NATS and every service, print an API key.
+up:
+    scripts/up.sh
+
+# Stop everything `just up` started.
+down:
+    scripts/down.sh
+
+# Run every test against real PostgreSQL and NATS JetStream (installs what is missing).
+test *ARGS:
+    scripts/test.sh {{ARGS}}
+
+# Measure throughput, lateness and memory; prints the figures.
+bench:
+    scripts/bench.sh
+
+# Create a user on the local stack and print its API key on the last line.
+create-user NAME:
+    scripts/create-user.sh "{{NAME}}"
+
+# Formatting and lints, as CI expects them.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Puts `just` on PATH (~/.cargo/bin, which every rustup install has) if it is
+# missing. Used by .ci/run; run it once by hand on a machine without `just`.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+if command -v just >/dev/null 2>&1; then exit 0; fi
+pip_tool just rust-just
+mkdir -p "$HOME/.cargo/bin"
+ln -sf "$PY_TOOLS/bin/just" "$HOME/.cargo/bin/just"
+log "installed just into ~/.cargo/bin"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Tests the deployment artefacts (the Helm chart under deploy/helm/uptime):
+#
+#   1. installs helm, kubectl, kubernetes-validate, PyYAML and hadolint into
+#      .local/tools (scripts/install-deploy-tools.sh)
+#   2. helm lint with the default values and with deploy/helm/ci-values.yaml
+#   3. helm template of both (parsed again offline by `kubectl kustomize`)
+#   4. hadolint on the Dockerfile (it cannot be built here: no Docker engine)
+#   5. deploy/tests/check_chart.py: Kubernetes schema validation of every
+#      rendered object plus assertions on probes, resources, security, HPA,
+#      PDBs, the migration hook, secrets, optional objects, values schema
+#
+# Every check is counted; the last line is "deploy: N passed, M failed" and
+# the exit status is non-zero when anything failed. Needs no cluster.
+set -uo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CHART="$REPO_ROOT/deploy/helm/uptime"
+CI_VALUES="$REPO_ROOT/deploy/helm/ci-values.yaml"
+TOOLS="${UPTIME_LOCAL_DIR:-$REPO_ROOT/.local}/tools"  # same override as scripts/common.sh
+HELM="$TOOLS/bin/helm"
+KUBECTL="$TOOLS/bin/kubectl"
+export PYTHONPATH="$TOOLS/py${PYTHONPATH:+:$PYTHONPATH}"
+# Keep helm's cache/config out of $HOME and away from any real kubeconfig.
+export HELM_CACHE_HOME="$TOOLS/helm/cache" HELM_CONFIG_HOME="$TOOLS/helm/config" \
+  HELM_DATA_HOME="$TOOLS/helm/data" KUBECONFIG=/dev/null
+
+PASSED=0
+FAILED=0
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+finish() {
+  echo "deploy: $PASSED passed, $FAILED failed"
+  [[ $FAILED -eq 0 ]]
+  exit $?
+}
+
+# run NAME CMD...: runs CMD, counts it, shows its output only on failure.
+run() {
+  local name="$1"
+  shift
+  if "$@" >"$WORK/out" 2>&1; then
+    PASSED=$((PASSED + 1))
+    echo "PASS $name"
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL $name"
+    sed 's/^/    /' "$WORK/out"
+  fi
+}
+
+# 1. Tools.
+run "install deploy tools" "$REPO_ROOT/scripts/install-deploy-tools.sh"
+if [[ ! -x "$HELM" || ! -x "$KUBECTL" ]]; then
+  finish
+fi
+
+# 2. Lint (--strict turns lint warnings into failures).
+run "helm lint (default values)" "$HELM" lint --strict "$CHART"
+run "helm lint (ci-values.yaml)" "$HELM" lint --strict "$CHART" -f "$CI_VALUES"
+
+# 3. Render. `kubectl kustomize` then parses every object offline (kubectl's
+#    own dry runs would need an API server) as a second opinion on the YAML.
+render_and_parse() { # NAME [helm args...]
+  local name="$1"
+  shift
+  mkdir -p "$WORK/$name"
+  "$HELM" template uptime "$CHART" --namespace uptime "$@" >"$WORK/$name/all.yaml" &&
+    printf 'resources:\n  - all.yaml\n' >"$WORK/$name/kustomization.yaml" &&
+    "$KUBECTL" kustomize "$WORK/$name" >/dev/null
+}
+run "helm template + kubectl kustomize (default values)" render_and_parse default
+run "helm template + kubectl kustomize (ci-values.yaml)" render_and_parse ci -f "$CI_VALUES"
+
+# 4. The Dockerfile (no Docker engine here to build it): hadolint, and the
+#    image must ship exactly the binaries the chart runs.
+run "hadolint Dockerfile" "$TOOLS/py/bin/hadolint" --no-color "$REPO_ROOT/Dockerfile"
+dockerfile_ships_all_binaries() {
+  local bin
+  for bin in api-gateway scheduler checker recorder notifier; do
+    grep -Eq -- "-p $bin([ ;]|$)" "$REPO_ROOT/Dockerfile" || { echo "not built: $bin"; return 1; }
+    grep -Eq "for bin in .*\b$bin\b" "$REPO_ROOT/Dockerfile" || { echo "not copied: $bin"; return 1; }
+  done
+  grep -Eq '^USER 10001' "$REPO_ROOT/Dockerfile" || { echo "no USER 10001"; return 1; }
+  grep -Eq -- '--locked' "$REPO_ROOT/Dockerfile" || { echo "no --locked"; return 1; }
+}
+run "Dockerfile builds and ships all five binaries as uid 10001" dockerfile_ships_all_binaries
+
+# 5. Schema validation and assertions; each printed PASS/FAIL line counts.
+python3 "$REPO_ROOT/deploy/tests/check_chart.py" \
+  --helm "$HELM" --chart "$CHART" --ci-values "$CI_VALUES" >"$WORK/check.out" 2>&1
+rc=$?
+grep -E '^(PASS|FAIL|SKIP) |^    ' "$WORK/check.out"
+p=$(grep -c '^PASS ' "$WORK/check.out")
+f=$(grep -c '^FAIL ' "$WORK/check.out")
+PASSED=$((PASSED + p))
+FAILED=$((FAILED + f))
+if [[ $rc -ne 0 && $f -eq 0 ]]; then
+  # The checker crashed before it could report; show why and count it.
+  FAILED=$((FAILED + 1))
+  echo "FAIL deploy/tests/check_chart.py exited $rc"
+  tail -n 20 "$WORK/check.out" | sed 's/^/    /'
+fi
+
+finish

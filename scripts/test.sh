@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `just test`: every test against real PostgreSQL and real NATS JetStream.
+# A throwaway PostgreSQL cluster serves this run only (each test clones its own
+# database from a migrated template); each test starts its own nats-server.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+"$REPO/scripts/install-deps.sh"
+
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+cluster="test-$$"
+PG_FSYNC=off "$REPO/scripts/pg.sh" start "$cluster" "$port"
+trap '"$REPO/scripts/pg.sh" destroy "$cluster"' EXIT
+
+export UPTIME_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+export UPTIME_TEST_NATS_SERVER="$PY_TOOLS/bin/nats-server"
+cd "$REPO"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast --test-threads 6 "$@"
+else
+  cargo test --workspace --no-fail-fast "$@" -- --test-threads 6
+fi
+if [ -x "$REPO/scripts/test-deploy.sh" ]; then
+  "$REPO/scripts/test-deploy.sh"
+fi
