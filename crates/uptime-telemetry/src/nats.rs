@@ -37,7 +37,7 @@ pub fn inject_current(headers: &mut HeaderMap) {
 /// Headers for a publish: `Nats-Msg-Id` for deduplication plus the current trace context.
 pub fn headers_with_msg_id(msg_id: &str) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    headers.insert("Nats-Msg-Id", msg_id);
+    headers.insert(async_nats::header::NATS_MESSAGE_ID, msg_id);
     inject_current(&mut headers);
     headers
 }

@@ -1,0 +1,159 @@
+//! Pins every published message version.
+//!
+//! 1. `proto-schemas/<name>.json` must equal the schema generated from the Rust
+//!    type, so the types cannot drift from the published interface.
+//! 2. `proto-schemas/examples/<name>.json` must equal the serialisation of a
+//!    fixed sample message, so the wire form cannot change by accident, and
+//!    the sample must validate against its schema.
+//!
+//! After an intentional, additive change (a new version), regenerate with
+//! `UPTIME_BLESS=1 cargo test -p uptime-contracts --test schemas` and review the diff.
+
+use chrono::{TimeZone, Utc};
+use std::path::PathBuf;
+use uptime_contracts::*;
+use uuid::Uuid;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto-schemas")
+}
+
+fn bless() -> bool {
+    std::env::var("UPTIME_BLESS").is_ok_and(|v| v == "1")
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).unwrap() + "\n"
+}
+
+fn check_file(path: PathBuf, expected: String) {
+    if bless() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &expected).unwrap();
+        return;
+    }
+    let actual = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPTIME_BLESS=1 to create it)", path.display()));
+    assert_eq!(actual, expected, "{} differs from the Rust type: a published version changed in place", path.display());
+}
+
+#[test]
+fn committed_schemas_match_the_types() {
+    for (name, subject, mut schema) in all_schemas() {
+        schema["$id"] = format!("https://uptime.example/proto-schemas/{name}.json").into();
+        schema["description"] = format!("Published on `{subject}`.").into();
+        check_file(dir().join(format!("{name}.json")), pretty(&schema));
+    }
+}
+
+fn at(h: u32, m: u32, s: u32) -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, h, m, s).unwrap()
+}
+
+fn samples() -> Vec<(&'static str, serde_json::Value)> {
+    let check_id = Uuid::parse_str("7d8f2c1e-4b7a-5c3d-9e1f-0a2b3c4d5e6f").unwrap();
+    let event_id = Uuid::parse_str("3f1e2d4c-5b6a-5978-8877-665544332211").unwrap();
+    let spec = CheckSpecV1 {
+        kind: MonitorKind::Keyword,
+        target: "https://example.com/health".into(),
+        timeout_secs: 30,
+        expected_status: 200,
+        keyword: Some("ok".into()),
+        keyword_type: Some(KeywordType::Contains),
+    };
+    let monitor = MonitorRefV1 {
+        id: 42,
+        user_id: 7,
+        name: "Example health".into(),
+        kind: MonitorKind::Keyword,
+        target: Some("https://example.com/health".into()),
+    };
+    let check = CheckRefV1 {
+        check_id,
+        trigger: Trigger::Scheduled,
+        checked_at: at(10, 15, 0),
+        status: MonitorStatus::Down,
+        latency_ms: Some(812),
+        http_status: Some(503),
+        error: Some("expected status 200, got 503".into()),
+    };
+    fn v<M: Message>(m: M) -> (&'static str, serde_json::Value) {
+        (M::SCHEMA, serde_json::to_value(m).unwrap())
+    }
+    vec![
+        v(CheckDueV1 { check_id, monitor_id: 42, trigger: Trigger::Scheduled, due_at: at(10, 15, 0), spec }),
+        v(CheckResultV1 {
+            check_id,
+            monitor_id: 42,
+            trigger: Trigger::Scheduled,
+            due_at: Some(at(10, 15, 0)),
+            checked_at: at(10, 15, 0),
+            outcome: CheckOutcome::Fail,
+            latency_ms: Some(812),
+            http_status: Some(503),
+            error: Some("expected status 200, got 503".into()),
+            ssl_expires_at: Some(at(23, 59, 59)),
+            reporter: "checker-7f9c".into(),
+        }),
+        v(MonitorChangedV1 { monitor_id: 42, change: MonitorChange::Upserted, changed_at: at(10, 0, 0) }),
+        v(StateChangedV1 {
+            event_id,
+            monitor: monitor.clone(),
+            previous_status: MonitorStatus::Up,
+            status: MonitorStatus::Down,
+            occurred_at: at(10, 15, 1),
+            previous_since: Some(at(8, 0, 0)),
+            consecutive_failures: 3,
+            check: check.clone(),
+        }),
+        v(SslExpiringV1 {
+            event_id,
+            monitor,
+            ssl_expires_at: at(23, 59, 59),
+            days_left: 0,
+            warn_days: 30,
+            occurred_at: at(10, 15, 1),
+            check,
+        }),
+    ]
+}
+
+#[test]
+fn examples_are_pinned_and_valid() {
+    let schemas: std::collections::HashMap<_, _> = all_schemas().into_iter().map(|(n, _, s)| (n, s)).collect();
+    let samples = samples();
+    assert_eq!(samples.len(), schemas.len(), "every message version has an example");
+    for (name, sample) in samples {
+        check_file(dir().join("examples").join(format!("{name}.json")), pretty(&sample));
+        let validator = jsonschema::validator_for(&schemas[name]).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&sample).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}
+
+#[test]
+fn schemas_reject_what_consumers_could_not_read() {
+    let schema = schema_of::<CheckResultV1>();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut bad = samples().into_iter().find(|(n, _)| *n == CheckResultV1::SCHEMA).unwrap().1;
+    bad["outcome"] = "maybe".into();
+    assert!(!validator.is_valid(&bad));
+    bad["outcome"] = "pass".into();
+    bad.as_object_mut().unwrap().remove("check_id");
+    assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn subjects_live_under_one_prefix_and_in_a_stream() {
+    let streams = streams::all(1);
+    for (_, subject, _) in all_schemas() {
+        assert!(subject.starts_with("uptime."), "{subject}");
+        let covered = streams.iter().any(|s| {
+            s.subjects.iter().any(|pat| {
+                let prefix = pat.trim_end_matches('>');
+                subject.starts_with(prefix)
+            })
+        });
+        assert!(covered, "{subject} is captured by no stream");
+    }
+}

@@ -1,0 +1,21 @@
+# Addresses and configuration of the local stack (`just up`), as UPTIME_*
+# variables the services read. Source after common.sh.
+PG_PORT="${UPTIME_LOCAL_PG_PORT:-55432}"
+NATS_PORT="${UPTIME_LOCAL_NATS_PORT:-4222}"
+NATS_MONITOR_PORT="${UPTIME_LOCAL_NATS_MONITOR_PORT:-8222}"
+SMTP_PORT="${UPTIME_LOCAL_SMTP_PORT:-2525}"
+API_URL="http://127.0.0.1:8080"
+
+export UPTIME_DATABASE__URL="postgres://postgres@127.0.0.1:$PG_PORT/uptime"
+export UPTIME_NATS__URL="nats://127.0.0.1:$NATS_PORT"
+export UPTIME_HTTP__LISTEN="127.0.0.1:8080"
+export UPTIME_HTTP__PUBLIC_BASE_URL="$API_URL"
+export UPTIME_TELEMETRY__LOG_FORMAT="${UPTIME_TELEMETRY__LOG_FORMAT:-pretty}"
+# Local development watches local things; production refuses private targets.
+export UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS=true
+export UPTIME_SMTP__HOST=127.0.0.1
+export UPTIME_SMTP__PORT="$SMTP_PORT"
+export UPTIME_SMTP__TLS=none
+export UPTIME_SMTP__FROM="uptime@localhost"
+
+nc_ok() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

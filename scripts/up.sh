@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `just up`: PostgreSQL, NATS with JetStream, an SMTP sink, migrations and every
+# service, all on loopback; then a demo user whose API key is printed.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$REPO/scripts/stack-env.sh"
+
+"$REPO/scripts/install-deps.sh"
+pip_tool aiosmtpd aiosmtpd
+"$REPO/scripts/down.sh" --services-only
+
+log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+"$REPO/scripts/pg.sh" start dev "$PG_PORT"
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='uptime'" | grep -q 1 \
+  || psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE uptime" >/dev/null
+
+start_bg() { # start_bg NAME COMMAND...: runs in the background, logs to $RUN/NAME.log
+  local name="$1"; shift
+  nohup "$@" >"$RUN/$name.log" 2>&1 &
+  echo $! >"$RUN/$name.pid"
+}
+
+if ! nc_ok 127.0.0.1 "$NATS_PORT"; then
+  log "starting NATS (JetStream) on 127.0.0.1:$NATS_PORT"
+  mkdir -p "$LOCAL/nats"
+  start_bg nats-server "$PY_TOOLS/bin/nats-server" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -sd "$LOCAL/nats"
+fi
+if ! nc_ok 127.0.0.1 "$SMTP_PORT"; then
+  log "starting an SMTP sink on 127.0.0.1:$SMTP_PORT (mail lands in $RUN/smtp-sink.log)"
+  PYTHONPATH="$PY_TOOLS" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
+fi
+
+log "building the services (release)"
+cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" \
+  -p api-gateway -p scheduler -p checker -p recorder -p notifier
+BIN="$REPO/target/release"
+
+log "migrating"
+"$BIN/api-gateway" migrate
+
+ops=9101
+for svc in scheduler checker recorder notifier; do
+  UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
+  ops=$((ops + 1))
+done
+start_bg api-gateway "$BIN/api-gateway" serve
+
+log "waiting for the API at $API_URL"
+for _ in $(seq 1 100); do
+  curl -fsS "$API_URL/readyz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+curl -fsS "$API_URL/readyz" >/dev/null || { tail -20 "$RUN/api-gateway.log"; die "the API did not become ready"; }
+
+key="$("$BIN/api-gateway" create-user --name demo 2>/dev/null | tail -n 1)"
+cat <<MSG
+
+Everything is running (logs in $RUN/, stop with \`just down\`).
+
+  API            $API_URL   (OpenAPI: $API_URL/api/v1/openapi.json)
+  NATS           nats://127.0.0.1:$NATS_PORT   (tap it: nats sub 'uptime.>')
+  PostgreSQL     $UPTIME_DATABASE__URL
+  Mail (sink)    $RUN/smtp-sink.log
+  Service ops    scheduler :9101, checker :9102, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
+
+Demo user's API key:
+  $key
+
+Try it:
+  curl -s -X POST $API_URL/api/v1/monitors \\
+    -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \\
+    -d '{"name":"API itself","type":"http","target":"$API_URL/healthz","interval_secs":10}'
+  curl -s $API_URL/api/v1/monitors -H "Authorization: Bearer $key"
+MSG
