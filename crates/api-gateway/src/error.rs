@@ -47,6 +47,10 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("contact not verified")]
     ContactNotVerified,
+    /// The request conflicts with the resource's kind or state; the fixed
+    /// message says how (e.g. `heartbeat monitors are checked by pings`).
+    #[error("{0}")]
+    Conflict(&'static str),
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
     #[error("alert delivery failed")]
@@ -73,7 +77,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::ContactNotVerified => StatusCode::CONFLICT,
+            ApiError::ContactNotVerified | ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -12,3 +12,4 @@ pub mod settings;
 pub mod startup;
 pub mod state;
 pub mod validation;
+pub mod verification;

@@ -1,7 +1,9 @@
 //! The api-gateway's configuration (see `uptime-config` for the layering).
 
 use serde::Deserialize;
-use uptime_config::{DatabaseSettings, NatsSettings, SafetySettings, TelemetrySettings};
+use uptime_config::{
+    DatabaseSettings, NatsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+};
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default)]
@@ -12,6 +14,8 @@ pub struct GatewaySettings {
     pub telemetry: TelemetrySettings,
     pub safety: SafetySettings,
     pub rate_limit: RateLimitSettings,
+    /// The SMTP relay test alerts to email contacts go through.
+    pub smtp: SmtpSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -63,3 +63,308 @@ where
     use serde::Deserialize;
     Option::<T>::deserialize(deserializer).map(Some)
 }
+
+/// Longest URL accepted anywhere (monitor targets, webhook URLs).
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// What a URL field accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct UrlRules {
+    /// Accept `http://` as well as `https://`.
+    pub allow_http: bool,
+    /// Accept hosts that are literal loopback, private, link-local or
+    /// metadata addresses, or `localhost`. Names that merely *resolve* to such
+    /// addresses are refused later, after DNS resolution, by whoever connects.
+    pub allow_private_hosts: bool,
+}
+
+impl Problems {
+    /// Adds a problem unless `value` is an absolute URL that `rules` accept.
+    /// URLs carrying credentials (`https://user:pass@host`) are refused: the
+    /// URL is shown back in responses and sent along in alerts, so a password
+    /// in it would leak.
+    pub fn check_url(&mut self, field: &str, value: &str, rules: UrlRules) {
+        if let Err(message) = check_url(value, rules) {
+            self.add(field, message);
+        }
+    }
+}
+
+fn check_url(value: &str, rules: UrlRules) -> Result<(), String> {
+    let schemes = if rules.allow_http {
+        "an absolute http:// or https:// URL"
+    } else {
+        "an absolute https:// URL"
+    };
+    if value.chars().count() > MAX_URL_CHARS {
+        return Err(format!("must be at most {MAX_URL_CHARS} characters"));
+    }
+    let url = url::Url::parse(value).map_err(|_| format!("must be {schemes}"))?;
+    match url.scheme() {
+        "https" => {}
+        "http" if rules.allow_http => {}
+        _ => return Err(format!("must be {schemes}")),
+    }
+    let host = match url.host() {
+        Some(host) if !host.to_string().is_empty() => host,
+        _ => return Err("must name a host".into()),
+    };
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not contain a user name or password".into());
+    }
+    if !rules.allow_private_hosts && is_non_public_host(&host) {
+        return Err("must not point to a loopback, private, link-local or metadata address".into());
+    }
+    Ok(())
+}
+
+/// Whether a URL's host is literally somewhere a public service has no
+/// business connecting to.
+fn is_non_public_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Ipv4(ip) => is_non_public_ip(std::net::IpAddr::V4(*ip)),
+        url::Host::Ipv6(ip) => is_non_public_ip(std::net::IpAddr::V6(*ip)),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost"
+                || name.ends_with(".localhost")
+                || name == "metadata.google.internal"
+        }
+    }
+}
+
+/// Loopback, private, shared (CGNAT, which also holds some clouds' metadata
+/// services), link-local (which holds 169.254.169.254), unspecified, multicast
+/// and reserved addresses, including IPv4 addresses embedded in IPv6 ones.
+pub fn is_non_public_ip(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || a == 0
+                || a >= 240
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_non_public_ip(IpAddr::V4(v4));
+            }
+            let segments = v6.segments();
+            // NAT64 (64:ff9b::/96) reaches the IPv4 address in its last 32 bits.
+            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                let [.., hi, lo] = segments;
+                let v4 = std::net::Ipv4Addr::from(((hi as u32) << 16) | lo as u32);
+                return is_non_public_ip(IpAddr::V4(v4));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (segments[0] & 0xfe00) == 0xfc00 // unique local, incl. fd00:ec2::254
+                || (segments[0] & 0xffc0) == 0xfe80 // link-local
+                || (segments[0] & 0xffc0) == 0xfec0 // deprecated site-local
+        }
+    }
+}
+
+/// For PATCH fields that may be left out but not cleared: `null` is a
+/// problem, absent is `None`, a value is `Some`.
+pub fn not_null<T>(problems: &mut Problems, field: &str, value: Option<Option<T>>) -> Option<T> {
+    match value {
+        Some(None) => {
+            problems.add(field, "must not be null");
+            None
+        }
+        Some(Some(v)) => Some(v),
+        None => None,
+    }
+}
+
+/// Pagination of list endpoints: `?limit=1..=100` (default 50) and
+/// `?cursor=` from the previous page's `next_cursor`.
+#[derive(Debug, Default, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Items per page, 1 to 100 (default 50).
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page; omit for the first page.
+    pub cursor: Option<String>,
+}
+
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+pub const MAX_PAGE_SIZE: i64 = 100;
+
+/// A page request after validation: at most `limit` items with ids above `after_id`.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub limit: i64,
+    pub after_id: Option<i64>,
+}
+
+impl PageQuery {
+    /// 400 `invalid query parameters` for a limit out of range or a cursor
+    /// this API did not hand out.
+    pub fn validate(&self) -> Result<Page, ApiError> {
+        let mut problems = Vec::new();
+        let limit = self.limit.unwrap_or(DEFAULT_PAGE_SIZE);
+        if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+            problems.push(FieldError::new(
+                "limit",
+                format!("must be between 1 and {MAX_PAGE_SIZE}"),
+            ));
+        }
+        let after_id = match self.cursor.as_deref() {
+            None => None,
+            Some(cursor) => match decode_cursor(cursor) {
+                Some(id) => Some(id),
+                None => {
+                    problems.push(FieldError::new("cursor", "is not a cursor this API issued"));
+                    None
+                }
+            },
+        };
+        if problems.is_empty() {
+            Ok(Page { limit, after_id })
+        } else {
+            Err(ApiError::InvalidQuery(problems))
+        }
+    }
+}
+
+/// The opaque `next_cursor` after the item with id `last_id`. Clients must not
+/// build cursors themselves; the encoding may change.
+pub fn encode_cursor(last_id: i64) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("id:{last_id}"))
+}
+
+fn decode_cursor(cursor: &str) -> Option<i64> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    let id: i64 = std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix("id:")?
+        .parse()
+        .ok()?;
+    (id >= 0).then_some(id)
+}
+
+/// Splits `limit + 1` fetched rows into the page and its `next_cursor`: the
+/// extra row only tells that another page exists.
+pub fn paginate<T>(
+    mut rows: Vec<T>,
+    limit: i64,
+    id_of: impl Fn(&T) -> i64,
+) -> (Vec<T>, Option<String>) {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    if rows.len() > limit {
+        rows.truncate(limit);
+        let next = rows.last().map(|r| encode_cursor(id_of(r)));
+        (rows, next)
+    } else {
+        (rows, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STRICT: UrlRules = UrlRules {
+        allow_http: false,
+        allow_private_hosts: false,
+    };
+    const LAX: UrlRules = UrlRules {
+        allow_http: true,
+        allow_private_hosts: true,
+    };
+
+    #[test]
+    fn urls_need_an_allowed_scheme_and_a_host() {
+        assert!(check_url("https://example.com/hook", STRICT).is_ok());
+        assert!(check_url("http://example.com/hook", STRICT).is_err());
+        assert!(check_url("http://example.com/hook", LAX).is_ok());
+        for bad in [
+            "ftp://example.com",
+            "example.com",
+            "/relative",
+            "https://",
+            "mailto:a@b.c",
+            "file:///etc/passwd",
+        ] {
+            assert!(check_url(bad, LAX).is_err(), "{bad}");
+        }
+        assert!(check_url(&format!("https://e.com/{}", "a".repeat(MAX_URL_CHARS)), LAX).is_err());
+    }
+
+    #[test]
+    fn credentials_in_urls_are_refused() {
+        assert!(check_url("https://user:pw@example.com/", LAX).is_err());
+        assert!(check_url("https://user@example.com/", LAX).is_err());
+    }
+
+    #[test]
+    fn literal_private_hosts_are_refused_unless_allowed() {
+        for host in [
+            "127.0.0.1",
+            "localhost",
+            "api.localhost",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.100.100.200",
+            "0.0.0.0",
+            "[::1]",
+            "[fd00:ec2::254]",
+            "[fe80::1]",
+            "[::ffff:127.0.0.1]",
+            "[64:ff9b::a00:1]",
+            "2130706433",
+            "metadata.google.internal",
+        ] {
+            let url = format!("https://{host}/x");
+            assert!(check_url(&url, STRICT).is_err(), "{url}");
+            assert!(check_url(&url, LAX).is_ok(), "{url}");
+        }
+        for host in ["93.184.216.34", "[2606:2800:220:1::1]", "example.com"] {
+            assert!(
+                check_url(&format!("https://{host}/"), STRICT).is_ok(),
+                "{host}"
+            );
+        }
+    }
+
+    #[test]
+    fn cursors_round_trip_and_foreign_ones_are_refused() {
+        assert_eq!(decode_cursor(&encode_cursor(42)), Some(42));
+        assert_eq!(decode_cursor("42"), None);
+        assert_eq!(decode_cursor("!!"), None);
+        let page = PageQuery {
+            limit: Some(0),
+            cursor: Some("nope".into()),
+        };
+        match page.validate() {
+            Err(ApiError::InvalidQuery(problems)) => assert_eq!(problems.len(), 2),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn paginate_hands_out_a_cursor_only_when_more_rows_exist() {
+        let (rows, next) = paginate(vec![1, 2, 3], 2, |r| *r);
+        assert_eq!(rows, vec![1, 2]);
+        assert_eq!(next.as_deref().and_then(decode_cursor), Some(2));
+        let (rows, next) = paginate(vec![1, 2], 2, |r| *r);
+        assert_eq!(rows, vec![1, 2]);
+        assert!(next.is_none());
+    }
+}

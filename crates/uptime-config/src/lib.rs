@@ -152,6 +152,49 @@ pub struct SafetySettings {
     pub allow_private_targets: bool,
 }
 
+/// How email leaves: an SMTP relay (alert emails and verification emails).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct SmtpSettings {
+    pub host: String,
+    /// 587 for STARTTLS submission, 465 for implicit TLS, 25 for plain relays.
+    pub port: u16,
+    pub tls: SmtpTls,
+    /// Empty = no authentication.
+    pub username: String,
+    pub password: String,
+    /// The `From` of every email, e.g. `Uptime <alerts@example.com>`.
+    pub from: String,
+    /// Upper bound of one delivery (connect, dialogue and data).
+    pub timeout_secs: u64,
+}
+
+impl Default for SmtpSettings {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 587,
+            tls: SmtpTls::Starttls,
+            username: String::new(),
+            password: String::new(),
+            from: "Uptime <alerts@localhost>".into(),
+            timeout_secs: 10,
+        }
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpTls {
+    /// Plain text (local relays and tests only).
+    None,
+    /// Plain connection upgraded with STARTTLS, which is required.
+    Starttls,
+    /// TLS from the first byte (port 465).
+    Tls,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

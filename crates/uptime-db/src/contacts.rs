@@ -1,1 +1,127 @@
-//! (being written)
+//! Alert contacts. Every query that takes a `user_id` is scoped to that user:
+//! another user's contact is indistinguishable from one that does not exist.
+
+use crate::models::{AlertContact, NewAlertContact};
+use crate::schema::alert_contacts;
+use crate::DbResult;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+pub async fn create(conn: &mut AsyncPgConnection, new: &NewAlertContact) -> DbResult<AlertContact> {
+    Ok(diesel::insert_into(alert_contacts::table)
+        .values(new)
+        .returning(AlertContact::as_returning())
+        .get_result(conn)
+        .await?)
+}
+
+/// The user's contact with this id.
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    id: i64,
+) -> DbResult<Option<AlertContact>> {
+    Ok(alert_contacts::table
+        .filter(alert_contacts::id.eq(id))
+        .filter(alert_contacts::user_id.eq(user_id))
+        .select(AlertContact::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Like [`get`], but locks the row until the transaction ends, for a
+/// read-modify-write that must not interleave with another one.
+pub async fn get_for_update(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    id: i64,
+) -> DbResult<Option<AlertContact>> {
+    Ok(alert_contacts::table
+        .filter(alert_contacts::id.eq(id))
+        .filter(alert_contacts::user_id.eq(user_id))
+        .select(AlertContact::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// One page of the user's contacts in id order: those with an id above
+/// `after_id` (all when `None`), at most `limit`.
+pub async fn list_page(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<AlertContact>> {
+    Ok(alert_contacts::table
+        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::id.gt(after_id.unwrap_or(0)))
+        .order(alert_contacts::id.asc())
+        .limit(limit)
+        .select(AlertContact::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// Which of `ids` are the user's contacts. The rows found are share-locked
+/// until the transaction ends, so a contact cannot be deleted between this
+/// check and linking it to a monitor (run it inside that transaction).
+pub async fn owned_ids_locked(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    ids: &[i64],
+) -> DbResult<Vec<i64>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(alert_contacts::table
+        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::id.eq_any(ids))
+        .select(alert_contacts::id)
+        .for_share()
+        .load(conn)
+        .await?)
+}
+
+/// What a PATCH may change. `verified` and `verification_token_sha256` are
+/// set together: changing an email address makes the contact unverified and
+/// voids any outstanding verification link.
+#[derive(Debug, Clone, AsChangeset)]
+#[diesel(table_name = alert_contacts, treat_none_as_null = true)]
+pub struct ContactUpdate {
+    pub name: String,
+    pub value: String,
+    pub verified: bool,
+    pub verification_token_sha256: Option<String>,
+}
+
+/// Applies `update` to the user's contact (and bumps `updated_at`); `None`
+/// when there is no such contact of theirs.
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    id: i64,
+    update: &ContactUpdate,
+) -> DbResult<Option<AlertContact>> {
+    Ok(diesel::update(alert_contacts::table)
+        .filter(alert_contacts::id.eq(id))
+        .filter(alert_contacts::user_id.eq(user_id))
+        .set((update, alert_contacts::updated_at.eq(diesel::dsl::now)))
+        .returning(AlertContact::as_returning())
+        .get_result(conn)
+        .await
+        .optional()?)
+}
+
+/// Deletes the user's contact (its links to monitors go with it); `false`
+/// when there is no such contact of theirs.
+pub async fn delete(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<bool> {
+    let n = diesel::delete(alert_contacts::table)
+        .filter(alert_contacts::id.eq(id))
+        .filter(alert_contacts::user_id.eq(user_id))
+        .execute(conn)
+        .await?;
+    Ok(n == 1)
+}

@@ -4,9 +4,13 @@
 
 pub mod api_keys;
 pub mod contacts;
+pub mod deliveries;
 pub mod models;
 pub mod monitors;
 pub mod pool;
+pub mod recording;
+pub mod results;
+pub mod schedule;
 pub mod schema;
 pub mod users;
 

@@ -1,1 +1,211 @@
-//! (being written)
+//! Monitors and their alert-contact links, as the API reads and writes them.
+//! Every query that takes a `user_id` is scoped to that user: another user's
+//! monitor is indistinguishable from one that does not exist.
+//!
+//! Writes that touch a monitor and its links belong in one transaction; the
+//! functions here take a connection so the caller can run them inside one.
+
+use crate::models::{Monitor, NewMonitor};
+use crate::schema::{monitor_alert_contacts, monitors};
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use std::collections::HashMap;
+
+pub async fn create(conn: &mut AsyncPgConnection, new: &NewMonitor) -> DbResult<Monitor> {
+    Ok(diesel::insert_into(monitors::table)
+        .values(new)
+        .returning(Monitor::as_returning())
+        .get_result(conn)
+        .await?)
+}
+
+/// The user's monitor with this id.
+pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<Option<Monitor>> {
+    Ok(monitors::table
+        .filter(monitors::id.eq(id))
+        .filter(monitors::user_id.eq(user_id))
+        .select(Monitor::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// Like [`get`], but locks the row until the transaction ends, so two PATCHes
+/// of one monitor merge one after the other instead of overwriting each other.
+pub async fn get_for_update(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    id: i64,
+) -> DbResult<Option<Monitor>> {
+    Ok(monitors::table
+        .filter(monitors::id.eq(id))
+        .filter(monitors::user_id.eq(user_id))
+        .select(Monitor::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?)
+}
+
+/// One page of the user's monitors in id order: those with an id above
+/// `after_id` (all when `None`), at most `limit`.
+pub async fn list_page(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<Monitor>> {
+    Ok(monitors::table
+        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::id.gt(after_id.unwrap_or(0)))
+        .order(monitors::id.asc())
+        .limit(limit)
+        .select(Monitor::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// The alert contacts linked to each of `monitor_ids`, ids ascending. Monitors
+/// without contacts are absent from the map.
+pub async fn contact_ids_of(
+    conn: &mut AsyncPgConnection,
+    monitor_ids: &[i64],
+) -> DbResult<HashMap<i64, Vec<i64>>> {
+    if monitor_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let links: Vec<(i64, i64)> = monitor_alert_contacts::table
+        .filter(monitor_alert_contacts::monitor_id.eq_any(monitor_ids))
+        .order((
+            monitor_alert_contacts::monitor_id.asc(),
+            monitor_alert_contacts::contact_id.asc(),
+        ))
+        .select((
+            monitor_alert_contacts::monitor_id,
+            monitor_alert_contacts::contact_id,
+        ))
+        .load(conn)
+        .await?;
+    let mut by_monitor: HashMap<i64, Vec<i64>> = HashMap::new();
+    for (monitor_id, contact_id) in links {
+        by_monitor.entry(monitor_id).or_default().push(contact_id);
+    }
+    Ok(by_monitor)
+}
+
+/// Makes `contact_ids` exactly the contacts linked to the monitor. The caller
+/// has checked that they are the monitor owner's contacts.
+pub async fn replace_contacts(
+    conn: &mut AsyncPgConnection,
+    monitor_id: i64,
+    contact_ids: &[i64],
+) -> DbResult<()> {
+    diesel::delete(monitor_alert_contacts::table)
+        .filter(monitor_alert_contacts::monitor_id.eq(monitor_id))
+        .execute(conn)
+        .await?;
+    if contact_ids.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<_> = contact_ids
+        .iter()
+        .map(|&contact_id| {
+            (
+                monitor_alert_contacts::monitor_id.eq(monitor_id),
+                monitor_alert_contacts::contact_id.eq(contact_id),
+            )
+        })
+        .collect();
+    diesel::insert_into(monitor_alert_contacts::table)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A monitor's whole definition, as a PATCH writes it after merging. `None`
+/// writes NULL: the merged definition is complete, so an absent optional
+/// value means "cleared".
+#[derive(Debug, Clone, AsChangeset)]
+#[diesel(table_name = monitors, treat_none_as_null = true)]
+pub struct MonitorDefinition {
+    pub name: String,
+    pub kind: String,
+    pub target: Option<String>,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    pub keyword: Option<String>,
+    pub keyword_type: Option<String>,
+    pub expected_status: i32,
+    pub confirmation_count: i32,
+    pub ssl_warn_days: i32,
+    pub latency_warn_ms: Option<i32>,
+    pub heartbeat_token: Option<String>,
+    pub active: bool,
+}
+
+/// The runtime state a monitor starts with again when what it watches changes
+/// (its type or target): the old status, failure streak and certificate
+/// describe something else. `status_since` is set to the reset time so a
+/// heartbeat monitor's grace period counts from then.
+#[derive(Debug, Clone, AsChangeset)]
+#[diesel(table_name = monitors, treat_none_as_null = true)]
+struct RuntimeReset {
+    status: &'static str,
+    status_since: Option<DateTime<Utc>>,
+    consecutive_failures: i32,
+    last_heartbeat_at: Option<DateTime<Utc>>,
+    ssl_expires_at: Option<DateTime<Utc>>,
+    ssl_warned_for: Option<DateTime<Utc>>,
+}
+
+/// Writes the monitor's definition (bumping `updated_at`) and, when
+/// `reset_runtime_at` is given, resets its runtime state as of that time.
+pub async fn update_definition(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    definition: &MonitorDefinition,
+    reset_runtime_at: Option<DateTime<Utc>>,
+) -> DbResult<Monitor> {
+    let target = monitors::table.filter(monitors::id.eq(id));
+    let set_definition = (definition, monitors::updated_at.eq(diesel::dsl::now));
+    let row = match reset_runtime_at {
+        None => {
+            diesel::update(target)
+                .set(set_definition)
+                .returning(Monitor::as_returning())
+                .get_result(conn)
+                .await?
+        }
+        Some(at) => {
+            let reset = RuntimeReset {
+                status: "pending",
+                status_since: Some(at),
+                consecutive_failures: 0,
+                last_heartbeat_at: None,
+                ssl_expires_at: None,
+                ssl_warned_for: None,
+            };
+            diesel::update(target)
+                .set((definition, reset, monitors::updated_at.eq(diesel::dsl::now)))
+                .returning(Monitor::as_returning())
+                .get_result(conn)
+                .await?
+        }
+    };
+    Ok(row)
+}
+
+/// Deletes the user's monitor (its results, rollups and links go with it);
+/// `false` when there is no such monitor of theirs.
+pub async fn delete(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<bool> {
+    let n = diesel::delete(monitors::table)
+        .filter(monitors::id.eq(id))
+        .filter(monitors::user_id.eq(user_id))
+        .execute(conn)
+        .await?;
+    Ok(n == 1)
+}

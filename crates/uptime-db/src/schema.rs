@@ -120,6 +120,40 @@ diesel::joinable!(monitor_alert_contacts -> alert_contacts (contact_id));
 diesel::joinable!(check_results -> monitors (monitor_id));
 diesel::joinable!(daily_uptime -> monitors (monitor_id));
 
+diesel::table! {
+    alert_deliveries (id) {
+        id -> Uuid,
+        event_id -> Uuid,
+        contact_id -> Int8,
+        monitor_id -> Nullable<Int8>,
+        kind -> Text,
+        event_type -> Text,
+        payload -> Jsonb,
+        status -> Text,
+        attempts -> Int4,
+        last_error -> Nullable<Text>,
+        next_attempt_at -> Timestamptz,
+        locked_until -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    alert_delivery_attempts (id) {
+        id -> Int8,
+        delivery_id -> Uuid,
+        attempted_at -> Timestamptz,
+        outcome -> Text,
+        http_status -> Nullable<Int4>,
+        error -> Nullable<Text>,
+        duration_ms -> Int4,
+    }
+}
+
+diesel::joinable!(alert_deliveries -> alert_contacts (contact_id));
+diesel::joinable!(alert_delivery_attempts -> alert_deliveries (delivery_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     users,
     api_keys,
@@ -129,4 +163,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     check_results,
     daily_uptime,
     outbox_events,
+    alert_deliveries,
+    alert_delivery_attempts,
 );

@@ -57,3 +57,39 @@ pub fn trace_id_of(span: &tracing::Span) -> String {
     use opentelemetry::trace::TraceContextExt;
     span.context().span().span_context().trace_id().to_string()
 }
+
+/// Publishes `nats_consumer_pending` (messages not yet delivered) and
+/// `nats_consumer_ack_pending` (delivered, not yet acked) for one durable
+/// consumer every `every`, until `stop` resolves. Operators alert on the
+/// first growing: it means the consumers fall behind.
+pub async fn report_consumer_lag(
+    js: async_nats::jetstream::Context,
+    stream: &'static str,
+    consumer: &'static str,
+    every: std::time::Duration,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    let poll = async {
+        let mut ticker = tokio::time::interval(every);
+        loop {
+            ticker.tick().await;
+            let info = async {
+                let stream = js.get_stream(stream).await.ok()?;
+                let mut handle = stream
+                    .get_consumer::<async_nats::jetstream::consumer::pull::Config>(consumer)
+                    .await
+                    .ok()?;
+                handle.info().await.ok().cloned()
+            };
+            if let Some(info) = info.await {
+                let labels = [("stream", stream), ("consumer", consumer)];
+                metrics::gauge!("nats_consumer_pending", &labels).set(info.num_pending as f64);
+                metrics::gauge!("nats_consumer_ack_pending", &labels).set(info.num_ack_pending as f64);
+            }
+        }
+    };
+    tokio::select! {
+        _ = poll => {},
+        _ = stop => {},
+    }
+}

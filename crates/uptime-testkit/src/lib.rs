@@ -6,9 +6,18 @@
 //! - [`TestNats`]: a `nats-server` with JetStream of its own for each test, on a
 //!   port the server picks itself, with its store in a temporary directory.
 //!   The binary is `UPTIME_TEST_NATS_SERVER` or `nats-server` on `PATH`.
+//! - [`target::TargetServer`]: a loopback HTTP(S) server whose answers a test
+//!   switches at run time, to point checks at.
+//! - [`receiver::WebhookReceiver`]: a loopback HTTP server that keeps the
+//!   requests it receives and answers with scripted replies, for webhooks.
+//! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
+//!   receives, for tests of email alerts.
 
 mod db;
 mod nats;
+pub mod receiver;
+pub mod smtp;
+pub mod target;
 
 pub use db::TestDb;
 pub use nats::TestNats;

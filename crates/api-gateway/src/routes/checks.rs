@@ -1,3 +1,312 @@
-//! (being written)
+//! A monitor's checks: run one now, list its results, and its daily uptime.
 
-pub fn configure(_cfg: &mut actix_web::web::ServiceConfig) {}
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::state::AppState;
+use crate::validation::{paginate, PageQuery};
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use uptime_contracts::{CheckDueV1, CheckSpecV1, KeywordType, MonitorKind, Trigger};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/monitors/{id}/check").post(check_now))
+        .service(web::resource("/monitors/{id}/results").get(results))
+        .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckQueued {
+    /// Always `queued`.
+    #[schema(example = "queued")]
+    pub status: &'static str,
+    /// The id the check's result will carry in the results endpoint.
+    pub check_id: Uuid,
+}
+
+/// Run a check of the monitor now. The check goes straight to the checkers;
+/// its result appears in the results endpoint with `trigger` `manual`. Paused
+/// monitors can be checked this way too (the request is explicit); their
+/// status does not change. Heartbeat monitors are checked by their pings and
+/// answer 409.
+#[utoipa::path(post, path = "/api/v1/monitors/{id}/check", tag = "checks", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 202, body = CheckQueued), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "heartbeat monitors are checked by pings")))]
+pub async fn check_now(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let monitor = {
+        let mut conn = state.conn().await?;
+        uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
+            .await?
+            .ok_or(ApiError::NotFound)?
+    };
+    let due = CheckDueV1 {
+        check_id: Uuid::new_v4(),
+        monitor_id: monitor.id,
+        trigger: Trigger::Manual,
+        due_at: Utc::now(),
+        spec: spec_of(&monitor)?,
+    };
+    state.publish(&due.check_id.to_string(), &due).await?;
+    metrics::counter!("manual_checks_total").increment(1);
+    Ok(HttpResponse::Accepted().json(CheckQueued {
+        status: "queued",
+        check_id: due.check_id,
+    }))
+}
+
+/// What a checker needs, from the monitor's current definition.
+fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV1, ApiError> {
+    let kind = MonitorKind::parse(&monitor.kind).ok_or_else(|| {
+        ApiError::Internal(format!(
+            "monitor {} has kind {:?}",
+            monitor.id, monitor.kind
+        ))
+    })?;
+    if kind == MonitorKind::Heartbeat {
+        return Err(ApiError::Conflict(
+            "heartbeat monitors are checked by pings",
+        ));
+    }
+    let target = monitor.target.clone().ok_or_else(|| {
+        ApiError::Internal(format!(
+            "{} monitor {} has no target",
+            kind.as_str(),
+            monitor.id
+        ))
+    })?;
+    Ok(CheckSpecV1 {
+        kind,
+        target,
+        timeout_secs: u32::try_from(monitor.timeout_secs).unwrap_or(30),
+        expected_status: u16::try_from(monitor.expected_status).unwrap_or(200),
+        keyword: monitor.keyword.clone(),
+        keyword_type: monitor.keyword_type.as_deref().and_then(KeywordType::parse),
+    })
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ResultsQuery {
+    /// Results per page, 1 to 100 (default 50).
+    pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page; omit for the newest results.
+    pub before: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckResultResponse {
+    pub id: i64,
+    /// The check this result is for (the `check_id` of a manual check's 202).
+    pub check_id: Uuid,
+    pub checked_at: DateTime<Utc>,
+    /// `up`, `degraded` (passed, but slower than `latency_warn_ms`) or `down`.
+    #[schema(example = "up")]
+    pub status: String,
+    pub latency_ms: Option<i32>,
+    pub http_status: Option<i32>,
+    /// Why the check failed, in words.
+    pub error: Option<String>,
+    /// `scheduled`, `manual` or `heartbeat`.
+    #[schema(example = "scheduled")]
+    pub trigger: String,
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+}
+
+impl From<uptime_db::models::CheckResult> for CheckResultResponse {
+    fn from(r: uptime_db::models::CheckResult) -> Self {
+        Self {
+            id: r.id,
+            check_id: r.check_id,
+            checked_at: r.checked_at,
+            status: r.status,
+            latency_ms: r.latency_ms,
+            http_status: r.http_status,
+            error: r.error,
+            trigger: r.trigger,
+            ssl_expires_at: r.ssl_expires_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckResultsPage {
+    pub monitor_id: i64,
+    /// Newest first.
+    pub results: Vec<CheckResultResponse>,
+    /// Pass as `before` for the next (older) page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// A monitor's check results, newest first, a page at a time.
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", tag = "checks", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
+    responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn results(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    query: web::Query<ResultsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let query = query.into_inner();
+    // The same limits and opaque cursors as every other list; only the
+    // parameter is called `before`, since pages go back in time.
+    let page = PageQuery {
+        limit: query.limit,
+        cursor: query.before,
+    }
+    .validate()
+    .map_err(rename_cursor_field)?;
+    let mut conn = state.conn().await?;
+    let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let rows =
+        uptime_db::results::page(&mut conn, monitor.id, page.after_id, page.limit + 1).await?;
+    let (rows, next_cursor) = paginate(rows, page.limit, |r| r.id);
+    Ok(HttpResponse::Ok().json(CheckResultsPage {
+        monitor_id: monitor.id,
+        results: rows.into_iter().map(Into::into).collect(),
+        next_cursor,
+    }))
+}
+
+fn rename_cursor_field(e: ApiError) -> ApiError {
+    match e {
+        ApiError::InvalidQuery(problems) => ApiError::InvalidQuery(
+            problems
+                .into_iter()
+                .map(|p| match p.field.as_str() {
+                    "cursor" => FieldError::new("before", p.message),
+                    _ => p,
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+pub const DEFAULT_UPTIME_DAYS: i64 = 30;
+pub const MAX_UPTIME_DAYS: i64 = 365;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UptimeQuery {
+    /// Days to report, 1 to 365 (default 30), ending today (UTC).
+    pub days: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DailyUptimeEntry {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub date: NaiveDate,
+    /// Share of the day's checks that were `up` or `degraded`, 0 to 100, not
+    /// rounded; 100 for a day without checks.
+    pub percentage: f64,
+    pub total_checks: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DailyUptimeResponse {
+    pub monitor_id: i64,
+    pub days: i64,
+    /// One entry per UTC day, oldest first, ending today.
+    pub daily: Vec<DailyUptimeEntry>,
+}
+
+/// A monitor's uptime per UTC day, from the daily rollup the recorder keeps.
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", tag = "checks", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id"), UptimeQuery),
+    responses((status = 200, body = DailyUptimeResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn daily_uptime(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    query: web::Query<UptimeQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let days = query.days.unwrap_or(DEFAULT_UPTIME_DAYS);
+    if !(1..=MAX_UPTIME_DAYS).contains(&days) {
+        return Err(ApiError::InvalidQuery(vec![FieldError::new(
+            "days",
+            format!("must be between 1 and {MAX_UPTIME_DAYS}"),
+        )]));
+    }
+    let mut conn = state.conn().await?;
+    let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let today = Utc::now().date_naive();
+    let from = today - chrono::Days::new(u64::try_from(days - 1).unwrap_or(0));
+    let rows = uptime_db::results::daily(&mut conn, monitor.id, from, today).await?;
+    Ok(HttpResponse::Ok().json(DailyUptimeResponse {
+        monitor_id: monitor.id,
+        days,
+        daily: fill_days(from, today, &rows),
+    }))
+}
+
+/// One entry per day `from..=to`, with the rollup rows where there are any.
+fn fill_days(
+    from: NaiveDate,
+    to: NaiveDate,
+    rows: &[uptime_db::models::DailyUptime],
+) -> Vec<DailyUptimeEntry> {
+    let by_day: HashMap<NaiveDate, &uptime_db::models::DailyUptime> =
+        rows.iter().map(|r| (r.day, r)).collect();
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|date| {
+            let (total, up) = by_day
+                .get(&date)
+                .map(|r| (i64::from(r.total_checks), i64::from(r.up_checks)))
+                .unwrap_or((0, 0));
+            DailyUptimeEntry {
+                date,
+                percentage: if total == 0 {
+                    100.0
+                } else {
+                    up as f64 * 100.0 / total as f64
+                },
+                total_checks: total,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uptime_db::models::DailyUptime;
+
+    #[test]
+    fn every_day_is_present_and_empty_days_count_as_fully_up() {
+        let from = NaiveDate::from_ymd_opt(2026, 2, 27).unwrap();
+        let to = NaiveDate::from_ymd_opt(2026, 3, 2).unwrap();
+        let rows = [DailyUptime {
+            monitor_id: 1,
+            day: NaiveDate::from_ymd_opt(2026, 3, 1).unwrap(),
+            total_checks: 3,
+            up_checks: 2,
+        }];
+        let days = fill_days(from, to, &rows);
+        let dates: Vec<String> = days.iter().map(|d| d.date.to_string()).collect();
+        assert_eq!(
+            dates,
+            ["2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02"]
+        );
+        assert_eq!(days[0].percentage, 100.0);
+        assert_eq!(days[0].total_checks, 0);
+        assert!((days[2].percentage - 200.0 / 3.0).abs() < 1e-9);
+        assert_eq!(days[2].total_checks, 3);
+    }
+}

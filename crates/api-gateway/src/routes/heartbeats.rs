@@ -1,3 +1,172 @@
-//! (being written)
+//! `/api/v1/heartbeat/{token}`: pings from the jobs heartbeat monitors watch.
+//! No API key: the token is the credential, so these handlers take no
+//! `AuthUser` (and are not rate limited per key).
+//!
+//! A ping stores `last_heartbeat_at` at once and publishes a check result,
+//! which the recorder applies to the monitor's status like any other check
+//! (a paused monitor's pings are accepted and recorded, its status kept).
 
-pub fn configure(_cfg: &mut actix_web::web::ServiceConfig) {}
+use crate::error::{ApiError, ErrorBody};
+use crate::startup::MAX_BODY_BYTES;
+use crate::state::AppState;
+use actix_web::http::Method;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::Utc;
+use futures::StreamExt;
+use serde::Serialize;
+use uptime_contracts::{CheckOutcome, CheckResultV1, Trigger};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// Who reports heartbeat results, in `CheckResultV1::reporter`.
+pub const REPORTER: &str = "api-gateway";
+/// The error of an explicit failure report without a body.
+pub const CLIENT_FAILURE: &str = "failure reported by the client";
+/// At most this much of a failure report's body is kept as the error.
+pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1000;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/heartbeat/{token}")
+            .route(web::get().to(ping))
+            .route(web::head().to(ping))
+            .route(web::post().to(ping)),
+    )
+    .service(
+        web::resource("/heartbeat/{token}/fail")
+            .route(web::get().to(fail))
+            .route(web::head().to(fail))
+            .route(web::post().to(fail)),
+    );
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeartbeatAccepted {
+    #[schema(example = "ok")]
+    pub status: &'static str,
+}
+
+/// Record a ping of the heartbeat monitor with this token. `HEAD` answers
+/// without a body. An unknown token answers 404.
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", tag = "heartbeats",
+    params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
+    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody)))]
+pub async fn ping(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    record(&state, &req, &token, CheckOutcome::Pass, None).await
+}
+
+/// Report that the watched job failed: counts as a failed check at once. A
+/// short text body (up to 1000 characters are kept) becomes the result's
+/// `error`.
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", tag = "heartbeats",
+    params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
+    request_body(content = String, content_type = "text/plain", description = "Optional: what went wrong"),
+    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody)))]
+pub async fn fail(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let text = read_text(body).await?;
+    let error = match text.trim() {
+        "" => CLIENT_FAILURE.to_string(),
+        reported => format!(
+            "{CLIENT_FAILURE}: {}",
+            reported
+                .chars()
+                .take(MAX_FAILURE_MESSAGE_CHARS)
+                .collect::<String>()
+        ),
+    };
+    record(&state, &req, &token, CheckOutcome::Fail, Some(error)).await
+}
+
+/// The body as text (lossy), refusing more than the API's body limit.
+async fn read_text(mut body: web::Payload) -> Result<String, ApiError> {
+    let mut bytes = web::BytesMut::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|_| ApiError::invalid_field("body", "could not be read"))?;
+        if bytes.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+async fn record(
+    state: &AppState,
+    req: &HttpRequest,
+    token: &str,
+    outcome: CheckOutcome,
+    error: Option<String>,
+) -> Result<HttpResponse, ApiError> {
+    // A token that cannot exist is not worth a query.
+    if !well_formed(token) {
+        return Err(ApiError::NotFound);
+    }
+    let now = Utc::now();
+    let (monitor_id, active) = {
+        let mut conn = state.conn().await?;
+        uptime_db::recording::record_heartbeat(&mut conn, token, now)
+            .await?
+            .ok_or(ApiError::NotFound)?
+    };
+    let result = CheckResultV1 {
+        check_id: Uuid::new_v4(),
+        monitor_id,
+        trigger: Trigger::Heartbeat,
+        due_at: None,
+        checked_at: now,
+        outcome,
+        latency_ms: None,
+        http_status: None,
+        error,
+        ssl_expires_at: None,
+        reporter: REPORTER.to_string(),
+    };
+    state.publish(&result.check_id.to_string(), &result).await?;
+    let outcome_label = match outcome {
+        CheckOutcome::Pass => "pass",
+        CheckOutcome::Fail => "fail",
+    };
+    metrics::counter!("heartbeat_pings_total", "outcome" => outcome_label).increment(1);
+    tracing::debug!(
+        monitor_id,
+        active,
+        outcome = outcome_label,
+        "heartbeat recorded"
+    );
+    if req.method() == Method::HEAD {
+        Ok(HttpResponse::Ok().finish())
+    } else {
+        Ok(HttpResponse::Ok().json(HeartbeatAccepted { status: "ok" }))
+    }
+}
+
+/// `hb_` followed by 32 lowercase hex characters.
+fn well_formed(token: &str) -> bool {
+    token.strip_prefix("hb_").is_some_and(|hex| {
+        hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::well_formed;
+
+    #[test]
+    fn tokens_are_hb_and_32_lowercase_hex() {
+        assert!(well_formed(&format!("hb_{}", "0a".repeat(16))));
+        assert!(!well_formed(&format!("hb_{}", "0A".repeat(16))));
+        assert!(!well_formed(&format!("hb_{}", "0a".repeat(15))));
+        assert!(!well_formed(&format!("xx_{}", "0a".repeat(16))));
+        assert!(!well_formed("hb_"));
+    }
+}

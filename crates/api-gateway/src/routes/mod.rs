@@ -2,6 +2,7 @@
 
 use actix_web::web;
 
+pub mod alerts;
 pub mod api_keys;
 pub mod checks;
 pub mod contacts;
@@ -17,6 +18,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(monitors::configure)
             .configure(checks::configure)
             .configure(heartbeats::configure)
+            // Before `contacts`: `/alert-contacts/verify/{token}` must not
+            // be taken for `/alert-contacts/{id}`.
+            .configure(alerts::configure)
             .configure(contacts::configure),
     );
 }

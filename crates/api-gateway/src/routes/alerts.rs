@@ -1,0 +1,266 @@
+//! Alert delivery around contacts: the verification link of email contacts,
+//! the test alert and the delivery log.
+//!
+//! Registered before `contacts` so that `/alert-contacts/verify/{token}` is
+//! not taken for `/alert-contacts/{id}`.
+
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::state::AppState;
+use crate::verification;
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+use uptime_alerts::{AlertEvent, Channel, Destination, Outgoing, Sender};
+use uptime_db::deliveries::{
+    AlertDelivery, AttemptOutcome, AttemptRecord, CompletedDelivery, DeliveryAttempt, KIND_TEST,
+};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+/// Upper bound of the test alert's webhook or Slack request; the caller waits for it.
+const TEST_ALERT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_LIMIT: i64 = 20;
+const MAX_LIMIT: i64 = 100;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/alert-contacts/verify/{token}", web::get().to(verify))
+        .route("/alert-contacts/{id}/test", web::post().to(send_test))
+        .route("/alert-contacts/{id}/deliveries", web::get().to(deliveries));
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Verified {
+    /// Always `verified`.
+    pub status: String,
+    pub contact_id: i64,
+}
+
+/// Verify an email contact with the link it was sent. Needs no API key (the
+/// token is the credential); a link works once.
+#[utoipa::path(get, path = "/api/v1/alert-contacts/verify/{token}", tag = "alert-contacts",
+    params(("token" = String, Path, description = "The token from the verification email")),
+    responses((status = 200, body = Verified),
+        (status = 404, description = "Unknown or already used token", body = ErrorBody)))]
+pub async fn verify(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let token = token.into_inner();
+    if !verification::well_formed(&token) {
+        return Err(ApiError::NotFound);
+    }
+    let mut conn = state.conn().await?;
+    let contact_id = uptime_db::deliveries::verify_token(&mut conn, &verification::digest(&token))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    tracing::info!(contact_id, "email contact verified");
+    Ok(HttpResponse::Ok().json(Verified {
+        status: "verified".into(),
+        contact_id,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TestSent {
+    /// Always `sent`.
+    pub status: String,
+}
+
+/// Send a test alert (event `test`) to the contact now and report whether it
+/// was delivered. Logged in the contact's deliveries like any alert.
+#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", tag = "alert-contacts",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Alert contact id")),
+    responses((status = 200, body = TestSent),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such contact of the caller", body = ErrorBody),
+        (status = 409, description = "`contact not verified`", body = ErrorBody),
+        (status = 502, description = "`alert delivery failed`, with the cause in `details`", body = ErrorBody)))]
+pub async fn send_test(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    let contact = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    drop(conn);
+    if !contact.verified {
+        return Err(ApiError::ContactNotVerified);
+    }
+    let channel = Channel::parse(&contact.kind)
+        .ok_or_else(|| ApiError::Internal(format!("contact type {:?}", contact.kind)))?;
+    let sender = Sender::new(
+        &state.settings.smtp,
+        &state.settings.safety,
+        TEST_ALERT_HTTP_TIMEOUT,
+    )
+    .map_err(|e| ApiError::DeliveryFailed(e.to_string()))?;
+
+    let event = AlertEvent::test(Utc::now());
+    let delivery = CompletedDelivery {
+        id: Uuid::new_v4(),
+        event_id: event.event_id,
+        contact_id: contact.id,
+        kind: KIND_TEST.into(),
+        event_type: event.event.as_str().into(),
+        payload: event.to_json(),
+    };
+    let attempted_at = Utc::now();
+    let started = Instant::now();
+    let result = sender
+        .send(
+            Destination {
+                channel,
+                value: &contact.value,
+                signing_secret: contact.signing_secret.as_deref(),
+            },
+            Outgoing::Alert {
+                delivery_id: delivery.id,
+                event: &event,
+            },
+        )
+        .await;
+    let attempt = AttemptRecord {
+        attempted_at,
+        outcome: if result.is_ok() {
+            AttemptOutcome::Delivered
+        } else {
+            AttemptOutcome::Failed
+        },
+        http_status: match &result {
+            Ok(sent) => sent.http_status.map(i32::from),
+            Err(e) => e.http_status.map(i32::from),
+        },
+        error: result.as_ref().err().map(|e| e.message.clone()),
+        duration_ms: i32::try_from(started.elapsed().as_millis()).unwrap_or(i32::MAX),
+    };
+    metrics::counter!("alert_test_deliveries_total", "channel" => channel.as_str(),
+        "outcome" => attempt.outcome.as_str())
+    .increment(1);
+    // The alert went out (or not) already; a log that cannot be written must
+    // not turn that answer into an error.
+    let logged = async {
+        let mut conn = state.conn().await?;
+        uptime_db::deliveries::record_completed(&mut conn, &delivery, &attempt).await?;
+        Ok::<_, ApiError>(())
+    };
+    if let Err(e) = logged.await {
+        tracing::warn!(contact_id = contact.id, error = %e, "test alert not logged");
+    }
+    match result {
+        Ok(_) => Ok(HttpResponse::Ok().json(TestSent {
+            status: "sent".into(),
+        })),
+        Err(e) => Err(ApiError::DeliveryFailed(e.message)),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct DeliveriesQuery {
+    /// How many deliveries, newest first: 1..=100 (default 20).
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptLog {
+    pub attempted_at: DateTime<Utc>,
+    /// `delivered`, `retry` (failed, tried again later) or `failed` (given up).
+    pub outcome: String,
+    pub http_status: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryLog {
+    /// Also the `webhook-id` of webhook deliveries.
+    pub id: Uuid,
+    pub event_id: Uuid,
+    /// `alert`, `verification` or `test`.
+    pub kind: String,
+    /// `monitor.down`, `monitor.up`, `monitor.degraded`, `ssl.expiring`, `test` or `verification`.
+    pub event_type: String,
+    pub monitor_id: Option<i64>,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// When a pending delivery is attempted next.
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub attempts_log: Vec<AttemptLog>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryList {
+    pub deliveries: Vec<DeliveryLog>,
+}
+
+impl DeliveryLog {
+    fn from_rows(d: AlertDelivery, attempts: Vec<DeliveryAttempt>) -> Self {
+        let pending = d.status == uptime_db::deliveries::STATUS_PENDING;
+        Self {
+            id: d.id,
+            event_id: d.event_id,
+            kind: d.kind,
+            event_type: d.event_type,
+            monitor_id: d.monitor_id,
+            status: d.status,
+            attempts: d.attempts,
+            last_error: d.last_error,
+            created_at: d.created_at,
+            delivered_at: d.delivered_at,
+            next_attempt_at: pending.then_some(d.next_attempt_at),
+            attempts_log: attempts
+                .into_iter()
+                .map(|a| AttemptLog {
+                    attempted_at: a.attempted_at,
+                    outcome: a.outcome,
+                    http_status: a.http_status,
+                    error: a.error,
+                    duration_ms: a.duration_ms,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The contact's deliveries (alerts, verification emails, test alerts),
+/// newest first, each with its attempts.
+#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", tag = "alert-contacts",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Alert contact id"), DeliveriesQuery),
+    responses((status = 200, body = DeliveryList),
+        (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody),
+        (status = 404, description = "No such contact of the caller", body = ErrorBody)))]
+pub async fn deliveries(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    query: web::Query<DeliveriesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::InvalidQuery(vec![FieldError::new(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        )]));
+    }
+    let mut conn = state.conn().await?;
+    let contact = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let rows = uptime_db::deliveries::list_for_contact(&mut conn, contact.id, limit).await?;
+    Ok(HttpResponse::Ok().json(DeliveryList {
+        deliveries: rows
+            .into_iter()
+            .map(|(d, a)| DeliveryLog::from_rows(d, a))
+            .collect(),
+    }))
+}

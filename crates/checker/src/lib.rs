@@ -1,0 +1,164 @@
+//! The checker: stateless replicas that pull due checks from one shared
+//! durable JetStream consumer, run them (HTTP and keyword checks, see
+//! [`http_check`]) and publish a result for each. [`worker`] explains the
+//! delivery guarantees; [`address`] which targets may be reached.
+//!
+//! Tests run it in-process: [`CheckerService::build`] then
+//! [`CheckerService::run_until`] a cancellation token.
+
+pub mod address;
+pub mod http_check;
+pub mod metrics;
+pub mod resolver;
+pub mod settings;
+pub mod worker;
+
+use address::AddressPolicy;
+use async_nats::jetstream;
+use http_check::{HttpChecker, HttpCheckerOptions};
+use settings::CheckerSettings;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use uptime_contracts::{bus, streams};
+use worker::Worker;
+
+/// Why the checker could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckerError {
+    #[error("reading checker.extra_root_ca_pem {path}: {source}")]
+    RootCaFile {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Client(#[from] http_check::ClientBuildError),
+    #[error("connecting to NATS: {0}")]
+    Connect(#[from] async_nats::ConnectError),
+    #[error("creating streams: {0}")]
+    Streams(#[from] jetstream::context::CreateStreamError),
+    #[error("opening the checks stream: {0}")]
+    Stream(#[from] jetstream::context::GetStreamError),
+    #[error("creating the checker consumer: {0}")]
+    Consumer(#[from] jetstream::stream::ConsumerError),
+    #[error("ops server: {0}")]
+    Ops(#[source] std::io::Error),
+}
+
+/// A checker connected and ready to run.
+pub struct CheckerService {
+    worker: Arc<Worker>,
+    consumer: jetstream::consumer::PullConsumer,
+    ops: uptime_ops::OpsServer,
+}
+
+impl CheckerService {
+    /// Builds the check client, connects to NATS, creates the streams and the
+    /// shared consumer, and binds the ops server.
+    pub async fn build(settings: CheckerSettings) -> Result<Self, CheckerError> {
+        // Install the recorder now: metrics recorded before it would be lost.
+        let _ = uptime_telemetry::metrics_handle();
+        metrics::describe();
+        let section = &settings.checker;
+        let extra_root_ca_pem = match &section.extra_root_ca_pem {
+            None => None,
+            Some(path) => Some(
+                std::fs::read(path).map_err(|source| CheckerError::RootCaFile {
+                    path: path.display().to_string(),
+                    source,
+                })?,
+            ),
+        };
+        let policy = AddressPolicy::new(
+            settings.safety.allow_private_targets,
+            section.private_allowlist.clone(),
+        );
+        let http = HttpChecker::new(
+            policy,
+            HttpCheckerOptions {
+                user_agent: section.user_agent.clone(),
+                extra_root_ca_pem,
+                max_body_bytes: section.max_body_bytes.max(1),
+            },
+        )?;
+
+        let (client, js) = bus::connect(
+            &settings.nats.url,
+            &format!("checker {}", section.instance_id),
+        )
+        .await?;
+        streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+        let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
+        let consumer = js
+            .get_stream(streams::CHECKS_STREAM)
+            .await?
+            .get_or_create_consumer(
+                streams::CHECKER_CONSUMER,
+                streams::durable_pull(streams::CHECKER_CONSUMER, ack_wait, section.max_deliver),
+            )
+            .await?;
+
+        let readiness = uptime_ops::Readiness::new().with_check("nats", move || {
+            let state = client.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("NATS {other}")),
+                }
+            }
+        });
+        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
+            .map_err(CheckerError::Ops)?;
+
+        let worker = Arc::new(Worker {
+            http,
+            js,
+            instance_id: section.instance_id.clone(),
+            ack_wait,
+            concurrency: section.concurrency,
+            shutdown_grace: Duration::from_secs(section.shutdown_grace_secs),
+        });
+        Ok(Self {
+            worker,
+            consumer,
+            ops,
+        })
+    }
+
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub fn ops_addr(&self) -> SocketAddr {
+        self.ops.addr
+    }
+
+    /// Runs checks until `shutdown` is cancelled, then finishes the checks in
+    /// flight (see [`Worker::run`]) and returns.
+    pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), CheckerError> {
+        tracing::info!(
+            instance_id = %self.worker.instance_id,
+            concurrency = self.worker.concurrency,
+            ops = %self.ops.addr,
+            "checker running"
+        );
+        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
+        self.worker.run(self.consumer, shutdown).await;
+        match ops.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(CheckerError::Ops(e)),
+            Err(e) => tracing::error!(error = %e, "ops server task failed"),
+        }
+        tracing::info!("checker stopped");
+        Ok(())
+    }
+}
+
+/// Builds and runs the checker until `shutdown`.
+pub async fn run(
+    settings: CheckerSettings,
+    shutdown: CancellationToken,
+) -> Result<(), CheckerError> {
+    CheckerService::build(settings)
+        .await?
+        .run_until(shutdown)
+        .await
+}

@@ -1,0 +1,130 @@
+//! The checker's configuration (see `uptime-config` for the layering:
+//! defaults → `UPTIME_CONFIG` file → `UPTIME_<SECTION>__<KEY>` variables).
+
+use serde::{Deserialize, Deserializer};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use uptime_config::{NatsSettings, OpsSettings, SafetySettings, TelemetrySettings};
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct CheckerSettings {
+    pub nats: NatsSettings,
+    pub telemetry: TelemetrySettings,
+    pub ops: OpsSettings,
+    pub safety: SafetySettings,
+    pub checker: CheckerSection,
+}
+
+/// The `[checker]` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct CheckerSection {
+    /// Checks this replica runs at once.
+    pub concurrency: usize,
+    /// Seconds JetStream waits for an ack before redelivering a due check to
+    /// another replica. Long checks send progress every third of it.
+    pub ack_wait_secs: u64,
+    /// Deliveries of one due check before JetStream gives up on it.
+    pub max_deliver: i64,
+    /// Names this replica in results (`reporter`) and logs. Defaults to the
+    /// host name (the pod name in Kubernetes), else a random id.
+    pub instance_id: String,
+    /// A PEM file of extra CA certificates to trust besides the public roots
+    /// (private CAs; tests). Certificates are always verified.
+    pub extra_root_ca_pem: Option<PathBuf>,
+    /// The `User-Agent` of check requests.
+    pub user_agent: String,
+    /// Response bytes read for keyword matching; the rest is not read.
+    pub max_body_bytes: usize,
+    /// Private addresses that may be checked even though
+    /// `safety.allow_private_targets` is off, e.g. one internal status page.
+    /// A list in the file, or comma-separated in the environment.
+    #[serde(deserialize_with = "ip_list")]
+    pub private_allowlist: Vec<IpAddr>,
+    /// On shutdown, how long in-flight checks may take to finish before they
+    /// are handed back to JetStream for another replica.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for CheckerSection {
+    fn default() -> Self {
+        Self {
+            concurrency: 256,
+            ack_wait_secs: 30,
+            max_deliver: 10,
+            instance_id: default_instance_id(),
+            extra_root_ca_pem: None,
+            user_agent: format!("uptime-checker/{}", env!("CARGO_PKG_VERSION")),
+            max_body_bytes: 1024 * 1024,
+            private_allowlist: Vec::new(),
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+/// The host name if the system tells it, else `checker-<random>`.
+fn default_instance_id() -> String {
+    let from_env = std::env::var("HOSTNAME").ok();
+    let from_file = || {
+        std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    from_env
+        .filter(|h| !h.trim().is_empty())
+        .or_else(from_file)
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| {
+            format!(
+                "checker-{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        })
+}
+
+/// Accepts `["10.0.0.5", "fd00::1"]` or `"10.0.0.5, fd00::1"`.
+fn ip_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<IpAddr>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrString {
+        List(Vec<IpAddr>),
+        Text(String),
+    }
+    match ListOrString::deserialize(deserializer)? {
+        ListOrString::List(list) => Ok(list),
+        ListOrString::Text(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().map_err(serde::de::Error::custom))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_accepts_a_list_or_comma_separated_text() {
+        let from_list: CheckerSection =
+            serde_json::from_str(r#"{"private_allowlist": ["10.0.0.5", "fd00::1"]}"#).unwrap();
+        let from_text: CheckerSection =
+            serde_json::from_str(r#"{"private_allowlist": "10.0.0.5, fd00::1"}"#).unwrap();
+        let expected: Vec<IpAddr> = vec!["10.0.0.5".parse().unwrap(), "fd00::1".parse().unwrap()];
+        assert_eq!(from_list.private_allowlist, expected);
+        assert_eq!(from_text.private_allowlist, expected);
+        assert!(
+            serde_json::from_str::<CheckerSection>(r#"{"private_allowlist": "nope"}"#).is_err()
+        );
+    }
+
+    #[test]
+    fn defaults_are_usable() {
+        let section = CheckerSection::default();
+        assert_eq!(section.concurrency, 256);
+        assert_eq!(section.ack_wait_secs, 30);
+        assert!(!section.instance_id.is_empty());
+    }
+}

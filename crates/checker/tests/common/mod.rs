@@ -1,0 +1,239 @@
+//! Shared harness: a NATS server per test, checkers run in-process, due
+//! checks published like the scheduler does, results read back from the
+//! results stream.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use async_nats::jetstream;
+use checker::settings::CheckerSettings;
+use chrono::Utc;
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use uptime_contracts::{
+    streams, CheckDueV1, CheckResultV1, CheckSpecV1, KeywordType, Message, MonitorKind, Trigger,
+};
+use uptime_testkit::TestNats;
+use uuid::Uuid;
+
+/// How long a test waits for results before it fails: generous, this is a
+/// functional deadline, not a speed measurement.
+pub const RESULT_DEADLINE: Duration = Duration::from_secs(60);
+
+pub struct Harness {
+    pub nats: TestNats,
+    pub js: jetstream::Context,
+}
+
+impl Harness {
+    pub async fn start() -> Self {
+        let nats = TestNats::start().await;
+        let (_client, js) = nats.jetstream().await;
+        Self { nats, js }
+    }
+
+    /// Settings for a checker on this harness's NATS, allowing private targets
+    /// (the test targets are on loopback).
+    pub fn settings(&self, instance_id: &str) -> CheckerSettings {
+        let mut settings = CheckerSettings::default();
+        settings.nats = self.nats.settings();
+        settings.ops.listen = "127.0.0.1:0".into();
+        settings.safety.allow_private_targets = true;
+        settings.checker.instance_id = instance_id.into();
+        settings.checker.ack_wait_secs = 5;
+        settings
+    }
+
+    /// Publishes a due check for `spec` the way the scheduler does.
+    pub async fn publish_due(&self, spec: CheckSpecV1) -> CheckDueV1 {
+        let due = CheckDueV1 {
+            check_id: Uuid::new_v4(),
+            monitor_id: 42,
+            trigger: Trigger::Scheduled,
+            due_at: Utc::now(),
+            spec,
+        };
+        self.publish_due_as(&due, &due.check_id.to_string()).await;
+        due
+    }
+
+    /// Publishes `due` with `Nats-Msg-Id` `msg_id`.
+    pub async fn publish_due_as(&self, due: &CheckDueV1, msg_id: &str) {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(uptime_contracts::MSG_ID_HEADER, msg_id);
+        uptime_contracts::bus::publish_acked(&self.js, headers, due)
+            .await
+            .expect("publish due check");
+    }
+
+    /// Every result on the results stream, in stream order.
+    pub async fn results(&self) -> Vec<CheckResultV1> {
+        let mut stream = self
+            .js
+            .get_stream(streams::RESULTS_STREAM)
+            .await
+            .expect("results stream");
+        let state = stream.info().await.expect("stream info").state.clone();
+        let mut results = Vec::new();
+        if state.messages == 0 {
+            return results;
+        }
+        for seq in state.first_sequence..=state.last_sequence {
+            let raw = stream.get_raw_message(seq).await.expect("stored result");
+            results.push(CheckResultV1::from_bytes(&raw.payload).expect("result decodes"));
+        }
+        results
+    }
+
+    /// Waits until the results stream holds at least `n` results, and returns them all.
+    pub async fn wait_for_results(&self, n: usize) -> Vec<CheckResultV1> {
+        let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
+        loop {
+            let results = self.results().await;
+            if results.len() >= n {
+                return results;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "only {} of {n} results within {RESULT_DEADLINE:?}",
+                results.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits for the result of `check_id`.
+    pub async fn result_of(&self, check_id: Uuid) -> CheckResultV1 {
+        let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
+        loop {
+            if let Some(found) = self
+                .results()
+                .await
+                .into_iter()
+                .find(|r| r.check_id == check_id)
+            {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no result for {check_id} within {RESULT_DEADLINE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The shared checker consumer's state.
+    pub async fn consumer_info(&self) -> jetstream::consumer::Info {
+        let stream = self
+            .js
+            .get_stream(streams::CHECKS_STREAM)
+            .await
+            .expect("checks stream");
+        let mut consumer: jetstream::consumer::PullConsumer = stream
+            .get_consumer(streams::CHECKER_CONSUMER)
+            .await
+            .expect("checker consumer");
+        consumer.info().await.expect("consumer info").clone()
+    }
+
+    /// Waits until the checker consumer has no message waiting or unacked.
+    pub async fn wait_until_consumer_idle(&self) -> jetstream::consumer::Info {
+        let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
+        loop {
+            let info = self.consumer_info().await;
+            if info.num_pending == 0 && info.num_ack_pending == 0 {
+                return info;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "consumer still busy: {} pending, {} unacked",
+                info.num_pending,
+                info.num_ack_pending
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// A checker running in this process.
+pub struct RunningChecker {
+    pub ops_addr: std::net::SocketAddr,
+    pub shutdown: CancellationToken,
+    pub task: JoinHandle<Result<(), checker::CheckerError>>,
+}
+
+impl RunningChecker {
+    pub async fn start(settings: CheckerSettings) -> Self {
+        let service = checker::CheckerService::build(settings)
+            .await
+            .expect("checker starts");
+        let ops_addr = service.ops_addr();
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(service.run_until(shutdown.clone()));
+        Self {
+            ops_addr,
+            shutdown,
+            task,
+        }
+    }
+
+    /// Graceful stop: waits for `run_until` to return.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(RESULT_DEADLINE, self.task)
+            .await
+            .expect("checker stops")
+            .expect("checker task")
+            .expect("checker ran without error");
+    }
+
+    /// A crash: the checker and every check it runs vanish without acking.
+    pub async fn kill(self) {
+        self.task.abort();
+        let _ = self.task.await;
+        // The ops server runs on its own task; stop it too.
+        self.shutdown.cancel();
+    }
+}
+
+pub fn http_spec(target: &str) -> CheckSpecV1 {
+    CheckSpecV1 {
+        kind: MonitorKind::Http,
+        target: target.into(),
+        timeout_secs: 10,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+    }
+}
+
+pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> CheckSpecV1 {
+    CheckSpecV1 {
+        kind: MonitorKind::Keyword,
+        keyword: Some(keyword.into()),
+        keyword_type: Some(keyword_type),
+        ..http_spec(target)
+    }
+}
+
+/// How many results each check_id has.
+pub fn counts_by_check(results: &[CheckResultV1]) -> HashMap<Uuid, usize> {
+    let mut counts = HashMap::new();
+    for r in results {
+        *counts.entry(r.check_id).or_default() += 1;
+    }
+    counts
+}
+
+/// Waits (generously) until `condition` holds.
+pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within {RESULT_DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

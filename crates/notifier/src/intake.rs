@@ -1,0 +1,171 @@
+//! Events in: each `StateChangedV1` / `SslExpiringV1` becomes one pending
+//! delivery per verified contact of its monitor, written before the event is
+//! acked. A redelivered event finds its deliveries there already (unique
+//! `(event_id, contact_id)`), so each event reaches each contact once.
+
+use async_nats::jetstream::consumer::PullConsumer;
+use async_nats::jetstream::{AckKind, Message};
+use futures::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use uptime_alerts::AlertEvent;
+use uptime_contracts::{subjects, Message as _, SslExpiringV1, StateChangedV1};
+use uptime_db::{DbError, Pool};
+
+/// What an event message turned into.
+#[derive(Debug)]
+enum Decoded {
+    Alert(AlertEvent),
+    /// Nothing to tell anyone (a change to `pending`).
+    Nothing,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum IntakeError {
+    /// Redelivering cannot help.
+    #[error("undecodable event on {subject}: {reason}")]
+    Undecodable { subject: String, reason: String },
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+fn decode(subject: &str, payload: &[u8]) -> Result<Decoded, IntakeError> {
+    let undecodable = |reason: String| IntakeError::Undecodable {
+        subject: subject.to_string(),
+        reason,
+    };
+    match subject {
+        subjects::STATE_CHANGED_V1 => {
+            let event = StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            Ok(AlertEvent::from_state_change(&event).map_or(Decoded::Nothing, Decoded::Alert))
+        }
+        subjects::SSL_EXPIRING_V1 => {
+            let event = SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            Ok(Decoded::Alert(AlertEvent::from_ssl_expiring(&event)))
+        }
+        other => Err(undecodable(format!("no handler for subject {other}"))),
+    }
+}
+
+/// Turns events into deliveries.
+#[derive(Clone)]
+pub struct Intake {
+    pub pool: Pool,
+    /// Woken after new deliveries are written, so they go out at once.
+    pub deliveries_added: Arc<Notify>,
+    pub retry_delay: Duration,
+}
+
+impl Intake {
+    async fn handle(&self, message: &Message) {
+        let span = tracing::info_span!("alert_event", subject = %message.subject, event_id = tracing::field::Empty);
+        uptime_telemetry::nats::set_parent_from(&span, message.headers.as_ref());
+        async {
+            match self.store(message).await {
+                Ok(created) => {
+                    if created > 0 {
+                        self.deliveries_added.notify_one();
+                    }
+                    metrics::counter!("alert_events_total", "outcome" => "accepted").increment(1);
+                    settle(message, AckKind::Ack).await;
+                }
+                Err(e @ IntakeError::Undecodable { .. }) => {
+                    tracing::error!(error = %e, "terminating an undecodable event");
+                    metrics::counter!("alert_events_total", "outcome" => "undecodable").increment(1);
+                    settle(message, AckKind::Term).await;
+                }
+                Err(IntakeError::Db(e)) => {
+                    // Every database error is retried: an event given up on
+                    // would be an alert lost.
+                    tracing::warn!(error = %e, transient = e.is_transient(), "storing deliveries failed; event will be redelivered");
+                    metrics::counter!("alert_events_total", "outcome" => "retry").increment(1);
+                    settle(message, AckKind::Nak(Some(self.retry_delay))).await;
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Writes the event's deliveries; returns how many are new.
+    async fn store(&self, message: &Message) -> Result<i64, IntakeError> {
+        let Decoded::Alert(event) = decode(&message.subject, &message.payload)? else {
+            return Ok(0);
+        };
+        tracing::Span::current().record("event_id", tracing::field::display(event.event_id));
+        let Some(monitor) = &event.monitor else {
+            return Ok(0);
+        };
+        let mut conn = uptime_db::pool::conn(&self.pool).await?;
+        let created = uptime_db::deliveries::create_for_event(
+            &mut conn,
+            event.event_id,
+            monitor.id,
+            event.event.as_str(),
+            &event.to_json(),
+        )
+        .await?;
+        tracing::info!(monitor_id = monitor.id, event = event.event.as_str(), created, "alert event accepted");
+        Ok(created)
+    }
+}
+
+async fn settle(message: &Message, kind: AckKind) {
+    if let Err(e) = message.ack_with(kind).await {
+        // The event comes back after its ack wait; storing it is idempotent.
+        tracing::warn!(error = %e, "settling an event failed");
+    }
+}
+
+/// Pulls events and hands them to `intake` until `shutdown`; the event in
+/// progress is finished first.
+pub async fn run(consumer: PullConsumer, intake: Intake, shutdown: CancellationToken) {
+    'reconnect: while !shutdown.is_cancelled() {
+        let mut stream = match consumer
+            .stream()
+            .heartbeat(Duration::from_secs(5))
+            .messages()
+            .await
+        {
+            Ok(stream) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "pulling events failed; retrying");
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                }
+            }
+        };
+        loop {
+            let next = tokio::select! {
+                _ = shutdown.cancelled() => break 'reconnect,
+                next = stream.next() => next,
+            };
+            match next {
+                Some(Ok(message)) => intake.handle(&message).await,
+                Some(Err(e)) => tracing::warn!(error = %e, "pulling events"),
+                None => continue 'reconnect,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_subjects_and_bad_json_are_undecodable() {
+        assert!(matches!(
+            decode("uptime.events.other.v1", b"{}"),
+            Err(IntakeError::Undecodable { .. })
+        ));
+        assert!(matches!(
+            decode(subjects::STATE_CHANGED_V1, b"not json"),
+            Err(IntakeError::Undecodable { .. })
+        ));
+    }
+}

@@ -1,0 +1,177 @@
+//! The notifier: turns monitor events into alert deliveries and delivers
+//! them reliably.
+//!
+//! - [`intake`]: the durable NATS consumer of `StateChangedV1` and
+//!   `SslExpiringV1`; each event becomes one `alert_deliveries` row per
+//!   verified contact of its monitor before the event is acked.
+//! - [`worker`]: claims due deliveries with a lease, sends them through
+//!   `uptime-alerts` (email, Slack, signed webhooks), logs every attempt and
+//!   retries with exponential backoff until delivered or given up.
+//! - [`backoff`]: the retry policy, free of I/O.
+//!
+//! Verification emails (written by the api-gateway) travel the same way, as
+//! deliveries of kind `verification`.
+
+pub mod backoff;
+pub mod intake;
+pub mod settings;
+pub mod worker;
+
+use async_nats::jetstream;
+use settings::NotifierSettings;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uptime_contracts::{streams, subjects};
+
+/// JetStream redelivers an event until it is acked: an event given up on
+/// would be alerts lost (undecodable events are termed instead).
+const UNLIMITED_DELIVERIES: i64 = -1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum NotifierError {
+    #[error(transparent)]
+    Db(#[from] uptime_db::DbError),
+    #[error("connecting to NATS: {0}")]
+    NatsConnect(#[from] async_nats::ConnectError),
+    #[error("setting up JetStream: {0}")]
+    JetStream(String),
+    #[error("setting up the alert channels: {0}")]
+    Channels(#[from] uptime_alerts::SetupError),
+    #[error("ops server: {0}")]
+    Ops(#[from] std::io::Error),
+}
+
+/// A notifier connected to its database and broker, with its ops server bound.
+pub struct Notifier {
+    settings: NotifierSettings,
+    pool: uptime_db::Pool,
+    nats: async_nats::Client,
+    consumer: jetstream::consumer::PullConsumer,
+    sender: uptime_alerts::Sender,
+    ops: uptime_ops::OpsServer,
+}
+
+impl Notifier {
+    /// Connects, creates the streams and the durable consumer (idempotent),
+    /// and binds the ops listener (port 0 picks a free one).
+    pub async fn build(settings: NotifierSettings) -> Result<Self, NotifierError> {
+        let tuning = &settings.notifier;
+        if tuning.lease() <= tuning.http_timeout() {
+            tracing::warn!(lease_secs = tuning.lease_secs, http_timeout_secs = tuning.http_timeout_secs,
+                "the delivery lease is not longer than an attempt may take; slow attempts may be repeated");
+        }
+        let sender = uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
+        let pool = uptime_db::connect(&settings.database)?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "notifier").await?;
+        streams::ensure_all(&js, settings.nats.stream_replicas)
+            .await
+            .map_err(|e| NotifierError::JetStream(e.to_string()))?;
+        let consumer = js
+            .get_stream(streams::EVENTS_STREAM)
+            .await
+            .map_err(|e| NotifierError::JetStream(e.to_string()))?
+            .get_or_create_consumer(
+                streams::NOTIFIER_CONSUMER,
+                jetstream::consumer::pull::Config {
+                    filter_subjects: vec![
+                        subjects::STATE_CHANGED_V1.to_string(),
+                        subjects::SSL_EXPIRING_V1.to_string(),
+                    ],
+                    ..streams::durable_pull(streams::NOTIFIER_CONSUMER, tuning.ack_wait(), UNLIMITED_DELIVERIES)
+                },
+            )
+            .await
+            .map_err(|e| NotifierError::JetStream(e.to_string()))?;
+        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness(&pool, &nats))?;
+        Ok(Self {
+            settings,
+            pool,
+            nats,
+            consumer,
+            sender,
+            ops,
+        })
+    }
+
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub fn ops_addr(&self) -> SocketAddr {
+        self.ops.addr
+    }
+
+    /// Runs until `shutdown` is cancelled: the event in progress is stored
+    /// and the attempts in flight are finished first.
+    pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), NotifierError> {
+        let tuning = &self.settings.notifier;
+        let deliveries_added = Arc::new(Notify::new());
+        let worker = Arc::new(worker::Worker {
+            pool: self.pool.clone(),
+            sender: self.sender,
+            policy: backoff::RetryPolicy {
+                initial: tuning.initial_backoff(),
+                max: tuning.max_backoff(),
+                give_up_after: tuning.give_up_after(),
+            },
+            concurrency: tuning.concurrency,
+            lease: tuning.lease(),
+            poll_interval: tuning.poll_interval(),
+            deliveries_added: deliveries_added.clone(),
+        });
+        let intake = intake::Intake {
+            pool: self.pool.clone(),
+            deliveries_added,
+            retry_delay: tuning.retry_delay(),
+        };
+        tracing::info!(ops = %self.ops.addr, "notifier started");
+        // Joined rather than spawned: dropping this future (a crash, in
+        // tests) stops everything it started.
+        let ops = self.ops.run(shutdown.clone());
+        let lag = uptime_telemetry::nats::report_consumer_lag(
+            jetstream::new(self.nats.clone()),
+            streams::EVENTS_STREAM,
+            streams::NOTIFIER_CONSUMER,
+            std::time::Duration::from_secs(15),
+            shutdown.clone().cancelled_owned(),
+        );
+        let (ops, _, _, _) = tokio::join!(
+            ops,
+            lag,
+            intake::run(self.consumer, intake, shutdown.clone()),
+            worker.run(shutdown.clone()),
+        );
+        if let Err(e) = ops {
+            tracing::warn!(error = %e, "ops server stopped with an error");
+        }
+        // Acks still buffered in the client go out before exit.
+        if let Err(e) = self.nats.flush().await {
+            tracing::warn!(error = %e, "flushing NATS on shutdown");
+        }
+        tracing::info!("notifier stopped");
+        Ok(())
+    }
+}
+
+/// Builds and runs a notifier until `shutdown`.
+pub async fn run(settings: NotifierSettings, shutdown: CancellationToken) -> Result<(), NotifierError> {
+    Notifier::build(settings).await?.run_until(shutdown).await
+}
+
+fn readiness(pool: &uptime_db::Pool, nats: &async_nats::Client) -> uptime_ops::Readiness {
+    let pool = pool.clone();
+    let nats = nats.clone();
+    uptime_ops::Readiness::new()
+        .with_check("postgres", move || {
+            let pool = pool.clone();
+            async move { uptime_db::pool::ping(&pool).await.map_err(|e| e.to_string()) }
+        })
+        .with_check("nats", move || {
+            let state = nats.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        })
+}

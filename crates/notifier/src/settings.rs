@@ -1,0 +1,99 @@
+//! The notifier's configuration (see `uptime-config` for the layering).
+
+use serde::Deserialize;
+use std::time::Duration;
+use uptime_config::{
+    DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+};
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct NotifierSettings {
+    pub database: DatabaseSettings,
+    pub nats: NatsSettings,
+    pub telemetry: TelemetrySettings,
+    pub ops: OpsSettings,
+    pub safety: SafetySettings,
+    pub smtp: SmtpSettings,
+    pub notifier: DeliverySettings,
+}
+
+/// How deliveries are attempted and retried.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct DeliverySettings {
+    /// Deliveries attempted at the same time by this process.
+    pub concurrency: usize,
+    /// A delivery still failing this long after its event is marked `failed`.
+    pub give_up_after_secs: f64,
+    /// The wait after the first failed attempt; it doubles with each attempt.
+    pub initial_backoff_secs: f64,
+    /// The longest wait between two attempts (a `Retry-After` may ask for more).
+    pub max_backoff_secs: f64,
+    /// How long a claimed delivery stays reserved for its worker. Longer than
+    /// one attempt can take, so that only a crashed worker's deliveries are
+    /// claimed again.
+    pub lease_secs: f64,
+    /// How often to look for due deliveries when nothing new has arrived.
+    pub poll_interval_ms: u64,
+    /// Upper bound of one webhook or Slack request.
+    pub http_timeout_secs: f64,
+    /// How long JetStream waits for an event's ack before redelivering it.
+    pub ack_wait_secs: u64,
+    /// Delay before a redelivery after a transient database error.
+    pub retry_delay_ms: u64,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        Self {
+            concurrency: 32,
+            give_up_after_secs: 24.0 * 3600.0,
+            initial_backoff_secs: 5.0,
+            max_backoff_secs: 1800.0,
+            lease_secs: 120.0,
+            poll_interval_ms: 1000,
+            http_timeout_secs: 10.0,
+            ack_wait_secs: 30,
+            retry_delay_ms: 2000,
+        }
+    }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.max(0.0))
+}
+
+impl DeliverySettings {
+    pub fn give_up_after(&self) -> Duration {
+        secs(self.give_up_after_secs)
+    }
+
+    pub fn initial_backoff(&self) -> Duration {
+        secs(self.initial_backoff_secs)
+    }
+
+    pub fn max_backoff(&self) -> Duration {
+        secs(self.max_backoff_secs)
+    }
+
+    pub fn lease(&self) -> Duration {
+        secs(self.lease_secs)
+    }
+
+    pub fn poll_interval(&self) -> Duration {
+        Duration::from_millis(self.poll_interval_ms.max(10))
+    }
+
+    pub fn http_timeout(&self) -> Duration {
+        secs(self.http_timeout_secs.max(0.1))
+    }
+
+    pub fn ack_wait(&self) -> Duration {
+        Duration::from_secs(self.ack_wait_secs.max(1))
+    }
+
+    pub fn retry_delay(&self) -> Duration {
+        Duration::from_millis(self.retry_delay_ms)
+    }
+}

@@ -1,0 +1,188 @@
+//! Deliveries out: claim due deliveries (with a lease), attempt them
+//! concurrently, log every attempt, and reschedule or settle each one.
+//!
+//! A worker that dies mid-attempt leaves its lease to expire; another worker
+//! then attempts the delivery again. Receivers may therefore see a delivery
+//! twice, always with the same `webhook-id`, and can deduplicate on it.
+
+use crate::backoff::{Next, RetryPolicy};
+use chrono::Utc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use uptime_alerts::{AlertEvent, Channel, Destination, Outgoing, SendError, Sender, VerificationRequest};
+use uptime_db::deliveries::{self, AttemptOutcome, AttemptRecord, DueDelivery};
+use uptime_db::Pool;
+
+/// Everything an attempt needs.
+pub struct Worker {
+    pub pool: Pool,
+    pub sender: Sender,
+    pub policy: RetryPolicy,
+    pub concurrency: usize,
+    pub lease: Duration,
+    pub poll_interval: Duration,
+    /// Woken when new deliveries were written.
+    pub deliveries_added: Arc<Notify>,
+}
+
+impl Worker {
+    /// Runs until `shutdown`, then lets the attempts in flight finish (each
+    /// is bounded by its channel's timeout).
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut in_flight: JoinSet<()> = JoinSet::new();
+        let concurrency = self.concurrency.max(1);
+        while !shutdown.is_cancelled() {
+            let free = concurrency.saturating_sub(in_flight.len());
+            let mut claimed_all = false;
+            if free > 0 {
+                match self.claim(free).await {
+                    Ok(due) => {
+                        claimed_all = due.len() == free;
+                        for delivery in due {
+                            let worker = self.clone();
+                            in_flight.spawn(async move { worker.attempt(delivery).await });
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "claiming deliveries failed"),
+                }
+            }
+            if claimed_all {
+                // More may be due right now; claim again once a slot frees.
+                if in_flight.len() >= concurrency {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = in_flight.join_next() => {}
+                    }
+                }
+                continue;
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = self.deliveries_added.notified() => {}
+                _ = tokio::time::sleep(self.poll_interval) => {}
+                Some(_) = in_flight.join_next(), if !in_flight.is_empty() => {}
+            }
+        }
+        while in_flight.join_next().await.is_some() {}
+    }
+
+    async fn claim(&self, limit: usize) -> Result<Vec<DueDelivery>, uptime_db::DbError> {
+        let mut conn = uptime_db::pool::conn(&self.pool).await?;
+        deliveries::claim_due(&mut conn, limit as i64, self.lease.as_secs_f64()).await
+    }
+
+    async fn attempt(&self, due: DueDelivery) {
+        let d = &due.delivery;
+        let channel = Channel::parse(&due.contact.kind);
+        let channel_label = channel.map_or("unknown", Channel::as_str);
+        let span = tracing::info_span!("alert_delivery", delivery_id = %d.id, event_id = %d.event_id,
+            kind = %d.kind, channel = channel_label, attempt = d.attempts + 1);
+        async {
+            let attempted_at = Utc::now();
+            let started = Instant::now();
+            let result = self.send(&due, channel).await;
+            let elapsed = started.elapsed();
+            let record = self.record_for(&due, attempted_at, elapsed, result);
+            let outcome = record.outcome.as_str();
+            metrics::counter!("alert_deliveries_total", "channel" => channel_label, "outcome" => outcome)
+                .increment(1);
+            metrics::histogram!("alert_delivery_attempt_duration_seconds", "channel" => channel_label)
+                .record(elapsed.as_secs_f64());
+            match record.outcome {
+                AttemptOutcome::Delivered => tracing::info!("alert delivered"),
+                AttemptOutcome::Retry { next_attempt_at } => {
+                    tracing::warn!(error = ?record.error, %next_attempt_at, "delivery failed; will retry")
+                }
+                AttemptOutcome::Failed => {
+                    metrics::counter!("alert_delivery_failures_total", "channel" => channel_label)
+                        .increment(1);
+                    tracing::error!(error = ?record.error, "delivery failed for good")
+                }
+            }
+            self.save(d.id, &record).await;
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn send(&self, due: &DueDelivery, channel: Option<Channel>) -> Result<uptime_alerts::Sent, SendError> {
+        let d = &due.delivery;
+        let contact = &due.contact;
+        let channel = channel
+            .ok_or_else(|| SendError::permanent(format!("unknown contact type {:?}", contact.kind)))?;
+        let to = Destination {
+            channel,
+            value: &contact.value,
+            signing_secret: contact.signing_secret.as_deref(),
+        };
+        let invalid = |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
+        if d.kind == deliveries::KIND_VERIFICATION {
+            let request: VerificationRequest = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+            return self.sender.send(to, Outgoing::Verification(&request)).await;
+        }
+        // Alerts go to verified contacts only; a contact whose address
+        // changed since the delivery was written is unverified again.
+        if !contact.verified {
+            return Err(SendError::permanent("the contact is not verified"));
+        }
+        let event: AlertEvent = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+        self.sender
+            .send(to, Outgoing::Alert { delivery_id: d.id, event: &event })
+            .await
+    }
+
+    fn record_for(
+        &self,
+        due: &DueDelivery,
+        attempted_at: chrono::DateTime<Utc>,
+        elapsed: Duration,
+        result: Result<uptime_alerts::Sent, SendError>,
+    ) -> AttemptRecord {
+        let duration_ms = i32::try_from(elapsed.as_millis()).unwrap_or(i32::MAX);
+        let (outcome, http_status, error) = match result {
+            Ok(sent) => (AttemptOutcome::Delivered, sent.http_status, None),
+            Err(e) => {
+                let outcome = match e.retry {
+                    uptime_alerts::Retry::Never => AttemptOutcome::Failed,
+                    uptime_alerts::Retry::Later { after } => {
+                        let failed_attempts = u32::try_from(due.delivery.attempts + 1).unwrap_or(u32::MAX);
+                        match self.policy.next(due.delivery.created_at, Utc::now(), failed_attempts, after) {
+                            Next::RetryAt(next_attempt_at) => AttemptOutcome::Retry { next_attempt_at },
+                            Next::GiveUp => AttemptOutcome::Failed,
+                        }
+                    }
+                };
+                (outcome, e.http_status, Some(e.message))
+            }
+        };
+        AttemptRecord {
+            attempted_at,
+            outcome,
+            http_status: http_status.map(i32::from),
+            error,
+            duration_ms,
+        }
+    }
+
+    /// Records the attempt, retrying briefly while the database is away. If
+    /// it stays away the lease runs out and the delivery is attempted again:
+    /// at least once, never lost.
+    async fn save(&self, delivery_id: uuid::Uuid, record: &AttemptRecord) {
+        for wait_ms in [0u64, 200, 1000, 3000] {
+            tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+            let saved = async {
+                let mut conn = uptime_db::pool::conn(&self.pool).await?;
+                deliveries::record_attempt(&mut conn, delivery_id, record).await
+            };
+            match saved.await {
+                Ok(()) => return,
+                Err(e) => tracing::warn!(error = %e, "recording a delivery attempt failed"),
+            }
+        }
+        tracing::error!("could not record the attempt; the delivery will be attempted again after its lease");
+    }
+}

@@ -1,0 +1,170 @@
+//! The recorder: drains check results from NATS, stores them, moves each
+//! monitor through its state machine, keeps the daily uptime rollup and
+//! publishes state-change and certificate events through a transactional
+//! outbox. Several replicas may run: they share one durable consumer, and
+//! every write is idempotent on the result's `check_id`.
+//!
+//! - [`consumer`]: batches of messages, acks, naks and terms.
+//! - [`store`]: the one transaction per batch.
+//! - [`plan`] and [`state_machine`]: the decisions, free of I/O.
+//! - [`outbox`]: publishing events, and the relay for stranded ones.
+
+pub mod consumer;
+pub mod outbox;
+pub mod plan;
+pub mod settings;
+pub mod state_machine;
+pub mod store;
+
+use async_nats::jetstream;
+use settings::RecorderSettings;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use uptime_contracts::streams;
+
+/// JetStream redelivers a result until it is acked; there is no limit, because
+/// a result given up on would be a result lost (undecodable ones are termed).
+const UNLIMITED_DELIVERIES: i64 = -1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecorderError {
+    #[error(transparent)]
+    Db(#[from] uptime_db::DbError),
+    #[error("connecting to NATS: {0}")]
+    NatsConnect(#[from] async_nats::ConnectError),
+    #[error("setting up JetStream: {0}")]
+    JetStream(String),
+    #[error("ops server: {0}")]
+    Ops(#[from] std::io::Error),
+}
+
+/// A recorder connected to its database and broker, with its ops server bound.
+pub struct Recorder {
+    settings: RecorderSettings,
+    pool: uptime_db::Pool,
+    nats: async_nats::Client,
+    js: jetstream::Context,
+    consumer: jetstream::consumer::PullConsumer,
+    ops: uptime_ops::OpsServer,
+}
+
+impl Recorder {
+    /// Connects, creates the streams and the durable consumer (idempotent),
+    /// and binds the ops listener (port 0 picks a free one).
+    pub async fn build(settings: RecorderSettings) -> Result<Self, RecorderError> {
+        let pool = uptime_db::connect(&settings.database)?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "recorder").await?;
+        streams::ensure_all(&js, settings.nats.stream_replicas)
+            .await
+            .map_err(|e| RecorderError::JetStream(e.to_string()))?;
+        let consumer = js
+            .get_stream(streams::RESULTS_STREAM)
+            .await
+            .map_err(|e| RecorderError::JetStream(e.to_string()))?
+            .get_or_create_consumer(
+                streams::RECORDER_CONSUMER,
+                streams::durable_pull(
+                    streams::RECORDER_CONSUMER,
+                    settings.recorder.ack_wait(),
+                    UNLIMITED_DELIVERIES,
+                ),
+            )
+            .await
+            .map_err(|e| RecorderError::JetStream(e.to_string()))?;
+        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness(&pool, &nats))?;
+        Ok(Self {
+            settings,
+            pool,
+            nats,
+            js,
+            consumer,
+            ops,
+        })
+    }
+
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub fn ops_addr(&self) -> SocketAddr {
+        self.ops.addr
+    }
+
+    /// Records until `shutdown` is cancelled; the batch in progress is finished first.
+    pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), RecorderError> {
+        let options = &self.settings.recorder;
+        let ops_addr = self.ops.addr;
+        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
+        let relay = tokio::spawn(outbox::run_relay(
+            self.pool.clone(),
+            self.js.clone(),
+            outbox::RelayConfig {
+                interval: Duration::from_millis(options.relay_interval_ms.max(10)),
+                min_age: Duration::from_millis(options.relay_min_age_ms),
+                batch: 500,
+            },
+            shutdown.clone(),
+        ));
+        tokio::spawn(uptime_telemetry::nats::report_consumer_lag(
+            self.js.clone(),
+            streams::RESULTS_STREAM,
+            streams::RECORDER_CONSUMER,
+            Duration::from_secs(15),
+            shutdown.clone().cancelled_owned(),
+        ));
+        tracing::info!(ops = %ops_addr, "recorder started");
+        consumer::run(
+            self.consumer,
+            consumer::BatchHandler {
+                pool: self.pool.clone(),
+                js: self.js.clone(),
+                retry_delay: options.retry_delay(),
+            },
+            consumer::Batching {
+                max_messages: options.batch_size,
+                max_wait: options.batch_wait(),
+            },
+            shutdown,
+        )
+        .await;
+        let _ = relay.await;
+        if let Ok(Err(e)) = ops.await {
+            tracing::warn!(error = %e, "ops server stopped with an error");
+        }
+        // Acks and publishes still buffered in the client go out before exit.
+        if let Err(e) = self.nats.flush().await {
+            tracing::warn!(error = %e, "flushing NATS on shutdown");
+        }
+        tracing::info!("recorder stopped");
+        Ok(())
+    }
+}
+
+/// Builds and runs a recorder until `shutdown`.
+pub async fn run(
+    settings: RecorderSettings,
+    shutdown: CancellationToken,
+) -> Result<(), RecorderError> {
+    Recorder::build(settings).await?.run_until(shutdown).await
+}
+
+fn readiness(pool: &uptime_db::Pool, nats: &async_nats::Client) -> uptime_ops::Readiness {
+    let pool = pool.clone();
+    let nats = nats.clone();
+    uptime_ops::Readiness::new()
+        .with_check("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                uptime_db::pool::ping(&pool)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })
+        .with_check("nats", move || {
+            let state = nats.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        })
+}

@@ -1,0 +1,420 @@
+//! Turning a batch of results into the rows to write: pure functions over the
+//! locked monitor rows, so the decisions are testable without a database.
+
+use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
+use chrono::{DateTime, NaiveDate, Utc};
+use std::collections::{BTreeMap, HashMap};
+use uptime_contracts::{
+    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorRefV1, MonitorStatus,
+    SslExpiringV1, StateChangedV1, Trigger,
+};
+use uptime_db::models::Monitor;
+use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
+use uuid::Uuid;
+
+/// The namespace of the recorder's deterministic event ids.
+const EVENT_NAMESPACE: Uuid = Uuid::from_u128(0x5b0c_7e1a_3c55_4d7e_9a21_6f4e_2b8d_0c13);
+
+/// The id of the state-change event caused by check `check_id`: the same on
+/// every redelivery, so the outbox and JetStream deduplicate it.
+pub fn state_event_id(check_id: Uuid) -> Uuid {
+    Uuid::new_v5(&EVENT_NAMESPACE, format!("{check_id}:state").as_bytes())
+}
+
+/// The id of the certificate warning caused by check `check_id`.
+pub fn ssl_event_id(check_id: Uuid) -> Uuid {
+    Uuid::new_v5(&EVENT_NAMESPACE, format!("{check_id}:ssl").as_bytes())
+}
+
+fn latency_warn_ms(monitor: &Monitor) -> Option<u32> {
+    monitor.latency_warn_ms.and_then(|v| u32::try_from(v).ok())
+}
+
+/// The row a result is stored as, judged by its monitor's latency threshold.
+pub fn result_row(result: &CheckResultV1, monitor: &Monitor) -> NewCheckResult {
+    let status =
+        state_machine::result_status(result.outcome, result.latency_ms, latency_warn_ms(monitor));
+    NewCheckResult {
+        check_id: result.check_id,
+        monitor_id: result.monitor_id,
+        trigger: result.trigger.as_str().to_string(),
+        status: status.as_str().to_string(),
+        checked_at: result.checked_at,
+        due_at: result.due_at,
+        latency_ms: result
+            .latency_ms
+            .map(|v| i32::try_from(v).unwrap_or(i32::MAX)),
+        http_status: result.http_status.map(i32::from),
+        error: result.error.clone(),
+        ssl_expires_at: result.ssl_expires_at,
+        reporter: result.reporter.clone(),
+    }
+}
+
+/// Everything a batch writes besides the results themselves.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub updates: Vec<MonitorStateUpdate>,
+    pub increments: Vec<DailyIncrement>,
+    pub events: Vec<NewOutboxEvent>,
+    /// The status each transition went to, for metrics.
+    pub transitions: Vec<MonitorStatus>,
+}
+
+/// Applies newly stored `results` (any order) to their `monitors` (the locked
+/// rows). Every result must belong to one of `monitors`.
+pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<Utc>) -> Effects {
+    let mut by_monitor: BTreeMap<i64, Vec<&CheckResultV1>> = BTreeMap::new();
+    for r in results {
+        by_monitor.entry(r.monitor_id).or_default().push(r);
+    }
+    let monitors: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let mut out = Effects::default();
+    let mut rollup: BTreeMap<(i64, NaiveDate), (i32, i32)> = BTreeMap::new();
+
+    for (monitor_id, mut results) in by_monitor {
+        let Some(monitor) = monitors.get(&monitor_id) else {
+            continue;
+        };
+        // Oldest first; ties broken by check id so the order is the same on
+        // every replica and every redelivery.
+        results.sort_by_key(|r| (r.checked_at, r.check_id));
+        let mut tracker = MonitorTracker::new(monitor);
+        for result in results {
+            let stored = state_machine::result_status(
+                result.outcome,
+                result.latency_ms,
+                latency_warn_ms(monitor),
+            );
+            let day = rollup
+                .entry((monitor_id, result.checked_at.date_naive()))
+                .or_default();
+            day.0 += 1;
+            if stored != MonitorStatus::Down {
+                day.1 += 1;
+            }
+            tracker.apply(result, stored, now, &mut out);
+        }
+        out.updates.push(tracker.into_update());
+    }
+    out.increments = rollup
+        .into_iter()
+        .map(|((monitor_id, day), (total, up))| DailyIncrement {
+            monitor_id,
+            day,
+            total_checks: total,
+            up_checks: up,
+        })
+        .collect();
+    out
+}
+
+/// One monitor's state while its results of the batch are applied.
+struct MonitorTracker<'a> {
+    monitor: &'a Monitor,
+    state: MonitorState,
+    rules: Rules,
+    last_heartbeat_at: Option<DateTime<Utc>>,
+    ssl_expires_at: Option<DateTime<Utc>>,
+    ssl_warned_for: Option<DateTime<Utc>>,
+}
+
+impl<'a> MonitorTracker<'a> {
+    fn new(monitor: &'a Monitor) -> Self {
+        Self {
+            monitor,
+            state: MonitorState {
+                // The column's CHECK constraint admits only the four statuses.
+                status: MonitorStatus::parse(&monitor.status).unwrap_or(MonitorStatus::Pending),
+                status_since: monitor.status_since,
+                consecutive_failures: u32::try_from(monitor.consecutive_failures).unwrap_or(0),
+                last_checked_at: monitor.last_checked_at,
+            },
+            rules: Rules {
+                confirmation_count: u32::try_from(monitor.confirmation_count).unwrap_or(1),
+                latency_warn_ms: latency_warn_ms(monitor),
+                active: monitor.active,
+            },
+            last_heartbeat_at: monitor.last_heartbeat_at,
+            ssl_expires_at: monitor.ssl_expires_at,
+            ssl_warned_for: monitor.ssl_warned_for,
+        }
+    }
+
+    fn apply(
+        &mut self,
+        result: &CheckResultV1,
+        stored: MonitorStatus,
+        now: DateTime<Utc>,
+        out: &mut Effects,
+    ) {
+        // A ping is a fact whatever the monitor's state: it only moves forward.
+        if result.trigger == Trigger::Heartbeat && result.outcome == CheckOutcome::Pass {
+            self.last_heartbeat_at = self.last_heartbeat_at.max(Some(result.checked_at));
+        }
+        let applied = self.state.apply(
+            self.rules,
+            Observation {
+                checked_at: result.checked_at,
+                outcome: result.outcome,
+                latency_ms: result.latency_ms,
+            },
+        );
+        if applied == Applied::Stale {
+            return;
+        }
+        if let Some(expires_at) = result.ssl_expires_at {
+            self.ssl_expires_at = Some(expires_at);
+        }
+        if applied == Applied::Paused {
+            return;
+        }
+        if let Applied::Counted(Some(transition)) = applied {
+            out.transitions.push(transition.to);
+            out.events
+                .push(self.state_changed(result, stored, transition));
+        }
+        if let Some(expires_at) = result.ssl_expires_at {
+            let warn_days = u32::try_from(self.monitor.ssl_warn_days).unwrap_or(0);
+            if state_machine::ssl_warning_due(expires_at, self.ssl_warned_for, warn_days, now) {
+                self.ssl_warned_for = Some(expires_at);
+                out.events
+                    .push(self.ssl_expiring(result, stored, expires_at, warn_days, now));
+            }
+        }
+    }
+
+    fn monitor_ref(&self) -> MonitorRefV1 {
+        let m = self.monitor;
+        MonitorRefV1 {
+            id: m.id,
+            user_id: m.user_id,
+            name: m.name.clone(),
+            // The column's CHECK constraint admits only the three kinds.
+            kind: MonitorKind::parse(&m.kind).unwrap_or(MonitorKind::Http),
+            target: m.target.clone(),
+        }
+    }
+
+    fn check_ref(result: &CheckResultV1, stored: MonitorStatus) -> CheckRefV1 {
+        CheckRefV1 {
+            check_id: result.check_id,
+            trigger: result.trigger,
+            checked_at: result.checked_at,
+            status: stored,
+            latency_ms: result.latency_ms,
+            http_status: result.http_status,
+            error: result.error.clone(),
+        }
+    }
+
+    fn state_changed(
+        &self,
+        result: &CheckResultV1,
+        stored: MonitorStatus,
+        transition: Transition,
+    ) -> NewOutboxEvent {
+        let event = StateChangedV1 {
+            event_id: state_event_id(result.check_id),
+            monitor: self.monitor_ref(),
+            previous_status: transition.from,
+            status: transition.to,
+            occurred_at: transition.at,
+            previous_since: transition.previous_since,
+            consecutive_failures: self.state.consecutive_failures,
+            check: Self::check_ref(result, stored),
+        };
+        outbox_row(event.event_id, self.monitor.id, &event)
+    }
+
+    fn ssl_expiring(
+        &self,
+        result: &CheckResultV1,
+        stored: MonitorStatus,
+        expires_at: DateTime<Utc>,
+        warn_days: u32,
+        now: DateTime<Utc>,
+    ) -> NewOutboxEvent {
+        let event = SslExpiringV1 {
+            event_id: ssl_event_id(result.check_id),
+            monitor: self.monitor_ref(),
+            ssl_expires_at: expires_at,
+            days_left: (expires_at - now).num_days(),
+            warn_days,
+            occurred_at: result.checked_at,
+            check: Self::check_ref(result, stored),
+        };
+        outbox_row(event.event_id, self.monitor.id, &event)
+    }
+
+    fn into_update(self) -> MonitorStateUpdate {
+        MonitorStateUpdate {
+            id: self.monitor.id,
+            status: self.state.status.as_str().to_string(),
+            status_since: self.state.status_since,
+            consecutive_failures: i32::try_from(self.state.consecutive_failures)
+                .unwrap_or(i32::MAX),
+            last_checked_at: self.state.last_checked_at,
+            last_heartbeat_at: self.last_heartbeat_at,
+            ssl_expires_at: self.ssl_expires_at,
+            ssl_warned_for: self.ssl_warned_for,
+        }
+    }
+}
+
+fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {
+    NewOutboxEvent {
+        id,
+        monitor_id,
+        subject: M::SUBJECT.to_string(),
+        // Plain data structs always serialise.
+        payload: serde_json::to_value(msg).expect("event serialises"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
+    }
+
+    fn monitor(id: i64) -> Monitor {
+        Monitor {
+            id,
+            user_id: 7,
+            name: "site".into(),
+            kind: "http".into(),
+            target: Some("https://example.com".into()),
+            interval_secs: 60,
+            timeout_secs: 10,
+            keyword: None,
+            keyword_type: None,
+            expected_status: 200,
+            confirmation_count: 1,
+            ssl_warn_days: 30,
+            latency_warn_ms: Some(500),
+            heartbeat_token: None,
+            active: true,
+            created_at: t(-100),
+            updated_at: t(-100),
+            status: "pending".into(),
+            status_since: None,
+            consecutive_failures: 0,
+            last_checked_at: None,
+            last_heartbeat_at: None,
+            ssl_expires_at: None,
+            ssl_warned_for: None,
+        }
+    }
+
+    fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResultV1 {
+        CheckResultV1 {
+            check_id: Uuid::new_v4(),
+            monitor_id,
+            trigger: Trigger::Scheduled,
+            due_at: Some(t(at)),
+            checked_at: t(at),
+            outcome,
+            latency_ms: Some(latency),
+            http_status: Some(200),
+            error: None,
+            ssl_expires_at: None,
+            reporter: "test".into(),
+        }
+    }
+
+    #[test]
+    fn results_apply_in_checked_at_order_whatever_the_batch_order() {
+        let m = monitor(1);
+        let up = result(1, 0, CheckOutcome::Pass, 10);
+        let down = result(1, 5, CheckOutcome::Fail, 10);
+        // Delivered newest first: the older pass must not win.
+        let fx = effects(std::slice::from_ref(&m), &[&down, &up], t(10));
+        assert_eq!(fx.transitions, vec![MonitorStatus::Up, MonitorStatus::Down]);
+        assert_eq!(fx.updates[0].status, "down");
+        assert_eq!(fx.updates[0].last_checked_at, Some(t(5)));
+        let ids: Vec<Uuid> = fx.events.iter().map(|e| e.id).collect();
+        assert_eq!(
+            ids,
+            vec![state_event_id(up.check_id), state_event_id(down.check_id)]
+        );
+    }
+
+    #[test]
+    fn rollup_counts_degraded_as_up_per_utc_day() {
+        let m = monitor(1);
+        let day = 86_400;
+        let a = result(1, 0, CheckOutcome::Pass, 900); // degraded
+        let b = result(1, 1, CheckOutcome::Fail, 0);
+        let c = result(1, day, CheckOutcome::Pass, 1);
+        let fx = effects(std::slice::from_ref(&m), &[&a, &b, &c], t(2 * day));
+        let got: Vec<(NaiveDate, i32, i32)> = fx
+            .increments
+            .iter()
+            .map(|i| (i.day, i.total_checks, i.up_checks))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(t(0).date_naive(), 2, 1), (t(day).date_naive(), 1, 1)]
+        );
+    }
+
+    #[test]
+    fn paused_monitors_record_but_raise_nothing() {
+        let mut m = monitor(1);
+        m.active = false;
+        let mut r = result(1, 0, CheckOutcome::Fail, 0);
+        r.ssl_expires_at = Some(t(86_400));
+        let fx = effects(std::slice::from_ref(&m), &[&r], t(0));
+        assert!(fx.events.is_empty());
+        assert_eq!(fx.updates[0].status, "pending");
+        assert_eq!(fx.increments[0].total_checks, 1);
+    }
+
+    #[test]
+    fn ssl_warning_is_raised_once_per_certificate() {
+        let m = monitor(1);
+        let expiry = t(5 * 86_400);
+        let mut first = result(1, 0, CheckOutcome::Pass, 10);
+        first.ssl_expires_at = Some(expiry);
+        let mut second = result(1, 1, CheckOutcome::Pass, 10);
+        second.ssl_expires_at = Some(expiry);
+        let fx = effects(std::slice::from_ref(&m), &[&first, &second], t(2));
+        let ssl: Vec<&NewOutboxEvent> = fx
+            .events
+            .iter()
+            .filter(|e| e.subject == SslExpiringV1::SUBJECT)
+            .collect();
+        assert_eq!(ssl.len(), 1);
+        assert_eq!(ssl[0].id, ssl_event_id(first.check_id));
+        assert_eq!(ssl[0].payload["days_left"], 4);
+        assert_eq!(fx.updates[0].ssl_warned_for, Some(expiry));
+        assert_eq!(fx.updates[0].ssl_expires_at, Some(expiry));
+    }
+
+    #[test]
+    fn heartbeat_pings_move_last_heartbeat_forward_only() {
+        let mut m = monitor(1);
+        m.kind = "heartbeat".into();
+        m.last_heartbeat_at = Some(t(50));
+        let mut ping = result(1, 40, CheckOutcome::Pass, 0);
+        ping.trigger = Trigger::Heartbeat;
+        let fx = effects(std::slice::from_ref(&m), &[&ping], t(60));
+        assert_eq!(fx.updates[0].last_heartbeat_at, Some(t(50)));
+        let mut later = result(1, 70, CheckOutcome::Pass, 0);
+        later.trigger = Trigger::Heartbeat;
+        let fx = effects(std::slice::from_ref(&m), &[&later], t(80));
+        assert_eq!(fx.updates[0].last_heartbeat_at, Some(t(70)));
+    }
+
+    #[test]
+    fn event_ids_are_deterministic_and_distinct_per_kind() {
+        let id = Uuid::new_v4();
+        assert_eq!(state_event_id(id), state_event_id(id));
+        assert_ne!(state_event_id(id), ssl_event_id(id));
+        assert_ne!(state_event_id(id), state_event_id(Uuid::new_v4()));
+    }
+}

@@ -1,0 +1,89 @@
+//! The scheduler: decides when each monitor is checked.
+//!
+//! - Checked monitors (http, keyword) get a `CheckDueV1` per slot on
+//!   `uptime.checks.due.v1`; slots are deterministic ([`slots`]), so every
+//!   replica and every restart names each check the same and JetStream drops
+//!   a republished one.
+//! - Heartbeat monitors get a failed `CheckResultV1` for each period that
+//!   ends without a ping ([`timing`]).
+//! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
+//! - Memory holds only the timeline ([`DueQueue`]: ~60 bytes per monitor);
+//!   configurations are read in batches just before they are due ([`engine`]).
+//!
+//! Benchmarks build a [`Scheduler`] on their own pool and JetStream context,
+//! run it, and read [`SchedulerStats`] (published count, lateness quantiles,
+//! monitors, bytes per monitor of the timeline).
+
+mod engine;
+pub mod lease;
+mod publisher;
+pub mod queue;
+mod scheduler;
+pub mod settings;
+pub mod slots;
+pub mod stats;
+pub mod timing;
+
+pub use queue::DueQueue;
+pub use scheduler::Scheduler;
+pub use stats::{LatenessSummary, SchedulerStats};
+
+use settings::SchedulerSettings;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Database(#[from] uptime_db::DbError),
+    #[error("connecting to NATS: {0}")]
+    Nats(#[from] async_nats::ConnectError),
+    #[error("creating the JetStream streams: {0}")]
+    Streams(#[from] async_nats::jetstream::context::CreateStreamError),
+    #[error("binding the ops server: {0}")]
+    Ops(#[from] std::io::Error),
+}
+
+/// Runs the scheduler service until `shutdown`: the ops server (`/healthz`,
+/// `/readyz`, `/metrics`) and a [`Scheduler`] replica.
+pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Result<(), RunError> {
+    let pool = uptime_db::connect(&settings.database)?;
+    let (client, js) = uptime_contracts::bus::connect(&settings.nats.url, "scheduler").await?;
+    uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+
+    let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness(&pool, &client))?;
+    tracing::info!(ops = %ops.addr, "scheduler started");
+    let ops_task = tokio::spawn(ops.run(shutdown.clone()));
+
+    Scheduler::new(pool, js, settings.database.url.clone(), settings.scheduler)
+        .run(shutdown.clone())
+        .await;
+    shutdown.cancel();
+    match ops_task.await {
+        Ok(result) => result?,
+        Err(error) => tracing::warn!(%error, "ops server task failed"),
+    }
+    Ok(())
+}
+
+fn readiness(pool: &uptime_db::Pool, client: &async_nats::Client) -> uptime_ops::Readiness {
+    let pool = pool.clone();
+    let client = client.clone();
+    uptime_ops::Readiness::new()
+        .with_check("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                uptime_db::pool::ping(&pool)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })
+        .with_check("nats", move || {
+            let state = client.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            }
+        })
+}

@@ -1,0 +1,159 @@
+//! Publishing with many acknowledgements in flight, retrying failures.
+//!
+//! Each message is handed to the client at once (that instant is what
+//! lateness is measured at), and its acknowledgement is awaited in a
+//! `FuturesUnordered`, up to `max_in_flight` at a time. A publish that fails
+//! or is not acknowledged is sent again with the same `Nats-Msg-Id` after a
+//! backoff, until it is acknowledged or the scheduler gives up at shutdown;
+//! the id makes a retry of a publish that did in fact land harmless.
+
+use crate::stats::{PublishKind, SchedulerStats, PUBLISH_RETRIES_TOTAL};
+use async_nats::jetstream::context::{PublishAckFuture, PublishError};
+use async_nats::jetstream::Context;
+use async_nats::HeaderMap;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(200);
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// A message ready to go.
+pub(crate) struct Outbound {
+    pub kind: PublishKind,
+    pub subject: &'static str,
+    pub headers: HeaderMap,
+    pub payload: Bytes,
+}
+
+/// How one publish ended.
+pub(crate) enum Acked {
+    Stored {
+        kind: PublishKind,
+        duplicate: bool,
+    },
+    /// Still unacknowledged when the scheduler stopped.
+    Abandoned,
+}
+
+pub(crate) struct Publisher {
+    js: Context,
+    in_flight: FuturesUnordered<BoxFuture<'static, Acked>>,
+    max_in_flight: usize,
+    /// Cancelled to stop retrying when the drain at shutdown runs out of time.
+    give_up: CancellationToken,
+}
+
+impl Publisher {
+    pub fn new(js: Context, max_in_flight: usize) -> Self {
+        Self {
+            js,
+            in_flight: FuturesUnordered::new(),
+            max_in_flight: max_in_flight.max(1),
+            give_up: CancellationToken::new(),
+        }
+    }
+
+    /// Hands `out` to the client, first waiting for room among the in-flight
+    /// acknowledgements.
+    pub async fn send(&mut self, out: Outbound, stats: &SchedulerStats) {
+        while self.in_flight.len() >= self.max_in_flight {
+            if let Some(done) = self.in_flight.next().await {
+                record(stats, done);
+            }
+        }
+        let first = self
+            .js
+            .publish_with_headers(out.subject, out.headers.clone(), out.payload.clone())
+            .await;
+        self.in_flight.push(Box::pin(until_acked(
+            self.js.clone(),
+            out,
+            first,
+            self.give_up.clone(),
+        )));
+    }
+
+    /// The next acknowledgement (pending forever when none is in flight, so
+    /// it can sit in a `select!`).
+    pub async fn next_acked(&mut self) -> Acked {
+        match self.in_flight.next().await {
+            Some(done) => done,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Waits for every in-flight acknowledgement, retrying for at most `grace`.
+    pub async fn drain(&mut self, grace: Duration, stats: &SchedulerStats) {
+        let deadline = tokio::time::Instant::now() + grace;
+        let mut abandoned = 0usize;
+        loop {
+            let next = tokio::time::timeout_at(deadline, self.in_flight.next()).await;
+            match next {
+                Ok(Some(Acked::Abandoned)) => abandoned += 1,
+                Ok(Some(done)) => record(stats, done),
+                Ok(None) => break,
+                Err(_) => {
+                    // Out of time: stop the retry loops; they finish at once.
+                    self.give_up.cancel();
+                    while let Some(done) = self.in_flight.next().await {
+                        match done {
+                            Acked::Abandoned => abandoned += 1,
+                            done => record(stats, done),
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        if abandoned > 0 {
+            // Not lost for good: the next leader republishes the latest
+            // unrecorded slot of each monitor under the same id.
+            tracing::warn!(abandoned, "publishes still unacknowledged at shutdown");
+        }
+    }
+}
+
+pub(crate) fn record(stats: &SchedulerStats, done: Acked) {
+    if let Acked::Stored { kind, duplicate } = done {
+        stats.record_acked(kind, duplicate);
+    }
+}
+
+async fn until_acked(
+    js: Context,
+    out: Outbound,
+    first: Result<PublishAckFuture, PublishError>,
+    give_up: CancellationToken,
+) -> Acked {
+    let mut attempt = first;
+    let mut delay = FIRST_RETRY_DELAY;
+    loop {
+        let result = match attempt {
+            Ok(ack) => ack.await,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(ack) => {
+                return Acked::Stored {
+                    kind: out.kind,
+                    duplicate: ack.duplicate,
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, subject = out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
+                metrics::counter!(PUBLISH_RETRIES_TOTAL, "kind" => out.kind.as_str()).increment(1);
+                tokio::select! {
+                    _ = give_up.cancelled() => return Acked::Abandoned,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(MAX_RETRY_DELAY);
+                attempt = js
+                    .publish_with_headers(out.subject, out.headers.clone(), out.payload.clone())
+                    .await;
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A scheduler replica: waits for the leader lock, then schedules until it
+//! loses it or is told to stop.
+
+use crate::engine::{Ended, Engine};
+use crate::lease::Lease;
+use crate::settings::ScheduleSettings;
+use crate::stats::SchedulerStats;
+use async_nats::jetstream;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// One replica. Build it with the service's pool and JetStream context (or a
+/// benchmark's), then [`Scheduler::run`] it; [`Scheduler::stats`] reports what
+/// it does while it runs.
+pub struct Scheduler {
+    pool: uptime_db::Pool,
+    js: jetstream::Context,
+    database_url: String,
+    config: ScheduleSettings,
+    stats: Arc<SchedulerStats>,
+}
+
+impl Scheduler {
+    /// `database_url` is for the leader lock's own connection, which must not
+    /// come from `pool` (a pooled connection would carry the lock elsewhere).
+    pub fn new(
+        pool: uptime_db::Pool,
+        js: jetstream::Context,
+        database_url: impl Into<String>,
+        config: ScheduleSettings,
+    ) -> Self {
+        Self {
+            pool,
+            js,
+            database_url: database_url.into(),
+            config,
+            stats: Arc::new(SchedulerStats::default()),
+        }
+    }
+
+    pub fn stats(&self) -> Arc<SchedulerStats> {
+        self.stats.clone()
+    }
+
+    /// Competes for leadership and schedules while leading, until `shutdown`.
+    /// In-flight publishes are awaited before it returns.
+    pub async fn run(&self, shutdown: CancellationToken) {
+        self.stats.set_leader(false);
+        loop {
+            if shutdown.is_cancelled() {
+                break;
+            }
+            match Lease::try_acquire(&self.database_url).await {
+                Ok(Some(mut lease)) => {
+                    tracing::info!("took the leader lock; scheduling");
+                    self.stats.set_leader(true);
+                    let engine = Engine::new(
+                        self.pool.clone(),
+                        self.js.clone(),
+                        self.config.clone(),
+                        self.stats.clone(),
+                    );
+                    let ended = engine.lead(&mut lease, &shutdown).await;
+                    self.stats.set_leader(false);
+                    match ended {
+                        Ok(Ended::Shutdown) => {
+                            lease.release().await;
+                            break;
+                        }
+                        Ok(Ended::LostLease) => {
+                            tracing::warn!("lost the leader lock; stopped scheduling")
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "stopped scheduling; giving the leader lock up");
+                            lease.release().await;
+                        }
+                    }
+                }
+                Ok(None) => tracing::debug!("another replica leads"),
+                Err(error) => tracing::warn!(%error, "could not compete for the leader lock"),
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(self.config.lease_interval()) => {}
+            }
+        }
+        tracing::info!("scheduler stopped");
+    }
+}

@@ -1,0 +1,189 @@
+//! What the scheduler reports: Prometheus metrics for operators, and the same
+//! figures per instance ([`SchedulerStats`]) for tests and benchmarks, which
+//! may run several schedulers in one process (metrics are process-wide).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+pub const PUBLISHED_TOTAL: &str = "scheduler_published_total";
+pub const DUPLICATES_TOTAL: &str = "scheduler_publish_duplicates_total";
+pub const PUBLISH_RETRIES_TOTAL: &str = "scheduler_publish_retries_total";
+pub const PUBLISH_LATENESS: &str = "scheduler_publish_lateness_seconds";
+pub const MONITORS: &str = "scheduler_monitors";
+pub const IS_LEADER: &str = "scheduler_is_leader";
+
+/// What a publish was for (the `kind` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishKind {
+    Check,
+    MissedHeartbeat,
+}
+
+impl PublishKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublishKind::Check => "check",
+            PublishKind::MissedHeartbeat => "missed_heartbeat",
+        }
+    }
+}
+
+/// Upper bounds (ms) of the lateness buckets.
+const LATENESS_BOUNDS_MS: [u64; 14] = [
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 60_000,
+];
+
+/// Counters of one scheduler instance.
+#[derive(Debug, Default)]
+pub struct SchedulerStats {
+    leader: AtomicBool,
+    /// Publishes the stream acknowledged as new messages.
+    published: AtomicU64,
+    /// Publishes the stream acknowledged as duplicates of an earlier one.
+    duplicates: AtomicU64,
+    monitors: AtomicU64,
+    /// Completed walks over all active monitors (the load at the start of
+    /// leadership, then each resync).
+    loads: AtomicU64,
+    bytes_per_monitor: AtomicU64,
+    lateness_buckets: [AtomicU64; LATENESS_BOUNDS_MS.len() + 1],
+    lateness_max_ms: AtomicU64,
+}
+
+/// Lateness (publish time minus due time) of the sends so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatenessSummary {
+    pub count: u64,
+    /// Upper bounds of the buckets holding the median and the 99th percentile
+    /// (`u64::MAX` when above the largest bound).
+    pub p50_ms_at_most: u64,
+    pub p99_ms_at_most: u64,
+    pub max_ms: u64,
+}
+
+impl SchedulerStats {
+    pub fn is_leader(&self) -> bool {
+        self.leader.load(Relaxed)
+    }
+
+    pub fn published(&self) -> u64 {
+        self.published.load(Relaxed)
+    }
+
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates.load(Relaxed)
+    }
+
+    /// Monitors on the timeline (0 while not leading).
+    pub fn monitors(&self) -> u64 {
+        self.monitors.load(Relaxed)
+    }
+
+    /// Walks over all active monitors completed so far: 1 once the load at
+    /// the start of leadership is done.
+    pub fn loads(&self) -> u64 {
+        self.loads.load(Relaxed)
+    }
+
+    /// See [`crate::DueQueue::approx_bytes_per_monitor`]; updated as monitors
+    /// are loaded.
+    pub fn bytes_per_monitor(&self) -> u64 {
+        self.bytes_per_monitor.load(Relaxed)
+    }
+
+    pub fn lateness(&self) -> LatenessSummary {
+        let counts: Vec<u64> = self
+            .lateness_buckets
+            .iter()
+            .map(|b| b.load(Relaxed))
+            .collect();
+        let count: u64 = counts.iter().sum();
+        let quantile = |q: f64| {
+            let rank = ((count as f64) * q).ceil().max(1.0) as u64;
+            let mut seen = 0;
+            for (i, n) in counts.iter().enumerate() {
+                seen += n;
+                if seen >= rank {
+                    return LATENESS_BOUNDS_MS.get(i).copied().unwrap_or(u64::MAX);
+                }
+            }
+            u64::MAX
+        };
+        LatenessSummary {
+            count,
+            p50_ms_at_most: if count == 0 { 0 } else { quantile(0.5) },
+            p99_ms_at_most: if count == 0 { 0 } else { quantile(0.99) },
+            max_ms: self.lateness_max_ms.load(Relaxed),
+        }
+    }
+
+    pub(crate) fn set_leader(&self, leader: bool) {
+        self.leader.store(leader, Relaxed);
+        metrics::gauge!(IS_LEADER).set(if leader { 1.0 } else { 0.0 });
+        if !leader {
+            self.set_monitors(0, 0);
+        }
+    }
+
+    pub(crate) fn set_monitors(&self, monitors: usize, bytes_per_monitor: usize) {
+        self.monitors.store(monitors as u64, Relaxed);
+        self.bytes_per_monitor
+            .store(bytes_per_monitor as u64, Relaxed);
+        metrics::gauge!(MONITORS).set(monitors as f64);
+    }
+
+    pub(crate) fn record_load(&self) {
+        self.loads.fetch_add(1, Relaxed);
+    }
+
+    /// Lateness is measured from the slot, so a check caught up at the start
+    /// of leadership (a slot missed while no scheduler ran) counts as late by
+    /// the length of the outage.
+    pub(crate) fn record_sent(&self, kind: PublishKind, lateness_ms: i64) {
+        let late = lateness_ms.max(0) as u64;
+        let bucket = LATENESS_BOUNDS_MS
+            .iter()
+            .position(|bound| late <= *bound)
+            .unwrap_or(LATENESS_BOUNDS_MS.len());
+        self.lateness_buckets[bucket].fetch_add(1, Relaxed);
+        self.lateness_max_ms.fetch_max(late, Relaxed);
+        metrics::histogram!(PUBLISH_LATENESS, "kind" => kind.as_str()).record(late as f64 / 1000.0);
+    }
+
+    pub(crate) fn record_acked(&self, kind: PublishKind, duplicate: bool) {
+        if duplicate {
+            self.duplicates.fetch_add(1, Relaxed);
+            metrics::counter!(DUPLICATES_TOTAL, "kind" => kind.as_str()).increment(1);
+        } else {
+            self.published.fetch_add(1, Relaxed);
+            metrics::counter!(PUBLISHED_TOTAL, "kind" => kind.as_str()).increment(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_quantiles_come_from_the_buckets() {
+        let stats = SchedulerStats::default();
+        for _ in 0..98 {
+            stats.record_sent(PublishKind::Check, 0);
+        }
+        stats.record_sent(PublishKind::Check, 30);
+        stats.record_sent(PublishKind::Check, 700);
+        let summary = stats.lateness();
+        assert_eq!(summary.count, 100);
+        assert_eq!(summary.p50_ms_at_most, 1);
+        assert_eq!(summary.p99_ms_at_most, 50);
+        assert_eq!(summary.max_ms, 700);
+    }
+
+    #[test]
+    fn duplicates_are_counted_apart() {
+        let stats = SchedulerStats::default();
+        stats.record_acked(PublishKind::Check, false);
+        stats.record_acked(PublishKind::Check, true);
+        assert_eq!((stats.published(), stats.duplicates()), (1, 1));
+    }
+}

@@ -1,0 +1,268 @@
+//! Due checks: when they are published, what they carry, and how monitor
+//! changes and restarts affect them.
+
+mod common;
+
+use common::*;
+use scheduler::slots;
+use std::collections::HashSet;
+use std::time::Duration;
+use uptime_contracts::{CheckDueV1, KeywordType, MonitorChange, MonitorKind, Trigger};
+
+const TEN_S: i64 = 10_000;
+
+fn due_ms(due: &CheckDueV1) -> i64 {
+    due.due_at.timestamp_millis()
+}
+
+fn is_slot(id: i64, interval_ms: i64, t: i64) -> bool {
+    t.rem_euclid(interval_ms) == slots::offset_ms(id, interval_ms)
+}
+
+#[tokio::test]
+async fn a_new_monitor_is_checked_at_once_then_on_its_slots() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, http_monitor(user, 10)).await;
+    let feed = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+
+    let dues = feed
+        .wait_for(2, Duration::from_secs(30), |d| d.monitor_id == monitor.id)
+        .await;
+    let (first, second) = (&dues[0].message, &dues[1].message);
+    let created = monitor.created_at.timestamp_millis();
+    // At once: under its creation instant, or under the slot that passed
+    // between the insert and the scheduler's start.
+    assert!(
+        due_ms(first) == created
+            || (due_ms(first) > created && is_slot(monitor.id, TEN_S, due_ms(first))),
+        "first due_at {} vs created {created}",
+        due_ms(first)
+    );
+    assert!(
+        dues[0].received_ms - created < 5_000,
+        "the first check was not published at once"
+    );
+    assert_eq!(
+        due_ms(second),
+        slots::slot_after(monitor.id, TEN_S, due_ms(first))
+    );
+    assert!(is_slot(monitor.id, TEN_S, due_ms(second)));
+    for received in &dues[..2] {
+        let due = &received.message;
+        assert_eq!(due.check_id, slots::check_id(monitor.id, due_ms(due)));
+        assert_eq!(received.msg_id, Some(due.check_id.to_string()));
+        assert_eq!(due.trigger, Trigger::Scheduled);
+    }
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn due_messages_match_the_schema_and_snapshot_the_row() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let http = insert_monitor(&env, http_monitor(user, 60)).await;
+    let keyword = insert_monitor(
+        &env,
+        uptime_db::models::NewMonitor {
+            kind: "keyword".into(),
+            target: Some("http://127.0.0.1:9/status".into()),
+            timeout_secs: 3,
+            expected_status: 200,
+            keyword: Some("all good".into()),
+            keyword_type: Some("not_contains".into()),
+            ..http_monitor(user, 60)
+        },
+    )
+    .await;
+    let feed = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+    let dues = feed.wait_for(2, Duration::from_secs(20), |_| true).await;
+
+    let schema = uptime_contracts::schema_of::<CheckDueV1>();
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    for received in &dues {
+        assert!(
+            validator.is_valid(&received.json),
+            "{} does not match the CheckDueV1 schema",
+            received.json
+        );
+    }
+    let of = |id: i64| {
+        dues.iter()
+            .find(|r| r.message.monitor_id == id)
+            .unwrap()
+            .message
+            .spec
+            .clone()
+    };
+    let spec = of(http.id);
+    assert_eq!(spec.kind, MonitorKind::Http);
+    assert_eq!(spec.target, "https://example.com/health");
+    assert_eq!((spec.timeout_secs, spec.expected_status), (7, 204));
+    assert_eq!((spec.keyword, spec.keyword_type), (None, None));
+    let spec = of(keyword.id);
+    assert_eq!(spec.kind, MonitorKind::Keyword);
+    assert_eq!(spec.target, "http://127.0.0.1:9/status");
+    assert_eq!((spec.timeout_secs, spec.expected_status), (3, 200));
+    assert_eq!(spec.keyword.as_deref(), Some("all good"));
+    assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn monitors_sharing_an_interval_are_spread_over_it() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(insert_monitor(&env, http_monitor(user, 10)).await.id);
+    }
+    let feed = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+
+    let mut offsets = HashSet::new();
+    for id in &ids {
+        let dues = feed
+            .wait_for(2, Duration::from_secs(30), |d| d.monitor_id == *id)
+            .await;
+        let slot = due_ms(&dues[1].message);
+        assert_eq!(slot.rem_euclid(TEN_S), slots::offset_ms(*id, TEN_S));
+        offsets.insert(slot.rem_euclid(TEN_S));
+    }
+    assert_eq!(offsets.len(), ids.len(), "every monitor has its own phase");
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn a_monitor_created_while_running_is_picked_up_from_its_change_event() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let feed = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+    // Once the initial load is done, only the change event can bring the
+    // monitor in (the periodic resync is 5 minutes away).
+    eventually("the initial load", Duration::from_secs(10), || {
+        scheduler.stats.loads() >= 1
+    })
+    .await;
+
+    let monitor = insert_monitor(&env, http_monitor(user, 300)).await;
+    let announced = now_ms();
+    publish_change(&env, monitor.id, MonitorChange::Upserted).await;
+    let dues = feed
+        .wait_for(1, Duration::from_secs(10), |d| d.monitor_id == monitor.id)
+        .await;
+    let took = dues[0].received_ms - announced;
+    assert!(took < 3_000, "picked up after {took} ms");
+    assert_eq!(scheduler.stats.monitors(), 1);
+    scheduler.stop().await;
+}
+
+/// Waits for a first due check, applies `change`, and asserts that nothing
+/// more is published for the monitor through its next slot.
+async fn stops_after(change: impl AsyncFnOnce(&uptime_testkit::TestEnv, i64)) {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let stopped = insert_monitor(&env, http_monitor(user, 10)).await;
+    let control = insert_monitor(&env, http_monitor(user, 10)).await;
+    let feed = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+    let first = feed
+        .wait_for(1, Duration::from_secs(20), |d| d.monitor_id == stopped.id)
+        .await;
+
+    change(&env, stopped.id).await;
+    let next_slot = slots::slot_after(stopped.id, TEN_S, due_ms(&first[0].message));
+    let control_before = feed.matching(|d| d.monitor_id == control.id).len();
+    // Past the stopped monitor's next slot, and past the control's too.
+    sleep_until_ms(next_slot.max(now_ms() + TEN_S) + 2_000).await;
+
+    let after: Vec<_> = feed
+        .matching(|d| d.monitor_id == stopped.id)
+        .into_iter()
+        .filter(|d| due_ms(&d.message) > due_ms(&first[0].message))
+        .collect();
+    assert!(after.is_empty(), "still scheduled: {:?}", after[0].json);
+    assert!(
+        feed.matching(|d| d.monitor_id == control.id).len() > control_before,
+        "the other monitor kept being scheduled"
+    );
+    assert_eq!(scheduler.stats.monitors(), 1);
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn pausing_a_monitor_stops_its_checks() {
+    stops_after(async |env, id| {
+        set_active(env, id, false).await;
+        publish_change(env, id, MonitorChange::Upserted).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deleting_a_monitor_stops_its_checks() {
+    stops_after(async |env, id| {
+        delete_monitor(env, id).await;
+        publish_change(env, id, MonitorChange::Deleted).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_restart_publishes_the_slot_it_missed_once() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, http_monitor(user, 10)).await;
+    let feed = due_feed(&env).await;
+
+    let before = start_scheduler(&env).await;
+    let first = feed
+        .wait_for(1, Duration::from_secs(20), |d| d.monitor_id == monitor.id)
+        .await[0]
+        .message
+        .clone();
+    // The recorder stores the result of the first check.
+    set_last_checked(&env, monitor.id, chrono::Utc::now()).await;
+    before.stop().await;
+    let seen_before = feed.matching(|d| d.monitor_id == monitor.id);
+
+    // A slot passes while no scheduler runs.
+    let missed = seen_before
+        .iter()
+        .map(|r| due_ms(&r.message))
+        .max()
+        .map(|last| slots::slot_after(monitor.id, TEN_S, last))
+        .unwrap();
+    sleep_until_ms(missed + 500).await;
+
+    let after = start_scheduler(&env).await;
+    let caught_up = feed
+        .wait_for(1, Duration::from_secs(20), |d| {
+            d.monitor_id == monitor.id && due_ms(d) == missed
+        })
+        .await;
+    assert_eq!(
+        caught_up[0].message.check_id,
+        slots::check_id(monitor.id, missed)
+    );
+    // Let a few more publish rounds pass: the missed slot stays single, and the
+    // first check (already recorded) was not sent again.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let all = feed.matching(|d| d.monitor_id == monitor.id);
+    assert_eq!(
+        all.iter().filter(|r| due_ms(&r.message) == missed).count(),
+        1
+    );
+    assert_eq!(
+        all.iter()
+            .filter(|r| r.message.check_id == first.check_id)
+            .count(),
+        1
+    );
+    assert_eq!(after.stats.duplicates(), 0, "nothing was published twice");
+    assert!(after.stats.published() >= 1);
+    after.stop().await;
+}

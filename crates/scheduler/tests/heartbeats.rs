@@ -1,0 +1,99 @@
+//! Heartbeat monitors: a period without a ping is reported as a failed check.
+
+mod common;
+
+use chrono::{DateTime, Utc};
+use common::*;
+use scheduler::slots;
+use std::time::Duration;
+use uptime_contracts::{CheckOutcome, CheckResultV1, Trigger};
+
+fn at_ms(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+fn assert_missed(received: &Received<CheckResultV1>, monitor_id: i64, deadline_ms: i64) {
+    let result = &received.message;
+    assert_eq!(result.monitor_id, monitor_id);
+    assert_eq!(result.trigger, Trigger::Heartbeat);
+    assert_eq!(result.outcome, CheckOutcome::Fail);
+    assert_eq!(result.checked_at, at_ms(deadline_ms));
+    assert_eq!(result.due_at, Some(at_ms(deadline_ms)));
+    assert_eq!(
+        result.error.as_deref(),
+        Some("no ping received within 10s + 1s grace")
+    );
+    assert_eq!(result.reporter, "scheduler");
+    assert_eq!(
+        result.check_id,
+        slots::missed_heartbeat_id(monitor_id, deadline_ms)
+    );
+    assert_eq!(received.msg_id, Some(result.check_id.to_string()));
+    assert!(
+        received.received_ms >= deadline_ms,
+        "reported before its deadline"
+    );
+}
+
+#[tokio::test]
+async fn a_silent_heartbeat_monitor_fails_after_interval_plus_grace() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
+    let feed = result_feed(&env).await;
+    let dues = due_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+
+    let deadline = monitor.created_at.timestamp_millis() + 11_000;
+    let results = feed
+        .wait_for(1, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .await;
+    assert_missed(&results[0], monitor.id, deadline);
+    // Still silent: the next period is one more failed check.
+    let results = feed
+        .wait_for(2, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .await;
+    assert_missed(&results[1], monitor.id, deadline + 10_000);
+    assert!(
+        dues.all().is_empty(),
+        "heartbeat monitors are never sent to checkers"
+    );
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn a_ping_before_the_deadline_moves_it() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
+    let feed = result_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+
+    let created = monitor.created_at.timestamp_millis();
+    sleep_until_ms(created + 5_000).await;
+    let ping = Utc::now();
+    set_last_heartbeat(&env, monitor.id, ping).await;
+
+    // The first deadline passes quietly; the miss comes a period after the ping.
+    let results = feed
+        .wait_for(1, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .await;
+    assert_missed(&results[0], monitor.id, ping.timestamp_millis() + 11_000);
+    scheduler.stop().await;
+}
+
+#[tokio::test]
+async fn a_paused_heartbeat_monitor_is_not_reported() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
+    let feed = result_feed(&env).await;
+    let scheduler = start_scheduler(&env).await;
+    set_active(&env, monitor.id, false).await;
+    publish_change(&env, monitor.id, uptime_contracts::MonitorChange::Upserted).await;
+
+    sleep_until_ms(monitor.created_at.timestamp_millis() + 13_000).await;
+    assert!(feed.all().is_empty(), "{:?}", feed.all()[0].json);
+    assert_eq!(scheduler.stats.monitors(), 0);
+    scheduler.stop().await;
+}

@@ -1,0 +1,213 @@
+//! The whole system in one process, for end-to-end tests and `just bench`.
+//!
+//! Each service runs from its own library entry point with the settings its
+//! binary would read, against the test's own PostgreSQL database and NATS
+//! server. This crate is the only place that depends on every service; the
+//! services themselves never depend on each other.
+
+use anyhow::Context;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use uptime_testkit::TestEnv;
+
+/// Which services to run and how.
+#[derive(Clone)]
+pub struct StackOptions {
+    pub scheduler: bool,
+    pub checkers: usize,
+    pub checker_concurrency: usize,
+    pub recorder: bool,
+    pub notifier: bool,
+    pub gateway: bool,
+    /// PEM of a CA the checkers trust in addition to the system roots.
+    pub extra_root_ca_pem: Option<std::path::PathBuf>,
+}
+
+impl Default for StackOptions {
+    fn default() -> Self {
+        Self {
+            scheduler: true,
+            checkers: 1,
+            checker_concurrency: 256,
+            recorder: true,
+            notifier: true,
+            gateway: true,
+            extra_root_ca_pem: None,
+        }
+    }
+}
+
+/// A running stack. Dropping it stops every service.
+pub struct Stack {
+    pub env: TestEnv,
+    /// `http://127.0.0.1:PORT` of the api-gateway (empty when not running).
+    pub api: String,
+    pub http: reqwest::Client,
+    /// Ops (`/metrics`) addresses by service name.
+    pub ops: Vec<(&'static str, SocketAddr)>,
+    shutdown: CancellationToken,
+    checkers: Vec<(CancellationToken, JoinHandle<()>)>,
+    options: StackOptions,
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl Stack {
+    pub async fn start(options: StackOptions) -> anyhow::Result<Self> {
+        let env = TestEnv::start().await;
+        Self::start_on(env, options).await
+    }
+
+    pub async fn start_on(env: TestEnv, options: StackOptions) -> anyhow::Result<Self> {
+        let shutdown = CancellationToken::new();
+        let mut stack = Stack {
+            env,
+            api: String::new(),
+            http: reqwest::Client::new(),
+            ops: Vec::new(),
+            shutdown,
+            checkers: Vec::new(),
+            options: options.clone(),
+        };
+        let db = stack.env.db.settings();
+        let nats = stack.env.nats.settings();
+        let ops = uptime_config::OpsSettings { listen: "127.0.0.1:0".into() };
+
+        if options.gateway {
+            let mut s = api_gateway::settings::GatewaySettings::default();
+            s.http.listen = "127.0.0.1:0".into();
+            s.http.workers = 2;
+            s.database = db.clone();
+            s.nats = nats.clone();
+            s.safety.allow_private_targets = true;
+            s.rate_limit.per_second = 0;
+            let app = api_gateway::startup::Application::build(s).await.context("api-gateway")?;
+            stack.api = format!("http://{}", app.addr());
+            stack.ops.push(("api-gateway", app.addr()));
+            tokio::spawn(app.run_until(stack.shutdown.child_token()));
+        }
+        if options.recorder {
+            let mut s = recorder::settings::RecorderSettings::default();
+            s.database = db.clone();
+            s.nats = nats.clone();
+            s.ops = ops.clone();
+            s.recorder.relay_interval_ms = 200;
+            s.recorder.relay_min_age_ms = 500;
+            let service = recorder::Recorder::build(s).await.context("recorder")?;
+            stack.ops.push(("recorder", service.ops_addr()));
+            let token = stack.shutdown.child_token();
+            tokio::spawn(async move {
+                let _ = service.run_until(token).await;
+            });
+        }
+        if options.notifier {
+            let mut s = notifier::settings::NotifierSettings::default();
+            s.database = db.clone();
+            s.nats = nats.clone();
+            s.ops = ops.clone();
+            s.safety.allow_private_targets = true;
+            s.notifier.poll_interval_ms = 100;
+            s.notifier.initial_backoff_secs = 0.2;
+            let service = notifier::Notifier::build(s).await.context("notifier")?;
+            stack.ops.push(("notifier", service.ops_addr()));
+            let token = stack.shutdown.child_token();
+            tokio::spawn(async move {
+                let _ = service.run_until(token).await;
+            });
+        }
+        for _ in 0..options.checkers {
+            stack.add_checker().await?;
+        }
+        if options.scheduler {
+            let mut s = scheduler::settings::SchedulerSettings::default();
+            s.database = db.clone();
+            s.nats = nats.clone();
+            s.ops = ops.clone();
+            let token = stack.shutdown.child_token();
+            tokio::spawn(async move {
+                let _ = scheduler::run(s, token).await;
+            });
+        }
+        Ok(stack)
+    }
+
+    /// Starts one more checker replica; returns its index.
+    pub async fn add_checker(&mut self) -> anyhow::Result<usize> {
+        let mut s = checker::settings::CheckerSettings::default();
+        s.nats = self.env.nats.settings();
+        s.ops = uptime_config::OpsSettings { listen: "127.0.0.1:0".into() };
+        s.safety.allow_private_targets = true;
+        s.checker.concurrency = self.options.checker_concurrency;
+        s.checker.extra_root_ca_pem = self.options.extra_root_ca_pem.clone();
+        s.checker.instance_id = format!("checker-{}", self.checkers.len());
+        let service = checker::CheckerService::build(s).await.context("checker")?;
+        self.ops.push(("checker", service.ops_addr()));
+        let token = self.shutdown.child_token();
+        let run_token = token.clone();
+        let handle = tokio::spawn(async move {
+            let _ = service.run_until(run_token).await;
+        });
+        self.checkers.push((token, handle));
+        Ok(self.checkers.len() - 1)
+    }
+
+    /// Kills a checker the hard way: its task is aborted mid-flight, with no
+    /// graceful drain, as a crashed process would be.
+    pub fn kill_checker(&mut self, index: usize) {
+        let (_, handle) = &self.checkers[index];
+        handle.abort();
+    }
+
+    /// A new user and its raw API key.
+    pub async fn new_user(&self, name: &str) -> anyhow::Result<String> {
+        let (_, key) = api_gateway::keys::create_user_with_key(&self.env.db.pool, name)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(key)
+    }
+
+    /// Calls the API; returns status and JSON body (`Null` when empty).
+    pub async fn call(&self, method: Method, path: &str, key: &str, body: Option<Value>) -> anyhow::Result<(StatusCode, Value)> {
+        let mut req = self.http.request(method, format!("{}{}", self.api, path)).bearer_auth(key);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await?;
+        let status = res.status();
+        let text = res.text().await?;
+        let json = if text.is_empty() { Value::Null } else { serde_json::from_str(&text)? };
+        Ok((status, json))
+    }
+
+    /// Polls `probe` every 20 ms until it returns `Some`, for at most `limit`.
+    pub async fn eventually<T, F, Fut>(&self, limit: Duration, mut probe: F) -> Option<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Option<T>>,
+    {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(v) = probe().await {
+                return Some(v);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The text of a service's `/metrics`.
+    pub async fn metrics(&self, service: &str) -> anyhow::Result<String> {
+        let addr = self.ops.iter().find(|(s, _)| *s == service).context("no such service")?.1;
+        Ok(self.http.get(format!("http://{addr}/metrics")).send().await?.text().await?)
+    }
+}

@@ -1,0 +1,80 @@
+//! Email over SMTP (lettre).
+
+use crate::error::{chain, SendError, SetupError};
+use crate::render::EmailContent;
+use crate::Sent;
+use lettre::message::header::ContentType;
+use lettre::message::Mailbox;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use std::time::Duration;
+use uptime_config::{SmtpSettings, SmtpTls};
+
+#[derive(Clone)]
+pub(crate) struct EmailChannel {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl EmailChannel {
+    pub(crate) fn new(settings: &SmtpSettings) -> Result<Self, SetupError> {
+        let from: Mailbox = settings
+            .from
+            .parse()
+            .map_err(|_| SetupError::From(settings.from.clone()))?;
+        let tls = |wrap: fn(TlsParameters) -> Tls| {
+            TlsParameters::new(settings.host.clone())
+                .map(wrap)
+                .map_err(|source| SetupError::SmtpTls {
+                    host: settings.host.clone(),
+                    source,
+                })
+        };
+        let tls = match settings.tls {
+            SmtpTls::None => Tls::None,
+            SmtpTls::Starttls => tls(Tls::Required)?,
+            SmtpTls::Tls => tls(Tls::Wrapper)?,
+        };
+        let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&settings.host)
+            .port(settings.port)
+            .tls(tls)
+            .timeout(Some(Duration::from_secs(settings.timeout_secs.max(1))));
+        if !settings.username.is_empty() {
+            builder = builder.credentials(Credentials::new(
+                settings.username.clone(),
+                settings.password.clone(),
+            ));
+        }
+        Ok(Self {
+            transport: builder.build(),
+            from,
+        })
+    }
+
+    pub(crate) async fn send(&self, to: &str, content: &EmailContent) -> Result<Sent, SendError> {
+        let to: Mailbox = to
+            .parse()
+            .map_err(|e| SendError::permanent(format!("invalid email address {to:?}: {e}")))?;
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(content.subject.clone())
+            .header(ContentType::TEXT_PLAIN)
+            .body(content.body.clone())
+            .map_err(|e| SendError::permanent(format!("building the email: {e}")))?;
+        match self.transport.send(message).await {
+            Ok(_) => Ok(Sent { http_status: None }),
+            Err(e) => {
+                let message = format!("SMTP: {}", chain(&e));
+                // A permanent (5xx) SMTP answer will not change; anything else
+                // (4xx, connection trouble, timeouts) may.
+                Err(if e.is_permanent() {
+                    SendError::permanent(message)
+                } else {
+                    SendError::transient(message)
+                })
+            }
+        }
+    }
+}

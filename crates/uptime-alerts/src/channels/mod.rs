@@ -1,0 +1,116 @@
+//! Sending: one [`Sender`] per process, holding the HTTP client (with the
+//! safety rules) and the SMTP transport.
+
+mod email;
+mod http;
+
+use crate::error::{SendError, SetupError};
+use crate::event::{AlertEvent, VerificationRequest};
+use std::time::Duration;
+use uptime_config::{SafetySettings, SmtpSettings};
+use uuid::Uuid;
+
+/// The channel of a contact (`alert_contacts.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Email,
+    Slack,
+    Webhook,
+}
+
+impl Channel {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "email" => Some(Channel::Email),
+            "slack" => Some(Channel::Slack),
+            "webhook" => Some(Channel::Webhook),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Email => "email",
+            Channel::Slack => "slack",
+            Channel::Webhook => "webhook",
+        }
+    }
+}
+
+/// Where a delivery goes: a contact's channel, address and signing secret.
+#[derive(Debug, Clone, Copy)]
+pub struct Destination<'a> {
+    pub channel: Channel,
+    /// The email address or the URL.
+    pub value: &'a str,
+    /// `whsec_...`, for webhooks.
+    pub signing_secret: Option<&'a str>,
+}
+
+/// What a delivery sends.
+#[derive(Debug, Clone, Copy)]
+pub enum Outgoing<'a> {
+    /// An alert; `delivery_id` is the delivery's stable id (the `webhook-id`).
+    Alert {
+        delivery_id: Uuid,
+        event: &'a AlertEvent,
+    },
+    /// The verification email of an email contact.
+    Verification(&'a VerificationRequest),
+}
+
+/// A successful attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// The receiver's HTTP status (HTTP channels).
+    pub http_status: Option<u16>,
+}
+
+/// Sends alerts through every channel.
+#[derive(Clone)]
+pub struct Sender {
+    http: http::HttpChannel,
+    email: email::EmailChannel,
+}
+
+impl Sender {
+    /// `http_timeout` bounds each webhook and Slack request.
+    pub fn new(
+        smtp: &SmtpSettings,
+        safety: &SafetySettings,
+        http_timeout: Duration,
+    ) -> Result<Self, SetupError> {
+        Ok(Self {
+            http: http::HttpChannel::new(safety.allow_private_targets, http_timeout)?,
+            email: email::EmailChannel::new(smtp)?,
+        })
+    }
+
+    /// One attempt to deliver `what` to `to`.
+    pub async fn send(&self, to: Destination<'_>, what: Outgoing<'_>) -> Result<Sent, SendError> {
+        match (to.channel, what) {
+            (Channel::Email, Outgoing::Alert { event, .. }) => {
+                self.email.send(to.value, &crate::render::email(event)).await
+            }
+            (Channel::Email, Outgoing::Verification(request)) => {
+                self.email
+                    .send(to.value, &crate::render::verification_email(request))
+                    .await
+            }
+            (Channel::Slack, Outgoing::Alert { event, .. }) => {
+                self.http.send_slack(to.value, &crate::render::slack(event)).await
+            }
+            (Channel::Webhook, Outgoing::Alert { delivery_id, event }) => {
+                let secret = to.signing_secret.ok_or_else(|| {
+                    SendError::permanent("the webhook contact has no signing secret")
+                })?;
+                self.http
+                    .send_webhook(to.value, secret, delivery_id, event)
+                    .await
+            }
+            (Channel::Slack | Channel::Webhook, Outgoing::Verification(_)) => Err(
+                SendError::permanent("only email contacts are verified by email"),
+            ),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! What an alert says: [`AlertEvent`] is the webhook body, and the facts the
+//! email and Slack renderings are made of. It is stored as a delivery's
+//! payload, so a retry sends exactly what the first attempt sent.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uptime_contracts::messages::{
+    CheckRefV1, MonitorKind, MonitorRefV1, MonitorStatus, SslExpiringV1, StateChangedV1, Trigger,
+};
+use uuid::Uuid;
+
+/// The `event` of an alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventType {
+    #[serde(rename = "monitor.down")]
+    MonitorDown,
+    #[serde(rename = "monitor.up")]
+    MonitorUp,
+    #[serde(rename = "monitor.degraded")]
+    MonitorDegraded,
+    #[serde(rename = "ssl.expiring")]
+    SslExpiring,
+    #[serde(rename = "test")]
+    Test,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::MonitorDown => "monitor.down",
+            EventType::MonitorUp => "monitor.up",
+            EventType::MonitorDegraded => "monitor.degraded",
+            EventType::SslExpiring => "ssl.expiring",
+            EventType::Test => "test",
+        }
+    }
+
+    /// The event a change to `status` raises; `None` for `pending`, which no
+    /// check ever yields.
+    pub fn for_status(status: MonitorStatus) -> Option<Self> {
+        match status {
+            MonitorStatus::Down => Some(EventType::MonitorDown),
+            MonitorStatus::Up => Some(EventType::MonitorUp),
+            MonitorStatus::Degraded => Some(EventType::MonitorDegraded),
+            MonitorStatus::Pending => None,
+        }
+    }
+}
+
+/// The monitor an alert is about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MonitorInfo {
+    pub id: i64,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: MonitorKind,
+    pub target: Option<String>,
+}
+
+/// The check that caused an alert. Every field is present (null when unknown)
+/// so receivers can rely on the shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckInfo {
+    pub check_id: Uuid,
+    pub trigger: Trigger,
+    pub checked_at: DateTime<Utc>,
+    pub status: MonitorStatus,
+    pub latency_ms: Option<u32>,
+    pub http_status: Option<u16>,
+    pub error: Option<String>,
+}
+
+/// An alert: the JSON body of a webhook delivery.
+///
+/// - `monitor.*` events: `previous_status` → `status` at `occurred_at`;
+///   `previous_since` is when the monitor entered `previous_status`.
+/// - `ssl.expiring`: adds `ssl_expires_at`, `days_left` and `warn_days`;
+///   `previous_status` and `status` are both the status of the causing check.
+/// - `test`: `monitor`, `previous_status`, `status` and `check` are null, and
+///   `message` says it is a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertEvent {
+    pub event: EventType,
+    pub event_id: Uuid,
+    pub monitor: Option<MonitorInfo>,
+    pub previous_status: Option<MonitorStatus>,
+    pub status: Option<MonitorStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_since: Option<DateTime<Utc>>,
+    pub occurred_at: DateTime<Utc>,
+    pub check: Option<CheckInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days_left: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warn_days: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl From<&MonitorRefV1> for MonitorInfo {
+    fn from(m: &MonitorRefV1) -> Self {
+        Self {
+            id: m.id,
+            name: m.name.clone(),
+            kind: m.kind,
+            target: m.target.clone(),
+        }
+    }
+}
+
+impl From<&CheckRefV1> for CheckInfo {
+    fn from(c: &CheckRefV1) -> Self {
+        Self {
+            check_id: c.check_id,
+            trigger: c.trigger,
+            checked_at: c.checked_at,
+            status: c.status,
+            latency_ms: c.latency_ms,
+            http_status: c.http_status,
+            error: c.error.clone(),
+        }
+    }
+}
+
+impl AlertEvent {
+    /// The alert for a status change; `None` for a change to `pending`.
+    pub fn from_state_change(e: &StateChangedV1) -> Option<Self> {
+        Some(Self {
+            event: EventType::for_status(e.status)?,
+            event_id: e.event_id,
+            monitor: Some((&e.monitor).into()),
+            previous_status: Some(e.previous_status),
+            status: Some(e.status),
+            previous_since: e.previous_since,
+            occurred_at: e.occurred_at,
+            check: Some((&e.check).into()),
+            ssl_expires_at: None,
+            days_left: None,
+            warn_days: None,
+            message: None,
+        })
+    }
+
+    pub fn from_ssl_expiring(e: &SslExpiringV1) -> Self {
+        Self {
+            event: EventType::SslExpiring,
+            event_id: e.event_id,
+            monitor: Some((&e.monitor).into()),
+            previous_status: Some(e.check.status),
+            status: Some(e.check.status),
+            previous_since: None,
+            occurred_at: e.occurred_at,
+            check: Some((&e.check).into()),
+            ssl_expires_at: Some(e.ssl_expires_at),
+            days_left: Some(e.days_left),
+            warn_days: Some(e.warn_days),
+            message: None,
+        }
+    }
+
+    /// A test alert: no monitor, and a message saying what it is.
+    pub fn test(now: DateTime<Utc>) -> Self {
+        Self {
+            event: EventType::Test,
+            event_id: Uuid::new_v4(),
+            monitor: None,
+            previous_status: None,
+            status: None,
+            previous_since: None,
+            occurred_at: now,
+            check: None,
+            ssl_expires_at: None,
+            days_left: None,
+            warn_days: None,
+            message: Some(
+                "This is a test alert. Alerts for your monitors will arrive here like this one."
+                    .into(),
+            ),
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("an AlertEvent always serialises")
+    }
+}
+
+/// The payload of a `verification` delivery: the email that verifies an
+/// email contact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerificationRequest {
+    pub contact_name: String,
+    /// The link that verifies the contact. It is a credential, removed from
+    /// the stored payload once the email is sent.
+    pub verify_url: String,
+}

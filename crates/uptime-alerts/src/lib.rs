@@ -1,0 +1,17 @@
+//! Alerts: what they say ([`event`], [`render`]) and how they are delivered
+//! ([`channels`]: email over SMTP, Slack incoming webhooks and Standard
+//! Webhooks-signed webhooks), with the address rules of [`safety`].
+//!
+//! The notifier delivers alerts with it, and the api-gateway sends test
+//! alerts with it, so both go through the very same code.
+
+pub mod channels;
+pub mod error;
+pub mod event;
+pub mod render;
+pub mod safety;
+pub mod signing;
+
+pub use channels::{Channel, Destination, Outgoing, Sender, Sent};
+pub use error::{Retry, SendError, SetupError};
+pub use event::{AlertEvent, EventType, VerificationRequest};

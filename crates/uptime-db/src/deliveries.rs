@@ -1,0 +1,441 @@
+//! Alert deliveries and their attempts: the notifier's durable work queue and
+//! the delivery log users read. Also the email verification token, whose
+//! email goes out as a delivery of kind `verification`.
+//!
+//! Each (event, contact) pair has at most one delivery (a unique key), which is
+//! what makes "each event reaches each contact once" hold when an event is
+//! redelivered by NATS. Workers claim due rows with a lease (`locked_until`);
+//! when a worker dies mid-attempt its lease runs out and another one retries.
+
+use crate::models::AlertContact;
+use crate::schema::{alert_contacts, alert_deliveries, alert_delivery_attempts};
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Double, Jsonb, Text, Uuid as SqlUuid};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+/// `alert_deliveries.kind`: an alert about a monitor event.
+pub const KIND_ALERT: &str = "alert";
+/// `alert_deliveries.kind`: the email that verifies an email contact.
+pub const KIND_VERIFICATION: &str = "verification";
+/// `alert_deliveries.kind`: a test alert sent from the API.
+pub const KIND_TEST: &str = "test";
+
+pub const STATUS_PENDING: &str = "pending";
+pub const STATUS_DELIVERED: &str = "delivered";
+pub const STATUS_FAILED: &str = "failed";
+
+#[derive(Debug, Clone, Queryable, QueryableByName, Selectable)]
+#[diesel(table_name = alert_deliveries)]
+pub struct AlertDelivery {
+    pub id: Uuid,
+    pub event_id: Uuid,
+    pub contact_id: i64,
+    pub monitor_id: Option<i64>,
+    pub kind: String,
+    pub event_type: String,
+    pub payload: serde_json::Value,
+    pub status: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub next_attempt_at: DateTime<Utc>,
+    pub locked_until: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = alert_delivery_attempts)]
+pub struct DeliveryAttempt {
+    pub id: i64,
+    pub delivery_id: Uuid,
+    pub attempted_at: DateTime<Utc>,
+    pub outcome: String,
+    pub http_status: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+/// What became of one attempt, and so of its delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    /// A transient failure: try again at this time.
+    Retry {
+        next_attempt_at: DateTime<Utc>,
+    },
+    /// A permanent failure, or retries exhausted.
+    Failed,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Delivered => "delivered",
+            AttemptOutcome::Retry { .. } => "retry",
+            AttemptOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One attempt, as the log records it.
+#[derive(Debug, Clone)]
+pub struct AttemptRecord {
+    pub attempted_at: DateTime<Utc>,
+    pub outcome: AttemptOutcome,
+    pub http_status: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i32,
+}
+
+/// A claimed delivery together with the contact it goes to.
+#[derive(Debug, Clone)]
+pub struct DueDelivery {
+    pub delivery: AlertDelivery,
+    pub contact: AlertContact,
+}
+
+#[derive(QueryableByName)]
+struct Inserted {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Creates one `alert` delivery of `event_id` for each verified contact
+/// attached to the (active) monitor; pairs that exist already are left alone.
+/// Returns how many were created.
+pub async fn create_for_event(
+    conn: &mut AsyncPgConnection,
+    event_id: Uuid,
+    monitor_id: i64,
+    event_type: &str,
+    payload: &serde_json::Value,
+) -> DbResult<i64> {
+    // One statement: the contact selection and the insert see the same snapshot.
+    let inserted = diesel::sql_query(
+        "WITH ins AS ( \
+           INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type, payload) \
+           SELECT $1, c.id, m.id, 'alert', $3, $4 \
+           FROM monitors m \
+           JOIN monitor_alert_contacts mac ON mac.monitor_id = m.id \
+           JOIN alert_contacts c ON c.id = mac.contact_id \
+           WHERE m.id = $2 AND m.active AND c.verified AND c.user_id = m.user_id \
+           ON CONFLICT (event_id, contact_id) DO NOTHING \
+           RETURNING 1) \
+         SELECT count(*) AS n FROM ins",
+    )
+    .bind::<SqlUuid, _>(event_id)
+    .bind::<BigInt, _>(monitor_id)
+    .bind::<Text, _>(event_type)
+    .bind::<Jsonb, _>(payload)
+    .get_result::<Inserted>(conn)
+    .await?;
+    Ok(inserted.n)
+}
+
+/// Claims up to `limit` due deliveries for `lease_secs` and returns them with
+/// their contacts. Rows another worker holds (row lock or unexpired lease) are
+/// skipped.
+pub async fn claim_due(
+    conn: &mut AsyncPgConnection,
+    limit: i64,
+    lease_secs: f64,
+) -> DbResult<Vec<DueDelivery>> {
+    let claimed: Vec<AlertDelivery> = diesel::sql_query(
+        "UPDATE alert_deliveries d SET locked_until = now() + make_interval(secs => $2) \
+         WHERE d.id IN ( \
+           SELECT id FROM alert_deliveries \
+           WHERE status = 'pending' AND next_attempt_at <= now() \
+             AND (locked_until IS NULL OR locked_until <= now()) \
+           ORDER BY next_attempt_at \
+           LIMIT $1 \
+           FOR UPDATE SKIP LOCKED) \
+         RETURNING d.*",
+    )
+    .bind::<BigInt, _>(limit)
+    .bind::<Double, _>(lease_secs)
+    .load(conn)
+    .await?;
+    if claimed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = claimed.iter().map(|d| d.contact_id).collect();
+    let contacts: Vec<AlertContact> = alert_contacts::table
+        .filter(alert_contacts::id.eq_any(ids))
+        .select(AlertContact::as_select())
+        .load(conn)
+        .await?;
+    Ok(claimed
+        .into_iter()
+        .filter_map(|delivery| {
+            // A contact deleted in between takes its deliveries with it (cascade).
+            let contact = contacts.iter().find(|c| c.id == delivery.contact_id)?;
+            Some(DueDelivery {
+                contact: contact.clone(),
+                delivery,
+            })
+        })
+        .collect())
+}
+
+/// Logs an attempt and moves the delivery on: delivered, rescheduled, or failed.
+/// Releases the lease.
+pub async fn record_attempt(
+    conn: &mut AsyncPgConnection,
+    delivery_id: Uuid,
+    attempt: &AttemptRecord,
+) -> DbResult<()> {
+    let attempt = attempt.clone();
+    conn.transaction(|c| {
+        async move {
+            insert_attempt(c, delivery_id, &attempt).await?;
+            let (status, next_attempt_at, delivered_at) = match attempt.outcome {
+                AttemptOutcome::Delivered => {
+                    (STATUS_DELIVERED, attempt.attempted_at, Some(Utc::now()))
+                }
+                AttemptOutcome::Retry { next_attempt_at } => {
+                    (STATUS_PENDING, next_attempt_at, None)
+                }
+                AttemptOutcome::Failed => (STATUS_FAILED, attempt.attempted_at, None),
+            };
+            diesel::update(alert_deliveries::table.find(delivery_id))
+                .set((
+                    alert_deliveries::status.eq(status),
+                    alert_deliveries::attempts.eq(alert_deliveries::attempts + 1),
+                    alert_deliveries::next_attempt_at.eq(next_attempt_at),
+                    alert_deliveries::locked_until.eq(None::<DateTime<Utc>>),
+                    alert_deliveries::delivered_at.eq(delivered_at),
+                ))
+                .execute(c)
+                .await?;
+            if let Some(error) = &attempt.error {
+                diesel::update(alert_deliveries::table.find(delivery_id))
+                    .set(alert_deliveries::last_error.eq(error))
+                    .execute(c)
+                    .await?;
+            }
+            if status != STATUS_PENDING {
+                scrub_verification_link(c, delivery_id).await?;
+            }
+            Ok::<_, diesel::result::Error>(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(())
+}
+
+async fn insert_attempt(
+    conn: &mut AsyncPgConnection,
+    delivery_id: Uuid,
+    attempt: &AttemptRecord,
+) -> QueryResult<usize> {
+    diesel::insert_into(alert_delivery_attempts::table)
+        .values((
+            alert_delivery_attempts::delivery_id.eq(delivery_id),
+            alert_delivery_attempts::attempted_at.eq(attempt.attempted_at),
+            alert_delivery_attempts::outcome.eq(attempt.outcome.as_str()),
+            alert_delivery_attempts::http_status.eq(attempt.http_status),
+            alert_delivery_attempts::error.eq(&attempt.error),
+            alert_delivery_attempts::duration_ms.eq(attempt.duration_ms),
+        ))
+        .execute(conn)
+        .await
+}
+
+/// The verification link is a credential: once its email is sent (or given
+/// up on) the stored copy is no longer needed.
+async fn scrub_verification_link(
+    conn: &mut AsyncPgConnection,
+    delivery_id: Uuid,
+) -> QueryResult<usize> {
+    diesel::sql_query(
+        "UPDATE alert_deliveries SET payload = payload - 'verify_url' \
+         WHERE id = $1 AND kind = 'verification'",
+    )
+    .bind::<SqlUuid, _>(delivery_id)
+    .execute(conn)
+    .await
+}
+
+/// A delivery attempted once, synchronously, outside the worker queue (the
+/// test alert): it is logged like any other.
+#[derive(Debug, Clone)]
+pub struct CompletedDelivery {
+    /// The delivery's id, as sent (`webhook-id`).
+    pub id: Uuid,
+    pub event_id: Uuid,
+    pub contact_id: i64,
+    pub kind: String,
+    pub event_type: String,
+    pub payload: serde_json::Value,
+}
+
+/// Logs a delivery that was attempted once, with that attempt.
+pub async fn record_completed(
+    conn: &mut AsyncPgConnection,
+    delivery: &CompletedDelivery,
+    attempt: &AttemptRecord,
+) -> DbResult<()> {
+    let (status, delivered_at) = match attempt.outcome {
+        AttemptOutcome::Delivered => (STATUS_DELIVERED, Some(attempt.attempted_at)),
+        _ => (STATUS_FAILED, None),
+    };
+    let attempt = attempt.clone();
+    let d = delivery.clone();
+    conn.transaction(|c| {
+        async move {
+            diesel::insert_into(alert_deliveries::table)
+                .values((
+                    alert_deliveries::id.eq(d.id),
+                    alert_deliveries::event_id.eq(d.event_id),
+                    alert_deliveries::contact_id.eq(d.contact_id),
+                    alert_deliveries::kind.eq(&d.kind),
+                    alert_deliveries::event_type.eq(&d.event_type),
+                    alert_deliveries::payload.eq(&d.payload),
+                    alert_deliveries::status.eq(status),
+                    alert_deliveries::attempts.eq(1),
+                    alert_deliveries::last_error.eq(&attempt.error),
+                    alert_deliveries::next_attempt_at.eq(attempt.attempted_at),
+                    alert_deliveries::delivered_at.eq(delivered_at),
+                ))
+                .execute(c)
+                .await?;
+            insert_attempt(c, d.id, &attempt).await?;
+            Ok::<_, diesel::result::Error>(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(())
+}
+
+/// Stores the digest of a new verification token on the contact and queues
+/// its verification email (`payload` carries the link). Earlier verification
+/// emails still waiting are abandoned: their links no longer work.
+pub async fn request_verification(
+    conn: &mut AsyncPgConnection,
+    contact_id: i64,
+    token_sha256: &str,
+    payload: &serde_json::Value,
+) -> DbResult<Uuid> {
+    let token_sha256 = token_sha256.to_string();
+    let payload = payload.clone();
+    let id = conn
+        .transaction(|c| {
+            async move {
+                diesel::update(alert_contacts::table.find(contact_id))
+                    .set((
+                        alert_contacts::verification_token_sha256.eq(&token_sha256),
+                        alert_contacts::updated_at.eq(Utc::now()),
+                    ))
+                    .execute(c)
+                    .await?;
+                diesel::update(alert_deliveries::table)
+                    .filter(alert_deliveries::contact_id.eq(contact_id))
+                    .filter(alert_deliveries::kind.eq(KIND_VERIFICATION))
+                    .filter(alert_deliveries::status.eq(STATUS_PENDING))
+                    .set((
+                        alert_deliveries::status.eq(STATUS_FAILED),
+                        alert_deliveries::last_error
+                            .eq("superseded by a newer verification request"),
+                    ))
+                    .execute(c)
+                    .await?;
+                let id: Uuid = diesel::insert_into(alert_deliveries::table)
+                    .values((
+                        alert_deliveries::event_id.eq(Uuid::new_v4()),
+                        alert_deliveries::contact_id.eq(contact_id),
+                        alert_deliveries::kind.eq(KIND_VERIFICATION),
+                        alert_deliveries::event_type.eq(KIND_VERIFICATION),
+                        alert_deliveries::payload.eq(&payload),
+                    ))
+                    .returning(alert_deliveries::id)
+                    .get_result(c)
+                    .await?;
+                Ok::<_, diesel::result::Error>(id)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(id)
+}
+
+/// Marks the contact holding this token digest verified and forgets the
+/// token, so a link works once. Returns the contact's id.
+pub async fn verify_token(
+    conn: &mut AsyncPgConnection,
+    token_sha256: &str,
+) -> DbResult<Option<i64>> {
+    Ok(diesel::update(alert_contacts::table)
+        .filter(alert_contacts::verification_token_sha256.eq(token_sha256))
+        .set((
+            alert_contacts::verified.eq(true),
+            alert_contacts::verification_token_sha256.eq(None::<String>),
+            alert_contacts::updated_at.eq(Utc::now()),
+        ))
+        .returning(alert_contacts::id)
+        .get_result(conn)
+        .await
+        .optional()?)
+}
+
+/// The contact's deliveries, newest first, each with its attempts (oldest first).
+pub async fn list_for_contact(
+    conn: &mut AsyncPgConnection,
+    contact_id: i64,
+    limit: i64,
+) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
+    let deliveries: Vec<AlertDelivery> = alert_deliveries::table
+        .filter(alert_deliveries::contact_id.eq(contact_id))
+        .order((
+            alert_deliveries::created_at.desc(),
+            alert_deliveries::id.desc(),
+        ))
+        .limit(limit)
+        .select(AlertDelivery::as_select())
+        .load(conn)
+        .await?;
+    with_attempts(conn, deliveries).await
+}
+
+/// Every delivery of one event (any contact), oldest first, with attempts.
+pub async fn list_for_event(
+    conn: &mut AsyncPgConnection,
+    event_id: Uuid,
+) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
+    let deliveries: Vec<AlertDelivery> = alert_deliveries::table
+        .filter(alert_deliveries::event_id.eq(event_id))
+        .order(alert_deliveries::created_at.asc())
+        .select(AlertDelivery::as_select())
+        .load(conn)
+        .await?;
+    with_attempts(conn, deliveries).await
+}
+
+async fn with_attempts(
+    conn: &mut AsyncPgConnection,
+    deliveries: Vec<AlertDelivery>,
+) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
+    let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();
+    let attempts: Vec<DeliveryAttempt> = alert_delivery_attempts::table
+        .filter(alert_delivery_attempts::delivery_id.eq_any(ids))
+        .order(alert_delivery_attempts::id.asc())
+        .select(DeliveryAttempt::as_select())
+        .load(conn)
+        .await?;
+    Ok(deliveries
+        .into_iter()
+        .map(|d| {
+            let mine = attempts
+                .iter()
+                .filter(|a| a.delivery_id == d.id)
+                .cloned()
+                .collect();
+            (d, mine)
+        })
+        .collect())
+}

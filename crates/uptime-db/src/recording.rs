@@ -1,0 +1,281 @@
+//! The writes behind recording check results: results, monitor runtime state,
+//! the daily rollup and the outbox of events. The recorder calls these inside
+//! one transaction per batch; every write is a single set-based statement.
+
+use crate::models::Monitor;
+use crate::schema::{monitors, outbox_events};
+use crate::DbResult;
+use chrono::{DateTime, NaiveDate, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Date, Integer, Nullable, Text, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+/// One result to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCheckResult {
+    pub check_id: Uuid,
+    pub monitor_id: i64,
+    /// `scheduled`, `manual` or `heartbeat`.
+    pub trigger: String,
+    /// `up`, `degraded` or `down`.
+    pub status: String,
+    pub checked_at: DateTime<Utc>,
+    pub due_at: Option<DateTime<Utc>>,
+    pub latency_ms: Option<i32>,
+    pub http_status: Option<i32>,
+    pub error: Option<String>,
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    pub reporter: String,
+}
+
+/// A monitor's runtime state after a batch, written back in one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorStateUpdate {
+    pub id: i64,
+    pub status: String,
+    pub status_since: Option<DateTime<Utc>>,
+    pub consecutive_failures: i32,
+    pub last_checked_at: Option<DateTime<Utc>>,
+    /// Only ever moves forward: the stored value is kept when it is later.
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    pub ssl_warned_for: Option<DateTime<Utc>>,
+}
+
+/// Checks to add to one monitor's day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DailyIncrement {
+    pub monitor_id: i64,
+    pub day: NaiveDate,
+    pub total_checks: i32,
+    /// Checks that were `up` or `degraded`.
+    pub up_checks: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Insertable)]
+#[diesel(table_name = outbox_events)]
+pub struct NewOutboxEvent {
+    pub id: Uuid,
+    pub monitor_id: i64,
+    pub subject: String,
+    pub payload: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = outbox_events)]
+pub struct OutboxEvent {
+    pub id: Uuid,
+    pub monitor_id: i64,
+    pub subject: String,
+    pub payload: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+    pub published_at: Option<DateTime<Utc>>,
+}
+
+/// Locks the monitors `ids` for the rest of the transaction and returns those
+/// that exist. Locking in id order means two recorders whose batches share
+/// monitors queue behind each other instead of deadlocking.
+pub async fn lock_monitors(conn: &mut AsyncPgConnection, ids: &[i64]) -> DbResult<Vec<Monitor>> {
+    Ok(monitors::table
+        .filter(monitors::id.eq_any(ids))
+        .order(monitors::id.asc())
+        .for_update()
+        .select(Monitor::as_select())
+        .load(conn)
+        .await?)
+}
+
+#[derive(QueryableByName)]
+struct InsertedCheck {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    check_id: Uuid,
+}
+
+/// Stores `results`, skipping every `check_id` already stored (a redelivered
+/// or republished result). Returns the `check_id`s that were new.
+pub async fn insert_results(
+    conn: &mut AsyncPgConnection,
+    results: &[NewCheckResult],
+) -> DbResult<Vec<Uuid>> {
+    if results.is_empty() {
+        return Ok(Vec::new());
+    }
+    let check_ids: Vec<Uuid> = results.iter().map(|r| r.check_id).collect();
+    let monitor_ids: Vec<i64> = results.iter().map(|r| r.monitor_id).collect();
+    let triggers: Vec<String> = results.iter().map(|r| r.trigger.clone()).collect();
+    let statuses: Vec<String> = results.iter().map(|r| r.status.clone()).collect();
+    let checked_at: Vec<DateTime<Utc>> = results.iter().map(|r| r.checked_at).collect();
+    let due_at: Vec<Option<DateTime<Utc>>> = results.iter().map(|r| r.due_at).collect();
+    let latency: Vec<Option<i32>> = results.iter().map(|r| r.latency_ms).collect();
+    let http_status: Vec<Option<i32>> = results.iter().map(|r| r.http_status).collect();
+    let errors: Vec<Option<String>> = results.iter().map(|r| r.error.clone()).collect();
+    let ssl: Vec<Option<DateTime<Utc>>> = results.iter().map(|r| r.ssl_expires_at).collect();
+    let reporters: Vec<String> = results.iter().map(|r| r.reporter.clone()).collect();
+
+    let inserted: Vec<InsertedCheck> = diesel::sql_query(
+        "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \
+             latency_ms, http_status, error, ssl_expires_at, reporter) \
+         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::text[], \
+             $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], \
+             $10::timestamptz[], $11::text[]) \
+         ON CONFLICT (check_id) DO NOTHING \
+         RETURNING check_id",
+    )
+    .bind::<Array<diesel::sql_types::Uuid>, _>(check_ids)
+    .bind::<Array<BigInt>, _>(monitor_ids)
+    .bind::<Array<Text>, _>(triggers)
+    .bind::<Array<Text>, _>(statuses)
+    .bind::<Array<Timestamptz>, _>(checked_at)
+    .bind::<Array<Nullable<Timestamptz>>, _>(due_at)
+    .bind::<Array<Nullable<Integer>>, _>(latency)
+    .bind::<Array<Nullable<Integer>>, _>(http_status)
+    .bind::<Array<Nullable<Text>>, _>(errors)
+    .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
+    .bind::<Array<Text>, _>(reporters)
+    .load(conn)
+    .await?;
+    Ok(inserted.into_iter().map(|r| r.check_id).collect())
+}
+
+/// Writes the runtime state of locked monitors.
+pub async fn update_monitor_states(
+    conn: &mut AsyncPgConnection,
+    updates: &[MonitorStateUpdate],
+) -> DbResult<()> {
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = updates.iter().map(|u| u.id).collect();
+    let statuses: Vec<String> = updates.iter().map(|u| u.status.clone()).collect();
+    let since: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.status_since).collect();
+    let failures: Vec<i32> = updates.iter().map(|u| u.consecutive_failures).collect();
+    let checked: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.last_checked_at).collect();
+    let heartbeat: Vec<Option<DateTime<Utc>>> =
+        updates.iter().map(|u| u.last_heartbeat_at).collect();
+    let ssl: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.ssl_expires_at).collect();
+    let warned: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.ssl_warned_for).collect();
+
+    // GREATEST ignores NULLs: a heartbeat ping the api-gateway stored while this
+    // batch was being decided is never moved back.
+    diesel::sql_query(
+        "UPDATE monitors AS m SET status = u.status, status_since = u.status_since, \
+             consecutive_failures = u.consecutive_failures, last_checked_at = u.last_checked_at, \
+             last_heartbeat_at = GREATEST(m.last_heartbeat_at, u.last_heartbeat_at), \
+             ssl_expires_at = u.ssl_expires_at, ssl_warned_for = u.ssl_warned_for \
+         FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], \
+             $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[]) \
+             AS u(id, status, status_since, consecutive_failures, last_checked_at, \
+                  last_heartbeat_at, ssl_expires_at, ssl_warned_for) \
+         WHERE m.id = u.id",
+    )
+    .bind::<Array<BigInt>, _>(ids)
+    .bind::<Array<Text>, _>(statuses)
+    .bind::<Array<Nullable<Timestamptz>>, _>(since)
+    .bind::<Array<Integer>, _>(failures)
+    .bind::<Array<Nullable<Timestamptz>>, _>(checked)
+    .bind::<Array<Nullable<Timestamptz>>, _>(heartbeat)
+    .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
+    .bind::<Array<Nullable<Timestamptz>>, _>(warned)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds to the daily rollup. `increments` must hold each (monitor, day) at most
+/// once: one statement cannot update the same row twice.
+pub async fn add_daily_uptime(
+    conn: &mut AsyncPgConnection,
+    increments: &[DailyIncrement],
+) -> DbResult<()> {
+    if increments.is_empty() {
+        return Ok(());
+    }
+    let monitor_ids: Vec<i64> = increments.iter().map(|i| i.monitor_id).collect();
+    let days: Vec<NaiveDate> = increments.iter().map(|i| i.day).collect();
+    let totals: Vec<i32> = increments.iter().map(|i| i.total_checks).collect();
+    let ups: Vec<i32> = increments.iter().map(|i| i.up_checks).collect();
+    diesel::sql_query(
+        "INSERT INTO daily_uptime (monitor_id, day, total_checks, up_checks) \
+         SELECT * FROM UNNEST($1::bigint[], $2::date[], $3::int[], $4::int[]) \
+         ON CONFLICT (monitor_id, day) DO UPDATE SET \
+             total_checks = daily_uptime.total_checks + EXCLUDED.total_checks, \
+             up_checks = daily_uptime.up_checks + EXCLUDED.up_checks",
+    )
+    .bind::<Array<BigInt>, _>(monitor_ids)
+    .bind::<Array<Date>, _>(days)
+    .bind::<Array<Integer>, _>(totals)
+    .bind::<Array<Integer>, _>(ups)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Adds events to the outbox. Event ids are deterministic, so writing the same
+/// event again is a no-op.
+pub async fn insert_outbox(
+    conn: &mut AsyncPgConnection,
+    events: &[NewOutboxEvent],
+) -> DbResult<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    diesel::insert_into(outbox_events::table)
+        .values(events)
+        .on_conflict(outbox_events::id)
+        .do_nothing()
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Marks events as published to NATS.
+pub async fn mark_published(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> DbResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    diesel::update(outbox_events::table)
+        .filter(outbox_events::id.eq_any(ids))
+        .filter(outbox_events::published_at.is_null())
+        .set(outbox_events::published_at.eq(diesel::dsl::now))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Up to `limit` unpublished events created before `created_before`, oldest
+/// first, locked so that another relay running at the same moment skips them.
+pub async fn lock_unpublished(
+    conn: &mut AsyncPgConnection,
+    created_before: DateTime<Utc>,
+    limit: i64,
+) -> DbResult<Vec<OutboxEvent>> {
+    Ok(outbox_events::table
+        .filter(outbox_events::published_at.is_null())
+        .filter(outbox_events::created_at.lt(created_before))
+        .order(outbox_events::created_at.asc())
+        .limit(limit)
+        .for_update()
+        .skip_locked()
+        .select(OutboxEvent::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// Records a heartbeat ping: sets `last_heartbeat_at` of the heartbeat monitor
+/// with this token. Returns its id and whether it is active, or `None` when no
+/// heartbeat monitor has the token.
+pub async fn record_heartbeat(
+    conn: &mut AsyncPgConnection,
+    token: &str,
+    at: DateTime<Utc>,
+) -> DbResult<Option<(i64, bool)>> {
+    Ok(diesel::update(monitors::table)
+        .filter(monitors::heartbeat_token.eq(token))
+        .filter(monitors::kind.eq("heartbeat"))
+        .set(monitors::last_heartbeat_at.eq(at))
+        .returning((monitors::id, monitors::active))
+        .get_result(conn)
+        .await
+        .optional()?)
+}

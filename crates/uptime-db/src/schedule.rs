@@ -1,0 +1,129 @@
+//! What the scheduler reads: the timing of active monitors (to place them on
+//! its timeline), the check configuration of monitors about to be due (to
+//! snapshot into `CheckDueV1`), and the advisory lock that makes one replica
+//! the leader.
+//!
+//! Every query here is keyed by primary key (`id = ANY($1)` or a keyset page),
+//! so the scheduler never scans the table on its hot path; only the periodic
+//! resync pages through all active monitors.
+
+use crate::schema::monitors;
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+/// The key of the session advisory lock the leading scheduler holds
+/// (ASCII "uptSched", so it is recognisable in `pg_locks`).
+pub const SCHEDULER_LEADER_LOCK: i64 = 0x7570_7453_6368_6564;
+
+/// What placing a monitor on the timeline needs, and nothing more.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = monitors)]
+pub struct MonitorTiming {
+    pub id: i64,
+    pub kind: String,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub last_checked_at: Option<DateTime<Utc>>,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+}
+
+/// What a checker needs to check a monitor, read just before the check is due.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = monitors)]
+pub struct CheckConfig {
+    pub id: i64,
+    pub kind: String,
+    pub interval_secs: i32,
+    pub target: Option<String>,
+    pub timeout_secs: i32,
+    pub expected_status: i32,
+    pub keyword: Option<String>,
+    pub keyword_type: Option<String>,
+}
+
+/// One page of active monitors with `id > after_id`, in id order.
+pub async fn active_timings_page(
+    conn: &mut AsyncPgConnection,
+    after_id: i64,
+    limit: i64,
+) -> DbResult<Vec<MonitorTiming>> {
+    Ok(monitors::table
+        .filter(monitors::active.eq(true))
+        .filter(monitors::id.gt(after_id))
+        .order(monitors::id.asc())
+        .limit(limit)
+        .select(MonitorTiming::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// The timing of those of `ids` that exist and are active (paused and deleted
+/// monitors are simply absent from the answer).
+pub async fn active_timings_by_ids(
+    conn: &mut AsyncPgConnection,
+    ids: &[i64],
+) -> DbResult<Vec<MonitorTiming>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(monitors::table
+        .filter(monitors::id.eq_any(ids))
+        .filter(monitors::active.eq(true))
+        .select(MonitorTiming::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// The check configuration of those of `ids` that exist and are active.
+pub async fn active_check_configs(
+    conn: &mut AsyncPgConnection,
+    ids: &[i64],
+) -> DbResult<Vec<CheckConfig>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(monitors::table
+        .filter(monitors::id.eq_any(ids))
+        .filter(monitors::active.eq(true))
+        .select(CheckConfig::as_select())
+        .load(conn)
+        .await?)
+}
+
+#[derive(QueryableByName)]
+struct Locked {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    locked: bool,
+}
+
+/// Tries to take the scheduler's leader lock for the session of `conn`,
+/// without waiting. The lock lives as long as that session (or until
+/// [`release_leader_lock`]), so `conn` must be a dedicated connection, never
+/// one that goes back to a pool.
+pub async fn try_leader_lock(conn: &mut AsyncPgConnection) -> DbResult<bool> {
+    let row: Locked = diesel::sql_query("SELECT pg_try_advisory_lock($1) AS locked")
+        .bind::<diesel::sql_types::BigInt, _>(SCHEDULER_LEADER_LOCK)
+        .get_result(conn)
+        .await?;
+    Ok(row.locked)
+}
+
+/// Gives the leader lock up (closing the session does the same).
+pub async fn release_leader_lock(conn: &mut AsyncPgConnection) -> DbResult<()> {
+    diesel::sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<diesel::sql_types::BigInt, _>(SCHEDULER_LEADER_LOCK)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// `SELECT 1` on `conn`: the leader's proof that its session (and so its
+/// lock) is still alive.
+pub async fn ping_connection(conn: &mut AsyncPgConnection) -> DbResult<()> {
+    diesel::sql_query("SELECT 1").execute(conn).await?;
+    Ok(())
+}

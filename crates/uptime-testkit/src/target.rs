@@ -1,0 +1,298 @@
+//! A real HTTP(S) server on loopback to point checks at, whose behaviour a
+//! test switches while it runs: the status it answers, its body, how long it
+//! waits before answering. It counts the requests it receives.
+//!
+//! - `GET /anything` answers with the configured status and body after the
+//!   configured delay.
+//! - `GET /redirect-to?url=<percent-encoded URL>` answers `302 Found` with
+//!   `Location: <URL>` (no delay), to test how clients follow redirects.
+//!
+//! [`TargetServer::start_https`] serves TLS with a leaf certificate for
+//! `127.0.0.1` and `localhost` signed by a CA generated for this server alone;
+//! a client trusts it with [`TargetServer::ca_pem`]. The leaf's `notAfter` is
+//! chosen ([`TargetServer::start_https_expiring_at`]) so tests can assert what
+//! a client reads from it.
+
+use chrono::{DateTime, DurationRound, Utc};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    KeyUsagePurpose, SanType,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+/// What the server answers; shared with every connection task.
+struct Behaviour {
+    status: AtomicU16,
+    body: Mutex<String>,
+    delay_ms: AtomicU64,
+    hits: AtomicU64,
+}
+
+/// The TLS side of an https target.
+struct TlsMaterial {
+    ca_pem: String,
+    not_after: DateTime<Utc>,
+}
+
+/// A running target; it stops (with all its connections) when dropped.
+pub struct TargetServer {
+    addr: SocketAddr,
+    behaviour: Arc<Behaviour>,
+    tls: Option<TlsMaterial>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl TargetServer {
+    /// A plain HTTP target answering `200 OK` with body `ok` at once.
+    pub async fn start() -> Self {
+        Self::spawn(None, None).await
+    }
+
+    /// An https target whose certificate expires 90 days from now (to the second).
+    pub async fn start_https() -> Self {
+        let not_after = (Utc::now() + chrono::Duration::days(90))
+            .duration_trunc(chrono::Duration::seconds(1))
+            .expect("truncate to seconds");
+        Self::start_https_expiring_at(not_after).await
+    }
+
+    /// An https target whose leaf certificate's `notAfter` is `not_after`
+    /// (X.509 keeps whole seconds; sub-second parts are dropped).
+    pub async fn start_https_expiring_at(not_after: DateTime<Utc>) -> Self {
+        let (acceptor, material) = tls_acceptor(not_after);
+        Self::spawn(Some(acceptor), Some(material)).await
+    }
+
+    async fn spawn(acceptor: Option<tokio_rustls::TlsAcceptor>, tls: Option<TlsMaterial>) -> Self {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .expect("bind target server on 127.0.0.1");
+        let addr = listener.local_addr().expect("target address");
+        let behaviour = Arc::new(Behaviour {
+            status: AtomicU16::new(200),
+            body: Mutex::new("ok".into()),
+            delay_ms: AtomicU64::new(0),
+            hits: AtomicU64::new(0),
+        });
+        let server = tokio::spawn(accept_loop(listener, acceptor, behaviour.clone()));
+        Self {
+            addr,
+            behaviour,
+            tls,
+            server,
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// `http(s)://127.0.0.1:PORT{path}`; `path` starts with `/`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}://{}{path}", self.scheme(), self.addr)
+    }
+
+    /// Like [`url`](Self::url) with `host` (e.g. `localhost`) instead of the IP.
+    pub fn url_with_host(&self, host: &str, path: &str) -> String {
+        format!("{}://{host}:{}{path}", self.scheme(), self.addr.port())
+    }
+
+    /// A URL on this server that redirects (302) to `location`.
+    pub fn redirect_url(&self, location: &str) -> String {
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("url", location)
+            .finish();
+        self.url(&format!("/redirect-to?{query}"))
+    }
+
+    pub fn set_status(&self, status: u16) {
+        self.behaviour.status.store(status, Ordering::SeqCst);
+    }
+
+    pub fn set_body(&self, body: impl Into<String>) {
+        *self.behaviour.body.lock().expect("body lock") = body.into();
+    }
+
+    /// How long to wait before answering (redirects answer at once).
+    pub fn set_delay(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.behaviour.delay_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Requests received so far (counted when they arrive, before any delay).
+    pub fn hits(&self) -> u64 {
+        self.behaviour.hits.load(Ordering::SeqCst)
+    }
+
+    /// The PEM of the CA that signed this https target's certificate.
+    pub fn ca_pem(&self) -> &str {
+        &self.tls.as_ref().expect("ca_pem of an http target").ca_pem
+    }
+
+    /// The leaf certificate's `notAfter` (https targets only).
+    pub fn not_after(&self) -> DateTime<Utc> {
+        self.tls
+            .as_ref()
+            .expect("not_after of an http target")
+            .not_after
+    }
+}
+
+impl Drop for TargetServer {
+    fn drop(&mut self) {
+        // Aborting the accept loop drops its JoinSet, which aborts every connection.
+        self.server.abort();
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    behaviour: Arc<Behaviour>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let acceptor = acceptor.clone();
+                let behaviour = behaviour.clone();
+                connections.spawn(async move {
+                    match acceptor {
+                        Some(acceptor) => {
+                            // A client that refuses our certificate ends here; that is
+                            // what untrusted-certificate tests expect.
+                            if let Ok(tls) = acceptor.accept(stream).await {
+                                serve_connection(TokioIo::new(tls), behaviour).await;
+                            }
+                        }
+                        None => serve_connection(TokioIo::new(stream), behaviour).await,
+                    }
+                });
+            }
+            // Reap finished connections so the set does not grow without bound.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+async fn serve_connection<I>(io: I, behaviour: Arc<Behaviour>)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |req| respond(req, behaviour.clone()));
+    // Errors here are clients hanging up mid-request, which tests do on purpose.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(io, service)
+        .await;
+}
+
+async fn respond(
+    req: Request<Incoming>,
+    behaviour: Arc<Behaviour>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    behaviour.hits.fetch_add(1, Ordering::SeqCst);
+    if req.uri().path() == "/redirect-to" {
+        let location = url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+            .find(|(k, _)| k == "url")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        let response = Response::builder()
+            .status(StatusCode::FOUND)
+            .header("location", location)
+            .body(Full::new(Bytes::new()))
+            .expect("valid redirect response");
+        return Ok(response);
+    }
+    let delay = Duration::from_millis(behaviour.delay_ms.load(Ordering::SeqCst));
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let status = StatusCode::from_u16(behaviour.status.load(Ordering::SeqCst))
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = behaviour.body.lock().expect("body lock").clone();
+    let response = Response::builder()
+        .status(status)
+        .header("content-type", "text/plain; charset=utf-8")
+        .body(Full::new(Bytes::from(body)))
+        .expect("valid response");
+    Ok(response)
+}
+
+/// A fresh CA and a leaf for 127.0.0.1 and localhost that it signed.
+fn tls_acceptor(not_after: DateTime<Utc>) -> (tokio_rustls::TlsAcceptor, TlsMaterial) {
+    let not_after = not_after
+        .duration_trunc(chrono::Duration::seconds(1))
+        .expect("truncate to seconds");
+    let to_time = |t: DateTime<Utc>| {
+        time::OffsetDateTime::from_unix_timestamp(t.timestamp()).expect("timestamp in range")
+    };
+
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "uptime-testkit CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    ca_params.not_before = to_time(Utc::now() - chrono::Duration::days(1));
+    ca_params.not_after = to_time(not_after + chrono::Duration::days(365));
+    let ca_cert = ca_params.self_signed(&ca_key).expect("self-sign CA");
+
+    let leaf_key = KeyPair::generate().expect("leaf key");
+    let mut leaf_params =
+        CertificateParams::new(vec!["localhost".to_string()]).expect("leaf params");
+    leaf_params
+        .subject_alt_names
+        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    leaf_params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    leaf_params.is_ca = IsCa::NoCa;
+    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    leaf_params.not_before = to_time(Utc::now() - chrono::Duration::days(1));
+    leaf_params.not_after = to_time(not_after);
+    let leaf = leaf_params
+        .signed_by(&leaf_key, &ca_cert, &ca_key)
+        .expect("sign leaf");
+
+    let chain: Vec<CertificateDer<'static>> = vec![leaf.der().clone(), ca_cert.der().clone()];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("server certificate");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let material = TlsMaterial {
+        ca_pem: ca_cert.pem(),
+        not_after,
+    };
+    (acceptor, material)
+}

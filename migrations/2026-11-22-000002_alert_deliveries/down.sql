@@ -1,0 +1,2 @@
+DROP TABLE alert_delivery_attempts;
+DROP TABLE alert_deliveries;
