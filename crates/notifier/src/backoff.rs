@@ -74,8 +74,14 @@ mod tests {
     #[test]
     fn retry_after_is_honoured_when_longer() {
         let p = policy();
-        assert_eq!(p.delay(1, Some(Duration::from_secs(30))), Duration::from_secs(30));
-        assert_eq!(p.delay(4, Some(Duration::from_secs(1))), Duration::from_secs(40));
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(30))),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            p.delay(4, Some(Duration::from_secs(1))),
+            Duration::from_secs(40)
+        );
     }
 
     #[test]

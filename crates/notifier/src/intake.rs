@@ -39,11 +39,13 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Decoded, IntakeError> {
     };
     match subject {
         subjects::STATE_CHANGED_V1 => {
-            let event = StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            let event =
+                StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
             Ok(AlertEvent::from_state_change(&event).map_or(Decoded::Nothing, Decoded::Alert))
         }
         subjects::SSL_EXPIRING_V1 => {
-            let event = SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            let event =
+                SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
             Ok(Decoded::Alert(AlertEvent::from_ssl_expiring(&event)))
         }
         other => Err(undecodable(format!("no handler for subject {other}"))),
@@ -108,7 +110,12 @@ impl Intake {
             &event.to_json(),
         )
         .await?;
-        tracing::info!(monitor_id = monitor.id, event = event.event.as_str(), created, "alert event accepted");
+        tracing::info!(
+            monitor_id = monitor.id,
+            event = event.event.as_str(),
+            created,
+            "alert event accepted"
+        );
         Ok(created)
     }
 }

@@ -62,7 +62,8 @@ impl Notifier {
             tracing::warn!(lease_secs = tuning.lease_secs, http_timeout_secs = tuning.http_timeout_secs,
                 "the delivery lease is not longer than an attempt may take; slow attempts may be repeated");
         }
-        let sender = uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
+        let sender =
+            uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "notifier").await?;
         streams::ensure_all(&js, settings.nats.stream_replicas)
@@ -79,7 +80,11 @@ impl Notifier {
                         subjects::STATE_CHANGED_V1.to_string(),
                         subjects::SSL_EXPIRING_V1.to_string(),
                     ],
-                    ..streams::durable_pull(streams::NOTIFIER_CONSUMER, tuning.ack_wait(), UNLIMITED_DELIVERIES)
+                    ..streams::durable_pull(
+                        streams::NOTIFIER_CONSUMER,
+                        tuning.ack_wait(),
+                        UNLIMITED_DELIVERIES,
+                    )
                 },
             )
             .await
@@ -153,7 +158,10 @@ impl Notifier {
 }
 
 /// Builds and runs a notifier until `shutdown`.
-pub async fn run(settings: NotifierSettings, shutdown: CancellationToken) -> Result<(), NotifierError> {
+pub async fn run(
+    settings: NotifierSettings,
+    shutdown: CancellationToken,
+) -> Result<(), NotifierError> {
     Notifier::build(settings).await?.run_until(shutdown).await
 }
 
@@ -163,7 +171,11 @@ fn readiness(pool: &uptime_db::Pool, nats: &async_nats::Client) -> uptime_ops::R
     uptime_ops::Readiness::new()
         .with_check("postgres", move || {
             let pool = pool.clone();
-            async move { uptime_db::pool::ping(&pool).await.map_err(|e| e.to_string()) }
+            async move {
+                uptime_db::pool::ping(&pool)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
         })
         .with_check("nats", move || {
             let state = nats.connection_state();

@@ -13,7 +13,9 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use uptime_alerts::{AlertEvent, Channel, Destination, Outgoing, SendError, Sender, VerificationRequest};
+use uptime_alerts::{
+    AlertEvent, Channel, Destination, Outgoing, SendError, Sender, VerificationRequest,
+};
 use uptime_db::deliveries::{self, AttemptOutcome, AttemptRecord, DueDelivery};
 use uptime_db::Pool;
 
@@ -109,19 +111,26 @@ impl Worker {
         .await
     }
 
-    async fn send(&self, due: &DueDelivery, channel: Option<Channel>) -> Result<uptime_alerts::Sent, SendError> {
+    async fn send(
+        &self,
+        due: &DueDelivery,
+        channel: Option<Channel>,
+    ) -> Result<uptime_alerts::Sent, SendError> {
         let d = &due.delivery;
         let contact = &due.contact;
-        let channel = channel
-            .ok_or_else(|| SendError::permanent(format!("unknown contact type {:?}", contact.kind)))?;
+        let channel = channel.ok_or_else(|| {
+            SendError::permanent(format!("unknown contact type {:?}", contact.kind))
+        })?;
         let to = Destination {
             channel,
             value: &contact.value,
             signing_secret: contact.signing_secret.as_deref(),
         };
-        let invalid = |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
+        let invalid =
+            |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
         if d.kind == deliveries::KIND_VERIFICATION {
-            let request: VerificationRequest = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+            let request: VerificationRequest =
+                serde_json::from_value(d.payload.clone()).map_err(invalid)?;
             return self.sender.send(to, Outgoing::Verification(&request)).await;
         }
         // Alerts go to verified contacts only; a contact whose address
@@ -131,7 +140,13 @@ impl Worker {
         }
         let event: AlertEvent = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
         self.sender
-            .send(to, Outgoing::Alert { delivery_id: d.id, event: &event })
+            .send(
+                to,
+                Outgoing::Alert {
+                    delivery_id: d.id,
+                    event: &event,
+                },
+            )
             .await
     }
 
@@ -149,9 +164,17 @@ impl Worker {
                 let outcome = match e.retry {
                     uptime_alerts::Retry::Never => AttemptOutcome::Failed,
                     uptime_alerts::Retry::Later { after } => {
-                        let failed_attempts = u32::try_from(due.delivery.attempts + 1).unwrap_or(u32::MAX);
-                        match self.policy.next(due.delivery.created_at, Utc::now(), failed_attempts, after) {
-                            Next::RetryAt(next_attempt_at) => AttemptOutcome::Retry { next_attempt_at },
+                        let failed_attempts =
+                            u32::try_from(due.delivery.attempts + 1).unwrap_or(u32::MAX);
+                        match self.policy.next(
+                            due.delivery.created_at,
+                            Utc::now(),
+                            failed_attempts,
+                            after,
+                        ) {
+                            Next::RetryAt(next_attempt_at) => {
+                                AttemptOutcome::Retry { next_attempt_at }
+                            }
                             Next::GiveUp => AttemptOutcome::Failed,
                         }
                     }
@@ -183,6 +206,8 @@ impl Worker {
                 Err(e) => tracing::warn!(error = %e, "recording a delivery attempt failed"),
             }
         }
-        tracing::error!("could not record the attempt; the delivery will be attempted again after its lease");
+        tracing::error!(
+            "could not record the attempt; the delivery will be attempted again after its lease"
+        );
     }
 }

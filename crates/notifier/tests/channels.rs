@@ -19,9 +19,27 @@ async fn every_channel_gets_the_facts_of_a_down_alert() {
     let monitor = world.monitor(user, "Shop", true).await;
     let hook = WebhookReceiver::start().await;
     let slack = WebhookReceiver::start().await;
-    world.contact(user, monitor.id, "email", "oncall@example.com", true).await;
-    world.contact(user, monitor.id, "slack", &slack.url("/services/T0/B0/x"), true).await;
-    let webhook = world.contact(user, monitor.id, "webhook", &hook.url("/hooks/uptime"), true).await;
+    world
+        .contact(user, monitor.id, "email", "oncall@example.com", true)
+        .await;
+    world
+        .contact(
+            user,
+            monitor.id,
+            "slack",
+            &slack.url("/services/T0/B0/x"),
+            true,
+        )
+        .await;
+    let webhook = world
+        .contact(
+            user,
+            monitor.id,
+            "webhook",
+            &hook.url("/hooks/uptime"),
+            true,
+        )
+        .await;
     let _notifier = Running::start(world.settings()).await;
 
     let at = Utc::now();
@@ -56,7 +74,12 @@ async fn every_channel_gets_the_facts_of_a_down_alert() {
     let blocks = slack_msg["blocks"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "header");
     let all = slack_msg.to_string();
-    for fact in ["up -> down", "503", "1234 ms", "expected status 200, got 503"] {
+    for fact in [
+        "up -> down",
+        "503",
+        "1234 ms",
+        "expected status 200, got 503",
+    ] {
         assert!(all.contains(fact), "slack message lacks {fact:?}: {all}");
     }
 
@@ -93,8 +116,14 @@ async fn every_channel_gets_the_facts_of_a_down_alert() {
         assert_eq!(attempts.len(), 1);
         assert_eq!(attempts[0].outcome, "delivered");
     }
-    let webhook_row = rows.iter().find(|(d, _)| d.contact_id == webhook.id).unwrap();
-    assert_eq!(req.header("webhook-id"), Some(webhook_row.0.id.to_string().as_str()));
+    let webhook_row = rows
+        .iter()
+        .find(|(d, _)| d.contact_id == webhook.id)
+        .unwrap();
+    assert_eq!(
+        req.header("webhook-id"),
+        Some(webhook_row.0.id.to_string().as_str())
+    );
     assert_eq!(webhook_row.1[0].http_status, Some(200));
 }
 
@@ -104,8 +133,12 @@ async fn a_certificate_warning_says_when_it_expires() {
     let user = world.user("ops").await;
     let monitor = world.monitor(user, "Shop", true).await;
     let hook = WebhookReceiver::start().await;
-    world.contact(user, monitor.id, "webhook", &hook.url("/h"), true).await;
-    world.contact(user, monitor.id, "email", "oncall@example.com", true).await;
+    world
+        .contact(user, monitor.id, "webhook", &hook.url("/h"), true)
+        .await;
+    world
+        .contact(user, monitor.id, "email", "oncall@example.com", true)
+        .await;
     let _notifier = Running::start(world.settings()).await;
 
     let now = Utc::now();
@@ -127,7 +160,9 @@ async fn a_certificate_warning_says_when_it_expires() {
             error: None,
         },
     };
-    world.publish_with_id(&event.event_id.to_string(), &event).await;
+    world
+        .publish_with_id(&event.event_id.to_string(), &event)
+        .await;
 
     let req = &hook.wait_for(1, DEADLINE).await[0];
     assert_signed(req);
@@ -144,7 +179,11 @@ async fn a_certificate_warning_says_when_it_expires() {
         mail.header("subject").unwrap(),
         "[SSL] Shop: certificate expires in 6 day(s)"
     );
-    assert!(mail.text_body().contains("Days left: 6"), "{}", mail.text_body());
+    assert!(
+        mail.text_body().contains("Days left: 6"),
+        "{}",
+        mail.text_body()
+    );
 }
 
 #[tokio::test]
@@ -152,7 +191,9 @@ async fn the_verification_email_carries_the_link_which_is_then_forgotten() {
     let world = World::start().await;
     let user = world.user("ops").await;
     let monitor = world.monitor(user, "Shop", true).await;
-    let contact = world.contact(user, monitor.id, "email", "new@example.com", false).await;
+    let contact = world
+        .contact(user, monitor.id, "email", "new@example.com", false)
+        .await;
     let link = "https://uptime.example.com/api/v1/alert-contacts/verify/abcDEF123";
     let payload = serde_json::json!({"contact_name": "Ops mail", "verify_url": link});
     let delivery_id = uptime_db::deliveries::request_verification(
@@ -174,16 +215,24 @@ async fn the_verification_email_carries_the_link_which_is_then_forgotten() {
 
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
-        let rows = uptime_db::deliveries::list_for_contact(&mut *world.conn().await, contact.id, 10)
-            .await
-            .unwrap();
+        let rows =
+            uptime_db::deliveries::list_for_contact(&mut *world.conn().await, contact.id, 10)
+                .await
+                .unwrap();
         let (d, _) = rows.iter().find(|(d, _)| d.id == delivery_id).unwrap();
         if d.status == "delivered" {
             assert_eq!(d.kind, "verification");
-            assert!(d.payload.get("verify_url").is_none(), "the link is scrubbed: {}", d.payload);
+            assert!(
+                d.payload.get("verify_url").is_none(),
+                "the link is scrubbed: {}",
+                d.payload
+            );
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "not delivered: {d:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not delivered: {d:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

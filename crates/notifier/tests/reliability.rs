@@ -19,16 +19,38 @@ async fn down_then_up_reaches_every_verified_contact_once_per_change() {
     let first = WebhookReceiver::start().await;
     let second = WebhookReceiver::start().await;
     let unverified = WebhookReceiver::start().await;
-    world.contact(user, monitor.id, "webhook", &first.url("/a"), true).await;
-    world.contact(user, monitor.id, "webhook", &second.url("/b"), true).await;
-    world.contact(user, monitor.id, "webhook", &unverified.url("/c"), false).await;
-    world.contact(user, monitor.id, "email", "verified@example.com", true).await;
-    world.contact(user, monitor.id, "email", "unverified@example.com", false).await;
+    world
+        .contact(user, monitor.id, "webhook", &first.url("/a"), true)
+        .await;
+    world
+        .contact(user, monitor.id, "webhook", &second.url("/b"), true)
+        .await;
+    world
+        .contact(user, monitor.id, "webhook", &unverified.url("/c"), false)
+        .await;
+    world
+        .contact(user, monitor.id, "email", "verified@example.com", true)
+        .await;
+    world
+        .contact(user, monitor.id, "email", "unverified@example.com", false)
+        .await;
     let _notifier = Running::start(world.settings()).await;
 
     let t0 = Utc::now();
-    let down = change(&monitor, MonitorStatus::Up, MonitorStatus::Down, t0 - ChronoDuration::hours(1), t0);
-    let up = change(&monitor, MonitorStatus::Down, MonitorStatus::Up, t0, t0 + ChronoDuration::seconds(90));
+    let down = change(
+        &monitor,
+        MonitorStatus::Up,
+        MonitorStatus::Down,
+        t0 - ChronoDuration::hours(1),
+        t0,
+    );
+    let up = change(
+        &monitor,
+        MonitorStatus::Down,
+        MonitorStatus::Up,
+        t0,
+        t0 + ChronoDuration::seconds(90),
+    );
     world.publish_change(&down).await;
     // The same event again under another message id: JetStream keeps both,
     // as it would for an outbox row republished after the dedup window.
@@ -56,7 +78,10 @@ async fn down_then_up_reaches_every_verified_contact_once_per_change() {
     assert_eq!(first.received().len(), 2);
     assert_eq!(second.received().len(), 2);
     assert_eq!(world.smtp.received().len(), 2);
-    assert!(unverified.received().is_empty(), "unverified contacts get no alerts");
+    assert!(
+        unverified.received().is_empty(),
+        "unverified contacts get no alerts"
+    );
     assert_eq!(world.deliveries_of(down.event_id).await.len(), 3);
 }
 
@@ -66,9 +91,13 @@ async fn a_paused_monitor_alerts_nobody() {
     let user = world.user("ops").await;
     let paused = world.monitor(user, "Paused", false).await;
     let hook = WebhookReceiver::start().await;
-    world.contact(user, paused.id, "webhook", &hook.url("/a"), true).await;
+    world
+        .contact(user, paused.id, "webhook", &hook.url("/a"), true)
+        .await;
     let active = world.monitor(user, "Active", true).await;
-    world.contact(user, active.id, "webhook", &hook.url("/b"), true).await;
+    world
+        .contact(user, active.id, "webhook", &hook.url("/b"), true)
+        .await;
     let _notifier = Running::start(world.settings()).await;
 
     let now = Utc::now();
@@ -91,7 +120,9 @@ async fn a_failing_receiver_gets_the_same_webhook_id_until_it_succeeds() {
     let monitor = world.monitor(user, "API", true).await;
     let hook = WebhookReceiver::start().await;
     hook.script([Reply::status(500), Reply::status(500)]);
-    world.contact(user, monitor.id, "webhook", &hook.url("/h"), true).await;
+    world
+        .contact(user, monitor.id, "webhook", &hook.url("/h"), true)
+        .await;
     let _notifier = Running::start(world.settings()).await;
 
     let now = Utc::now();
@@ -106,14 +137,23 @@ async fn a_failing_receiver_gets_the_same_webhook_id_until_it_succeeds() {
     assert_eq!(outcomes, ["retry", "retry", "delivered"]);
     let statuses: Vec<Option<i32>> = attempts.iter().map(|a| a.http_status).collect();
     assert_eq!(statuses, [Some(500), Some(500), Some(200)]);
-    assert!(attempts[0].error.as_deref().unwrap().contains("500"), "{attempts:?}");
+    assert!(
+        attempts[0].error.as_deref().unwrap().contains("500"),
+        "{attempts:?}"
+    );
 
     let requests = hook.received();
     assert_eq!(requests.len(), 3);
     for req in &requests {
         assert_signed(req);
-        assert_eq!(req.header("webhook-id"), Some(delivery.id.to_string().as_str()));
-        assert_eq!(req.body, requests[0].body, "every retry sends the same body");
+        assert_eq!(
+            req.header("webhook-id"),
+            Some(delivery.id.to_string().as_str())
+        );
+        assert_eq!(
+            req.body, requests[0].body,
+            "every retry sends the same body"
+        );
     }
 }
 
@@ -127,7 +167,15 @@ async fn an_unreachable_receiver_ends_failed_after_the_give_up_time() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    world.contact(user, monitor.id, "webhook", &format!("http://127.0.0.1:{closed}/h"), true).await;
+    world
+        .contact(
+            user,
+            monitor.id,
+            "webhook",
+            &format!("http://127.0.0.1:{closed}/h"),
+            true,
+        )
+        .await;
     let mut settings = world.settings();
     settings.notifier.give_up_after_secs = 1.0;
     let _notifier = Running::start(settings).await;
@@ -139,9 +187,14 @@ async fn an_unreachable_receiver_ends_failed_after_the_give_up_time() {
     let rows = world.settled(event.event_id, 1, DEADLINE).await;
     let (delivery, attempts) = &rows[0];
     assert_eq!(delivery.status, "failed");
-    assert!(attempts.len() >= 2, "retried before giving up: {attempts:?}");
+    assert!(
+        attempts.len() >= 2,
+        "retried before giving up: {attempts:?}"
+    );
     assert_eq!(attempts.last().unwrap().outcome, "failed");
-    assert!(attempts[..attempts.len() - 1].iter().all(|a| a.outcome == "retry"));
+    assert!(attempts[..attempts.len() - 1]
+        .iter()
+        .all(|a| a.outcome == "retry"));
     let error = delivery.last_error.as_deref().unwrap();
     assert!(error.to_lowercase().contains("connect"), "{error}");
     assert!(attempts.iter().all(|a| a.http_status.is_none()));
@@ -154,10 +207,16 @@ async fn a_client_error_fails_at_once_and_a_private_address_is_refused() {
     let monitor = world.monitor(user, "API", true).await;
     let gone = WebhookReceiver::start().await;
     gone.set_default(Reply::status(410));
-    let gone_contact = world.contact(user, monitor.id, "webhook", &gone.url("/gone"), true).await;
+    let gone_contact = world
+        .contact(user, monitor.id, "webhook", &gone.url("/gone"), true)
+        .await;
     let private = WebhookReceiver::start().await;
-    let private_url = private.url("/p").replace("http://127.0.0.1", "https://localhost");
-    let private_contact = world.contact(user, monitor.id, "webhook", &private_url, true).await;
+    let private_url = private
+        .url("/p")
+        .replace("http://127.0.0.1", "https://localhost");
+    let private_contact = world
+        .contact(user, monitor.id, "webhook", &private_url, true)
+        .await;
     let mut settings = world.settings();
     settings.safety.allow_private_targets = false;
     let now = Utc::now();
@@ -177,8 +236,16 @@ async fn a_client_error_fails_at_once_and_a_private_address_is_refused() {
             .and_then(|(d, _)| d.last_error.clone())
             .unwrap()
     };
-    assert!(refused(private_contact.id).contains("loopback"), "{}", refused(private_contact.id));
-    assert!(refused(gone_contact.id).contains("https only"), "{}", refused(gone_contact.id));
+    assert!(
+        refused(private_contact.id).contains("loopback"),
+        "{}",
+        refused(private_contact.id)
+    );
+    assert!(
+        refused(gone_contact.id).contains("https only"),
+        "{}",
+        refused(gone_contact.id)
+    );
     assert!(private.received().is_empty() && gone.received().is_empty());
     notifier.stop().await;
 
@@ -191,7 +258,10 @@ async fn a_client_error_fails_at_once_and_a_private_address_is_refused() {
     let again = change(&monitor, MonitorStatus::Down, MonitorStatus::Up, now, now);
     world.publish_change(&again).await;
     let rows = world.settled(again.event_id, 2, DEADLINE).await;
-    let (d, attempts) = rows.iter().find(|(d, _)| d.contact_id == gone_contact.id).unwrap();
+    let (d, attempts) = rows
+        .iter()
+        .find(|(d, _)| d.contact_id == gone_contact.id)
+        .unwrap();
     assert_eq!(d.status, "failed");
     assert_eq!(attempts.len(), 1);
     assert_eq!(attempts[0].http_status, Some(410));
@@ -206,7 +276,9 @@ async fn a_notifier_killed_mid_delivery_is_replaced_and_the_alert_still_arrives(
     let hook = WebhookReceiver::start().await;
     // The first request is held far longer than the test runs.
     hook.script([Reply::status(200).after(Duration::from_secs(300))]);
-    world.contact(user, monitor.id, "webhook", &hook.url("/h"), true).await;
+    world
+        .contact(user, monitor.id, "webhook", &hook.url("/h"), true)
+        .await;
     let mut settings = world.settings();
     settings.notifier.lease_secs = 2.0;
     settings.notifier.http_timeout_secs = 60.0;
@@ -222,10 +294,20 @@ async fn a_notifier_killed_mid_delivery_is_replaced_and_the_alert_still_arrives(
     let rows = world.settled(event.event_id, 1, DEADLINE).await;
     let (delivery, attempts) = &rows[0];
     assert_eq!(delivery.status, "delivered");
-    assert_eq!(attempts.len(), 1, "the killed attempt left no record: {attempts:?}");
+    assert_eq!(
+        attempts.len(),
+        1,
+        "the killed attempt left no record: {attempts:?}"
+    );
     let requests = hook.received();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].header("webhook-id"), requests[1].header("webhook-id"));
-    assert_eq!(requests[1].header("webhook-id"), Some(delivery.id.to_string().as_str()));
+    assert_eq!(
+        requests[0].header("webhook-id"),
+        requests[1].header("webhook-id")
+    );
+    assert_eq!(
+        requests[1].header("webhook-id"),
+        Some(delivery.id.to_string().as_str())
+    );
     requests.iter().for_each(assert_signed);
 }

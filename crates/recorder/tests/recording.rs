@@ -328,3 +328,23 @@ async fn undecodable_messages_are_terminated_and_do_not_block_the_rest() {
     assert_eq!(h.results_of(id).await.len(), 1);
     assert_eq!(h.monitor_row(id).await.status, "up");
 }
+
+#[tokio::test]
+async fn a_late_older_result_is_stored_but_moves_nothing() {
+    let h = Harness::started().await;
+    let id = h.monitor(|_| {}).await;
+    let t0 = Utc::now();
+    h.record(&[result(id, t0, CheckOutcome::Pass)]).await;
+    // A slow checker reports a failure from before the pass just recorded.
+    h.record(&[result(id, t0 - Duration::seconds(30), CheckOutcome::Fail)])
+        .await;
+    assert_eq!(h.results_of(id).await.len(), 2);
+    let m = h.monitor_row(id).await;
+    assert_eq!((m.status.as_str(), m.consecutive_failures), ("up", 0));
+    assert_eq!(
+        m.last_checked_at.map(|t| t.timestamp_micros()),
+        Some(t0.timestamp_micros())
+    );
+    let events = h.events(state_changed_subject()).await;
+    assert_eq!(events.len(), 1, "only pending→up: {events:?}");
+}

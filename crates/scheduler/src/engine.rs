@@ -164,8 +164,8 @@ impl Engine {
         lease: &mut Lease,
         shutdown: &CancellationToken,
     ) -> Result<Ended, EngineError> {
-        // Follow changes first, then load: a change committed during the load
-        // is then both in the load or after it, and in the feed.
+        // Follow changes first, then load: a change committed while the load
+        // runs is then in the feed whether or not the load saw it.
         let mut changes = Box::pin(subscribe_changes(&self.js).await?);
         self.resync = Some(Resync::start(true));
 

@@ -11,8 +11,12 @@
 //!   configurations are read in batches just before they are due ([`engine`]).
 //!
 //! Benchmarks build a [`Scheduler`] on their own pool and JetStream context,
-//! run it, and read [`SchedulerStats`] (published count, lateness quantiles,
-//! monitors, bytes per monitor of the timeline).
+//! run it, and read [`SchedulerStats`]: published count, lateness quantiles
+//! (publish instant minus due instant), monitors on the timeline, and
+//! `bytes_per_monitor`, the timeline's allocated heap and map capacity per
+//! monitor ([`DueQueue::approx_bytes_per_monitor`]). Staged items (one
+//! lookahead's worth of configurations) come on top; comparing the process's
+//! RSS before and after loading N monitors measures everything.
 
 mod engine;
 pub mod lease;
@@ -46,6 +50,9 @@ pub enum RunError {
 /// Runs the scheduler service until `shutdown`: the ops server (`/healthz`,
 /// `/readyz`, `/metrics`) and a [`Scheduler`] replica.
 pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Result<(), RunError> {
+    // Install the recorder before anything is recorded: gauges set once (the
+    // leader gauge) would otherwise be missing until they next change.
+    uptime_telemetry::metrics_handle();
     let pool = uptime_db::connect(&settings.database)?;
     let (client, js) = uptime_contracts::bus::connect(&settings.nats.url, "scheduler").await?;
     uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;

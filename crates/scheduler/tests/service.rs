@@ -52,7 +52,10 @@ async fn the_service_reports_ready_and_leading_and_stops_on_the_token() {
         .unwrap();
     assert!(metrics.contains("scheduler_is_leader 1"), "{metrics}");
     assert!(metrics.contains("scheduler_published_total"), "{metrics}");
-    assert!(metrics.contains("scheduler_publish_lateness_seconds"), "{metrics}");
+    assert!(
+        metrics.contains("scheduler_publish_lateness_seconds"),
+        "{metrics}"
+    );
 
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(20), service)

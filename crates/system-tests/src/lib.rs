@@ -79,7 +79,9 @@ impl Stack {
         };
         let db = stack.env.db.settings();
         let nats = stack.env.nats.settings();
-        let ops = uptime_config::OpsSettings { listen: "127.0.0.1:0".into() };
+        let ops = uptime_config::OpsSettings {
+            listen: "127.0.0.1:0".into(),
+        };
 
         if options.gateway {
             let mut s = api_gateway::settings::GatewaySettings::default();
@@ -89,7 +91,9 @@ impl Stack {
             s.nats = nats.clone();
             s.safety.allow_private_targets = true;
             s.rate_limit.per_second = 0;
-            let app = api_gateway::startup::Application::build(s).await.context("api-gateway")?;
+            let app = api_gateway::startup::Application::build(s)
+                .await
+                .context("api-gateway")?;
             stack.api = format!("http://{}", app.addr());
             stack.ops.push(("api-gateway", app.addr()));
             tokio::spawn(app.run_until(stack.shutdown.child_token()));
@@ -143,7 +147,9 @@ impl Stack {
     pub async fn add_checker(&mut self) -> anyhow::Result<usize> {
         let mut s = checker::settings::CheckerSettings::default();
         s.nats = self.env.nats.settings();
-        s.ops = uptime_config::OpsSettings { listen: "127.0.0.1:0".into() };
+        s.ops = uptime_config::OpsSettings {
+            listen: "127.0.0.1:0".into(),
+        };
         s.safety.allow_private_targets = true;
         s.checker.concurrency = self.options.checker_concurrency;
         s.checker.extra_root_ca_pem = self.options.extra_root_ca_pem.clone();
@@ -175,15 +181,28 @@ impl Stack {
     }
 
     /// Calls the API; returns status and JSON body (`Null` when empty).
-    pub async fn call(&self, method: Method, path: &str, key: &str, body: Option<Value>) -> anyhow::Result<(StatusCode, Value)> {
-        let mut req = self.http.request(method, format!("{}{}", self.api, path)).bearer_auth(key);
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(StatusCode, Value)> {
+        let mut req = self
+            .http
+            .request(method, format!("{}{}", self.api, path))
+            .bearer_auth(key);
         if let Some(body) = body {
             req = req.json(&body);
         }
         let res = req.send().await?;
         let status = res.status();
         let text = res.text().await?;
-        let json = if text.is_empty() { Value::Null } else { serde_json::from_str(&text)? };
+        let json = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text)?
+        };
         Ok((status, json))
     }
 
@@ -207,7 +226,18 @@ impl Stack {
 
     /// The text of a service's `/metrics`.
     pub async fn metrics(&self, service: &str) -> anyhow::Result<String> {
-        let addr = self.ops.iter().find(|(s, _)| *s == service).context("no such service")?.1;
-        Ok(self.http.get(format!("http://{addr}/metrics")).send().await?.text().await?)
+        let addr = self
+            .ops
+            .iter()
+            .find(|(s, _)| *s == service)
+            .context("no such service")?
+            .1;
+        Ok(self
+            .http
+            .get(format!("http://{addr}/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?)
     }
 }

@@ -42,16 +42,29 @@ impl Receiver {
         let server = server.run();
         let handle = server.handle();
         tokio::spawn(server);
-        Self { url, bodies, _server: handle }
+        Self {
+            url,
+            bodies,
+            _server: handle,
+        }
     }
 
     fn events(&self) -> Vec<String> {
-        self.bodies.lock().unwrap().iter().map(|b| b["event"].as_str().unwrap_or("").to_string()).collect()
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|b| b["event"].as_str().unwrap_or("").to_string())
+            .collect()
     }
 }
 
 async fn monitor(stack: &Stack, key: &str, id: i64) -> Value {
-    stack.call(Method::GET, &format!("/api/v1/monitors/{id}"), key, None).await.unwrap().1
+    stack
+        .call(Method::GET, &format!("/api/v1/monitors/{id}"), key, None)
+        .await
+        .unwrap()
+        .1
 }
 
 async fn wait_status(stack: &Stack, key: &str, id: i64, status: &str) -> Value {
@@ -61,18 +74,42 @@ async fn wait_status(stack: &Stack, key: &str, id: i64, status: &str) -> Value {
             (m["status"] == status).then_some(m)
         })
         .await
-        .unwrap_or_else(|| panic!("monitor {id} never became {status}: {}", futures::executor::block_on(monitor(stack, key, id))))
+        .unwrap_or_else(|| {
+            panic!(
+                "monitor {id} never became {status}: {}",
+                futures::executor::block_on(monitor(stack, key, id))
+            )
+        })
 }
 
 async fn check_now(stack: &Stack, key: &str, id: i64) -> String {
-    let (status, body) = stack.call(Method::POST, &format!("/api/v1/monitors/{id}/check"), key, None).await.unwrap();
+    let (status, body) = stack
+        .call(
+            Method::POST,
+            &format!("/api/v1/monitors/{id}/check"),
+            key,
+            None,
+        )
+        .await
+        .unwrap();
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["status"], "queued");
-    body["check_id"].as_str().expect("check_id in the 202").to_string()
+    body["check_id"]
+        .as_str()
+        .expect("check_id in the 202")
+        .to_string()
 }
 
 async fn results(stack: &Stack, key: &str, id: i64) -> Vec<Value> {
-    let (_, body) = stack.call(Method::GET, &format!("/api/v1/monitors/{id}/results?limit=100"), key, None).await.unwrap();
+    let (_, body) = stack
+        .call(
+            Method::GET,
+            &format!("/api/v1/monitors/{id}/results?limit=100"),
+            key,
+            None,
+        )
+        .await
+        .unwrap();
     body["results"].as_array().cloned().unwrap_or_default()
 }
 
@@ -84,7 +121,12 @@ async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
     let key = stack.new_user("ops").await.unwrap();
 
     let (s, contact) = stack
-        .call(Method::POST, "/api/v1/alert-contacts", &key, Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})))
+        .call(
+            Method::POST,
+            "/api/v1/alert-contacts",
+            &key,
+            Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})),
+        )
         .await
         .unwrap();
     assert_eq!(s, StatusCode::CREATED, "{contact}");
@@ -111,7 +153,11 @@ async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
     let first = check_now(&stack, &key, id).await;
     stack
         .eventually(Duration::from_secs(10), || async {
-            results(&stack, &key, id).await.iter().any(|r| r["check_id"] == first.as_str()).then_some(())
+            results(&stack, &key, id)
+                .await
+                .iter()
+                .any(|r| r["check_id"] == first.as_str())
+                .then_some(())
         })
         .await
         .expect("first failure recorded");
@@ -129,18 +175,35 @@ async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
     let got = stack
         .eventually(Duration::from_secs(15), || async {
             let events = receiver.events();
-            (events.iter().filter(|e| *e == "monitor.up").count() >= 2 && events.contains(&"monitor.down".to_string())).then_some(events)
+            (events.iter().filter(|e| *e == "monitor.up").count() >= 2
+                && events.contains(&"monitor.down".to_string()))
+            .then_some(events)
         })
         .await
         .unwrap_or_else(|| panic!("alerts: {:?}", receiver.events()));
     // Give a duplicate time to show up, then count exactly.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let events = receiver.events();
-    assert_eq!(events.iter().filter(|e| *e == "monitor.down").count(), 1, "{events:?}");
+    assert_eq!(
+        events.iter().filter(|e| *e == "monitor.down").count(),
+        1,
+        "{events:?}"
+    );
     // pending→up and down→up.
-    assert_eq!(events.iter().filter(|e| *e == "monitor.up").count(), 2, "{events:?} (first seen {got:?})");
+    assert_eq!(
+        events.iter().filter(|e| *e == "monitor.up").count(),
+        2,
+        "{events:?} (first seen {got:?})"
+    );
 
-    let down = receiver.bodies.lock().unwrap().iter().find(|b| b["event"] == "monitor.down").cloned().unwrap();
+    let down = receiver
+        .bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|b| b["event"] == "monitor.down")
+        .cloned()
+        .unwrap();
     assert_eq!(down["monitor"]["id"], id);
     assert_eq!(down["previous_status"], "up");
     assert_eq!(down["status"], "down");
@@ -149,7 +212,12 @@ async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
 
 #[tokio::test]
 async fn an_on_demand_check_is_stored_within_a_second_with_trigger_manual() {
-    let stack = Stack::start(StackOptions { notifier: false, ..Default::default() }).await.unwrap();
+    let stack = Stack::start(StackOptions {
+        notifier: false,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let target = TargetServer::start().await;
     let key = stack.new_user("ops").await.unwrap();
     let (_, m) = stack
@@ -163,7 +231,10 @@ async fn an_on_demand_check_is_stored_within_a_second_with_trigger_manual() {
     let check_id = check_now(&stack, &key, id).await;
     let result = stack
         .eventually(Duration::from_secs(5), || async {
-            results(&stack, &key, id).await.into_iter().find(|r| r["check_id"] == check_id.as_str())
+            results(&stack, &key, id)
+                .await
+                .into_iter()
+                .find(|r| r["check_id"] == check_id.as_str())
         })
         .await
         .expect("the manual check's result");
@@ -175,14 +246,28 @@ async fn an_on_demand_check_is_stored_within_a_second_with_trigger_manual() {
     assert!(waited < Duration::from_secs(3), "took {waited:?}");
 
     // The daily rollup counts both checks (the first, scheduled, and the manual one).
-    let (_, daily) = stack.call(Method::GET, &format!("/api/v1/monitors/{id}/uptime/daily?days=1"), &key, None).await.unwrap();
+    let (_, daily) = stack
+        .call(
+            Method::GET,
+            &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
+            &key,
+            None,
+        )
+        .await
+        .unwrap();
     assert_eq!(daily["daily"][0]["total_checks"], 2, "{daily}");
     assert_eq!(daily["daily"][0]["percentage"], 100.0);
 }
 
 #[tokio::test]
 async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
-    let stack = Stack::start(StackOptions { notifier: false, checkers: 0, ..Default::default() }).await.unwrap();
+    let stack = Stack::start(StackOptions {
+        notifier: false,
+        checkers: 0,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let key = stack.new_user("ops").await.unwrap();
     let (s, m) = stack
         .call(Method::POST, "/api/v1/monitors", &key, Some(json!({"name": "cron", "type": "heartbeat", "interval_secs": 10, "timeout_secs": 1})))
@@ -192,7 +277,12 @@ async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
     let id = m["id"].as_i64().unwrap();
     let token = m["heartbeat_token"].as_str().unwrap().to_string();
 
-    let ping = stack.http.get(format!("{}/api/v1/heartbeat/{token}", stack.api)).send().await.unwrap();
+    let ping = stack
+        .http
+        .get(format!("{}/api/v1/heartbeat/{token}", stack.api))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(ping.status(), StatusCode::OK);
     let up = wait_status(&stack, &key, id, "up").await;
     assert!(up["last_heartbeat_at"].is_string());
@@ -207,12 +297,22 @@ async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
         .expect("missed heartbeat detected");
     assert_eq!(down["consecutive_failures"], 1);
     let rs = results(&stack, &key, id).await;
-    assert!(rs.iter().any(|r| r["trigger"] == "heartbeat" && r["status"] == "down"), "{rs:?}");
+    assert!(
+        rs.iter()
+            .any(|r| r["trigger"] == "heartbeat" && r["status"] == "down"),
+        "{rs:?}"
+    );
 }
 
 #[tokio::test]
 async fn killing_a_checker_mid_flight_loses_no_check_and_stores_each_once() {
-    let mut stack = Stack::start(StackOptions { notifier: false, scheduler: false, ..Default::default() }).await.unwrap();
+    let mut stack = Stack::start(StackOptions {
+        notifier: false,
+        scheduler: false,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let target = TargetServer::start().await;
     target.set_delay(Duration::from_millis(1500));
     let key = stack.new_user("ops").await.unwrap();
@@ -229,7 +329,12 @@ async fn killing_a_checker_mid_flight_loses_no_check_and_stores_each_once() {
         check_ids.push(check_now(&stack, &key, *id).await);
     }
     // Let the checker start them, then kill it with all five in flight.
-    stack.eventually(Duration::from_secs(5), || async { (target.hits() >= 5).then_some(()) }).await.expect("checks started");
+    stack
+        .eventually(Duration::from_secs(5), || async {
+            (target.hits() >= 5).then_some(())
+        })
+        .await
+        .expect("checks started");
     stack.kill_checker(0);
     target.set_delay(Duration::ZERO);
     stack.add_checker().await.unwrap();
@@ -239,7 +344,10 @@ async fn killing_a_checker_mid_flight_loses_no_check_and_stores_each_once() {
         let found = stack
             .eventually(Duration::from_secs(60), || async {
                 let rs = results(&stack, &key, *id).await;
-                let n = rs.iter().filter(|r| r["check_id"] == check_id.as_str()).count();
+                let n = rs
+                    .iter()
+                    .filter(|r| r["check_id"] == check_id.as_str())
+                    .count();
                 (n > 0).then_some(n)
             })
             .await;
@@ -259,7 +367,12 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
     let mut tap = client.subscribe("uptime.>").await.unwrap();
 
     let (_, contact) = stack
-        .call(Method::POST, "/api/v1/alert-contacts", &key, Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})))
+        .call(
+            Method::POST,
+            "/api/v1/alert-contacts",
+            &key,
+            Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})),
+        )
         .await
         .unwrap();
     let (_, m) = stack
@@ -269,14 +382,36 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
     let id = m["id"].as_i64().unwrap();
     wait_status(&stack, &key, id, "up").await;
     let (_, hb) = stack
-        .call(Method::POST, "/api/v1/monitors", &key, Some(json!({"name": "hb", "type": "heartbeat", "interval_secs": 60})))
+        .call(
+            Method::POST,
+            "/api/v1/monitors",
+            &key,
+            Some(json!({"name": "hb", "type": "heartbeat", "interval_secs": 60})),
+        )
         .await
         .unwrap();
-    stack.http.post(format!("{}/api/v1/heartbeat/{}", stack.api, hb["heartbeat_token"].as_str().unwrap())).send().await.unwrap();
-    stack.eventually(Duration::from_secs(10), || async { (!receiver.events().is_empty()).then_some(()) }).await.expect("alert sent");
+    stack
+        .http
+        .post(format!(
+            "{}/api/v1/heartbeat/{}",
+            stack.api,
+            hb["heartbeat_token"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    stack
+        .eventually(Duration::from_secs(10), || async {
+            (!receiver.events().is_empty()).then_some(())
+        })
+        .await
+        .expect("alert sent");
 
     let schemas: std::collections::HashMap<&str, serde_json::Value> =
-        uptime_contracts::all_schemas().into_iter().map(|(_, subject, schema)| (subject, schema)).collect();
+        uptime_contracts::all_schemas()
+            .into_iter()
+            .map(|(_, subject, schema)| (subject, schema))
+            .collect();
     let mut seen = std::collections::BTreeSet::new();
     while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), tap.next()).await {
         let subject = msg.subject.to_string();
@@ -286,7 +421,10 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         };
         let body: Value = serde_json::from_slice(&msg.payload).unwrap();
         let validator = jsonschema::validator_for(schema).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&body).map(|e| e.to_string()).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&body)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{subject}: {errors:?} in {body}");
         seen.insert(subject);
     }
@@ -296,7 +434,10 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         uptime_contracts::subjects::MONITOR_CHANGED_V1,
         uptime_contracts::subjects::STATE_CHANGED_V1,
     ] {
-        assert!(seen.contains(subject), "nothing seen on {subject}: {seen:?}");
+        assert!(
+            seen.contains(subject),
+            "nothing seen on {subject}: {seen:?}"
+        );
     }
 
     // The checker's /metrics reports the checks it ran, by outcome.

@@ -61,7 +61,10 @@ fn rfc3339(t: DateTime<Utc>) -> String {
 fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
     let mut lines = Vec::new();
     if let Some(m) = &event.monitor {
-        lines.push(("Monitor", format!("{} (#{}, {})", m.name, m.id, m.kind.as_str())));
+        lines.push((
+            "Monitor",
+            format!("{} (#{}, {})", m.name, m.id, m.kind.as_str()),
+        ));
         if let Some(target) = &m.target {
             lines.push(("Target", target.clone()));
         }

@@ -67,7 +67,8 @@ impl Resolve for SafeResolver {
                 return Err(Box::new(ForbiddenAddress {
                     host,
                     addr: bad.ip(),
-                }) as Box<dyn std::error::Error + Send + Sync>);
+                })
+                    as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })

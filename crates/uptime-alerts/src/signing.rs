@@ -25,7 +25,12 @@ pub fn secret_key(secret: &str) -> Result<Vec<u8>, InvalidSecret> {
 }
 
 /// The `webhook-signature` header value for one request.
-pub fn sign(secret: &str, msg_id: &str, timestamp: i64, body: &[u8]) -> Result<String, InvalidSecret> {
+pub fn sign(
+    secret: &str,
+    msg_id: &str,
+    timestamp: i64,
+    body: &[u8],
+) -> Result<String, InvalidSecret> {
     let key = secret_key(secret)?;
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|_| InvalidSecret)?;
     mac.update(msg_id.as_bytes());
@@ -33,7 +38,10 @@ pub fn sign(secret: &str, msg_id: &str, timestamp: i64, body: &[u8]) -> Result<S
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
+    Ok(format!(
+        "v1,{}",
+        STANDARD.encode(mac.finalize().into_bytes())
+    ))
 }
 
 /// A new random secret: `whsec_` + base64 of 32 random bytes.
@@ -57,7 +65,10 @@ mod tests {
 
     #[test]
     fn refuses_secrets_without_prefix_or_base64() {
-        assert_eq!(secret_key("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), Err(InvalidSecret));
+        assert_eq!(
+            secret_key("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+            Err(InvalidSecret)
+        );
         assert_eq!(secret_key("whsec_***"), Err(InvalidSecret));
         assert!(secret_key(&new_secret()).unwrap().len() == 32);
     }

@@ -32,9 +32,18 @@ fn check_file(path: PathBuf, expected: String) {
         std::fs::write(&path, &expected).unwrap();
         return;
     }
-    let actual = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPTIME_BLESS=1 to create it)", path.display()));
-    assert_eq!(actual, expected, "{} differs from the Rust type: a published version changed in place", path.display());
+    let actual = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPTIME_BLESS=1 to create it)",
+            path.display()
+        )
+    });
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs from the Rust type: a published version changed in place",
+        path.display()
+    );
 }
 
 #[test]
@@ -81,7 +90,13 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         (M::SCHEMA, serde_json::to_value(m).unwrap())
     }
     vec![
-        v(CheckDueV1 { check_id, monitor_id: 42, trigger: Trigger::Scheduled, due_at: at(10, 15, 0), spec }),
+        v(CheckDueV1 {
+            check_id,
+            monitor_id: 42,
+            trigger: Trigger::Scheduled,
+            due_at: at(10, 15, 0),
+            spec,
+        }),
         v(CheckResultV1 {
             check_id,
             monitor_id: 42,
@@ -95,7 +110,11 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             ssl_expires_at: Some(at(23, 59, 59)),
             reporter: "checker-7f9c".into(),
         }),
-        v(MonitorChangedV1 { monitor_id: 42, change: MonitorChange::Upserted, changed_at: at(10, 0, 0) }),
+        v(MonitorChangedV1 {
+            monitor_id: 42,
+            change: MonitorChange::Upserted,
+            changed_at: at(10, 0, 0),
+        }),
         v(StateChangedV1 {
             event_id,
             monitor: monitor.clone(),
@@ -120,13 +139,24 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
 
 #[test]
 fn examples_are_pinned_and_valid() {
-    let schemas: std::collections::HashMap<_, _> = all_schemas().into_iter().map(|(n, _, s)| (n, s)).collect();
+    let schemas: std::collections::HashMap<_, _> =
+        all_schemas().into_iter().map(|(n, _, s)| (n, s)).collect();
     let samples = samples();
-    assert_eq!(samples.len(), schemas.len(), "every message version has an example");
+    assert_eq!(
+        samples.len(),
+        schemas.len(),
+        "every message version has an example"
+    );
     for (name, sample) in samples {
-        check_file(dir().join("examples").join(format!("{name}.json")), pretty(&sample));
+        check_file(
+            dir().join("examples").join(format!("{name}.json")),
+            pretty(&sample),
+        );
         let validator = jsonschema::validator_for(&schemas[name]).unwrap();
-        let errors: Vec<String> = validator.iter_errors(&sample).map(|e| e.to_string()).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&sample)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");
     }
 }
@@ -135,7 +165,11 @@ fn examples_are_pinned_and_valid() {
 fn schemas_reject_what_consumers_could_not_read() {
     let schema = schema_of::<CheckResultV1>();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let mut bad = samples().into_iter().find(|(n, _)| *n == CheckResultV1::SCHEMA).unwrap().1;
+    let mut bad = samples()
+        .into_iter()
+        .find(|(n, _)| *n == CheckResultV1::SCHEMA)
+        .unwrap()
+        .1;
     bad["outcome"] = "maybe".into();
     assert!(!validator.is_valid(&bad));
     bad["outcome"] = "pass".into();

@@ -84,7 +84,8 @@ pub async fn report_consumer_lag(
             if let Some(info) = info.await {
                 let labels = [("stream", stream), ("consumer", consumer)];
                 metrics::gauge!("nats_consumer_pending", &labels).set(info.num_pending as f64);
-                metrics::gauge!("nats_consumer_ack_pending", &labels).set(info.num_ack_pending as f64);
+                metrics::gauge!("nats_consumer_ack_pending", &labels)
+                    .set(info.num_ack_pending as f64);
             }
         }
     };

@@ -66,7 +66,9 @@ impl World {
     }
 
     pub async fn conn(&self) -> uptime_db::PooledConn {
-        uptime_db::pool::conn(&self.env.db.pool).await.expect("db connection")
+        uptime_db::pool::conn(&self.env.db.pool)
+            .await
+            .expect("db connection")
     }
 
     pub async fn user(&self, name: &str) -> i64 {
@@ -103,7 +105,14 @@ impl World {
     }
 
     /// A contact attached to `monitor_id`.
-    pub async fn contact(&self, user_id: i64, monitor_id: i64, kind: &str, value: &str, verified: bool) -> AlertContact {
+    pub async fn contact(
+        &self,
+        user_id: i64,
+        monitor_id: i64,
+        kind: &str,
+        value: &str,
+        verified: bool,
+    ) -> AlertContact {
         let mut conn = self.conn().await;
         let contact = uptime_db::contacts::create(
             &mut conn,
@@ -132,7 +141,8 @@ impl World {
 
     /// Publishes a state change as the recorder would.
     pub async fn publish_change(&self, event: &StateChangedV1) {
-        self.publish_with_id(&event.event_id.to_string(), event).await;
+        self.publish_with_id(&event.event_id.to_string(), event)
+            .await;
     }
 
     /// Publishes with an explicit `Nats-Msg-Id` (a different one makes
@@ -146,7 +156,10 @@ impl World {
             .expect("publish event");
     }
 
-    pub async fn deliveries_of(&self, event_id: Uuid) -> Vec<(AlertDelivery, Vec<DeliveryAttempt>)> {
+    pub async fn deliveries_of(
+        &self,
+        event_id: Uuid,
+    ) -> Vec<(AlertDelivery, Vec<DeliveryAttempt>)> {
         uptime_db::deliveries::list_for_event(&mut *self.conn().await, event_id)
             .await
             .expect("list deliveries")
@@ -154,7 +167,12 @@ impl World {
 
     /// Waits until every delivery of `event_id` is settled (delivered or
     /// failed) and there are `count` of them.
-    pub async fn settled(&self, event_id: Uuid, count: usize, deadline: Duration) -> Vec<(AlertDelivery, Vec<DeliveryAttempt>)> {
+    pub async fn settled(
+        &self,
+        event_id: Uuid,
+        count: usize,
+        deadline: Duration,
+    ) -> Vec<(AlertDelivery, Vec<DeliveryAttempt>)> {
         let until = tokio::time::Instant::now() + deadline;
         loop {
             let rows = self.deliveries_of(event_id).await;
@@ -177,7 +195,9 @@ pub struct Running {
 
 impl Running {
     pub async fn start(settings: NotifierSettings) -> Self {
-        let notifier = notifier::Notifier::build(settings).await.expect("build notifier");
+        let notifier = notifier::Notifier::build(settings)
+            .await
+            .expect("build notifier");
         let shutdown = CancellationToken::new();
         let task = tokio::spawn(notifier.run_until(shutdown.clone()));
         Self {
@@ -220,7 +240,13 @@ pub fn monitor_ref(m: &Monitor) -> MonitorRefV1 {
 }
 
 /// A state change of `m` from `previous` (entered at `previous_since`) to `status` at `at`.
-pub fn change(m: &Monitor, previous: MonitorStatus, status: MonitorStatus, previous_since: DateTime<Utc>, at: DateTime<Utc>) -> StateChangedV1 {
+pub fn change(
+    m: &Monitor,
+    previous: MonitorStatus,
+    status: MonitorStatus,
+    previous_since: DateTime<Utc>,
+    at: DateTime<Utc>,
+) -> StateChangedV1 {
     let failed = status == MonitorStatus::Down;
     StateChangedV1 {
         event_id: Uuid::new_v4(),
@@ -245,7 +271,13 @@ pub fn change(m: &Monitor, previous: MonitorStatus, status: MonitorStatus, previ
 /// Verifies a Standard Webhooks signature from first principles (HMAC-SHA256
 /// over `id.timestamp.body` keyed with the base64-decoded secret), not with
 /// the code under test.
-pub fn signature_is_valid(secret: &str, id: &str, timestamp: &str, body: &[u8], header: &str) -> bool {
+pub fn signature_is_valid(
+    secret: &str,
+    id: &str,
+    timestamp: &str,
+    body: &[u8],
+    header: &str,
+) -> bool {
     let key = STANDARD
         .decode(secret.strip_prefix("whsec_").expect("whsec_ prefix"))
         .expect("base64 secret");
@@ -262,9 +294,19 @@ pub fn signature_is_valid(secret: &str, id: &str, timestamp: &str, body: &[u8], 
 /// Asserts a received webhook request is signed correctly, with a recent timestamp.
 pub fn assert_signed(req: &uptime_testkit::receiver::ReceivedRequest) {
     let id = req.header("webhook-id").expect("webhook-id header");
-    let ts = req.header("webhook-timestamp").expect("webhook-timestamp header");
-    let sig = req.header("webhook-signature").expect("webhook-signature header");
+    let ts = req
+        .header("webhook-timestamp")
+        .expect("webhook-timestamp header");
+    let sig = req
+        .header("webhook-signature")
+        .expect("webhook-signature header");
     let ts_secs: i64 = ts.parse().expect("timestamp is unix seconds");
-    assert!((Utc::now().timestamp() - ts_secs).abs() < 300, "timestamp {ts} is not recent");
-    assert!(signature_is_valid(SECRET, id, ts, &req.body, sig), "bad signature {sig} for id {id}");
+    assert!(
+        (Utc::now().timestamp() - ts_secs).abs() < 300,
+        "timestamp {ts} is not recent"
+    );
+    assert!(
+        signature_is_valid(SECRET, id, ts, &req.body, sig),
+        "bad signature {sig} for id {id}"
+    );
 }

@@ -71,7 +71,8 @@ impl HttpChannel {
     async fn post(&self, url: &str, headers: HeaderMap, body: Vec<u8>) -> Result<Sent, SendError> {
         let parsed = url::Url::parse(url)
             .map_err(|e| SendError::permanent(format!("invalid URL {url:?}: {e}")))?;
-        let scheme_ok = parsed.scheme() == "https" || (self.allow_private && parsed.scheme() == "http");
+        let scheme_ok =
+            parsed.scheme() == "https" || (self.allow_private && parsed.scheme() == "http");
         if !scheme_ok {
             return Err(SendError::permanent(format!(
                 "URL scheme {:?} is not allowed (https only)",
@@ -112,7 +113,8 @@ impl HttpChannel {
 }
 
 fn header_value(s: &str) -> reqwest::header::HeaderValue {
-    reqwest::header::HeaderValue::from_str(s).expect("ids, digits and base64 are valid header values")
+    reqwest::header::HeaderValue::from_str(s)
+        .expect("ids, digits and base64 are valid header values")
 }
 
 /// Maps the receiver's answer to success, retry or failure.
@@ -143,9 +145,9 @@ async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
         message.push_str(&format!(": {}", snippet.trim()));
     }
     let retry = match status {
-        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => Retry::Later {
-            after: retry_after,
-        },
+        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => {
+            Retry::Later { after: retry_after }
+        }
         StatusCode::REQUEST_TIMEOUT | StatusCode::TOO_EARLY => Retry::Later { after: None },
         s if s.is_server_error() => Retry::Later { after: None },
         _ => Retry::Never,
@@ -181,7 +183,10 @@ mod tests {
         let later = chrono::Utc::now() + chrono::Duration::seconds(120);
         h.insert(RETRY_AFTER, later.to_rfc2822().parse().unwrap());
         let got = retry_after(&h).unwrap();
-        assert!(got > Duration::from_secs(100) && got <= Duration::from_secs(120), "{got:?}");
+        assert!(
+            got > Duration::from_secs(100) && got <= Duration::from_secs(120),
+            "{got:?}"
+        );
         h.insert(RETRY_AFTER, "soon".parse().unwrap());
         assert_eq!(retry_after(&h), None);
     }

@@ -90,7 +90,9 @@ impl Sender {
     pub async fn send(&self, to: Destination<'_>, what: Outgoing<'_>) -> Result<Sent, SendError> {
         match (to.channel, what) {
             (Channel::Email, Outgoing::Alert { event, .. }) => {
-                self.email.send(to.value, &crate::render::email(event)).await
+                self.email
+                    .send(to.value, &crate::render::email(event))
+                    .await
             }
             (Channel::Email, Outgoing::Verification(request)) => {
                 self.email
@@ -98,7 +100,9 @@ impl Sender {
                     .await
             }
             (Channel::Slack, Outgoing::Alert { event, .. }) => {
-                self.http.send_slack(to.value, &crate::render::slack(event)).await
+                self.http
+                    .send_slack(to.value, &crate::render::slack(event))
+                    .await
             }
             (Channel::Webhook, Outgoing::Alert { delivery_id, event }) => {
                 let secret = to.signing_secret.ok_or_else(|| {

@@ -1,0 +1,423 @@
+//! `just bench`: throughput, lateness and memory of the pipeline on this
+//! machine, everything on loopback, against real PostgreSQL and NATS.
+//!
+//! Stages (each prints its figures; `UPTIME_BENCH_ONLY=a,b` picks some):
+//! - `baseline`:  plain fresh-connection HTTP requests to the target;
+//! - `pipeline`:  due message → checker → recorder → stored row, checks/s;
+//! - `lateness`:  scheduler + checker + recorder at a sustained rate, due → check start;
+//! - `scheduler`: the scheduler alone at 100k monitors / 10 s and 1M / 60 s;
+//! - `burst`:     publishing 100k due checks;
+//! - `on-demand`: API call → stored result.
+
+use anyhow::Context;
+use diesel::sql_types::{BigInt, Integer, Text};
+use diesel_async::RunQueryDsl;
+use futures::StreamExt;
+use std::time::{Duration, Instant};
+use system_tests::{Stack, StackOptions};
+use uptime_contracts::{CheckDueV1, CheckSpecV1, Message, MonitorKind, Trigger};
+use uptime_testkit::target::TargetServer;
+use uptime_testkit::TestEnv;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn wanted(stage: &str) -> bool {
+    match std::env::var("UPTIME_BENCH_ONLY") {
+        Ok(list) if !list.is_empty() => list.split(',').any(|s| s.trim() == stage),
+        _ => true,
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    println!(
+        "uptime benchmark: {} cores, everything on loopback",
+        std::thread::available_parallelism()?.get()
+    );
+    if wanted("baseline") {
+        baseline().await?;
+    }
+    if wanted("pipeline") {
+        pipeline().await?;
+    }
+    if wanted("lateness") {
+        lateness().await?;
+    }
+    if wanted("scheduler") {
+        scheduler_alone(100_000, 10).await?;
+        scheduler_alone(1_000_000, 60).await?;
+    }
+    if wanted("burst") {
+        burst().await?;
+    }
+    if wanted("on-demand") {
+        on_demand().await?;
+    }
+    Ok(())
+}
+
+/// Fresh-connection GETs against the target, 256 at a time, for 5 s.
+async fn baseline() -> anyhow::Result<()> {
+    let target = TargetServer::start().await;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()?;
+    let url = target.url("/");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let started = Instant::now();
+    let workers = (0..256).map(|_| {
+        let (client, url) = (client.clone(), url.clone());
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                if let Ok(r) = client.get(&url).send().await {
+                    let _ = r.bytes().await;
+                    n += 1;
+                }
+            }
+            n
+        })
+    });
+    let total: u64 = futures::future::join_all(workers)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap_or(0))
+        .sum();
+    println!(
+        "baseline   plain fresh-connection requests: {:.0} req/s",
+        total as f64 / started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Inserts a user and `n` monitors of `interval` seconds pointing at `target`,
+/// already checked now (so the scheduler does not fire them all at once).
+async fn seed_monitors(
+    env: &TestEnv,
+    n: usize,
+    interval: i32,
+    target: &str,
+) -> anyhow::Result<i64> {
+    #[derive(diesel::QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+    let mut conn = uptime_db::pool::conn(&env.db.pool).await?;
+    let user = diesel::sql_query("INSERT INTO users (name) VALUES ('bench') RETURNING id")
+        .get_result::<Id>(&mut conn)
+        .await?
+        .id;
+    diesel::sql_query(
+        "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs, expected_status,
+                               confirmation_count, ssl_warn_days, active, last_checked_at, status)
+         SELECT $1, 'm' || g, 'http', $2, $3, 5, 200, 1, 30, true, now(), 'up' FROM generate_series(1, $4) g",
+    )
+    .bind::<BigInt, _>(user)
+    .bind::<Text, _>(target)
+    .bind::<Integer, _>(interval)
+    .bind::<Integer, _>(n as i32)
+    .execute(&mut conn)
+    .await?;
+    Ok(user)
+}
+
+async fn count(env: &TestEnv, sql: &str) -> anyhow::Result<i64> {
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let mut conn = uptime_db::pool::conn(&env.db.pool).await?;
+    Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
+}
+
+fn due(monitor_id: i64, target: &str) -> CheckDueV1 {
+    CheckDueV1 {
+        check_id: uuid::Uuid::new_v4(),
+        monitor_id,
+        trigger: Trigger::Scheduled,
+        due_at: chrono::Utc::now(),
+        spec: CheckSpecV1 {
+            kind: MonitorKind::Http,
+            target: target.to_string(),
+            timeout_secs: 5,
+            expected_status: 200,
+            keyword: None,
+            keyword_type: None,
+        },
+    }
+}
+
+/// Publishes all of `msgs` with up to 4096 acks in flight; returns the time taken.
+async fn publish_all(
+    js: &async_nats::jetstream::Context,
+    msgs: Vec<CheckDueV1>,
+) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let mut in_flight = futures::stream::FuturesUnordered::new();
+    for msg in msgs {
+        let headers = uptime_telemetry::nats::headers_with_msg_id(&msg.check_id.to_string());
+        in_flight.push(std::future::IntoFuture::into_future(
+            uptime_contracts::bus::publish(js, headers, &msg).await?,
+        ));
+        if in_flight.len() >= 4096 {
+            in_flight.next().await.context("ack")??;
+        }
+    }
+    while let Some(ack) = in_flight.next().await {
+        ack?;
+    }
+    Ok(started.elapsed())
+}
+
+/// Due checks published as fast as possible; measures due message → stored result.
+async fn pipeline() -> anyhow::Result<()> {
+    let n = env_usize("UPTIME_BENCH_PIPELINE_CHECKS", 30_000);
+    let stack = Stack::start(StackOptions {
+        scheduler: false,
+        notifier: false,
+        gateway: false,
+        checker_concurrency: 512,
+        ..Default::default()
+    })
+    .await?;
+    let target = TargetServer::start().await;
+    let monitors = 1_000;
+    seed_monitors(&stack.env, monitors, 3600, &target.url("/")).await?;
+    let first_id = count(&stack.env, "SELECT min(id) AS n FROM monitors").await?;
+    let (_, js) = stack.env.nats.jetstream().await;
+    let msgs: Vec<_> = (0..n)
+        .map(|i| due(first_id + (i % monitors) as i64, &target.url("/")))
+        .collect();
+
+    let started = Instant::now();
+    publish_all(&js, msgs).await?;
+    loop {
+        let stored = count(&stack.env, "SELECT count(*) AS n FROM check_results").await?;
+        if stored as usize >= n {
+            break;
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "only {stored} of {n} stored"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let elapsed = started.elapsed();
+    println!(
+        "pipeline   {n} checks due → stored (fresh connection each, 1 checker, 1 recorder): {:.0} checks/s ({:.1} s)",
+        n as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
+}
+
+/// The scheduler, a checker and the recorder at a sustained rate.
+async fn lateness() -> anyhow::Result<()> {
+    let monitors = env_usize("UPTIME_BENCH_LATENESS_MONITORS", 30_000);
+    let interval = 10;
+    let run_for = Duration::from_secs(env_usize("UPTIME_BENCH_LATENESS_SECS", 30) as u64);
+    let env = TestEnv::start().await;
+    let target = TargetServer::start().await;
+    seed_monitors(&env, monitors, interval, &target.url("/")).await?;
+    let started_at = chrono::Utc::now();
+    let stack = Stack::start_on(
+        env,
+        StackOptions {
+            notifier: false,
+            gateway: false,
+            checker_concurrency: 512,
+            ..Default::default()
+        },
+    )
+    .await?;
+    tokio::time::sleep(run_for).await;
+    let until = chrono::Utc::now();
+
+    #[derive(diesel::QueryableByName)]
+    struct Late {
+        #[diesel(sql_type = diesel::sql_types::Double)]
+        ms: f64,
+    }
+    let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
+    // Skip the first interval: the scheduler's start-up catch-up is not steady state.
+    let mut late: Vec<f64> = diesel::sql_query(
+        "SELECT EXTRACT(EPOCH FROM (checked_at - due_at)) * 1000.0 AS ms FROM check_results
+         WHERE trigger = 'scheduled' AND due_at >= $1 AND due_at < $2",
+    )
+    .bind::<diesel::sql_types::Timestamptz, _>(
+        started_at + chrono::Duration::seconds(interval as i64),
+    )
+    .bind::<diesel::sql_types::Timestamptz, _>(until)
+    .load::<Late>(&mut conn)
+    .await?
+    .into_iter()
+    .map(|l| l.ms)
+    .collect();
+    late.sort_by(|a, b| a.total_cmp(b));
+    let window = (until - started_at).num_milliseconds() as f64 / 1000.0 - interval as f64;
+    println!(
+        "lateness   {monitors} monitors every {interval} s ({:.0} checks/s offered): {:.0} checks/s stored; due → check start p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} checks)",
+        monitors as f64 / interval as f64,
+        late.len() as f64 / window,
+        percentile(&late, 0.5),
+        percentile(&late, 0.99),
+        late.last().copied().unwrap_or(f64::NAN),
+        late.len()
+    );
+    Ok(())
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// The scheduler alone: publish lateness (due → message received on the
+/// subject) and memory per monitor.
+async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
+    let env = TestEnv::start().await;
+    seed_monitors(&env, monitors, interval, "http://127.0.0.1:9/").await?;
+    let (client, js) = env.nats.jetstream().await;
+    let mut tap = client.subscribe(CheckDueV1::SUBJECT).await?;
+    let tap_task = tokio::spawn(async move {
+        let mut late = Vec::new();
+        while let Some(msg) = tap.next().await {
+            let received = chrono::Utc::now();
+            if let Ok(due) = CheckDueV1::from_bytes(&msg.payload) {
+                late.push((received - due.due_at).num_microseconds().unwrap_or(0) as f64 / 1000.0);
+            }
+        }
+        late
+    });
+
+    let rss_before = rss_bytes();
+    let scheduler = scheduler::Scheduler::new(
+        env.db.pool.clone(),
+        js.clone(),
+        env.db.url.clone(),
+        scheduler::settings::ScheduleSettings::default(),
+    );
+    let stats = scheduler.stats();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let token = shutdown.clone();
+    let run = tokio::spawn(async move { scheduler.run(token).await });
+    let load_started = Instant::now();
+    while stats.loads() == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let load_time = load_started.elapsed();
+    let rss_loaded = rss_bytes();
+    // One full interval plus a little: every monitor is due once.
+    tokio::time::sleep(Duration::from_secs(interval as u64 + 3)).await;
+    shutdown.cancel();
+    let _ = run.await;
+    drop(client);
+    let mut late = tokio::time::timeout(Duration::from_secs(5), tap_task)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or_default();
+    late.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "scheduler  {monitors} monitors every {interval} s: loaded in {:.1} s; published {} ({:.0}/s); due → on the subject p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; memory {} B/monitor (timeline structure), {:.0} B/monitor (process RSS growth)",
+        load_time.as_secs_f64(),
+        stats.published(),
+        stats.published() as f64 / (interval as f64 + 3.0),
+        percentile(&late, 0.5),
+        percentile(&late, 0.99),
+        late.last().copied().unwrap_or(f64::NAN),
+        stats.bytes_per_monitor(),
+        rss_loaded.saturating_sub(rss_before) as f64 / monitors as f64,
+    );
+    Ok(())
+}
+
+/// 100,000 due checks published with many acks in flight.
+async fn burst() -> anyhow::Result<()> {
+    let n = 100_000;
+    let nats = uptime_testkit::TestNats::start().await;
+    let (_, js) = nats.jetstream().await;
+    let msgs: Vec<_> = (0..n)
+        .map(|i| due(i as i64, "http://127.0.0.1:9/"))
+        .collect();
+    let took = publish_all(&js, msgs).await?;
+    println!(
+        "burst      {n} due checks published and acknowledged in {:.2} s ({:.0}/s)",
+        took.as_secs_f64(),
+        n as f64 / took.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `POST /monitors/{id}/check` → its row in `check_results`, one at a time.
+async fn on_demand() -> anyhow::Result<()> {
+    let rounds = env_usize("UPTIME_BENCH_ON_DEMAND_ROUNDS", 200);
+    let stack = Stack::start(StackOptions {
+        notifier: false,
+        scheduler: false,
+        ..Default::default()
+    })
+    .await?;
+    let target = TargetServer::start().await;
+    let key = stack.new_user("bench").await?;
+    let (_, m) = stack
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/monitors",
+            &key,
+            Some(serde_json::json!({"name": "t", "type": "http", "target": target.url("/"), "interval_secs": 86400})),
+        )
+        .await?;
+    let id = m["id"].as_i64().context("monitor id")?;
+    let mut took = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let (_, body) = stack
+            .call(
+                reqwest::Method::POST,
+                &format!("/api/v1/monitors/{id}/check"),
+                &key,
+                None,
+            )
+            .await?;
+        let check_id = body["check_id"].as_str().context("check_id")?.to_string();
+        let sql = format!("SELECT count(*) AS n FROM check_results WHERE check_id = '{check_id}'");
+        while count(&stack.env, &sql).await? == 0 {
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(10),
+                "check {check_id} never stored"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        took.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    took.sort_by(|a, b| a.total_cmp(b));
+    println!(
+        "on-demand  API call → stored result ({rounds} sequential): p50 {:.1} ms, p99 {:.1} ms",
+        percentile(&took, 0.5),
+        percentile(&took, 0.99)
+    );
+    Ok(())
+}

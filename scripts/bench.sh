@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `just bench`: builds in release mode and prints throughput, lateness and
+# memory figures, on a PostgreSQL cluster of its own and NATS servers it starts.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+"$REPO/scripts/install-deps.sh"
+cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p system-tests --bin uptime-bench
+
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+cluster="bench-$$"
+"$REPO/scripts/pg.sh" start "$cluster" "$port"
+trap '"$REPO/scripts/pg.sh" destroy "$cluster"' EXIT
+
+export UPTIME_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+export UPTIME_TEST_NATS_SERVER="$PY_TOOLS/bin/nats-server"
+export RUST_LOG="${RUST_LOG:-warn}"
+"$REPO/target/release/uptime-bench" "$@"
