@@ -15,14 +15,6 @@ use uptime_alerts::AlertEvent;
 use uptime_contracts::{subjects, Message as _, SslExpiringV1, StateChangedV1};
 use uptime_db::{DbError, Pool};
 
-/// What an event message turned into.
-#[derive(Debug)]
-enum Decoded {
-    Alert(AlertEvent),
-    /// Nothing to tell anyone (a change to `pending`).
-    Nothing,
-}
-
 #[derive(Debug, thiserror::Error)]
 enum IntakeError {
     /// Redelivering cannot help.
@@ -32,7 +24,9 @@ enum IntakeError {
     Db(#[from] DbError),
 }
 
-fn decode(subject: &str, payload: &[u8]) -> Result<Decoded, IntakeError> {
+/// The alert an event message raises; `None` when there is nothing to tell
+/// anyone (a change to `pending`).
+fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, IntakeError> {
     let undecodable = |reason: String| IntakeError::Undecodable {
         subject: subject.to_string(),
         reason,
@@ -41,12 +35,12 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Decoded, IntakeError> {
         subjects::STATE_CHANGED_V1 => {
             let event =
                 StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(AlertEvent::from_state_change(&event).map_or(Decoded::Nothing, Decoded::Alert))
+            Ok(AlertEvent::from_state_change(&event))
         }
         subjects::SSL_EXPIRING_V1 => {
             let event =
                 SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(Decoded::Alert(AlertEvent::from_ssl_expiring(&event)))
+            Ok(Some(AlertEvent::from_ssl_expiring(&event)))
         }
         other => Err(undecodable(format!("no handler for subject {other}"))),
     }
@@ -94,7 +88,7 @@ impl Intake {
 
     /// Writes the event's deliveries; returns how many are new.
     async fn store(&self, message: &Message) -> Result<i64, IntakeError> {
-        let Decoded::Alert(event) = decode(&message.subject, &message.payload)? else {
+        let Some(event) = decode(&message.subject, &message.payload)? else {
             return Ok(0);
         };
         tracing::Span::current().record("event_id", tracing::field::display(event.event_id));

@@ -99,10 +99,12 @@ impl Stack {
             tokio::spawn(app.run_until(stack.shutdown.child_token()));
         }
         if options.recorder {
-            let mut s = recorder::settings::RecorderSettings::default();
-            s.database = db.clone();
-            s.nats = nats.clone();
-            s.ops = ops.clone();
+            let mut s = recorder::settings::RecorderSettings {
+                database: db.clone(),
+                nats: nats.clone(),
+                ops: ops.clone(),
+                ..Default::default()
+            };
             s.recorder.relay_interval_ms = 200;
             s.recorder.relay_min_age_ms = 500;
             let service = recorder::Recorder::build(s).await.context("recorder")?;
@@ -113,10 +115,12 @@ impl Stack {
             });
         }
         if options.notifier {
-            let mut s = notifier::settings::NotifierSettings::default();
-            s.database = db.clone();
-            s.nats = nats.clone();
-            s.ops = ops.clone();
+            let mut s = notifier::settings::NotifierSettings {
+                database: db.clone(),
+                nats: nats.clone(),
+                ops: ops.clone(),
+                ..Default::default()
+            };
             s.safety.allow_private_targets = true;
             s.notifier.poll_interval_ms = 100;
             s.notifier.initial_backoff_secs = 0.2;
@@ -131,10 +135,12 @@ impl Stack {
             stack.add_checker().await?;
         }
         if options.scheduler {
-            let mut s = scheduler::settings::SchedulerSettings::default();
-            s.database = db.clone();
-            s.nats = nats.clone();
-            s.ops = ops.clone();
+            let s = scheduler::settings::SchedulerSettings {
+                database: db.clone(),
+                nats: nats.clone(),
+                ops: ops.clone(),
+                ..Default::default()
+            };
             let token = stack.shutdown.child_token();
             tokio::spawn(async move {
                 let _ = scheduler::run(s, token).await;
@@ -145,10 +151,12 @@ impl Stack {
 
     /// Starts one more checker replica; returns its index.
     pub async fn add_checker(&mut self) -> anyhow::Result<usize> {
-        let mut s = checker::settings::CheckerSettings::default();
-        s.nats = self.env.nats.settings();
-        s.ops = uptime_config::OpsSettings {
-            listen: "127.0.0.1:0".into(),
+        let mut s = checker::settings::CheckerSettings {
+            nats: self.env.nats.settings(),
+            ops: uptime_config::OpsSettings {
+                listen: "127.0.0.1:0".into(),
+            },
+            ..Default::default()
         };
         s.safety.allow_private_targets = true;
         s.checker.concurrency = self.options.checker_concurrency;

@@ -156,6 +156,7 @@ pub struct SafetySettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct SmtpSettings {
+    /// The relay's host name; empty switches email off (email deliveries fail).
     pub host: String,
     /// 587 for STARTTLS submission, 465 for implicit TLS, 25 for plain relays.
     pub port: u16,

@@ -84,6 +84,9 @@ async fn metrics() -> HttpResponse {
 
 /// Mounts `/healthz`, `/readyz` and `/metrics` into an actix app.
 pub fn configure(readiness: Readiness) -> impl FnOnce(&mut web::ServiceConfig) {
+    // Install the recorder now: anything recorded before it exists is lost
+    // (a gauge set once at start would never show on `/metrics`).
+    let _ = uptime_telemetry::metrics_handle();
     move |cfg| {
         cfg.app_data(web::Data::new(readiness))
             .route("/healthz", web::get().to(healthz))

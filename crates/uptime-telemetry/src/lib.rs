@@ -70,6 +70,8 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<TelemetryGuar
         LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer()).try_init(),
     };
     installed.map_err(|_| TelemetryError::AlreadyInstalled)?;
+    // The metrics recorder too, before the service records anything.
+    let _ = metrics_handle();
     Ok(TelemetryGuard { provider })
 }
 

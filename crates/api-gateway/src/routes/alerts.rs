@@ -68,8 +68,13 @@ pub struct TestSent {
     pub status: String,
 }
 
-/// Send a test alert (event `test`) to the contact now and report whether it
-/// was delivered. Logged in the contact's deliveries like any alert.
+/// Send a test alert to the contact now and report whether it was delivered.
+/// Logged in the contact's deliveries like any alert.
+///
+/// Webhooks receive the usual signed body with `event` = `test`, `monitor`,
+/// `previous_status`, `status` and `check` null, `occurred_at` and a `message`;
+/// email gets the subject `[TEST] Test alert from Uptime`; Slack a message
+/// saying it is a test.
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", tag = "alert-contacts",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),

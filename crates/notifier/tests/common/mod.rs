@@ -47,15 +47,20 @@ impl World {
     /// Settings for a notifier of this world: private targets allowed (the
     /// receivers are on loopback), quick retries.
     pub fn settings(&self) -> NotifierSettings {
-        let mut s = NotifierSettings::default();
-        s.database = self.env.db.settings();
-        s.nats = self.env.nats.settings();
+        let mut s = NotifierSettings {
+            database: self.env.db.settings(),
+            nats: self.env.nats.settings(),
+            ..Default::default()
+        };
         s.ops.listen = "127.0.0.1:0".into();
         s.safety.allow_private_targets = true;
-        s.smtp.host = self.smtp.host().into();
-        s.smtp.port = self.smtp.port();
-        s.smtp.tls = SmtpTls::None;
-        s.smtp.from = "Uptime <alerts@uptime.test>".into();
+        s.smtp = uptime_config::SmtpSettings {
+            host: self.smtp.host().into(),
+            port: self.smtp.port(),
+            tls: SmtpTls::None,
+            from: "Uptime <alerts@uptime.test>".into(),
+            ..Default::default()
+        };
         s.notifier.initial_backoff_secs = 0.1;
         s.notifier.max_backoff_secs = 0.5;
         s.notifier.poll_interval_ms = 50;

@@ -13,7 +13,8 @@ use uptime_config::{SmtpSettings, SmtpTls};
 
 #[derive(Clone)]
 pub(crate) struct EmailChannel {
-    transport: AsyncSmtpTransport<Tokio1Executor>,
+    /// `None` when `smtp.host` is empty: email is switched off.
+    transport: Option<AsyncSmtpTransport<Tokio1Executor>>,
     from: Mailbox,
 }
 
@@ -23,6 +24,12 @@ impl EmailChannel {
             .from
             .parse()
             .map_err(|_| SetupError::From(settings.from.clone()))?;
+        if settings.host.trim().is_empty() {
+            return Ok(Self {
+                transport: None,
+                from,
+            });
+        }
         let tls = |wrap: fn(TlsParameters) -> Tls| {
             TlsParameters::new(settings.host.clone())
                 .map(wrap)
@@ -47,12 +54,17 @@ impl EmailChannel {
             ));
         }
         Ok(Self {
-            transport: builder.build(),
+            transport: Some(builder.build()),
             from,
         })
     }
 
     pub(crate) async fn send(&self, to: &str, content: &EmailContent) -> Result<Sent, SendError> {
+        let Some(transport) = &self.transport else {
+            return Err(SendError::permanent(
+                "email is switched off (smtp.host is empty)",
+            ));
+        };
         let to: Mailbox = to
             .parse()
             .map_err(|e| SendError::permanent(format!("invalid email address {to:?}: {e}")))?;
@@ -63,7 +75,7 @@ impl EmailChannel {
             .header(ContentType::TEXT_PLAIN)
             .body(content.body.clone())
             .map_err(|e| SendError::permanent(format!("building the email: {e}")))?;
-        match self.transport.send(message).await {
+        match transport.send(message).await {
             Ok(_) => Ok(Sent { http_status: None }),
             Err(e) => {
                 let message = format!("SMTP: {}", chain(&e));

@@ -118,3 +118,78 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn email_is_refused_for_good_when_switched_off() {
+        let smtp = SmtpSettings {
+            host: String::new(),
+            ..Default::default()
+        };
+        let sender =
+            Sender::new(&smtp, &SafetySettings::default(), Duration::from_secs(1)).unwrap();
+        let event = AlertEvent::test(chrono::Utc::now());
+        let err = sender
+            .send(
+                Destination {
+                    channel: Channel::Email,
+                    value: "a@example.com",
+                    signing_secret: None,
+                },
+                Outgoing::Alert {
+                    delivery_id: Uuid::new_v4(),
+                    event: &event,
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(!err.is_retryable());
+        assert!(err.message.contains("switched off"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn webhooks_need_a_secret_and_an_allowed_url() {
+        let sender = Sender::new(
+            &SmtpSettings::default(),
+            &SafetySettings::default(),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let event = AlertEvent::test(chrono::Utc::now());
+        let send = |value: &'static str, secret: Option<&'static str>| {
+            let sender = sender.clone();
+            let event = event.clone();
+            async move {
+                sender
+                    .send(
+                        Destination {
+                            channel: Channel::Webhook,
+                            value,
+                            signing_secret: secret,
+                        },
+                        Outgoing::Alert {
+                            delivery_id: Uuid::new_v4(),
+                            event: &event,
+                        },
+                    )
+                    .await
+                    .unwrap_err()
+            }
+        };
+        let secret = Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+        assert!(send("https://hooks.example.com/x", None)
+            .await
+            .message
+            .contains("no signing secret"));
+        assert!(send("http://hooks.example.com/x", secret)
+            .await
+            .message
+            .contains("https only"));
+        let metadata = send("https://169.254.169.254/latest", secret).await;
+        assert!(!metadata.is_retryable());
+        assert!(metadata.message.contains("metadata"), "{metadata}");
+    }
+}
