@@ -36,7 +36,9 @@ impl Application {
             settings: settings.clone(),
         });
 
-        let readiness = readiness(&state);
+        let readiness = uptime_ops::Readiness::new()
+            .with_postgres(&state.pool)
+            .with_nats(&state.nats);
         let app_state = state.clone();
         let mut server = HttpServer::new(move || {
             App::new()
@@ -93,29 +95,6 @@ impl Application {
         });
         self.server.await
     }
-}
-
-fn readiness(state: &web::Data<AppState>) -> uptime_ops::Readiness {
-    let pool = state.pool.clone();
-    let nats = state.nats.clone();
-    uptime_ops::Readiness::new()
-        .with_check("postgres", move || {
-            let pool = pool.clone();
-            async move {
-                uptime_db::pool::ping(&pool)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })
-        .with_check("nats", move || {
-            let state = nats.connection_state();
-            async move {
-                match state {
-                    async_nats::connection::State::Connected => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
-            }
-        })
 }
 
 /// Replaces a framework error response (e.g. 405 from a resource) with our JSON body.

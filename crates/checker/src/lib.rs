@@ -99,15 +99,7 @@ impl CheckerService {
             )
             .await?;
 
-        let readiness = uptime_ops::Readiness::new().with_check("nats", move || {
-            let state = client.connection_state();
-            async move {
-                match state {
-                    async_nats::connection::State::Connected => Ok(()),
-                    other => Err(format!("NATS {other}")),
-                }
-            }
-        });
+        let readiness = uptime_ops::Readiness::new().with_nats(&client);
         let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
             .map_err(CheckerError::Ops)?;
 

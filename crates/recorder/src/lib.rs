@@ -72,7 +72,12 @@ impl Recorder {
             )
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?;
-        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness(&pool, &nats))?;
+        let ops = uptime_ops::OpsServer::bind(
+            &settings.ops.listen,
+            uptime_ops::Readiness::new()
+                .with_postgres(&pool)
+                .with_nats(&nats),
+        )?;
         Ok(Self {
             settings,
             pool,
@@ -144,27 +149,4 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), RecorderError> {
     Recorder::build(settings).await?.run_until(shutdown).await
-}
-
-fn readiness(pool: &uptime_db::Pool, nats: &async_nats::Client) -> uptime_ops::Readiness {
-    let pool = pool.clone();
-    let nats = nats.clone();
-    uptime_ops::Readiness::new()
-        .with_check("postgres", move || {
-            let pool = pool.clone();
-            async move {
-                uptime_db::pool::ping(&pool)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })
-        .with_check("nats", move || {
-            let state = nats.connection_state();
-            async move {
-                match state {
-                    async_nats::connection::State::Connected => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
-            }
-        })
 }

@@ -57,7 +57,12 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let (client, js) = uptime_contracts::bus::connect(&settings.nats.url, "scheduler").await?;
     uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;
 
-    let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness(&pool, &client))?;
+    let ops = uptime_ops::OpsServer::bind(
+        &settings.ops.listen,
+        uptime_ops::Readiness::new()
+            .with_postgres(&pool)
+            .with_nats(&client),
+    )?;
     tracing::info!(ops = %ops.addr, "scheduler started");
     let ops_task = tokio::spawn(ops.run(shutdown.clone()));
 
@@ -70,27 +75,4 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
         Err(error) => tracing::warn!(%error, "ops server task failed"),
     }
     Ok(())
-}
-
-fn readiness(pool: &uptime_db::Pool, client: &async_nats::Client) -> uptime_ops::Readiness {
-    let pool = pool.clone();
-    let client = client.clone();
-    uptime_ops::Readiness::new()
-        .with_check("postgres", move || {
-            let pool = pool.clone();
-            async move {
-                uptime_db::pool::ping(&pool)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })
-        .with_check("nats", move || {
-            let state = client.connection_state();
-            async move {
-                match state {
-                    async_nats::connection::State::Connected => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
-            }
-        })
 }

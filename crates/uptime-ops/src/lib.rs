@@ -37,6 +37,33 @@ impl Readiness {
         self
     }
 
+    /// Ready when `SELECT 1` succeeds on a pooled connection.
+    pub fn with_postgres(self, pool: &uptime_db::Pool) -> Self {
+        let pool = pool.clone();
+        self.with_check("postgres", move || {
+            let pool = pool.clone();
+            async move {
+                uptime_db::pool::ping(&pool)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        })
+    }
+
+    /// Ready while the client is connected to a NATS server.
+    pub fn with_nats(self, client: &async_nats::Client) -> Self {
+        let client = client.clone();
+        self.with_check("nats", move || {
+            let state = client.connection_state();
+            async move {
+                match state {
+                    async_nats::connection::State::Connected => Ok(()),
+                    other => Err(format!("NATS {other}")),
+                }
+            }
+        })
+    }
+
     /// Runs every check; `(all passed, {name: "ok" | error})`.
     pub async fn evaluate(&self) -> (bool, serde_json::Value) {
         let results =
