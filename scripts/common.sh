@@ -30,11 +30,18 @@ ensure_pip() {
   python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 }
 
-pip_tool() { # pip_tool <binary> <package>
+pip_tool() { # pip_tool <binary> <package>: each package in a folder of its own
+  # (pip --target refuses to merge a second package's bin/ into the first's),
+  # its binaries linked into $PY_TOOLS/bin.
   [ -x "$PY_TOOLS/bin/$1" ] && return
   command -v python3 >/dev/null || apt_install python3
   ensure_pip
-  log "installing $2 into $PY_TOOLS"
-  python3 -m pip install --quiet --disable-pip-version-check --target "$PY_TOOLS" "$2" 2>&1 | grep -v -i "running pip as the 'root' user" >&2 || true
+  local dir="$LOCAL/pip/$2"
+  log "installing $2 into $dir"
+  rm -rf "$dir"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$dir" "$2" 2>&1 | grep -v -i "running pip as the 'root' user" >&2 || true
+  mkdir -p "$PY_TOOLS/bin"
+  local f
+  for f in "$dir"/bin/*; do [ -e "$f" ] && ln -sf "$f" "$PY_TOOLS/bin/"; done
   [ -x "$PY_TOOLS/bin/$1" ] || die "installing $2 did not provide $1"
 }

@@ -26,7 +26,7 @@ if ! nc_ok 127.0.0.1 "$NATS_PORT"; then
 fi
 if ! nc_ok 127.0.0.1 "$SMTP_PORT"; then
   log "starting an SMTP sink on 127.0.0.1:$SMTP_PORT (mail lands in $RUN/smtp-sink.log)"
-  PYTHONPATH="$PY_TOOLS" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
+  PYTHONPATH="$LOCAL/pip/aiosmtpd" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
 fi
 
 log "building the services (release)"
