@@ -5,5 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if command -v just >/dev/null 2>&1; then exit 0; fi
 pip_tool just rust-just
 mkdir -p "$HOME/.cargo/bin"
-ln -sf "$PY_TOOLS/bin/just" "$HOME/.cargo/bin/just"
+# A copy, not a link: the checkout may move or be deleted.
+rm -f "$HOME/.cargo/bin/just"
+cp -L "$PY_TOOLS/bin/just" "$HOME/.cargo/bin/just"
 log "installed just into ~/.cargo/bin"

@@ -20,6 +20,8 @@ pub struct StackOptions {
     pub scheduler: bool,
     pub checkers: usize,
     pub checker_concurrency: usize,
+    /// How long JetStream waits for a checker's ack before redelivering.
+    pub checker_ack_wait_secs: u64,
     pub recorder: bool,
     pub notifier: bool,
     pub gateway: bool,
@@ -33,6 +35,7 @@ impl Default for StackOptions {
             scheduler: true,
             checkers: 1,
             checker_concurrency: 256,
+            checker_ack_wait_secs: 30,
             recorder: true,
             notifier: true,
             gateway: true,
@@ -160,6 +163,7 @@ impl Stack {
         };
         s.safety.allow_private_targets = true;
         s.checker.concurrency = self.options.checker_concurrency;
+        s.checker.ack_wait_secs = self.options.checker_ack_wait_secs;
         s.checker.extra_root_ca_pem = self.options.extra_root_ca_pem.clone();
         s.checker.instance_id = format!("checker-{}", self.checkers.len());
         let service = checker::CheckerService::build(s).await.context("checker")?;

@@ -309,6 +309,7 @@ async fn killing_a_checker_mid_flight_loses_no_check_and_stores_each_once() {
     let mut stack = Stack::start(StackOptions {
         notifier: false,
         scheduler: false,
+        checker_ack_wait_secs: 5,
         ..Default::default()
     })
     .await

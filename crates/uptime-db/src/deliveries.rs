@@ -138,7 +138,9 @@ pub async fn create_for_event(
 
 /// Claims up to `limit` due deliveries for `lease_secs` and returns them with
 /// their contacts. Rows another worker holds (row lock or unexpired lease) are
-/// skipped.
+/// skipped, and so is any delivery with an older one to the same contact still
+/// pending: a contact gets its alerts in the order they happened (a "down"
+/// never overtaken by the "up" that followed it), even while retrying.
 pub async fn claim_due(
     conn: &mut AsyncPgConnection,
     limit: i64,
@@ -150,6 +152,10 @@ pub async fn claim_due(
            SELECT id FROM alert_deliveries \
            WHERE status = 'pending' AND next_attempt_at <= now() \
              AND (locked_until IS NULL OR locked_until <= now()) \
+             AND NOT EXISTS ( \
+               SELECT 1 FROM alert_deliveries older \
+               WHERE older.contact_id = alert_deliveries.contact_id \
+                 AND older.status = 'pending' AND older.id < alert_deliveries.id) \
            ORDER BY next_attempt_at \
            LIMIT $1 \
            FOR UPDATE SKIP LOCKED) \
