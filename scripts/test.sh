@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `just test`: every test against real PostgreSQL and real NATS JetStream.
+# `just test`: formatting and lints, then every test against real PostgreSQL
+# and real NATS JetStream.
 # A throwaway PostgreSQL cluster serves this run only (each test clones its own
 # database from a migrated template); each test starts its own nats-server.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -13,6 +14,9 @@ trap '"$REPO/scripts/pg.sh" destroy "$cluster"' EXIT
 export UPTIME_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 export UPTIME_TEST_NATS_SERVER="$PY_TOOLS/bin/nats-server"
 cd "$REPO"
+# The style bar CI holds every change to.
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast --test-threads 6 "$@"
 else
