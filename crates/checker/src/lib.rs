@@ -133,6 +133,14 @@ impl CheckerService {
             "checker running"
         );
         let ops = tokio::spawn(self.ops.run(shutdown.clone()));
+        // `nats_consumer_pending{consumer="checker"}`: the signal to add checkers.
+        tokio::spawn(uptime_telemetry::nats::report_consumer_lag(
+            self.worker.js.clone(),
+            streams::CHECKS_STREAM,
+            streams::CHECKER_CONSUMER,
+            Duration::from_secs(15),
+            shutdown.clone().cancelled_owned(),
+        ));
         self.worker.run(self.consumer, shutdown).await;
         match ops.await {
             Ok(Ok(())) => {}

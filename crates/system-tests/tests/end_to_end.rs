@@ -449,6 +449,12 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         .filter_map(|l| l.rsplit(" ").next()?.parse::<f64>().ok())
         .sum();
     assert!(passed >= 1.0, "checks_total in:\n{text}");
+    // Consumer lag, the signal operators scale checkers on.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("nats_consumer_pending{") && l.contains("consumer=\"checker\"")),
+        "checker lag missing in:\n{text}"
+    );
     let api = stack.metrics("api-gateway").await.unwrap();
     assert!(api.contains("http_request_duration_seconds"), "{api}");
 }
