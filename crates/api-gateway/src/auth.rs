@@ -1,11 +1,12 @@
 //! Bearer authentication and per-key rate limiting, as an extractor: a
-//! handler that takes an [`AuthUser`] argument is authenticated.
+//! handler that takes an [`AuthUser`] argument is authenticated. The work is
+//! done by `middleware::Authenticate` before the handler's extractors run.
 
 use crate::error::ApiError;
 use crate::keys;
 use crate::state::AppState;
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures::future::LocalBoxFuture;
 
 /// The authenticated caller.
@@ -20,15 +21,35 @@ impl FromRequest for AuthUser {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        let raw = bearer_token(req);
-        Box::pin(async move {
-            let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
-            let raw = raw.ok_or(ApiError::Unauthorized)?;
-            let user = authenticate(&state, &raw).await?;
-            state.rate_limiter.check(user.key_id)?;
-            Ok(user)
-        })
+        // Normally `middleware::Authenticate` has authenticated the request
+        // before any extractor ran, so the body is never read for a caller
+        // without a valid key. Without it (a route wrongly listed as public)
+        // authenticating here is still correct, only concurrent with the body.
+        if let Some(Authenticated(outcome)) = req.extensions_mut().remove::<Authenticated>() {
+            return Box::pin(async move { Ok(outcome?) });
+        }
+        let authenticating = authenticate_request(req);
+        Box::pin(async move { Ok(authenticating.await?) })
+    }
+}
+
+/// The outcome of [`authenticate_request`], left in the request's extensions
+/// by `middleware::Authenticate` for the [`AuthUser`] extractor.
+pub struct Authenticated(pub Result<AuthUser, ApiError>);
+
+/// Checks the request's bearer key and takes a rate-limit token: what every
+/// authenticated route runs before anything else.
+pub fn authenticate_request(
+    req: &HttpRequest,
+) -> impl std::future::Future<Output = Result<AuthUser, ApiError>> + 'static {
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let raw = bearer_token(req);
+    async move {
+        let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
+        let raw = raw.ok_or(ApiError::Unauthorized)?;
+        let user = authenticate(&state, &raw).await?;
+        state.rate_limiter.check(user.key_id)?;
+        Ok(user)
     }
 }
 

@@ -319,3 +319,64 @@ async fn every_route_needs_a_key() {
         assert_eq!(err, json!({"error": "unauthorized"}));
     }
 }
+
+/// Authentication comes before the body: an unknown (well-formed) key with a
+/// malformed, oversized or NUL-carrying body is 401, never 400 or 413, so a
+/// caller without a key learns nothing about what a body would have done.
+#[tokio::test]
+async fn unknown_keys_are_401_whatever_the_body() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let id = create_monitor(&app, &key).await;
+    let monitor = format!("/api/v1/monitors/{id}");
+    let unknown = format!("upt_{}", "A".repeat(40));
+    let revoked = {
+        let (status, created) = app
+            .post("/api/v1/api-keys", &key, json!({"name": "soon revoked"}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let path = format!("/api/v1/api-keys/{}", created["id"]);
+        assert_eq!(app.delete(&path, &key).await.0, StatusCode::NO_CONTENT);
+        created["key"].as_str().unwrap().to_string()
+    };
+    let big = serde_json::to_vec(&json!({"name": "x".repeat(70 * 1024)})).unwrap();
+    for bad_key in [unknown.as_str(), revoked.as_str()] {
+        for (method, path) in [
+            (Method::POST, "/api/v1/monitors"),
+            (Method::PATCH, monitor.as_str()),
+            (Method::POST, "/api/v1/alert-contacts"),
+            (Method::PATCH, "/api/v1/alert-contacts/1"),
+            (Method::POST, "/api/v1/api-keys"),
+        ] {
+            for body in [
+                b"{\"name\": ".to_vec(),
+                b"[1, 2]".to_vec(),
+                br#"{"name": "a\u0000b"}"#.to_vec(),
+                big.clone(),
+            ] {
+                let (status, err) = send_raw(
+                    &app,
+                    method.clone(),
+                    path,
+                    Some(bad_key),
+                    Some("application/json"),
+                    Some(body),
+                )
+                .await;
+                assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}: {err}");
+                assert_eq!(err, json!({"error": "unauthorized"}));
+            }
+        }
+    }
+    // The right key still gets the body's own error.
+    let (status, err) = send_raw(
+        &app,
+        Method::POST,
+        "/api/v1/monitors",
+        Some(&key),
+        Some("application/json"),
+        Some(b"{\"name\": ".to_vec()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+}

@@ -13,6 +13,8 @@ pub mod monitors;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api/v1")
+            // Keys are checked before any handler reads a body.
+            .wrap(crate::middleware::Authenticate)
             .route("/openapi.json", web::get().to(crate::openapi::serve))
             .configure(api_keys::configure)
             .configure(monitors::configure)
