@@ -32,6 +32,12 @@ impl RetryPolicy {
     }
 
     /// Retry after `delay`, unless that lands beyond `created_at + give_up_after`.
+    ///
+    /// A receiver's `Retry-After` is untrusted input: any value, up to
+    /// `u64::MAX` seconds, must end in a decision rather than an overflow
+    /// (a panic here once left the delivery pending forever and blocked
+    /// every later alert to its contact). A time past the representable
+    /// range is past the deadline: give up.
     pub fn next(
         &self,
         created_at: DateTime<Utc>,
@@ -40,15 +46,19 @@ impl RetryPolicy {
         retry_after: Option<Duration>,
     ) -> Next {
         let delay = self.delay(failed_attempts, retry_after);
-        let at = now + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
-        let deadline = created_at
-            + chrono::Duration::from_std(self.give_up_after).unwrap_or(chrono::Duration::MAX);
-        if at > deadline {
-            Next::GiveUp
-        } else {
-            Next::RetryAt(at)
+        let Some(at) = later_by(now, delay) else {
+            return Next::GiveUp;
+        };
+        match later_by(created_at, self.give_up_after) {
+            Some(deadline) if at > deadline => Next::GiveUp,
+            _ => Next::RetryAt(at),
         }
     }
+}
+
+/// `t + d`, or `None` when that is not a representable time.
+fn later_by(t: DateTime<Utc>, d: Duration) -> Option<DateTime<Utc>> {
+    t.checked_add_signed(chrono::Duration::from_std(d).ok()?)
 }
 
 #[cfg(test)]
@@ -99,6 +109,31 @@ mod tests {
             p.next(created, early, 1, Some(Duration::from_secs(7200))),
             Next::GiveUp,
             "a Retry-After beyond the deadline ends it"
+        );
+    }
+
+    #[test]
+    fn an_absurd_retry_after_gives_up_instead_of_overflowing() {
+        let p = policy();
+        let now = Utc::now();
+        for secs in [u64::MAX, u64::MAX / 2, i64::MAX as u64, 1 << 40] {
+            assert_eq!(
+                p.next(now, now, 1, Some(Duration::from_secs(secs))),
+                Next::GiveUp,
+                "Retry-After: {secs}"
+            );
+        }
+        let endless = RetryPolicy {
+            give_up_after: Duration::MAX,
+            ..p
+        };
+        assert_eq!(
+            endless.next(now, now, 1, Some(Duration::from_secs(u64::MAX))),
+            Next::GiveUp
+        );
+        assert_eq!(
+            endless.next(now, now, 1, None),
+            Next::RetryAt(now + chrono::Duration::seconds(5))
         );
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod backoff;
 pub mod intake;
+pub mod lease;
 pub mod settings;
 pub mod worker;
 
@@ -125,6 +126,7 @@ impl Notifier {
             },
             concurrency: tuning.concurrency,
             lease: tuning.lease(),
+            holder: tuning.instance_id.clone(),
             poll_interval: tuning.poll_interval(),
             deliveries_added: deliveries_added.clone(),
         });

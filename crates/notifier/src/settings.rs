@@ -30,10 +30,16 @@ pub struct DeliverySettings {
     pub initial_backoff_secs: f64,
     /// The longest wait between two attempts (a `Retry-After` may ask for more).
     pub max_backoff_secs: f64,
-    /// How long a claimed delivery stays reserved for its worker. Longer than
-    /// one attempt can take, so that only a crashed worker's deliveries are
-    /// claimed again.
+    /// How long a claimed delivery stays reserved for its worker: about one
+    /// send attempt (`http_timeout_secs` plus a margin), renewed every third
+    /// of it while a send is still in progress. A notifier that dies for good
+    /// leaves its deliveries blocked for at most this long; one that restarts
+    /// under the same `instance_id` releases them at once.
     pub lease_secs: f64,
+    /// This notifier's name on the leases it takes. Must be unique among the
+    /// notifiers running at one time and stable across a restart of the same
+    /// one (the pod name in Kubernetes, which is the hostname: the default).
+    pub instance_id: String,
     /// How often to look for due deliveries when nothing new has arrived.
     pub poll_interval_ms: u64,
     /// Upper bound of one webhook or Slack request.
@@ -51,13 +57,23 @@ impl Default for DeliverySettings {
             give_up_after_secs: 24.0 * 3600.0,
             initial_backoff_secs: 5.0,
             max_backoff_secs: 1800.0,
-            lease_secs: 120.0,
+            lease_secs: 12.0,
+            instance_id: default_instance_id(),
             poll_interval_ms: 1000,
             http_timeout_secs: 10.0,
             ack_wait_secs: 30,
             retry_delay_ms: 2000,
         }
     }
+}
+
+/// The hostname (a pod's name), else a name of this process alone.
+fn default_instance_id() -> String {
+    hostname::get()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| format!("notifier-{}", uuid::Uuid::new_v4()))
 }
 
 fn secs(s: f64) -> Duration {

@@ -1,12 +1,15 @@
 //! Deliveries out: claim due deliveries (with a lease), attempt them
 //! concurrently, log every attempt, and reschedule or settle each one.
 //!
-//! A worker that dies mid-attempt leaves its lease to expire; another worker
-//! then attempts the delivery again. Receivers may therefore see a delivery
-//! twice, always with the same `webhook-id`, and can deduplicate on it.
+//! A worker that dies mid-attempt leaves its lease behind: it restarts under
+//! the same instance id and releases it at once, or, dead for good, its lease
+//! runs out within one lease (about one send attempt) and another notifier
+//! attempts the delivery again. Receivers may therefore see a delivery twice,
+//! always with the same `webhook-id`, and can deduplicate on it.
 
 use crate::backoff::{Next, RetryPolicy};
-use chrono::Utc;
+use crate::lease::{LeaseKeeper, LeaseLost};
+use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -26,6 +29,8 @@ pub struct Worker {
     pub policy: RetryPolicy,
     pub concurrency: usize,
     pub lease: Duration,
+    /// This notifier's name on its leases (`notifier.instance_id`).
+    pub holder: String,
     pub poll_interval: Duration,
     /// Woken when new deliveries were written.
     pub deliveries_added: Arc<Notify>,
@@ -35,18 +40,21 @@ impl Worker {
     /// Runs until `shutdown`, then lets the attempts in flight finish (each
     /// is bounded by its channel's timeout).
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        self.release_earlier_leases(&shutdown).await;
         let mut in_flight: JoinSet<()> = JoinSet::new();
         let concurrency = self.concurrency.max(1);
         while !shutdown.is_cancelled() {
             let free = concurrency.saturating_sub(in_flight.len());
             let mut claimed_all = false;
             if free > 0 {
+                let claimed_at = tokio::time::Instant::now();
                 match self.claim(free).await {
                     Ok(due) => {
                         claimed_all = due.len() == free;
                         for delivery in due {
                             let worker = self.clone();
-                            in_flight.spawn(async move { worker.attempt(delivery).await });
+                            in_flight
+                                .spawn(async move { worker.attempt(delivery, claimed_at).await });
                         }
                     }
                     Err(e) => tracing::warn!(error = %e, "claiming deliveries failed"),
@@ -72,12 +80,44 @@ impl Worker {
         while in_flight.join_next().await.is_some() {}
     }
 
-    async fn claim(&self, limit: usize) -> Result<Vec<DueDelivery>, uptime_db::DbError> {
-        let mut conn = uptime_db::pool::conn(&self.pool).await?;
-        deliveries::claim_due(&mut conn, limit as i64, self.lease.as_secs_f64()).await
+    /// A notifier restarted under the same instance id (a crashed container
+    /// restarted in its pod) holds leases its previous life took: what that
+    /// life was sending died with it, so those deliveries are free at once
+    /// instead of after their leases run out. Retried until the database
+    /// answers: claiming before this would leave them waiting anyway.
+    async fn release_earlier_leases(&self, shutdown: &CancellationToken) {
+        while !shutdown.is_cancelled() {
+            let released = async {
+                let mut conn = uptime_db::pool::conn(&self.pool).await?;
+                deliveries::release_leases_of(&mut conn, &self.holder).await
+            };
+            match released.await {
+                Ok(0) => return,
+                Ok(n) => {
+                    tracing::info!(released = n, holder = %self.holder, "released the leases of this notifier's previous run");
+                    return;
+                }
+                Err(e) => tracing::warn!(error = %e, "releasing earlier leases failed; retrying"),
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(self.poll_interval) => {}
+            }
+        }
     }
 
-    async fn attempt(&self, due: DueDelivery) {
+    async fn claim(&self, limit: usize) -> Result<Vec<DueDelivery>, uptime_db::DbError> {
+        let mut conn = uptime_db::pool::conn(&self.pool).await?;
+        deliveries::claim_due(
+            &mut conn,
+            limit as i64,
+            self.lease.as_secs_f64(),
+            &self.holder,
+        )
+        .await
+    }
+
+    async fn attempt(&self, due: DueDelivery, claimed_at: tokio::time::Instant) {
         let d = &due.delivery;
         let channel = Channel::parse(&due.contact.kind);
         let channel_label = channel.map_or("unknown", Channel::as_str);
@@ -85,8 +125,35 @@ impl Worker {
             kind = %d.kind, channel = channel_label, attempt = d.attempts + 1);
         async {
             let attempted_at = Utc::now();
+            let occurred_at = alert_occurred_at(d);
+            if d.attempts == 0 {
+                if let Some(occurred_at) = occurred_at {
+                    metrics::histogram!("alert_first_attempt_latency_seconds", "channel" => channel_label)
+                        .record(seconds_between(occurred_at, attempted_at));
+                }
+            }
             let started = Instant::now();
-            let result = self.send(&due, channel).await;
+            let keeper = LeaseKeeper {
+                pool: &self.pool,
+                holder: &self.holder,
+                lease: self.lease,
+                delivery_id: d.id,
+                claimed_at,
+            };
+            let result = tokio::select! {
+                result = self.send(&due, channel) => result,
+                lost = keeper.keep() => {
+                    // Someone else may send it now: stop, and record nothing
+                    // (the attempt's outcome is unknown).
+                    let reason = match lost {
+                        LeaseLost::TakenOver => "taken_over",
+                        LeaseLost::Expiring => "expiring",
+                    };
+                    metrics::counter!("alert_delivery_leases_lost_total", "reason" => reason).increment(1);
+                    tracing::warn!(reason, "lost the delivery's lease mid-send; the send was stopped");
+                    return;
+                }
+            };
             let elapsed = started.elapsed();
             let record = self.record_for(&due, attempted_at, elapsed, result);
             let outcome = record.outcome.as_str();
@@ -95,7 +162,13 @@ impl Worker {
             metrics::histogram!("alert_delivery_attempt_duration_seconds", "channel" => channel_label)
                 .record(elapsed.as_secs_f64());
             match record.outcome {
-                AttemptOutcome::Delivered => tracing::info!("alert delivered"),
+                AttemptOutcome::Delivered => {
+                    if let Some(occurred_at) = occurred_at {
+                        metrics::histogram!("alert_delivered_latency_seconds", "channel" => channel_label)
+                            .record(seconds_between(occurred_at, Utc::now()));
+                    }
+                    tracing::info!("alert delivered")
+                }
                 AttemptOutcome::Retry { next_attempt_at } => {
                     tracing::warn!(error = ?record.error, %next_attempt_at, "delivery failed; will retry")
                 }
@@ -210,4 +283,21 @@ impl Worker {
             "could not record the attempt; the delivery will be attempted again after its lease"
         );
     }
+}
+
+/// When the event of an alert delivery happened (the state change, the
+/// certificate warning); `None` for verification mail and test alerts.
+fn alert_occurred_at(d: &deliveries::AlertDelivery) -> Option<DateTime<Utc>> {
+    if d.kind != deliveries::KIND_ALERT {
+        return None;
+    }
+    d.payload
+        .get("occurred_at")
+        .and_then(|v| v.as_str())
+        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn seconds_between(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    ((to - from).num_milliseconds() as f64 / 1000.0).max(0.0)
 }

@@ -4,8 +4,11 @@
 //!
 //! Each (event, contact) pair has at most one delivery (a unique key), which is
 //! what makes "each event reaches each contact once" hold when an event is
-//! redelivered by NATS. Workers claim due rows with a lease (`locked_until`);
-//! when a worker dies mid-attempt its lease runs out and another one retries.
+//! redelivered by NATS. Workers claim due rows with a lease (`locked_until`,
+//! held by `locked_by`, the notifier's instance id) about as long as one send
+//! may take, renew it while a send is in progress, and a restarted notifier
+//! releases the leases its previous life left behind. When a notifier dies
+//! for good, its leases run out within one lease and another one retries.
 
 use crate::models::AlertContact;
 use crate::schema::{alert_contacts, alert_deliveries, alert_delivery_attempts};
@@ -45,6 +48,10 @@ pub struct AlertDelivery {
     pub locked_until: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
+    /// Creation order: a contact's deliveries go out in this order.
+    pub seq: i64,
+    /// The notifier instance holding the lease, if any.
+    pub locked_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -136,18 +143,21 @@ pub async fn create_for_event(
     Ok(inserted.n)
 }
 
-/// Claims up to `limit` due deliveries for `lease_secs` and returns them with
-/// their contacts. Rows another worker holds (row lock or unexpired lease) are
-/// skipped, and so is any delivery with an older one to the same contact still
-/// pending: a contact gets its alerts in the order they happened (a "down"
-/// never overtaken by the "up" that followed it), even while retrying.
+/// Claims up to `limit` due deliveries for `holder` for `lease_secs` and
+/// returns them with their contacts. Rows another worker holds (row lock or
+/// unexpired lease) are skipped, and so is any delivery with an older one
+/// (by creation, `seq`) to the same contact still pending: a contact gets its
+/// alerts in the order they were created (a "down" never overtaken by the
+/// "up" that followed it), even while retrying.
 pub async fn claim_due(
     conn: &mut AsyncPgConnection,
     limit: i64,
     lease_secs: f64,
+    holder: &str,
 ) -> DbResult<Vec<DueDelivery>> {
     let claimed: Vec<AlertDelivery> = diesel::sql_query(
-        "UPDATE alert_deliveries d SET locked_until = now() + make_interval(secs => $2) \
+        "UPDATE alert_deliveries d \
+         SET locked_until = now() + make_interval(secs => $2), locked_by = $3 \
          WHERE d.id IN ( \
            SELECT id FROM alert_deliveries \
            WHERE status = 'pending' AND next_attempt_at <= now() \
@@ -155,14 +165,15 @@ pub async fn claim_due(
              AND NOT EXISTS ( \
                SELECT 1 FROM alert_deliveries older \
                WHERE older.contact_id = alert_deliveries.contact_id \
-                 AND older.status = 'pending' AND older.id < alert_deliveries.id) \
-           ORDER BY next_attempt_at \
+                 AND older.status = 'pending' AND older.seq < alert_deliveries.seq) \
+           ORDER BY next_attempt_at, seq \
            LIMIT $1 \
            FOR UPDATE SKIP LOCKED) \
          RETURNING d.*",
     )
     .bind::<BigInt, _>(limit)
     .bind::<Double, _>(lease_secs)
+    .bind::<Text, _>(holder)
     .load(conn)
     .await?;
     if claimed.is_empty() {
@@ -187,8 +198,46 @@ pub async fn claim_due(
         .collect())
 }
 
+/// Extends `holder`'s lease on a delivery it is still sending. `false` when
+/// the lease is no longer `holder`'s (it ran out and another notifier took
+/// the delivery, or the delivery was settled): the send should stop.
+pub async fn renew_lease(
+    conn: &mut AsyncPgConnection,
+    delivery_id: Uuid,
+    holder: &str,
+    lease_secs: f64,
+) -> DbResult<bool> {
+    let renewed = diesel::sql_query(
+        "UPDATE alert_deliveries SET locked_until = now() + make_interval(secs => $3) \
+         WHERE id = $1 AND locked_by = $2 AND status = 'pending'",
+    )
+    .bind::<SqlUuid, _>(delivery_id)
+    .bind::<Text, _>(holder)
+    .bind::<Double, _>(lease_secs)
+    .execute(conn)
+    .await?;
+    Ok(renewed == 1)
+}
+
+/// Releases every lease `holder` holds: called by a notifier as it starts,
+/// when whatever its previous life (same instance id) was sending died with
+/// it, so those deliveries go out now instead of after their leases run out.
+/// Returns how many were released.
+pub async fn release_leases_of(conn: &mut AsyncPgConnection, holder: &str) -> DbResult<usize> {
+    Ok(diesel::update(alert_deliveries::table)
+        .filter(alert_deliveries::locked_by.eq(holder))
+        .filter(alert_deliveries::status.eq(STATUS_PENDING))
+        .set((
+            alert_deliveries::locked_until.eq(None::<DateTime<Utc>>),
+            alert_deliveries::locked_by.eq(None::<String>),
+        ))
+        .execute(conn)
+        .await?)
+}
+
 /// Logs an attempt and moves the delivery on: delivered, rescheduled, or failed.
-/// Releases the lease.
+/// Releases the lease. A delivery already settled (by another notifier that
+/// took it over) keeps its outcome; the attempt is logged all the same.
 pub async fn record_attempt(
     conn: &mut AsyncPgConnection,
     delivery_id: Uuid,
@@ -207,16 +256,21 @@ pub async fn record_attempt(
                 }
                 AttemptOutcome::Failed => (STATUS_FAILED, attempt.attempted_at, None),
             };
-            diesel::update(alert_deliveries::table.find(delivery_id))
+            let moved = diesel::update(alert_deliveries::table.find(delivery_id))
+                .filter(alert_deliveries::status.eq(STATUS_PENDING))
                 .set((
                     alert_deliveries::status.eq(status),
                     alert_deliveries::attempts.eq(alert_deliveries::attempts + 1),
                     alert_deliveries::next_attempt_at.eq(next_attempt_at),
                     alert_deliveries::locked_until.eq(None::<DateTime<Utc>>),
+                    alert_deliveries::locked_by.eq(None::<String>),
                     alert_deliveries::delivered_at.eq(delivered_at),
                 ))
                 .execute(c)
                 .await?;
+            if moved == 0 {
+                return Ok(());
+            }
             if let Some(error) = &attempt.error {
                 diesel::update(alert_deliveries::table.find(delivery_id))
                     .set(alert_deliveries::last_error.eq(error))

@@ -136,6 +136,8 @@ diesel::table! {
         locked_until -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         delivered_at -> Nullable<Timestamptz>,
+        seq -> Int8,
+        locked_by -> Nullable<Text>,
     }
 }
 

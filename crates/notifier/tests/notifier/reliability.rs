@@ -1,10 +1,8 @@
 //! Each event reaches each verified contact once; failures are retried with
 //! the same webhook id, given up on in time, and survive a notifier crash.
 
-mod common;
-
+use crate::common::*;
 use chrono::{Duration as ChronoDuration, Utc};
-use common::*;
 use std::time::Duration;
 use uptime_contracts::messages::MonitorStatus;
 use uptime_testkit::receiver::{Reply, WebhookReceiver};

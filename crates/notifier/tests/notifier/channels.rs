@@ -1,9 +1,7 @@
 //! What each channel receives for one alert.
 
-mod common;
-
+use crate::common::*;
 use chrono::{Duration as ChronoDuration, Utc};
-use common::*;
 use serde_json::Value;
 use std::time::Duration;
 use uptime_contracts::messages::*;

@@ -1,0 +1,9 @@
+//! The notifier's integration tests: one binary, a real notifier in-process
+//! against its own PostgreSQL database and NATS server, real loopback
+//! receivers and a real SMTP listener.
+
+mod channels;
+mod common;
+mod leases;
+mod ordering;
+mod reliability;
