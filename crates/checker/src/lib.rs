@@ -93,10 +93,13 @@ impl CheckerService {
         let consumer = js
             .get_stream(streams::CHECKS_STREAM)
             .await?
-            .get_or_create_consumer(
+            // Create or update: a changed ack wait applies to an existing
+            // consumer too (an upgrade from a longer one).
+            .create_consumer(streams::durable_pull(
                 streams::CHECKER_CONSUMER,
-                streams::durable_pull(streams::CHECKER_CONSUMER, ack_wait, section.max_deliver),
-            )
+                ack_wait,
+                section.max_deliver,
+            ))
             .await?;
 
         let readiness = uptime_ops::Readiness::new().with_nats(&client);

@@ -51,7 +51,7 @@ impl Default for CheckerSection {
     fn default() -> Self {
         Self {
             concurrency: 256,
-            ack_wait_secs: 30,
+            ack_wait_secs: 6,
             max_deliver: 10,
             instance_id: default_instance_id(),
             extra_root_ca_pem: None,
@@ -124,7 +124,7 @@ mod tests {
     fn defaults_are_usable() {
         let section = CheckerSection::default();
         assert_eq!(section.concurrency, 256);
-        assert_eq!(section.ack_wait_secs, 30);
+        assert_eq!(section.ack_wait_secs, 6);
         assert!(!section.instance_id.is_empty());
     }
 }

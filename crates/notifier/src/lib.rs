@@ -74,9 +74,9 @@ impl Notifier {
             .get_stream(streams::EVENTS_STREAM)
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?
-            .get_or_create_consumer(
-                streams::NOTIFIER_CONSUMER,
-                jetstream::consumer::pull::Config {
+            // Create or update: a changed ack wait applies to an existing
+            // consumer too (an upgrade from a longer one).
+            .create_consumer(jetstream::consumer::pull::Config {
                     filter_subjects: vec![
                         subjects::STATE_CHANGED_V1.to_string(),
                         subjects::SSL_EXPIRING_V1.to_string(),
@@ -86,8 +86,7 @@ impl Notifier {
                         tuning.ack_wait(),
                         UNLIMITED_DELIVERIES,
                     )
-                },
-            )
+                })
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?;
         let ops = uptime_ops::OpsServer::bind(

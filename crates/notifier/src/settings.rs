@@ -61,7 +61,7 @@ impl Default for DeliverySettings {
             instance_id: default_instance_id(),
             poll_interval_ms: 1000,
             http_timeout_secs: 10.0,
-            ack_wait_secs: 30,
+            ack_wait_secs: 6,
             retry_delay_ms: 2000,
         }
     }

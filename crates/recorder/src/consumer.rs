@@ -27,6 +27,10 @@ pub struct BatchHandler {
     pub pool: Pool,
     pub js: jetstream::Context,
     pub retry_delay: Duration,
+    /// How often a batch still being recorded tells JetStream it is in
+    /// progress (a third of the ack wait), so a slow batch is not handed to
+    /// a second recorder while a dead recorder's batch is, within one ack wait.
+    pub progress_every: Duration,
 }
 
 /// How an attempt to record some results ended.
@@ -49,7 +53,11 @@ impl BatchHandler {
         uptime_telemetry::nats::set_parent_from(&span, first.headers.as_ref());
         let started = Instant::now();
         let size = messages.len();
-        self.handle_inner(messages).instrument(span).await;
+        let in_progress = keep_in_progress(messages.clone(), self.progress_every);
+        tokio::select! {
+            _ = self.handle_inner(messages).instrument(span) => {}
+            never = in_progress => match never {},
+        }
         metrics::histogram!("recorder_batch_size").record(size as f64);
         metrics::histogram!("recorder_batch_duration_seconds")
             .record(started.elapsed().as_secs_f64());
@@ -142,6 +150,18 @@ fn is_retryable(e: &DbError) -> bool {
     // Deadlocks cannot happen between recorders (monitors are locked in id
     // order) but may with other writers; PostgreSQL reports them as 40P01.
     e.is_transient() || e.to_string().contains("deadlock detected")
+}
+
+/// Reports the batch in progress every `every`, until dropped.
+async fn keep_in_progress(messages: Vec<Message>, every: Duration) -> std::convert::Infallible {
+    let every = every.max(Duration::from_millis(100));
+    loop {
+        tokio::time::sleep(every).await;
+        for message in &messages {
+            // Progress on a message already settled is ignored by the server.
+            let _ = message.ack_with(AckKind::Progress).await;
+        }
+    }
 }
 
 async fn settle(message: &Message, kind: AckKind) {

@@ -62,14 +62,13 @@ impl Recorder {
             .get_stream(streams::RESULTS_STREAM)
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?
-            .get_or_create_consumer(
+            // Create or update: a changed ack wait applies to an existing
+            // consumer too (an upgrade from a longer one).
+            .create_consumer(streams::durable_pull(
                 streams::RECORDER_CONSUMER,
-                streams::durable_pull(
-                    streams::RECORDER_CONSUMER,
-                    settings.recorder.ack_wait(),
-                    UNLIMITED_DELIVERIES,
-                ),
-            )
+                settings.recorder.ack_wait(),
+                UNLIMITED_DELIVERIES,
+            ))
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?;
         let ops = uptime_ops::OpsServer::bind(
@@ -122,6 +121,7 @@ impl Recorder {
                 pool: self.pool.clone(),
                 js: self.js.clone(),
                 retry_delay: options.retry_delay(),
+                progress_every: options.ack_wait() / 3,
             },
             consumer::Batching {
                 max_messages: options.batch_size,

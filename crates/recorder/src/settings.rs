@@ -26,8 +26,9 @@ pub struct RecorderOptions {
     pub relay_interval_ms: u64,
     /// Outbox rows younger than this are left to the batch that wrote them.
     pub relay_min_age_ms: u64,
-    /// How long JetStream waits for an ack before redelivering (used when the
-    /// consumer is first created).
+    /// How long JetStream waits for an ack before redelivering: how long the
+    /// results a recorder held when it died wait for another one. A batch
+    /// still being recorded reports progress every third of it.
     pub ack_wait_secs: u64,
     /// Delay before a batch that failed on a transient database error is redelivered.
     pub retry_delay_ms: u64,
@@ -38,9 +39,9 @@ impl Default for RecorderOptions {
         Self {
             batch_size: 500,
             batch_wait_ms: 20,
-            relay_interval_ms: 2_000,
-            relay_min_age_ms: 5_000,
-            ack_wait_secs: 30,
+            relay_interval_ms: 1_000,
+            relay_min_age_ms: 2_000,
+            ack_wait_secs: 6,
             retry_delay_ms: 2_000,
         }
     }

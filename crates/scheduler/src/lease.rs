@@ -34,6 +34,7 @@ impl Lease {
     /// Takes the lock if nobody holds it; `None` when another replica does.
     pub async fn try_acquire(database_url: &str) -> Result<Option<Lease>, LeaseError> {
         let mut conn = within(AsyncPgConnection::establish(database_url)).await??;
+        within(schedule::detect_dead_peer_quickly(&mut conn)).await??;
         if within(schedule::try_leader_lock(&mut conn)).await?? {
             Ok(Some(Lease { conn }))
         } else {

@@ -35,7 +35,7 @@ impl Default for StackOptions {
             scheduler: true,
             checkers: 1,
             checker_concurrency: 256,
-            checker_ack_wait_secs: 30,
+            checker_ack_wait_secs: 6,
             recorder: true,
             notifier: true,
             gateway: true,

@@ -112,6 +112,25 @@ pub async fn try_leader_lock(conn: &mut AsyncPgConnection) -> DbResult<bool> {
     Ok(row.locked)
 }
 
+/// Makes the server notice within seconds that the peer of this session has
+/// vanished (a host lost, a network cut) instead of after the kernel's default
+/// two hours of TCP keepalive silence: the leader lock dies with the session,
+/// so this bounds how long a standby waits after the leader's host is gone.
+/// (A leader process that merely dies closes its socket and frees the lock at
+/// once.) Keepalives probe after 1 s of silence, every second, three times;
+/// data unacknowledged for 5 s also ends the session.
+pub async fn detect_dead_peer_quickly(conn: &mut AsyncPgConnection) -> DbResult<()> {
+    for setting in [
+        "SET tcp_keepalives_idle = 1",
+        "SET tcp_keepalives_interval = 1",
+        "SET tcp_keepalives_count = 3",
+        "SET tcp_user_timeout = 5000",
+    ] {
+        diesel::sql_query(setting).execute(conn).await?;
+    }
+    Ok(())
+}
+
 /// Gives the leader lock up (closing the session does the same).
 pub async fn release_leader_lock(conn: &mut AsyncPgConnection) -> DbResult<()> {
     diesel::sql_query("SELECT pg_advisory_unlock($1)")
