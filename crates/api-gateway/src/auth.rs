@@ -48,7 +48,8 @@ pub fn authenticate_request(
         let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
         let raw = raw.ok_or(ApiError::Unauthorized)?;
         let user = authenticate(&state, &raw).await?;
-        state.rate_limiter.check(user.key_id)?;
+        // Per user: every key of theirs draws from the same bucket.
+        state.rate_limiter.check(user.user_id)?;
         Ok(user)
     }
 }
@@ -70,10 +71,15 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
         return Err(ApiError::Unauthorized);
     }
     let digest = keys::digest(raw);
+    // A key that matched nothing a moment ago is refused without a query.
+    if state.unknown_keys.contains(&digest) {
+        return Err(ApiError::Unauthorized);
+    }
     let mut conn = uptime_db::pool::conn(&state.pool).await?;
-    let key = uptime_db::api_keys::find_active_by_digest(&mut conn, &digest)
-        .await?
-        .ok_or(ApiError::Unauthorized)?;
+    let Some(key) = uptime_db::api_keys::find_active_by_digest(&mut conn, &digest).await? else {
+        state.unknown_keys.remember(digest);
+        return Err(ApiError::Unauthorized);
+    };
     // The lookup matched on the digest already; comparing again in constant
     // time keeps the check itself free of timing differences.
     if !keys::digests_match(&key.key_sha256, &digest) {

@@ -121,6 +121,11 @@ impl ResponseError for ApiError {
 
 impl From<uptime_db::DbError> for ApiError {
     fn from(e: uptime_db::DbError) -> Self {
+        // Every pooled connection stayed busy for `pool_wait_timeout_ms`:
+        // answer 503 with `Retry-After` rather than queueing without bound.
+        if let uptime_db::DbError::PoolTimeout(_) = e {
+            return ApiError::Unavailable(e.to_string());
+        }
         if e.is_transient() {
             ApiError::Unavailable(e.to_string())
         } else {

@@ -1,15 +1,29 @@
-//! A token bucket per API key, in this process's memory. With several gateway
-//! replicas each enforces the limit on its own share of the traffic.
+//! Token buckets in this process's memory: one per user for the API (all of
+//! a user's keys share it, so minting keys brings no fresh burst), one per
+//! token for heartbeat pings. With several gateway replicas each enforces the
+//! limit on its own share of the traffic.
 
 use crate::error::ApiError;
 use crate::settings::RateLimitSettings;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::Instant;
 
-pub struct RateLimiter {
+/// Buckets kept before full ones are swept out (a full bucket is the same
+/// as no bucket, so sweeping never loosens a limit).
+const SWEEP_AT: usize = 10_000;
+
+pub struct RateLimiter<K = i64> {
     settings: RateLimitSettings,
-    buckets: Mutex<HashMap<i64, Bucket>>,
+    buckets: Mutex<Buckets<K>>,
+}
+
+struct Buckets<K> {
+    map: HashMap<K, Bucket>,
+    /// Sweep when the map grows past this; doubles when a sweep frees too
+    /// little, so a flood of distinct keys costs amortised O(1) per request.
+    sweep_at: usize,
 }
 
 struct Bucket {
@@ -17,16 +31,19 @@ struct Bucket {
     refilled_at: Instant,
 }
 
-impl RateLimiter {
+impl<K: Hash + Eq> RateLimiter<K> {
     pub fn new(settings: RateLimitSettings) -> Self {
         Self {
             settings,
-            buckets: Mutex::new(HashMap::new()),
+            buckets: Mutex::new(Buckets {
+                map: HashMap::new(),
+                sweep_at: SWEEP_AT,
+            }),
         }
     }
 
-    /// Takes a token for `key_id`, or says how long until one is available.
-    pub fn check(&self, key_id: i64) -> Result<(), ApiError> {
+    /// Takes a token for `key`, or says how long until one is available.
+    pub fn check(&self, key: K) -> Result<(), ApiError> {
         if self.settings.per_second == 0 {
             return Ok(());
         }
@@ -34,7 +51,14 @@ impl RateLimiter {
         let burst = f64::from(self.settings.burst.max(1));
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = buckets.entry(key_id).or_insert(Bucket {
+        if buckets.map.len() >= buckets.sweep_at {
+            // Drop the buckets that have refilled completely.
+            buckets.map.retain(|_, b| {
+                b.tokens + now.duration_since(b.refilled_at).as_secs_f64() * rate < burst
+            });
+            buckets.sweep_at = (buckets.map.len() * 2).max(SWEEP_AT);
+        }
+        let bucket = buckets.map.entry(key).or_insert(Bucket {
             tokens: burst,
             refilled_at: now,
         });
@@ -72,6 +96,19 @@ mod tests {
             other => panic!("expected a rate limit, got {other:?}"),
         }
         limiter.check(8).expect("other keys have their own bucket");
+    }
+
+    #[test]
+    fn full_buckets_are_swept_but_limits_hold() {
+        let limiter = RateLimiter::new(RateLimitSettings {
+            per_second: 1,
+            burst: 1,
+        });
+        limiter.check(u64::MAX).unwrap();
+        for k in 0..(SWEEP_AT as u64 * 3) {
+            limiter.check(k).unwrap();
+        }
+        assert!(limiter.check(u64::MAX).is_err(), "still limited");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+    DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
 };
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct GatewaySettings {
     pub http: HttpSettings,
@@ -16,6 +16,43 @@ pub struct GatewaySettings {
     pub rate_limit: RateLimitSettings,
     /// The SMTP relay test alerts to email contacts go through.
     pub smtp: SmtpSettings,
+    /// `/healthz`, `/readyz` and `/metrics` for operators, off the public API.
+    pub ops: OpsSettings,
+    /// Pings accepted per heartbeat token.
+    pub heartbeat_limit: HeartbeatLimitSettings,
+    /// Remembering keys that failed authentication.
+    pub auth: AuthSettings,
+    /// What one user may own.
+    pub quotas: QuotaSettings,
+    /// On-demand checks.
+    pub manual_checks: ManualCheckSettings,
+    /// Verification emails.
+    pub verification_mail: VerificationMailSettings,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        Self {
+            http: HttpSettings::default(),
+            database: DatabaseSettings::default(),
+            nats: NatsSettings::default(),
+            telemetry: TelemetrySettings::default(),
+            safety: SafetySettings::default(),
+            rate_limit: RateLimitSettings::default(),
+            smtp: SmtpSettings::default(),
+            // Loopback and a free port unless configured (the Helm chart sets
+            // `UPTIME_OPS__LISTEN`): metrics are never public by accident,
+            // and gateways started side by side (tests) do not collide.
+            ops: OpsSettings {
+                listen: "127.0.0.1:0".into(),
+            },
+            heartbeat_limit: HeartbeatLimitSettings::default(),
+            auth: AuthSettings::default(),
+            quotas: QuotaSettings::default(),
+            manual_checks: ManualCheckSettings::default(),
+            verification_mail: VerificationMailSettings::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -39,8 +76,9 @@ impl Default for HttpSettings {
     }
 }
 
-/// Requests allowed per API key: a token bucket of `burst` refilled at
-/// `per_second`. 0 turns limiting off.
+/// A token bucket of `burst` refilled at `per_second`; `per_second` 0 turns
+/// limiting off. `rate_limit` counts a user's requests (all their keys
+/// together), `heartbeat_limit` the pings of one heartbeat token.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct RateLimitSettings {
@@ -53,6 +91,110 @@ impl Default for RateLimitSettings {
         Self {
             per_second: 20,
             burst: 100,
+        }
+    }
+}
+
+/// Pings accepted per heartbeat token (a bucket like [`RateLimitSettings`],
+/// with its own defaults: 1 a second, bursts of 10).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct HeartbeatLimitSettings {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl Default for HeartbeatLimitSettings {
+    fn default() -> Self {
+        Self {
+            per_second: 1,
+            burst: 10,
+        }
+    }
+}
+
+impl From<HeartbeatLimitSettings> for RateLimitSettings {
+    fn from(s: HeartbeatLimitSettings) -> Self {
+        Self {
+            per_second: s.per_second,
+            burst: s.burst,
+        }
+    }
+}
+
+/// Unknown keys are remembered for `negative_cache_secs` (up to
+/// `negative_cache_capacity` of them), so a flood of made-up keys costs no
+/// database query each. A key created later is never in it (keys are
+/// random), and revocation is unaffected (valid keys are never cached).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AuthSettings {
+    pub negative_cache_secs: u64,
+    pub negative_cache_capacity: u64,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self {
+            negative_cache_secs: 60,
+            negative_cache_capacity: 100_000,
+        }
+    }
+}
+
+/// Default quotas per user; `api-gateway set-quota` overrides them for one
+/// user (stored in `user_quotas`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct QuotaSettings {
+    pub monitors: i64,
+    pub alert_contacts: i64,
+    /// Unrevoked keys.
+    pub api_keys: i64,
+}
+
+impl Default for QuotaSettings {
+    fn default() -> Self {
+        Self {
+            monitors: 10_000,
+            alert_contacts: 200,
+            api_keys: 100,
+        }
+    }
+}
+
+/// A monitor has at most one on-demand check in flight: queued or running
+/// and not yet recorded, for at most `in_flight_secs` (then it is presumed
+/// lost and a new one may be queued).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ManualCheckSettings {
+    pub in_flight_secs: u64,
+}
+
+impl Default for ManualCheckSettings {
+    fn default() -> Self {
+        Self {
+            in_flight_secs: 300,
+        }
+    }
+}
+
+/// Verification emails go to addresses nobody has confirmed yet, so they are
+/// limited: one per contact per `per_contact_interval_secs`, and at most
+/// `daily_cap_per_user` per user in any 24 hours.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct VerificationMailSettings {
+    pub per_contact_interval_secs: u64,
+    pub daily_cap_per_user: i64,
+}
+
+impl Default for VerificationMailSettings {
+    fn default() -> Self {
+        Self {
+            per_contact_interval_secs: 600,
+            daily_cap_per_user: 20,
         }
     }
 }

@@ -33,6 +33,8 @@ impl Application {
             nats,
             js,
             rate_limiter: RateLimiter::new(settings.rate_limit.clone()),
+            heartbeat_limiter: RateLimiter::new(settings.heartbeat_limit.clone().into()),
+            unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
             settings: settings.clone(),
         });
 

@@ -11,7 +11,12 @@ pub struct AppState {
     pub nats: async_nats::Client,
     pub js: jetstream::Context,
     pub settings: GatewaySettings,
+    /// Requests per user (all of a user's keys together).
     pub rate_limiter: RateLimiter,
+    /// Pings per heartbeat token.
+    pub heartbeat_limiter: RateLimiter<String>,
+    /// Digests of well-formed keys that matched no active key lately.
+    pub unknown_keys: crate::auth_cache::UnknownKeys,
 }
 
 impl AppState {

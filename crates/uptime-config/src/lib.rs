@@ -68,6 +68,10 @@ pub struct DatabaseSettings {
     pub url: String,
     /// Upper bound of pooled connections.
     pub max_connections: usize,
+    /// How long a request waits for a free pooled connection (or for a new
+    /// one to open) before giving up; the API answers 503 then instead of
+    /// hanging while the pool is exhausted.
+    pub pool_wait_timeout_ms: u64,
 }
 
 impl Default for DatabaseSettings {
@@ -75,6 +79,7 @@ impl Default for DatabaseSettings {
         Self {
             url: "postgres://uptime@127.0.0.1:55432/uptime".into(),
             max_connections: 16,
+            pool_wait_timeout_ms: 5000,
         }
     }
 }

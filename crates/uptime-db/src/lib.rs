@@ -23,6 +23,10 @@ pub enum DbError {
     Query(#[from] diesel::result::Error),
     #[error("no database connection available: {0}")]
     Pool(String),
+    /// Every pooled connection stayed busy (or none could be opened) for the
+    /// whole `pool_wait_timeout_ms`.
+    #[error("timed out waiting for a database connection ({0})")]
+    PoolTimeout(String),
     #[error("migration failed: {0}")]
     Migration(String),
 }
@@ -33,7 +37,7 @@ impl DbError {
     pub fn is_transient(&self) -> bool {
         use diesel::result::{DatabaseErrorKind, Error};
         match self {
-            DbError::Pool(_) => true,
+            DbError::Pool(_) | DbError::PoolTimeout(_) => true,
             DbError::Query(Error::DatabaseError(kind, _)) => matches!(
                 kind,
                 DatabaseErrorKind::SerializationFailure

@@ -16,17 +16,30 @@ pub type PooledConn = Object<AsyncPgConnection>;
 
 /// Builds a pool. Connections are opened lazily, so this succeeds even while
 /// the database is down; `/readyz` reports it.
+///
+/// Taking a connection waits at most `pool_wait_timeout_ms` for a free one
+/// (and as long again for a new one to open): an exhausted pool or an
+/// unreachable database then fails fast with [`DbError::PoolTimeout`] instead
+/// of holding the caller forever.
 pub fn connect(settings: &DatabaseSettings) -> DbResult<Pool> {
     let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(settings.url.clone());
+    let wait = std::time::Duration::from_millis(settings.pool_wait_timeout_ms.max(1));
     DeadPool::builder(manager)
         .max_size(settings.max_connections.max(1))
+        .runtime(deadpool::Runtime::Tokio1)
+        .wait_timeout(Some(wait))
+        .create_timeout(Some(wait))
         .build()
         .map_err(|e| DbError::Pool(e.to_string()))
 }
 
 /// Takes a connection from the pool.
 pub async fn conn(pool: &Pool) -> DbResult<PooledConn> {
-    pool.get().await.map_err(|e| DbError::Pool(e.to_string()))
+    use deadpool::managed::PoolError;
+    pool.get().await.map_err(|e| match e {
+        PoolError::Timeout(kind) => DbError::PoolTimeout(format!("{kind:?}")),
+        other => DbError::Pool(other.to_string()),
+    })
 }
 
 /// Runs every pending migration against `database_url`. Returns the versions applied.

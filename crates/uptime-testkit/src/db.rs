@@ -53,6 +53,7 @@ impl TestDb {
         let pool = uptime_db::connect(&DatabaseSettings {
             url: url.clone(),
             max_connections: 8,
+            ..DatabaseSettings::default()
         })
         .expect("build pool");
         Self { name, url, pool }
@@ -62,6 +63,7 @@ impl TestDb {
         DatabaseSettings {
             url: self.url.clone(),
             max_connections: 8,
+            ..DatabaseSettings::default()
         }
     }
 }

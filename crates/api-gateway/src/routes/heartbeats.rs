@@ -1,6 +1,8 @@
 //! `/api/v1/heartbeat/{token}`: pings from the jobs heartbeat monitors watch.
 //! No API key: the token is the credential, so these handlers take no
-//! `AuthUser` (and are not rate limited per key).
+//! `AuthUser`; instead each token has its own rate limit (`heartbeat_limit`,
+//! by default 1 ping a second with bursts of 10): a ping beyond it answers
+//! 429 with `Retry-After` and records nothing.
 //!
 //! A ping stores `last_heartbeat_at` at once and publishes a check result,
 //! which the recorder applies to the monitor's status like any other check
@@ -50,7 +52,8 @@ pub struct HeartbeatAccepted {
 /// without a body. An unknown token answers 404.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn ping(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -66,7 +69,8 @@ pub async fn ping(
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     request_body(content = String, content_type = "text/plain", description = "Optional: what went wrong"),
     responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody)))]
+        (status = 413, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn fail(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -112,6 +116,9 @@ async fn record(
         return Err(ApiError::NotFound);
     }
     let now = Utc::now();
+    // Throttled per token before anything is written: a refused ping
+    // touches neither the database nor NATS.
+    state.heartbeat_limiter.check(token.to_string())?;
     let (monitor_id, active) = {
         let mut conn = state.conn().await?;
         uptime_db::recording::record_heartbeat(&mut conn, token, now)
