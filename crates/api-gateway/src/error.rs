@@ -53,6 +53,9 @@ pub enum ApiError {
     Conflict(&'static str),
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
+    /// Creating one more would pass one of the user's quotas.
+    #[error("quota exceeded")]
+    QuotaExceeded { quota: &'static str, limit: i64 },
     #[error("alert delivery failed")]
     DeliveryFailed(String),
     /// A dependency (database, NATS) is unreachable: retry later.
@@ -79,6 +82,7 @@ impl ResponseError for ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::ContactNotVerified | ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::QuotaExceeded { .. } => StatusCode::FORBIDDEN,
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -89,6 +93,10 @@ impl ResponseError for ApiError {
         let details = match self {
             ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) => d.clone(),
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
+            ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
+                *quota,
+                format!("at most {limit} {} per user", quota.replace('_', " ")),
+            )],
             ApiError::Unavailable(cause) => {
                 tracing::warn!(%cause, "dependency unavailable");
                 vec![]

@@ -7,6 +7,7 @@ pub mod error;
 pub mod keys;
 pub mod middleware;
 pub mod openapi;
+pub mod quotas;
 pub mod rate_limit;
 pub mod routes;
 pub mod settings;

@@ -1,4 +1,5 @@
-//! `api-gateway serve | migrate | create-user --name NAME`
+//! `api-gateway serve | migrate | create-user --name NAME |
+//! set-quota --user ID_OR_NAME [--monitors N] [--alert-contacts N] [--api-keys N]`
 
 use anyhow::Context;
 use api_gateway::{settings::GatewaySettings, startup::Application};
@@ -21,6 +22,19 @@ enum Command {
     CreateUser {
         #[arg(long)]
         name: String,
+    },
+    /// Override one user's quotas (the others keep theirs); prints the
+    /// user's effective quotas.
+    SetQuota {
+        /// The user's id or (unique) name.
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        monitors: Option<i64>,
+        #[arg(long)]
+        alert_contacts: Option<i64>,
+        #[arg(long)]
+        api_keys: Option<i64>,
     },
 }
 
@@ -51,6 +65,25 @@ async fn main() -> anyhow::Result<()> {
                 user.id, user.name
             );
             println!("{raw_key}");
+        }
+        Command::SetQuota {
+            user,
+            monitors,
+            alert_contacts,
+            api_keys,
+        } => {
+            let pool = uptime_db::connect(&settings.database)?;
+            let changes = uptime_db::quotas::QuotaOverrides {
+                monitors,
+                alert_contacts,
+                api_keys,
+            };
+            let (user, effective) =
+                api_gateway::quotas::set_for_user(&pool, &settings.quotas, &user, &changes).await?;
+            println!("quotas of user {} ({}):", user.id, user.name);
+            for (name, limit) in effective {
+                println!("  {name} {limit}");
+            }
         }
     }
     Ok(())

@@ -5,9 +5,11 @@
 pub mod api_keys;
 pub mod contacts;
 pub mod deliveries;
+pub mod manual_checks;
 pub mod models;
 pub mod monitors;
 pub mod pool;
+pub mod quotas;
 pub mod recording;
 pub mod results;
 pub mod schedule;

@@ -168,3 +168,33 @@ diesel::allow_tables_to_appear_in_same_query!(
     alert_deliveries,
     alert_delivery_attempts,
 );
+
+// Abuse limits (migration 000004_user_quotas). Queried on their own, never
+// joined, so they stay out of `allow_tables_to_appear_in_same_query!`.
+
+diesel::table! {
+    user_quotas (user_id) {
+        user_id -> Int8,
+        monitors -> Nullable<Int8>,
+        alert_contacts -> Nullable<Int8>,
+        api_keys -> Nullable<Int8>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    manual_checks (monitor_id) {
+        monitor_id -> Int8,
+        check_id -> Uuid,
+        queued_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    verification_mail_log (id) {
+        id -> Int8,
+        user_id -> Int8,
+        contact_id -> Int8,
+        sent_at -> Timestamptz,
+    }
+}

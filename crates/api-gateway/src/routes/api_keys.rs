@@ -7,6 +7,8 @@ use crate::state::AppState;
 use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -58,7 +60,8 @@ pub struct ApiKeyList {
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", tag = "api-keys", request_body = CreateApiKey,
     security(("bearer" = [])),
-    responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -69,15 +72,28 @@ pub async fn create(
     problems.into_result()?;
 
     let raw = keys::generate();
+    let name = body.name.trim().to_string();
+    let (prefix, digest) = (
+        raw[..keys::SHOWN_PREFIX_LEN].to_string(),
+        keys::digest(&raw),
+    );
+    let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
-    let row = uptime_db::api_keys::create(
-        &mut conn,
-        user.user_id,
-        body.name.trim(),
-        &raw[..keys::SHOWN_PREFIX_LEN],
-        &keys::digest(&raw),
-    )
-    .await?;
+    let row = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                crate::quotas::ensure_room(
+                    c,
+                    &quotas,
+                    user.user_id,
+                    uptime_db::quotas::Owned::ApiKeys,
+                )
+                .await?;
+                Ok(uptime_db::api_keys::create(c, user.user_id, &name, &prefix, &digest).await?)
+            }
+            .scope_boxed()
+        })
+        .await?;
     Ok(HttpResponse::Created().json(ApiKeyResponse::from_row(row, Some(raw))))
 }
 

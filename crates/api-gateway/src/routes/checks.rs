@@ -32,9 +32,17 @@ pub struct CheckQueued {
 /// monitors can be checked this way too (the request is explicit); their
 /// status does not change. Heartbeat monitors are checked by their pings and
 /// answer 409.
+///
+/// A monitor has at most one on-demand check in flight: while one is queued
+/// or running (its result not yet recorded, for at most the configured
+/// in-flight window), another request queues nothing and answers the same
+/// 202 with the `check_id` of the check already in flight, so repeated
+/// clicks or retries are harmless and every caller can find the one result.
 #[utoipa::path(post, path = "/api/v1/monitors/{id}/check", tag = "checks", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 202, body = CheckQueued), (status = 401, body = ErrorBody),
+    responses((status = 202, body = CheckQueued,
+            description = "queued; or, when a check of this monitor is already in flight, that check"),
+        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "heartbeat monitors are checked by pings")))]
 pub async fn check_now(
@@ -48,14 +56,34 @@ pub async fn check_now(
             .await?
             .ok_or(ApiError::NotFound)?
     };
+    let spec = spec_of(&monitor)?;
+    let check_id = Uuid::new_v4();
+    let window = std::time::Duration::from_secs(state.settings.manual_checks.in_flight_secs);
+    let holder = {
+        let mut conn = state.conn().await?;
+        uptime_db::manual_checks::claim(&mut conn, monitor.id, check_id, window).await?
+    };
+    if holder != check_id {
+        metrics::counter!("manual_checks_coalesced_total").increment(1);
+        return Ok(HttpResponse::Accepted().json(CheckQueued {
+            status: "queued",
+            check_id: holder,
+        }));
+    }
     let due = CheckDueV1 {
-        check_id: Uuid::new_v4(),
+        check_id,
         monitor_id: monitor.id,
         trigger: Trigger::Manual,
         due_at: Utc::now(),
-        spec: spec_of(&monitor)?,
+        spec,
     };
-    state.publish(&due.check_id.to_string(), &due).await?;
+    if let Err(error) = state.publish(&due.check_id.to_string(), &due).await {
+        // Not queued after all: free the slot so the next request can try.
+        if let Ok(mut conn) = state.conn().await {
+            let _ = uptime_db::manual_checks::release(&mut conn, monitor.id, check_id).await;
+        }
+        return Err(error);
+    }
     metrics::counter!("manual_checks_total").increment(1);
     Ok(HttpResponse::Accepted().json(CheckQueued {
         status: "queued",

@@ -242,7 +242,8 @@ async fn request_verification(state: &AppState, contact: AlertContact) -> AlertC
 #[utoipa::path(post, path = "/api/v1/alert-contacts", tag = "alert-contacts", request_body = CreateContact,
     security(("bearer" = [])),
     responses((status = 201, body = ContactResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 413, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
+        (status = 413, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -269,8 +270,26 @@ pub async fn create(
         verification_token_sha256: None,
         signing_secret: (req.kind == ContactType::Webhook).then(new_signing_secret),
     };
+    let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
-    let mut row = uptime_db::contacts::create(&mut conn, &new).await?;
+    let mut row = {
+        use diesel_async::scoped_futures::ScopedFutureExt;
+        use diesel_async::AsyncConnection;
+        conn.transaction::<_, ApiError, _>(|c| {
+            async move {
+                crate::quotas::ensure_room(
+                    c,
+                    &quotas,
+                    user.user_id,
+                    uptime_db::quotas::Owned::AlertContacts,
+                )
+                .await?;
+                Ok(uptime_db::contacts::create(c, &new).await?)
+            }
+            .scope_boxed()
+        })
+        .await?
+    };
     drop(conn);
     if req.kind == ContactType::Email {
         row = request_verification(&state, row).await;

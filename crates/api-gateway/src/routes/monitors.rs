@@ -568,7 +568,8 @@ async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
 #[utoipa::path(post, path = "/api/v1/monitors", tag = "monitors", request_body = CreateMonitor,
     security(("bearer" = [])),
     responses((status = 201, body = MonitorResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 413, body = ErrorBody)))]
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
+        (status = 413, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -599,10 +600,18 @@ pub async fn create(
         active: def.active,
     };
 
+    let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
+                crate::quotas::ensure_room(
+                    c,
+                    &quotas,
+                    user.user_id,
+                    uptime_db::quotas::Owned::Monitors,
+                )
+                .await?;
                 let contact_ids = checked_contact_ids(c, user.user_id, contact_ids).await?;
                 let row = uptime_db::monitors::create(c, &new).await?;
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;

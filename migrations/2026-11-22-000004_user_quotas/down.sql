@@ -1,0 +1,3 @@
+DROP TABLE verification_mail_log;
+DROP TABLE manual_checks;
+DROP TABLE user_quotas;
