@@ -11,20 +11,61 @@
 use actix_web::{web, HttpResponse};
 use futures::future::BoxFuture;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// A named readiness check: `Ok` when the dependency answers.
 pub type Check = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
-/// The checks behind `/readyz`.
-#[derive(Clone, Default)]
+/// How long a `/readyz` answer is reused: probes and load balancers poll
+/// often, and each evaluation costs a query per dependency.
+pub const DEFAULT_READINESS_CACHE: Duration = Duration::from_secs(1);
+
+/// The checks behind `/readyz`. Their result is cached for a short while
+/// (one second unless [`Readiness::with_cache_ttl`] says otherwise), and
+/// concurrent requests share one evaluation, so a burst of probes costs one
+/// `SELECT 1`, not one each.
+#[derive(Clone)]
 pub struct Readiness {
     checks: Vec<(&'static str, Check)>,
+    ttl: Duration,
+    last: Arc<tokio::sync::Mutex<Option<(Instant, bool, serde_json::Value)>>>,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Self {
+            checks: Vec::new(),
+            ttl: DEFAULT_READINESS_CACHE,
+            last: Arc::default(),
+        }
+    }
 }
 
 impl Readiness {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Reuse an evaluation for `ttl` (zero: evaluate on every request).
+    pub fn with_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// [`Readiness::evaluate`], answered from the cache while it is fresh.
+    pub async fn evaluate_cached(&self) -> (bool, serde_json::Value) {
+        // Held across the evaluation: concurrent callers wait for it and
+        // reuse its result instead of running the checks again.
+        let mut last = self.last.lock().await;
+        if let Some((at, ready, body)) = last.as_ref() {
+            if at.elapsed() < self.ttl {
+                return (*ready, body.clone());
+            }
+        }
+        let (ready, body) = self.evaluate().await;
+        *last = Some((Instant::now(), ready, body.clone()));
+        (ready, body)
     }
 
     pub fn with_check<F, Fut>(mut self, name: &'static str, check: F) -> Self
@@ -93,7 +134,7 @@ async fn healthz() -> HttpResponse {
 }
 
 async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
-    let (ready, checks) = readiness.evaluate().await;
+    let (ready, checks) = readiness.evaluate_cached().await;
     let body =
         serde_json::json!({"status": if ready { "ready" } else { "not ready" }, "checks": checks});
     if ready {
