@@ -65,7 +65,7 @@ pub struct ApiKeyList {
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: web::Json<CreateApiKey>,
+    body: crate::validation::Json<CreateApiKey>,
 ) -> Result<HttpResponse, ApiError> {
     let mut problems = Problems::new();
     problems.check_len("name", &body.name, 200);

@@ -247,7 +247,7 @@ async fn request_verification(state: &AppState, contact: AlertContact) -> AlertC
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: web::Json<CreateContact>,
+    body: crate::validation::Json<CreateContact>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let value = req.value.trim().to_string();
@@ -347,7 +347,7 @@ pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
-    body: web::Json<UpdateContact>,
+    body: crate::validation::Json<UpdateContact>,
 ) -> Result<HttpResponse, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::AsyncConnection;

@@ -91,7 +91,8 @@ pub async fn fail(
     record(&state, &req, &token, CheckOutcome::Fail, Some(error)).await
 }
 
-/// The body as text (lossy), refusing more than the API's body limit.
+/// The body as text (lossy: invalid UTF-8 and U+0000, which PostgreSQL
+/// cannot store, become U+FFFD), refusing more than the API's body limit.
 async fn read_text(mut body: web::Payload) -> Result<String, ApiError> {
     let mut bytes = web::BytesMut::new();
     while let Some(chunk) = body.next().await {
@@ -101,7 +102,7 @@ async fn read_text(mut body: web::Payload) -> Result<String, ApiError> {
         }
         bytes.extend_from_slice(&chunk);
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(String::from_utf8_lossy(&bytes).replace('\0', "\u{FFFD}"))
 }
 
 async fn record(
@@ -115,10 +116,10 @@ async fn record(
     if !well_formed(token) {
         return Err(ApiError::NotFound);
     }
-    let now = Utc::now();
     // Throttled per token before anything is written: a refused ping
     // touches neither the database nor NATS.
     state.heartbeat_limiter.check(token.to_string())?;
+    let now = Utc::now();
     let (monitor_id, active) = {
         let mut conn = state.conn().await?;
         uptime_db::recording::record_heartbeat(&mut conn, token, now)

@@ -573,7 +573,7 @@ async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: web::Json<CreateMonitor>,
+    body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let mut req = body.into_inner();
     let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
@@ -686,7 +686,7 @@ pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
-    body: web::Json<UpdateMonitor>,
+    body: crate::validation::Json<UpdateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut patch = body.into_inner();
