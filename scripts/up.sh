@@ -42,7 +42,8 @@ for svc in scheduler checker recorder notifier; do
   UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
   ops=$((ops + 1))
 done
-start_bg api-gateway "$BIN/api-gateway" serve
+# The gateway's /metrics is on its own ops port, never on the API port.
+UPTIME_OPS__LISTEN="127.0.0.1:9100" start_bg api-gateway "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
 for _ in $(seq 1 100); do
@@ -60,7 +61,7 @@ Everything is running (logs in $RUN/, stop with \`just down\`).
   NATS           nats://127.0.0.1:$NATS_PORT   (tap it: nats sub 'uptime.>')
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
-  Service ops    scheduler :9101, checker :9102, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
+  Service ops    api-gateway :9100, scheduler :9101, checker :9102, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
 
 Demo user's API key:
   $key

@@ -138,22 +138,33 @@ def check_deployments(label: str, docs: list[dict], ports: dict[str, int]) -> No
         pod = d["spec"]["template"]
         spec = pod["spec"]
         c = container(d)
-        port_name = "http" if comp == "api-gateway" else "ops"
         n = f"{label}: {comp}"
 
+        # Every service (the api-gateway too) serves /healthz, /readyz and
+        # /metrics on its "ops" port; the gateway's API is on "http" besides.
         live = c.get("livenessProbe", {}).get("httpGet", {})
         ready = c.get("readinessProbe", {}).get("httpGet", {})
-        check(f"{n} liveness probe GET /healthz on {port_name}",
-              live.get("path") == "/healthz" and live.get("port") == port_name, str(live))
-        check(f"{n} readiness probe GET /readyz on {port_name}",
-              ready.get("path") == "/readyz" and ready.get("port") == port_name, str(ready))
+        check(f"{n} liveness probe GET /healthz on ops",
+              live.get("path") == "/healthz" and live.get("port") == "ops", str(live))
+        check(f"{n} readiness probe GET /readyz on ops",
+              ready.get("path") == "/readyz" and ready.get("port") == "ops", str(ready))
         cports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
-        check(f"{n} container port {port_name}={ports[port_name]}",
-              cports.get(port_name) == ports[port_name], str(cports))
-        listen_env = "UPTIME_HTTP__LISTEN" if comp == "api-gateway" else "UPTIME_OPS__LISTEN"
-        check(f"{n} {listen_env} matches the port",
-              env_map(c).get(listen_env, {}).get("value") == f"0.0.0.0:{ports[port_name]}",
-              str(env_map(c).get(listen_env)))
+        expected_ports = {"ops": ports["ops"]}
+        if comp == "api-gateway":
+            expected_ports["http"] = ports["http"]
+        check(f"{n} container ports {expected_ports}", cports == expected_ports, str(cports))
+        listen = {"UPTIME_OPS__LISTEN": ports["ops"]}
+        if comp == "api-gateway":
+            listen["UPTIME_HTTP__LISTEN"] = ports["http"]
+        for listen_env, port in listen.items():
+            check(f"{n} {listen_env} matches the port",
+                  env_map(c).get(listen_env, {}).get("value") == f"0.0.0.0:{port}",
+                  str(env_map(c).get(listen_env)))
+        ann = pod["metadata"].get("annotations", {}) or {}
+        if "prometheus.io/scrape" in ann:
+            check(f"{n} prometheus.io/port is the ops port",
+                  ann.get("prometheus.io/port") == str(ports["ops"])
+                  and ann.get("prometheus.io/path") == "/metrics", str(ann))
 
         req = c.get("resources", {}).get("requests", {})
         check(f"{n} resource requests cpu+memory", "cpu" in req and "memory" in req, str(req))
@@ -267,20 +278,41 @@ def check_migration_job(label: str, docs: list[dict], secret_name: str | None) -
           f"{sa_name} is created with the release, after the hook")
 
 
+def port_names(service: dict) -> set[str]:
+    return {p.get("name") for p in service["spec"]["ports"]}
+
+
+def services_of(docs: list[dict], comp: str, port: str) -> list[dict]:
+    """The Services of a component that expose the named port."""
+    return [s for s in of_kind(docs, "Service")
+            if s["metadata"].get("labels", {}).get("app.kubernetes.io/component") == comp
+            and port in port_names(s)]
+
+
 def check_services(label: str, docs: list[dict]) -> None:
     deploys = by_component(docs, "Deployment")
-    services = by_component(docs, "Service")
-    for comp in COMPONENTS:
-        s = services.get(comp)
-        port = "http" if comp == "api-gateway" else "ops"
-        if not check(f"{label}: {comp} Service exists", s is not None):
+    # Every component has a ClusterIP "ops" Service (metrics are scraped
+    # there); the api-gateway also has its traffic Service on "http", which
+    # must not carry the ops port (it may be a LoadBalancer).
+    wanted = [(comp, "ops") for comp in COMPONENTS] + [("api-gateway", "http")]
+    for comp, port in wanted:
+        found = services_of(docs, comp, port)
+        if not check(f"{label}: {comp} Service with port {port} exists", len(found) == 1,
+                     f"{len(found)} found"):
             continue
-        names = [p.get("name") for p in s["spec"]["ports"]]
+        s = found[0]
         targets = [p.get("targetPort") for p in s["spec"]["ports"]]
-        check(f"{label}: {comp} Service exposes port {port}",
-              port in names and port in targets, f"{names} -> {targets}")
+        check(f"{label}: {comp} {port} Service targets port {port}", port in targets,
+              str(targets))
+        if port == "ops":
+            check(f"{label}: {comp} ops Service is ClusterIP and carries only ops",
+                  s["spec"].get("type") == "ClusterIP" and port_names(s) == {"ops"},
+                  f"{s['spec'].get('type')} {port_names(s)}")
+        else:
+            check(f"{label}: {comp} traffic Service does not expose the ops port",
+                  port_names(s) == {"http"}, str(port_names(s)))
         d = deploys.get(comp)
-        check(f"{label}: {comp} Service selects its pods",
+        check(f"{label}: {comp} {port} Service selects its pods",
               d is not None and matches(s["spec"]["selector"],
                                         d["spec"]["template"]["metadata"]["labels"]))
 
@@ -299,15 +331,15 @@ def check_service_monitor(label: str, docs: list[dict], expected: bool) -> None:
           sm.get("apiVersion") == "monitoring.coreos.com/v1")
     spec = sm.get("spec", {})
     endpoints = spec.get("endpoints", [])
-    check(f"{label}: ServiceMonitor scrapes /metrics on http and ops ports",
-          {e.get("port") for e in endpoints} == {"http", "ops"}
+    check(f"{label}: ServiceMonitor scrapes /metrics on ops ports only",
+          [e.get("port") for e in endpoints] == ["ops"]
           and all(e.get("path") == "/metrics" for e in endpoints), str(endpoints))
     sel = spec.get("selector", {}).get("matchLabels", {})
-    for s in of_kind(docs, "Service"):
-        ports = {p.get("name") for p in s["spec"]["ports"]}
-        check(f"{label}: ServiceMonitor selects Service {s['metadata']['name']}",
-              matches(sel, s["metadata"]["labels"]) and bool(ports & {"http", "ops"}),
-              f"{sel} vs {s['metadata']['labels']}")
+    for comp in COMPONENTS:
+        for s in services_of(docs, comp, "ops"):
+            check(f"{label}: ServiceMonitor selects Service {s['metadata']['name']}",
+                  matches(sel, s["metadata"]["labels"]),
+                  f"{sel} vs {s['metadata']['labels']}")
 
 
 def check_ingress(label: str, docs: list[dict], expected: bool) -> None:
@@ -317,7 +349,7 @@ def check_ingress(label: str, docs: list[dict], expected: bool) -> None:
         return
     if not check(f"{label}: Ingress rendered when enabled", len(ings) == 1):
         return
-    gw = by_component(docs, "Service").get("api-gateway", {})
+    gw = (services_of(docs, "api-gateway", "http") or [{}])[0]
     backends = [p["backend"]["service"] for r in ings[0]["spec"]["rules"]
                 for p in r["http"]["paths"]]
     check(f"{label}: Ingress routes to the api-gateway http port",

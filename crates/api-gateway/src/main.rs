@@ -46,7 +46,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Serve => {
             let _telemetry = uptime_telemetry::init("api-gateway", &settings.telemetry)?;
             let app = Application::build(settings).await?;
-            tracing::info!(addr = %app.addr(), "api-gateway listening");
+            tracing::info!(addr = %app.addr(), ops = %app.ops_addr(), "api-gateway listening");
             app.run_until(uptime_ops::shutdown_token()).await?;
         }
         Command::Migrate => {

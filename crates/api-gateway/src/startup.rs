@@ -18,12 +18,15 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct Application {
     addr: SocketAddr,
     server: Server,
+    /// `/healthz`, `/readyz` and `/metrics` on `ops.listen`, off the public
+    /// API port (metrics are for operators only).
+    ops: uptime_ops::OpsServer,
     state: web::Data<AppState>,
 }
 
 impl Application {
     /// Connects to PostgreSQL and NATS, creates the streams and binds the
-    /// listener (port 0 picks a free one).
+    /// API and ops listeners (port 0 picks a free one).
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
@@ -41,6 +44,7 @@ impl Application {
         let readiness = uptime_ops::Readiness::new()
             .with_postgres(&state.pool)
             .with_nats(&state.nats);
+        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness.clone())?;
         let app_state = state.clone();
         let mut server = HttpServer::new(move || {
             App::new()
@@ -61,7 +65,9 @@ impl Application {
                 .app_data(web::PathConfig::default().error_handler(extractors::path))
                 .app_data(web::QueryConfig::default().error_handler(extractors::query))
                 .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
-                .configure(uptime_ops::configure(readiness.clone()))
+                // Probes stay on the public port too (external load
+                // balancers may only reach it); `/metrics` does not.
+                .configure(uptime_ops::configure_probes(readiness.clone()))
                 .configure(routes::configure)
                 .default_service(web::to(|| async {
                     Err::<actix_web::HttpResponse, _>(ApiError::NotFound)
@@ -76,6 +82,7 @@ impl Application {
         Ok(Self {
             addr,
             server: server.run(),
+            ops,
             state,
         })
     }
@@ -84,18 +91,28 @@ impl Application {
         self.addr
     }
 
+    /// Where `/healthz`, `/readyz` and `/metrics` are served for operators.
+    pub fn ops_addr(&self) -> SocketAddr {
+        self.ops.addr
+    }
+
     pub fn state(&self) -> web::Data<AppState> {
         self.state.clone()
     }
 
     /// Serves until `shutdown` is cancelled, then drains in-flight requests.
     pub async fn run_until(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
         let handle = self.server.handle();
         tokio::spawn(async move {
             shutdown.cancelled().await;
             handle.stop(true).await;
         });
-        self.server.await
+        let served = self.server.await;
+        if let Ok(Err(e)) = ops.await {
+            tracing::warn!(error = %e, "ops server stopped with an error");
+        }
+        served
     }
 }
 
@@ -104,8 +121,16 @@ fn json_error<B>(
     res: ServiceResponse<B>,
     error: ApiError,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    // A 405 keeps the `Allow` header actix-web sets (the resource's methods).
+    let allow = res.headers().get(actix_web::http::header::ALLOW).cloned();
     let (req, _) = res.into_parts();
-    let res = ServiceResponse::new(req, error.error_response()).map_into_right_body();
+    let mut response = error.error_response();
+    if let Some(allow) = allow {
+        response
+            .headers_mut()
+            .insert(actix_web::http::header::ALLOW, allow);
+    }
+    let res = ServiceResponse::new(req, response).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
 }
 

@@ -94,11 +94,12 @@ impl Stack {
             s.nats = nats.clone();
             s.safety.allow_private_targets = true;
             s.rate_limit.per_second = 0;
+            s.ops.listen = "127.0.0.1:0".into();
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
             stack.api = format!("http://{}", app.addr());
-            stack.ops.push(("api-gateway", app.addr()));
+            stack.ops.push(("api-gateway", app.ops_addr()));
             tokio::spawn(app.run_until(stack.shutdown.child_token()));
         }
         if options.recorder {

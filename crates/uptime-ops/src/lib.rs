@@ -5,8 +5,10 @@
 //!   result of each check in the body.
 //! - `/metrics`: Prometheus text format.
 //!
-//! The api-gateway mounts [`configure`] into its own app; the other services
-//! run [`serve`] on their `ops.listen` address.
+//! Every service runs an [`OpsServer`] on its `ops.listen` address. The
+//! api-gateway also mounts [`configure_probes`] (`/healthz` and `/readyz`,
+//! never `/metrics`) into its public app, for load balancers that can only
+//! reach the API port.
 
 use actix_web::{web, HttpResponse};
 use futures::future::BoxFuture;
@@ -160,6 +162,17 @@ pub fn configure(readiness: Readiness) -> impl FnOnce(&mut web::ServiceConfig) {
             .route("/healthz", web::get().to(healthz))
             .route("/readyz", web::get().to(readyz))
             .route("/metrics", web::get().to(metrics));
+    }
+}
+
+/// Mounts `/healthz` and `/readyz` only: for a public listener, where
+/// metrics do not belong. Share one [`Readiness`] (clones share its cache)
+/// with the ops server so both ports cost one evaluation a second together.
+pub fn configure_probes(readiness: Readiness) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        cfg.app_data(web::Data::new(readiness))
+            .route("/healthz", web::get().to(healthz))
+            .route("/readyz", web::get().to(readyz));
     }
 }
 

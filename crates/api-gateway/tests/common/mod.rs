@@ -11,6 +11,8 @@ use uptime_testkit::TestEnv;
 
 pub struct TestApp {
     pub base: String,
+    /// The ops listener (`/healthz`, `/readyz`, `/metrics`).
+    pub ops_addr: std::net::SocketAddr,
     pub client: reqwest::Client,
     pub env: TestEnv,
     pub state: actix_web::web::Data<api_gateway::state::AppState>,
@@ -39,11 +41,13 @@ pub async fn spawn_app_with(tweak: impl FnOnce(&mut GatewaySettings)) -> TestApp
     tweak(&mut settings);
     let app = Application::build(settings).await.expect("build app");
     let base = format!("http://{}", app.addr());
+    let ops_addr = app.ops_addr();
     let state = app.state();
     let shutdown = CancellationToken::new();
     tokio::spawn(app.run_until(shutdown.clone()));
     TestApp {
         base,
+        ops_addr,
         client: reqwest::Client::new(),
         env,
         state,

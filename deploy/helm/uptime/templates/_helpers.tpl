@@ -34,15 +34,16 @@ If the release name already contains the chart name it is not repeated.
 
 {{/*
 The five services. Maps the component (= binary) name to the key of its
-section in values.yaml and to the named port that serves /healthz, /readyz
-and /metrics ("http" for the gateway, "ops" for the others).
+section in values.yaml. Every service serves /healthz, /readyz and /metrics
+on its "ops" port (UPTIME_OPS__LISTEN); the api-gateway (public: true) also
+serves the API on its "http" port (UPTIME_HTTP__LISTEN).
 */}}
 {{- define "uptime.components" -}}
-api-gateway: {values: apiGateway, port: http, listenEnv: UPTIME_HTTP__LISTEN}
-scheduler: {values: scheduler, port: ops, listenEnv: UPTIME_OPS__LISTEN}
-checker: {values: checker, port: ops, listenEnv: UPTIME_OPS__LISTEN}
-recorder: {values: recorder, port: ops, listenEnv: UPTIME_OPS__LISTEN}
-notifier: {values: notifier, port: ops, listenEnv: UPTIME_OPS__LISTEN}
+api-gateway: {values: apiGateway, public: true}
+scheduler: {values: scheduler, public: false}
+checker: {values: checker, public: false}
+recorder: {values: recorder, public: false}
+notifier: {values: notifier, public: false}
 {{- end }}
 
 {{/*
