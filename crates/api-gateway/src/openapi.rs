@@ -1,15 +1,33 @@
 //! The OpenAPI 3 document, generated from the handlers' annotations, served at
 //! `/api/v1/openapi.json`.
+//!
+//! The annotations carry each operation's own answers and each field's
+//! bounds. [`document`] then adds what holds for every operation alike, so
+//! no annotation can forget it:
+//! - `503` everywhere (PostgreSQL or NATS unreachable, with `Retry-After`);
+//! - `401` (with `WWW-Authenticate`) and `429` (with `Retry-After`) on every
+//!   operation that needs a key;
+//! - `400` on operations with a body or query parameters, `413` on those
+//!   with a body, `404` on those with path parameters;
+//! - `pattern`s for request strings: no U+0000 anywhere (PostgreSQL cannot
+//!   store it), names not only whitespace, the exact shape of cursors and
+//!   tokens.
+//!
+//! A method a path does not serve answers `405` with an `Allow` header
+//! listing the methods it does; being about undocumented methods, it is
+//! described in `info.description` rather than on any operation.
 
 use crate::error::{ErrorBody, FieldError};
 use crate::routes;
 use actix_web::HttpResponse;
+use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}`."),
+    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413`. A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`."),
     paths(
         routes::api_keys::create,
         routes::api_keys::list,
@@ -29,6 +47,7 @@ use utoipa::{Modify, OpenApi};
         routes::contacts::get,
         routes::contacts::update,
         routes::contacts::delete,
+        routes::contacts::resend_verification,
         routes::alerts::verify,
         routes::alerts::send_test,
         routes::alerts::deliveries,
@@ -75,6 +94,210 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Any text without U+0000.
+pub const TEXT_PATTERN: &str = "^[^\\u0000]*$";
+/// Text without U+0000 that is not only whitespace (Unicode `White_Space`,
+/// what Rust's `str::trim` removes), like every `name`.
+pub const NAME_PATTERN: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\u000c\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$";
+/// A heartbeat token: `hb_` and 32 lowercase hex characters.
+pub const HEARTBEAT_TOKEN_PATTERN: &str = "^hb_[0-9a-f]{32}$";
+/// A verification token: 43 base64url characters.
+pub const VERIFICATION_TOKEN_PATTERN: &str = "^[A-Za-z0-9_-]{43}$";
+
+/// Request schemas whose string properties get [`NAME_PATTERN`] (names) or
+/// [`TEXT_PATTERN`] (everything else).
+const REQUEST_SCHEMAS: &[&str] = &[
+    "CreateMonitor",
+    "UpdateMonitor",
+    "CreateContact",
+    "UpdateContact",
+    "CreateApiKey",
+];
+
+/// The served document: the annotations plus what every operation shares.
+pub fn document() -> &'static Value {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
+    DOCUMENT.get_or_init(|| {
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+        add_common_responses(&mut doc);
+        add_patterns(&mut doc);
+        doc
+    })
+}
+
 pub async fn serve() -> HttpResponse {
-    HttpResponse::Ok().json(ApiDoc::openapi())
+    HttpResponse::Ok().json(document())
+}
+
+fn error_response(description: &str, headers: &[(&str, &str)]) -> Value {
+    let mut response = json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    });
+    if !headers.is_empty() {
+        let headers: Map<String, Value> = headers
+            .iter()
+            .map(|(name, description)| {
+                (
+                    name.to_string(),
+                    json!({"description": description, "required": true, "schema": {"type": "string"}}),
+                )
+            })
+            .collect();
+        response["headers"] = Value::Object(headers);
+    }
+    response
+}
+
+fn add_common_responses(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            let Some(op) = op.as_object_mut() else {
+                continue;
+            };
+            let needs_key = op
+                .get("security")
+                .and_then(Value::as_array)
+                .is_some_and(|s| !s.is_empty());
+            let has_body = op.contains_key("requestBody");
+            let has_query = op
+                .get("parameters")
+                .and_then(Value::as_array)
+                .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+            let mut add = Vec::new();
+            if has_body || has_query {
+                add.push(("400", error_response("`invalid request body` or `invalid query parameters`, naming each problem in `details`", &[])));
+            }
+            if needs_key {
+                add.push((
+                    "401",
+                    error_response(
+                        "`unauthorized`: no key, or an unknown or revoked one",
+                        &[("WWW-Authenticate", "`Bearer`")],
+                    ),
+                ));
+            }
+            if path.contains('{') {
+                add.push((
+                    "404",
+                    error_response("`not found`: no such resource of the caller", &[]),
+                ));
+            }
+            if has_body {
+                add.push((
+                    "413",
+                    error_response("`request body too large`: over 64 KiB", &[]),
+                ));
+            }
+            if needs_key {
+                add.push((
+                    "429",
+                    error_response(
+                        "`rate limit exceeded`: the caller's requests are over the rate limit",
+                        &[("Retry-After", "Seconds to wait")],
+                    ),
+                ));
+            }
+            add.push((
+                "503",
+                error_response(
+                    "`service unavailable`: PostgreSQL or NATS cannot be reached; retry later",
+                    &[("Retry-After", "Seconds to wait")],
+                ),
+            ));
+            let responses = op
+                .entry("responses")
+                .or_insert_with(|| json!({}))
+                .as_object_mut();
+            if let Some(responses) = responses {
+                for (status, response) in add {
+                    match responses.get_mut(status) {
+                        // An annotation's own description wins; the headers
+                        // every such answer carries are added to it.
+                        Some(Value::Object(existing)) => {
+                            if let Some(headers) = response.get("headers") {
+                                existing.entry("headers").or_insert(headers.clone());
+                            }
+                        }
+                        _ => {
+                            responses.insert(status.to_string(), response);
+                        }
+                    }
+                }
+                // Present them in status order.
+                let mut sorted: Vec<(String, Value)> =
+                    std::mem::take(responses).into_iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                responses.extend(sorted);
+            }
+        }
+    }
+}
+
+fn set_pattern(schema: &mut Value, pattern: &str) {
+    if let Some(schema) = schema.as_object_mut() {
+        schema.insert("pattern".into(), Value::String(pattern.into()));
+    }
+}
+
+fn is_string(schema: &Value) -> bool {
+    match &schema["type"] {
+        Value::String(t) => t == "string",
+        Value::Array(ts) => ts.iter().any(|t| t == "string"),
+        _ => false,
+    }
+}
+
+fn add_patterns(doc: &mut Value) {
+    for name in REQUEST_SCHEMAS {
+        let Some(properties) = doc["components"]["schemas"][*name]["properties"].as_object_mut()
+        else {
+            continue;
+        };
+        for (field, schema) in properties.iter_mut() {
+            if is_string(schema) {
+                set_pattern(
+                    schema,
+                    if field == "name" {
+                        NAME_PATTERN
+                    } else {
+                        TEXT_PATTERN
+                    },
+                );
+            }
+        }
+    }
+    let cursor = crate::validation::cursor_pattern();
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let token_pattern = if path.contains("/verify/") {
+            VERIFICATION_TOKEN_PATTERN
+        } else {
+            HEARTBEAT_TOKEN_PATTERN
+        };
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            for param in params {
+                let pattern = match (param["in"].as_str(), param["name"].as_str()) {
+                    (Some("query"), Some("cursor" | "before")) => cursor.as_str(),
+                    (Some("path"), Some("token")) => token_pattern,
+                    _ => continue,
+                };
+                set_pattern(&mut param["schema"], pattern);
+            }
+        }
+    }
 }

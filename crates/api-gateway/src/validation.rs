@@ -88,7 +88,8 @@ impl<T: serde::de::DeserializeOwned + 'static> actix_web::FromRequest for Json<T
         // looked at before the typed value is built.
         let value = actix_web::web::Json::<serde_json::Value>::from_request(req, payload);
         Box::pin(async move {
-            let value = value.await?.into_inner();
+            let mut value = value.await?.into_inner();
+            integral_floats_as_integers(&mut value);
             if let Some(field) = nul_in(&value, "") {
                 return Err(ApiError::invalid_field(&field, NUL_MESSAGE).into());
             }
@@ -96,6 +97,26 @@ impl<T: serde::de::DeserializeOwned + 'static> actix_web::FromRequest for Json<T
                 .map_err(|e| ApiError::InvalidBody(vec![FieldError::new("body", e.to_string())]))?;
             Ok(Json(typed))
         })
+    }
+}
+
+/// JSON Schema's `integer` is any number without a fractional part, `80.0`
+/// included; serde would refuse `80.0` for an `i64`. No request field is
+/// fractional, so such numbers become integers before the typed value is built.
+fn integral_floats_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                // Within ±2^53 every integral f64 converts to i64 exactly.
+                if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 {
+                    *value = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
     }
 }
 
@@ -274,6 +295,7 @@ pub fn not_null<T>(problems: &mut Problems, field: &str, value: Option<Option<T>
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// Items per page, 1 to 100 (default 50).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page; omit for the first page.
     pub cursor: Option<String>,
@@ -331,12 +353,42 @@ fn decode_cursor(cursor: &str) -> Option<i64> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()?;
-    let id: i64 = std::str::from_utf8(&bytes)
-        .ok()?
-        .strip_prefix("id:")?
-        .parse()
-        .ok()?;
-    (id >= 0).then_some(id)
+    let digits = std::str::from_utf8(&bytes).ok()?.strip_prefix("id:")?;
+    // Exactly what `cursor_pattern` documents: 1 to 18 plain digits.
+    if !(1..=MAX_CURSOR_DIGITS).contains(&digits.len())
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Ids in cursors have at most this many digits (ids stay far below 10^18).
+const MAX_CURSOR_DIGITS: usize = 18;
+
+/// The regular expression (JSON Schema `pattern`) that matches exactly the
+/// cursors [`decode_cursor`] accepts: unpadded base64url of `id:` and 1 to 18
+/// digits. Base64 turns each 3 digits into 4 characters, the first two set by
+/// the first digit, the third by the second, the fourth by the third.
+pub fn cursor_pattern() -> String {
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let ch = |i: u8| char::from(B64[usize::from(i)]);
+    let digits = b'0'..=b'9';
+    let alternatives = |f: &dyn Fn(u8) -> String| {
+        let mut all: Vec<String> = digits.clone().map(f).collect();
+        all.dedup();
+        format!("(?:{})", all.join("|"))
+    };
+    let first = alternatives(&|b| format!("{}{}", ch(b >> 2), ch(((b & 3) << 4) | (b'0' >> 4))));
+    let second = alternatives(&|b| ch((b & 0xf) << 2).to_string());
+    let third = alternatives(&|b| ch(b & 0x3f).to_string());
+    let last_one = alternatives(&|b| format!("{}{}", ch(b >> 2), ch((b & 3) << 4)));
+    let group = format!("{first}{second}{third}");
+    let groups = MAX_CURSOR_DIGITS / 3;
+    format!(
+        "^aWQ6(?:{group}){{0,{}}}(?:{group}|{first}{second}|{last_one})$",
+        groups - 1
+    )
 }
 
 /// Splits `limit + 1` fetched rows into the page and its `next_cursor`: the
@@ -456,6 +508,35 @@ mod tests {
             Err(ApiError::InvalidQuery(problems)) => assert_eq!(problems.len(), 2),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn integral_floats_become_integers_and_others_stay() {
+        let mut v = serde_json::json!({"a": 80.0, "b": [1.0, 1.5], "c": -0.0, "d": 1e300});
+        integral_floats_as_integers(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": 80, "b": [1, 1.5], "c": 0, "d": 1e300})
+        );
+    }
+
+    #[test]
+    fn cursors_have_1_to_18_plain_digits() {
+        use base64::Engine;
+        let enc = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        for bad in ["id:", "id:+5", "id:-5", "id: 5", "id:1234567890123456789"] {
+            assert_eq!(decode_cursor(&enc(bad)), None, "{bad}");
+        }
+        assert_eq!(decode_cursor(&enc("id:007")), Some(7));
+        assert_eq!(
+            decode_cursor(&enc("id:999999999999999999")),
+            Some(999_999_999_999_999_999)
+        );
+        let pattern = cursor_pattern();
+        assert!(
+            pattern.starts_with("^aWQ6(?:(?:MD|MT|Mj|Mz|ND|NT|Nj|Nz|OD|OT)"),
+            "{pattern}"
+        );
     }
 
     #[test]

@@ -380,3 +380,40 @@ async fn unknown_keys_are_401_whatever_the_body() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
 }
+
+/// A 405 says in `Allow` which methods the path does serve.
+#[tokio::test]
+async fn wrong_methods_name_the_allowed_ones() {
+    let app = spawn_app().await;
+    for (method, path, allowed) in [
+        (Method::PUT, "/api/v1/monitors", "GET, POST"),
+        (Method::POST, "/api/v1/monitors/1", "DELETE, GET, PATCH"),
+        (Method::GET, "/api/v1/monitors/1/check", "POST"),
+        (Method::PUT, "/api/v1/heartbeat/x", "GET, HEAD, POST"),
+        (Method::DELETE, "/api/v1/api-keys", "GET, POST"),
+    ] {
+        let res = app
+            .client
+            .request(method.clone(), app.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            res.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        let allow = res
+            .headers()
+            .get("allow")
+            .unwrap_or_else(|| panic!("{method} {path}: no Allow header"))
+            .to_str()
+            .unwrap()
+            .to_string();
+        let mut methods: Vec<&str> = allow.split(',').map(str::trim).collect();
+        methods.sort_unstable();
+        assert_eq!(methods.join(", "), allowed, "{method} {path}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body, json!({"error": "method not allowed"}));
+    }
+}

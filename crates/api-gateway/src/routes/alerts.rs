@@ -167,6 +167,7 @@ pub async fn send_test(
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct DeliveriesQuery {
     /// How many deliveries, newest first: 1..=100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 

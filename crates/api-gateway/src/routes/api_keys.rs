@@ -20,7 +20,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
-    /// A descriptive name, 1 to 200 characters.
+    /// A descriptive name, 1 to 200 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
 }
 

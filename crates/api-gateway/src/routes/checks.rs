@@ -125,6 +125,7 @@ fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV1, ApiError
 #[into_params(parameter_in = Query)]
 pub struct ResultsQuery {
     /// Results per page, 1 to 100 (default 50).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page; omit for the newest results.
     pub before: Option<String>,
@@ -230,6 +231,7 @@ pub const MAX_UPTIME_DAYS: i64 = 365;
 #[into_params(parameter_in = Query)]
 pub struct UptimeQuery {
     /// Days to report, 1 to 365 (default 30), ending today (UTC).
+    #[param(minimum = 1, maximum = 365)]
     pub days: Option<i64>,
 }
 

@@ -80,12 +80,15 @@ impl ContactType {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateContact {
-    /// 1 to 200 characters.
+    /// 1 to 200 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     #[serde(rename = "type")]
     pub kind: ContactType,
     /// email: an address (at most 254 characters). slack, webhook: an
-    /// `https://` URL (`http://` only where private targets are allowed).
+    /// `https://` URL (`http://` only where private targets are allowed), at
+    /// most 2048 characters.
+    #[schema(min_length = 1, max_length = 2048)]
     pub value: String,
 }
 
@@ -94,7 +97,7 @@ pub struct CreateContact {
 #[serde(deny_unknown_fields)]
 pub struct UpdateContact {
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false)]
+    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
     pub name: Option<Option<String>>,
     /// May only repeat the current type.
     #[serde(default, rename = "type", deserialize_with = "double_option")]
@@ -102,7 +105,7 @@ pub struct UpdateContact {
     pub kind: Option<Option<ContactType>>,
     /// A new email address makes the contact unverified and sends a new verification link.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false)]
+    #[schema(value_type = String, required = false, min_length = 1, max_length = 2048)]
     pub value: Option<Option<String>>,
 }
 

@@ -161,31 +161,41 @@ impl MonitorStatus {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateMonitor {
-    /// 1 to 200 characters.
+    /// 1 to 200 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     #[serde(rename = "type")]
     pub kind: MonitorType,
     /// http/keyword: an absolute `http://` or `https://` URL without
     /// credentials (required). heartbeat: an optional label, never contacted.
+    /// At most 2048 characters.
+    #[schema(min_length = 1, max_length = 2048)]
     pub target: Option<String>,
     /// Seconds between checks, 10 to 86400 (default 300).
+    #[schema(minimum = 10, maximum = 86400)]
     pub interval_secs: Option<i64>,
     /// Seconds before a check counts as failed, 1 to 120 and at most
     /// `interval_secs` (default 30, or `interval_secs` if that is smaller).
     /// For heartbeat monitors: the grace period after a missed ping.
+    #[schema(minimum = 1, maximum = 120)]
     pub timeout_secs: Option<i64>,
-    /// Keyword monitors only (required there): 1 to 1024 bytes.
+    /// Keyword monitors only (required there): 1 to 1024 bytes of UTF-8.
+    #[schema(min_length = 1, max_length = 1024)]
     pub keyword: Option<String>,
     /// Keyword monitors only: `contains` (default) or `not_contains`.
     pub keyword_type: Option<KeywordType>,
     /// 100 to 599 (default 200).
+    #[schema(minimum = 100, maximum = 599)]
     pub expected_status: Option<i64>,
     /// Consecutive failed checks before the monitor is `down`, 1 to 10 (default 1).
+    #[schema(minimum = 1, maximum = 10)]
     pub confirmation_count: Option<i64>,
     /// Warn when the certificate expires within this many days, 0 to 365 (default 30).
+    #[schema(minimum = 0, maximum = 365)]
     pub ssl_warn_days: Option<i64>,
     /// A passing check slower than this many milliseconds makes the monitor
     /// `degraded`, 1 to 600000 (default: none).
+    #[schema(minimum = 1, maximum = 600000)]
     pub latency_warn_ms: Option<i64>,
     /// The caller's alert contacts to notify on status changes.
     pub alert_contact_ids: Option<Vec<i64>>,
@@ -199,41 +209,41 @@ pub struct CreateMonitor {
 #[serde(deny_unknown_fields)]
 pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false)]
+    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
     pub name: Option<Option<String>>,
     #[serde(default, rename = "type", deserialize_with = "double_option")]
     #[schema(value_type = MonitorType, required = false)]
     pub kind: Option<Option<MonitorType>>,
     /// `null` clears it (heartbeat monitors only).
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, nullable)]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 2048)]
     pub target: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = i64, required = false)]
+    #[schema(value_type = i64, required = false, minimum = 10, maximum = 86400)]
     pub interval_secs: Option<Option<i64>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = i64, required = false)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 120)]
     pub timeout_secs: Option<Option<i64>>,
     /// `null` clears it (not allowed on keyword monitors).
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, nullable)]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 1024)]
     pub keyword: Option<Option<String>>,
     /// `null` resets it to `contains` on keyword monitors.
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<KeywordType>, nullable)]
     pub keyword_type: Option<Option<KeywordType>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = i64, required = false)]
+    #[schema(value_type = i64, required = false, minimum = 100, maximum = 599)]
     pub expected_status: Option<Option<i64>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = i64, required = false)]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 10)]
     pub confirmation_count: Option<Option<i64>>,
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = i64, required = false)]
+    #[schema(value_type = i64, required = false, minimum = 0, maximum = 365)]
     pub ssl_warn_days: Option<Option<i64>>,
     /// `null` removes the latency threshold.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<i64>, nullable)]
+    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 600000)]
     pub latency_warn_ms: Option<Option<i64>>,
     /// Replaces the linked contacts; `[]` unlinks all.
     #[serde(default, deserialize_with = "double_option")]
