@@ -53,6 +53,12 @@ pub enum ApiError {
     Conflict(&'static str),
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
+    /// A verification-email limit holds; `message` names it.
+    #[error("rate limit exceeded")]
+    MailLimited {
+        retry_after_secs: u64,
+        message: String,
+    },
     /// Creating one more would pass one of the user's quotas.
     #[error("quota exceeded")]
     QuotaExceeded { quota: &'static str, limit: i64 },
@@ -81,7 +87,9 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::ContactNotVerified | ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::MailLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::QuotaExceeded { .. } => StatusCode::FORBIDDEN,
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -93,6 +101,9 @@ impl ResponseError for ApiError {
         let details = match self {
             ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) => d.clone(),
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
+            ApiError::MailLimited { message, .. } => {
+                vec![FieldError::new("verification_email", message.clone())]
+            }
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
                 *quota,
                 format!("at most {limit} {} per user", quota.replace('_', " ")),
@@ -112,7 +123,10 @@ impl ResponseError for ApiError {
             ApiError::Unauthorized => {
                 response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
-            ApiError::RateLimited { retry_after_secs } => {
+            ApiError::RateLimited { retry_after_secs }
+            | ApiError::MailLimited {
+                retry_after_secs, ..
+            } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
             ApiError::Unavailable(_) => {

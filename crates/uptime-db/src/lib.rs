@@ -15,6 +15,7 @@ pub mod results;
 pub mod schedule;
 pub mod schema;
 pub mod users;
+pub mod verification_limits;
 
 pub use pool::{connect, migrate, Pool, PooledConn};
 

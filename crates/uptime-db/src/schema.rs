@@ -196,5 +196,6 @@ diesel::table! {
         user_id -> Int8,
         contact_id -> Int8,
         sent_at -> Timestamptz,
+        on_create -> Bool,
     }
 }

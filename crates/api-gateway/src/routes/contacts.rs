@@ -3,9 +3,16 @@
 //!
 //! - email contacts start unverified and are sent a verification link
 //!   ([`crate::verification`]); changing the address makes them unverified
-//!   again and sends a new link. A PATCH of `value` on a still-unverified email
-//!   contact sends a new link even when the address is unchanged, so a lost
-//!   message can be replaced.
+//!   again and sends a new link. A PATCH that does not change the address
+//!   sends nothing; `POST /alert-contacts/{id}/resend-verification` replaces
+//!   a lost message.
+//! - verification emails are limited (`[verification_mail]`: one per contact
+//!   per interval, not counting the one sent on creation, and a daily cap per
+//!   user), so the API cannot be used to mail strangers. Creating a contact
+//!   or changing its address while a limit holds still saves it (the change
+//!   is what the user asked for; the email is a side effect they can ask for
+//!   again) and answers `verification_link_sent: false`; the resend endpoint,
+//!   whose only job is the email, answers `429` with `Retry-After`.
 //! - slack and webhook contacts are verified at creation. Their `value` is an
 //!   `https://` URL (`http://` only where private targets are allowed), and
 //!   literal loopback/private/link-local/metadata hosts are refused unless
@@ -36,6 +43,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .get(get)
                 .patch(update)
                 .delete(delete),
+        )
+        .service(
+            web::resource("/alert-contacts/{id}/resend-verification").post(resend_verification),
         );
 }
 
@@ -120,6 +130,12 @@ pub struct ContactResponse {
     pub value: String,
     /// Only verified contacts receive alerts.
     pub verified: bool,
+    /// Email contacts only: whether a verification link for the current
+    /// address was sent and is not used yet. `false` on an unverified contact
+    /// means no email went out because a verification-email limit held:
+    /// request one with `POST /api/v1/alert-contacts/{id}/resend-verification`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification_link_sent: Option<bool>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Webhook contacts only: the `whsec_...` secret that signs every request
@@ -138,6 +154,8 @@ impl ContactResponse {
             name: c.name,
             value: c.value,
             verified: c.verified,
+            verification_link_sent: (kind == ContactType::Email)
+                .then_some(c.verification_token_sha256.is_some()),
             created_at: c.created_at,
             updated_at: c.updated_at,
             signing_secret: c.signing_secret.filter(|_| kind == ContactType::Webhook),
@@ -207,18 +225,28 @@ fn new_signing_secret() -> String {
     )
 }
 
-/// Sends the verification link and answers the contact as stored afterwards
-/// (issuing a link updates the row). The contact is committed by then, so
-/// failures are logged rather than answered: a retried create would make a
-/// duplicate, while a PATCH of `value` sends a new link.
-async fn request_verification(state: &AppState, contact: AlertContact) -> AlertContact {
-    if let Err(error) = crate::verification::request_email_verification(state, &contact).await {
-        tracing::warn!(
-            contact_id = contact.id,
-            ?error,
-            "email verification not requested"
-        );
-        return contact;
+/// Sends the verification link (within the limits) and answers the contact
+/// as stored afterwards (issuing a link updates the row). The contact is
+/// committed by then, so a limit or a failure is not an error answer (a
+/// retried create would make a duplicate): the contact shows
+/// `verification_link_sent: false`, and the resend endpoint sends it later.
+async fn request_verification(
+    state: &AppState,
+    contact: AlertContact,
+    on_create: bool,
+) -> AlertContact {
+    match crate::verification::send_link(state, &contact, on_create).await {
+        Ok(Ok(())) => {}
+        // Logged by `send_link`; the row is unchanged.
+        Ok(Err(_)) => return contact,
+        Err(error) => {
+            tracing::warn!(
+                contact_id = contact.id,
+                ?error,
+                "email verification not requested"
+            );
+            return contact;
+        }
     }
     let reread = match state.conn().await {
         Ok(mut conn) => uptime_db::contacts::get(&mut conn, contact.user_id, contact.id)
@@ -241,10 +269,13 @@ async fn request_verification(state: &AppState, contact: AlertContact) -> AlertC
     }
 }
 
-/// Create an alert contact. Email contacts are sent a verification link.
+/// Create an alert contact. Email contacts are sent a verification link,
+/// unless the user's daily verification-email cap holds: the contact is
+/// created all the same, with `verification_link_sent: false` (ask for the
+/// link later with `POST /api/v1/alert-contacts/{id}/resend-verification`).
 #[utoipa::path(post, path = "/api/v1/alert-contacts", tag = "alert-contacts", request_body = CreateContact,
     security(("bearer" = [])),
-    responses((status = 201, body = ContactResponse), (status = 400, body = ErrorBody),
+    responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
         (status = 413, body = ErrorBody)))]
 pub async fn create(
@@ -295,7 +326,7 @@ pub async fn create(
     };
     drop(conn);
     if req.kind == ContactType::Email {
-        row = request_verification(&state, row).await;
+        row = request_verification(&state, row, true).await;
     }
     Ok(HttpResponse::Created().json(ContactResponse::from_row(row)?))
 }
@@ -340,11 +371,17 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?))
 }
 
-/// Change the name or value of one of the caller's alert contacts.
+/// Change the name or value of one of the caller's alert contacts. A new
+/// email address makes the contact unverified and sends a link to it; the
+/// same address again sends nothing. While a verification-email limit holds
+/// the change is saved all the same and no email goes out: the answer shows
+/// `verification_link_sent: false` (a `PATCH` is about the contact; the email
+/// can be asked for again with `POST .../resend-verification`, which answers
+/// `429` with `Retry-After` until the limit lifts).
 #[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", tag = "alert-contacts", request_body = UpdateContact,
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse), (status = 400, body = ErrorBody),
+    responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -383,9 +420,11 @@ pub async fn update(
                 }
                 problems.into_result()?;
 
-                let email_given = kind == ContactType::Email && value.is_some();
+                // Only a new address sends a link: repeating the current one
+                // must not be a way to mail it again (that is the resend
+                // endpoint's job, within the limits).
                 let address_changed = value.as_ref().is_some_and(|v| *v != stored.value);
-                let send_verification = email_given && (address_changed || !stored.verified);
+                let send_verification = kind == ContactType::Email && address_changed;
                 let changes = ContactUpdate {
                     name: name.map_or(stored.name, |n| n.trim().to_string()),
                     value: value.unwrap_or(stored.value),
@@ -411,9 +450,47 @@ pub async fn update(
         .await?;
     drop(conn);
     if send_verification {
-        row = request_verification(&state, row).await;
+        row = request_verification(&state, row, false).await;
     }
     Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?))
+}
+
+/// Send a new verification link to an unverified email contact; the
+/// previous link stops working. Verification emails are limited: at most one
+/// per contact per `verification_mail.per_contact_interval_secs` (600 s by
+/// default; the email sent on creation does not count) and at most
+/// `verification_mail.daily_cap_per_user` (20) per user in any 24 hours.
+/// While a limit holds this answers `429` with `Retry-After` and sends nothing.
+#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", tag = "alert-contacts",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Alert contact id")),
+    responses((status = 202, body = ContactResponse, description = "the email is queued; the contact as stored"),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "`contact already verified` (slack and webhook contacts always are)"),
+        (status = 429, body = ErrorBody, description = "a verification-email limit holds (named in `details`); `Retry-After` says in how many seconds it lifts")))]
+pub async fn resend_verification(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let contact = {
+        let mut conn = state.conn().await?;
+        uptime_db::contacts::get(&mut conn, user.user_id, id)
+            .await?
+            .ok_or(ApiError::NotFound)?
+    };
+    if contact.verified {
+        return Err(ApiError::Conflict("contact already verified"));
+    }
+    if let Err(refusal) = crate::verification::send_link(&state, &contact, false).await? {
+        return Err(crate::verification::limited(&state, refusal));
+    }
+    let mut conn = state.conn().await?;
+    let row = uptime_db::contacts::get(&mut conn, user.user_id, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Accepted().json(ContactResponse::from_row(row)?))
 }
 
 /// Delete one of the caller's alert contacts; monitors stop notifying it.

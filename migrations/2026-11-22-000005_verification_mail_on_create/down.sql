@@ -1,0 +1,1 @@
+ALTER TABLE verification_mail_log DROP COLUMN on_create;
