@@ -13,6 +13,8 @@ trap '"$REPO/scripts/pg.sh" destroy "$cluster"' EXIT
 
 export UPTIME_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 export UPTIME_TEST_NATS_SERVER="$PY_TOOLS/bin/nats-server"
+# The OpenAPI fuzzer crates/api-gateway/tests/fuzz.rs runs (install-deps.sh installs it).
+export UPTIME_TEST_SCHEMATHESIS="$PY_TOOLS/bin/schemathesis"
 cd "$REPO"
 # The style bar CI holds every change to.
 cargo fmt --all -- --check

@@ -25,9 +25,11 @@ const DEFAULT_LIMIT: i64 = 20;
 const MAX_LIMIT: i64 = 100;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/alert-contacts/verify/{token}", web::get().to(verify))
-        .route("/alert-contacts/{id}/test", web::post().to(send_test))
-        .route("/alert-contacts/{id}/deliveries", web::get().to(deliveries));
+    // Resources rather than `cfg.route`: a route's method guard would make a
+    // wrong method a 404 instead of a 405 with `Allow`.
+    cfg.service(web::resource("/alert-contacts/verify/{token}").get(verify))
+        .service(web::resource("/alert-contacts/{id}/test").post(send_test))
+        .service(web::resource("/alert-contacts/{id}/deliveries").get(deliveries));
 }
 
 #[derive(Debug, Serialize, ToSchema)]

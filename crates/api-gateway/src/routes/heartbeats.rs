@@ -67,7 +67,7 @@ pub async fn ping(
 /// `error`.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    request_body(content = String, content_type = "text/plain", description = "Optional: what went wrong"),
+    request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong"),
     responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
         (status = 413, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
@@ -152,7 +152,8 @@ async fn record(
         "heartbeat recorded"
     );
     if req.method() == Method::HEAD {
-        Ok(HttpResponse::Ok().finish())
+        // The headers a GET would have, without the body.
+        Ok(HttpResponse::Ok().content_type("application/json").finish())
     } else {
         Ok(HttpResponse::Ok().json(HeartbeatAccepted { status: "ok" }))
     }
