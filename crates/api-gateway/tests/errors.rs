@@ -391,6 +391,8 @@ async fn wrong_methods_name_the_allowed_ones() {
         (Method::GET, "/api/v1/monitors/1/check", "POST"),
         (Method::PUT, "/api/v1/heartbeat/x", "GET, HEAD, POST"),
         (Method::DELETE, "/api/v1/api-keys", "GET, POST"),
+        (Method::GET, "/api/v1/alert-contacts/1/test", "POST"),
+        (Method::PUT, "/api/v1/alert-contacts/1/deliveries", "GET"),
     ] {
         let res = app
             .client
