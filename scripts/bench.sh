@@ -3,7 +3,10 @@
 # memory figures, on a PostgreSQL cluster of its own and NATS servers it starts.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 "$REPO/scripts/install-deps.sh"
-cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p system-tests --bin uptime-bench
+# The services run as processes of their own in the alert-latency stage, so a
+# fault there is a real SIGKILL.
+cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p system-tests --bins \
+  -p scheduler -p checker -p recorder -p notifier
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 cluster="bench-$$"
@@ -13,4 +16,7 @@ trap '"$REPO/scripts/pg.sh" destroy "$cluster"' EXIT
 export UPTIME_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
 export UPTIME_TEST_NATS_SERVER="$PY_TOOLS/bin/nats-server"
 export RUST_LOG="${RUST_LOG:-warn}"
+# For the alert-latency stage's PostgreSQL fault (an immediate stop, then a start).
+export UPTIME_BENCH_PG_CLUSTER="$cluster" UPTIME_BENCH_PG_PORT="$port"
+export UPTIME_BENCH_PG_SCRIPT="$REPO/scripts/pg.sh" UPTIME_BENCH_BIN_DIR="$REPO/target/release"
 "$REPO/target/release/uptime-bench" "$@"

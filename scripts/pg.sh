@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg.sh start <name> <port> | stop <name> | url <name> <port>
+# pg.sh start <name> <port> | stop <name> | crash <name> | destroy <name>
 # A project-local PostgreSQL cluster with trust authentication on 127.0.0.1,
 # run as the `postgres` user when we are root (PostgreSQL refuses root).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -30,8 +30,11 @@ case "$cmd" in
   stop)
     [ -d "$data" ] && run_pg "$bin/pg_ctl" -D "$data" -m fast stop >/dev/null 2>&1 || true
     ;;
+  crash) # an immediate stop, as a crash would leave it (recovery at the next start)
+    [ -d "$data" ] && run_pg "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+    ;;
   destroy)
     [ -d "$data" ] && { run_pg "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$data"; }
     ;;
-  *) die "usage: pg.sh start|stop|destroy NAME [PORT]" ;;
+  *) die "usage: pg.sh start|stop|crash|destroy NAME [PORT]" ;;
 esac

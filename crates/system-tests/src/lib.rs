@@ -5,6 +5,8 @@
 //! server. This crate is the only place that depends on every service; the
 //! services themselves never depend on each other.
 
+pub mod alert_latency;
+
 use anyhow::Context;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

@@ -13,6 +13,13 @@ pub async fn connect(
     let client = async_nats::ConnectOptions::new()
         .name(name)
         .retry_on_initial_connect()
+        // The client's default backoff grows to seconds between attempts
+        // while the server is away, so a restarted server went unused for
+        // seconds after it was back. Reconnecting to one known server is
+        // cheap: try every quarter second at most.
+        .reconnect_delay_callback(|attempts| {
+            std::time::Duration::from_millis((attempts as u64 * 50).min(250))
+        })
         .connect(url)
         .await?;
     let js = jetstream::new(client.clone());

@@ -48,6 +48,9 @@ pub struct ReceivedRequest {
     /// Names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// When the request's body had arrived (wall clock, to compare with the
+    /// times inside alerts).
+    pub received_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl ReceivedRequest {
@@ -189,6 +192,7 @@ async fn respond(
             })
             .collect(),
         body,
+        received_at: chrono::Utc::now(),
     };
     let reply = {
         let scripted = shared.script.lock().expect("lock").pop_front();

@@ -7,7 +7,9 @@
 //! - `lateness`:  scheduler + checker + recorder at a sustained rate, due → check start;
 //! - `scheduler`: the scheduler alone at 100k monitors / 10 s and 1M / 60 s;
 //! - `burst`:     publishing 100k due checks;
-//! - `on-demand`: API call → stored result.
+//! - `on-demand`: API call → stored result;
+//! - `alert-latency`: target turns failing → webhook received, undisturbed and
+//!   under one fault each (SIGKILL of a service or NATS, PostgreSQL stopped).
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -58,6 +60,80 @@ async fn main() -> anyhow::Result<()> {
     if wanted("on-demand") {
         on_demand().await?;
     }
+    if wanted("alert-latency") {
+        alert_latency().await?;
+    }
+    Ok(())
+}
+
+/// Target switched to failing → the webhook receiver's request, p50/p99,
+/// once undisturbed and once under each single fault, beside the floor the
+/// configuration allows.
+async fn alert_latency() -> anyhow::Result<()> {
+    use system_tests::alert_latency::{self as al, Fault};
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let opts = al::AlertLatencyOptions {
+        monitors: env_usize("UPTIME_BENCH_ALERT_MONITORS", 40),
+        contacts: 10,
+        interval_secs: env_usize("UPTIME_BENCH_ALERT_INTERVAL", 5) as i32,
+        timeout_secs: 2,
+        confirmation_count: 1,
+        bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
+            .map(Into::into)
+            .unwrap_or_else(|_| repo.join("target/release")),
+        nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
+            .unwrap_or_else(|_| "nats-server".into())
+            .into(),
+        pg_script: std::env::var("UPTIME_BENCH_PG_SCRIPT")
+            .map(Into::into)
+            .unwrap_or_else(|_| repo.join("scripts/pg.sh")),
+        pg_cluster: std::env::var("UPTIME_BENCH_PG_CLUSTER").ok().zip(
+            std::env::var("UPTIME_BENCH_PG_PORT")
+                .ok()
+                .and_then(|p| p.parse().ok()),
+        ),
+    };
+    let mut faults = vec![Fault::None];
+    faults.extend(["checker", "recorder", "scheduler", "notifier", "nats"].map(Fault::Kill));
+    if opts.pg_cluster.is_some() {
+        faults.push(Fault::PostgresStop);
+    }
+    // UPTIME_BENCH_FAULTS=scheduler,postgres picks some (plus the undisturbed run).
+    if let Ok(only) = std::env::var("UPTIME_BENCH_FAULTS") {
+        faults.retain(|f| match f {
+            Fault::None => true,
+            Fault::Kill(name) => only.split(',').any(|o| o.trim() == *name),
+            Fault::PostgresStop => only.split(',').any(|o| o.trim() == "postgres"),
+        });
+    }
+    let floor = (opts.interval_secs * opts.confirmation_count + opts.timeout_secs) as f64;
+    println!(
+        "alert latency: {} monitors → {} webhook receivers; floor = interval {} s × confirmation {} + timeout {} s = {floor:.1} s",
+        opts.monitors, opts.contacts, opts.interval_secs, opts.confirmation_count, opts.timeout_secs
+    );
+    println!(
+        "  {:<28} {:>17} {:>8} {:>17} {:>8} {:>8} {:>9}",
+        "fault (1 s after the switch)",
+        "switch→alert p50",
+        "p99",
+        "check→alert p50",
+        "p99",
+        "missing",
+        "repeated"
+    );
+    for r in al::run(opts, &faults).await? {
+        println!(
+            "  {:<28} {:>16.3}s {:>7.3}s {:>16.3}s {:>7.3}s {:>8} {:>9}",
+            r.fault.label(),
+            al::percentile(&r.from_switch, 0.5),
+            al::percentile(&r.from_switch, 0.99),
+            al::percentile(&r.from_check, 0.5),
+            al::percentile(&r.from_check, 0.99),
+            r.missing,
+            r.repeated,
+        );
+    }
+    println!("  (check→alert: from the confirming check's start to the receiver, what the pipeline adds)");
     Ok(())
 }
 

@@ -1,0 +1,445 @@
+//! The benchmark's "alert latency" stage: how long from a target turning
+//! failing to its alert reaching a webhook receiver, undisturbed and with one
+//! fault injected during the window.
+//!
+//! Every service runs as its own release binary, so a fault is a real
+//! `SIGKILL` of a real process (and of `nats-server`), or an immediate
+//! PostgreSQL stop (`pg_ctl -m immediate`), each followed by a restart, the
+//! way an orchestrator would restart it. Monitors and webhook contacts are
+//! written straight to the database before the scheduler starts; the target
+//! and the receiver are loopback servers of this process.
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+use uptime_db::models::{NewAlertContact, NewMonitor};
+use uptime_db::schema::{monitor_alert_contacts, monitors, users};
+use uptime_testkit::receiver::WebhookReceiver;
+use uptime_testkit::target::TargetServer;
+use uptime_testkit::TestDb;
+
+/// What the stage is run with.
+#[derive(Debug, Clone)]
+pub struct AlertLatencyOptions {
+    pub monitors: usize,
+    pub contacts: usize,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    pub confirmation_count: i32,
+    /// Where the release binaries are (`target/release`).
+    pub bin_dir: PathBuf,
+    pub nats_server: PathBuf,
+    /// `scripts/pg.sh`, the cluster's name and port: for the PostgreSQL fault.
+    pub pg_script: PathBuf,
+    pub pg_cluster: Option<(String, u16)>,
+}
+
+/// A fault injected one second after the target turns failing; the faulty
+/// part is restarted two seconds later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    Kill(&'static str),
+    PostgresStop,
+}
+
+impl Fault {
+    pub fn label(self) -> String {
+        match self {
+            Fault::None => "undisturbed".into(),
+            Fault::Kill(what) => format!("SIGKILL {what}"),
+            Fault::PostgresStop => "PostgreSQL immediate stop".into(),
+        }
+    }
+}
+
+/// One run's figures, in seconds.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub fault: Fault,
+    /// Switch → receiver, per monitor (first arrival of its down alert).
+    pub from_switch: Vec<f64>,
+    /// The confirming check → receiver: what the pipeline adds.
+    pub from_check: Vec<f64>,
+    /// Alerts that never arrived within the round's limit.
+    pub missing: usize,
+    /// Down alerts that arrived more than once (same webhook-id: receivers dedupe).
+    pub repeated: usize,
+}
+
+const SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
+
+struct Proc {
+    name: &'static str,
+    child: Child,
+}
+
+/// The services and `nats-server`, as processes.
+struct Processes {
+    opts: AlertLatencyOptions,
+    db_url: String,
+    nats_port: u16,
+    nats_store: tempfile::TempDir,
+    nats: Option<Child>,
+    services: Vec<Proc>,
+}
+
+impl Processes {
+    fn nats_url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.nats_port)
+    }
+
+    async fn start_nats(&mut self) -> anyhow::Result<()> {
+        let child = Command::new(&self.opts.nats_server)
+            .args([
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.nats_port.to_string(),
+                "-sd",
+            ])
+            .arg(self.nats_store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .context("start nats-server")?;
+        self.nats = Some(child);
+        wait_for_port(self.nats_port).await
+    }
+
+    fn start(&mut self, name: &'static str) -> anyhow::Result<()> {
+        // UPTIME_BENCH_LOG_DIR keeps each service's log (info and up).
+        let (log, level) = match std::env::var_os("UPTIME_BENCH_LOG_DIR") {
+            Some(dir) => {
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(PathBuf::from(dir).join(format!("{name}.log")))?;
+                let level =
+                    std::env::var("UPTIME_BENCH_LOG_LEVEL").unwrap_or_else(|_| "info".into());
+                (Stdio::from(file), level)
+            }
+            None => (Stdio::null(), "error".to_string()),
+        };
+        let child = Command::new(self.opts.bin_dir.join(name))
+            .env("UPTIME_DATABASE__URL", &self.db_url)
+            .env("UPTIME_NATS__URL", self.nats_url())
+            .env("UPTIME_OPS__LISTEN", "127.0.0.1:0")
+            .env("UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS", "true")
+            .env("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier")
+            .env("UPTIME_TELEMETRY__LOG_FORMAT", "json")
+            .env("UPTIME_TELEMETRY__LOG_LEVEL", &level)
+            .stdout(log)
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("start {name}"))?;
+        self.services.push(Proc { name, child });
+        Ok(())
+    }
+
+    /// `SIGKILL`s the named process (a service or `nats-server`).
+    async fn kill(&mut self, name: &str) -> anyhow::Result<()> {
+        if name == "nats" {
+            if let Some(mut nats) = self.nats.take() {
+                nats.kill().await?;
+            }
+            return Ok(());
+        }
+        let at = self
+            .services
+            .iter()
+            .position(|p| p.name == name)
+            .context("no such service")?;
+        let mut proc = self.services.remove(at);
+        proc.child.kill().await?;
+        Ok(())
+    }
+
+    async fn restart(&mut self, name: &'static str) -> anyhow::Result<()> {
+        if name == "nats" {
+            self.start_nats().await
+        } else {
+            self.start(name)
+        }
+    }
+}
+
+async fn wait_for_port(port: u16) -> anyhow::Result<()> {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    anyhow::bail!("nothing listens on {port}")
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Seeds the monitors and contacts; each monitor alerts one contact.
+async fn seed(
+    db: &TestDb,
+    opts: &AlertLatencyOptions,
+    target: &str,
+    hook: &WebhookReceiver,
+) -> anyhow::Result<()> {
+    let mut conn = uptime_db::pool::conn(&db.pool).await?;
+    let user: i64 = diesel::insert_into(users::table)
+        .values(users::name.eq("bench"))
+        .returning(users::id)
+        .get_result(&mut *conn)
+        .await?;
+    let mut contacts = Vec::new();
+    for c in 0..opts.contacts {
+        let contact = uptime_db::contacts::create(
+            &mut conn,
+            &NewAlertContact {
+                user_id: user,
+                kind: "webhook".into(),
+                name: format!("receiver {c}"),
+                value: hook.url(&format!("/contact/{c}")),
+                verified: true,
+                verification_token_sha256: None,
+                signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+            },
+        )
+        .await?;
+        contacts.push(contact.id);
+    }
+    for m in 0..opts.monitors {
+        let id: i64 = diesel::insert_into(monitors::table)
+            .values(NewMonitor {
+                user_id: user,
+                name: format!("monitor {m}"),
+                kind: "http".into(),
+                target: Some(format!("{target}?m={m}")),
+                interval_secs: opts.interval_secs,
+                timeout_secs: opts.timeout_secs,
+                keyword: None,
+                keyword_type: None,
+                expected_status: 200,
+                confirmation_count: opts.confirmation_count,
+                ssl_warn_days: 30,
+                latency_warn_ms: None,
+                heartbeat_token: None,
+                active: true,
+            })
+            .returning(monitors::id)
+            .get_result(&mut *conn)
+            .await?;
+        diesel::insert_into(monitor_alert_contacts::table)
+            .values((
+                monitor_alert_contacts::monitor_id.eq(id),
+                monitor_alert_contacts::contact_id.eq(contacts[m % contacts.len()]),
+            ))
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Runs every round and returns its figures.
+pub async fn run(opts: AlertLatencyOptions, faults: &[Fault]) -> anyhow::Result<Vec<Round>> {
+    let db = TestDb::create().await;
+    let target = TargetServer::start().await;
+    let hook = WebhookReceiver::start().await;
+    seed(&db, &opts, &target.url("/health"), &hook).await?;
+    let mut procs = Processes {
+        opts: opts.clone(),
+        db_url: db.url.clone(),
+        nats_port: free_port()?,
+        nats_store: tempfile::tempdir()?,
+        nats: None,
+        services: Vec::new(),
+    };
+    procs.start_nats().await?;
+    for name in SERVICES {
+        procs.start(name)?;
+    }
+    // Every monitor's first check turns it from pending to up (no alert for
+    // that, by design: nobody was told it was down): wait for all of them.
+    wait_until_all_up(&db, opts.monitors, Duration::from_secs(60)).await?;
+
+    let mut rounds = Vec::new();
+    for &fault in faults {
+        rounds.push(round(&mut procs, &db, &target, &hook, &opts, fault).await?);
+    }
+    Ok(rounds)
+}
+
+async fn statuses(db: &TestDb) -> anyhow::Result<Vec<String>> {
+    let mut conn = uptime_db::pool::conn(&db.pool).await?;
+    Ok(monitors::table
+        .select(monitors::status)
+        .load(&mut *conn)
+        .await?)
+}
+
+async fn wait_until_all_up(db: &TestDb, n: usize, limit: Duration) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        // The database may be restarting after a fault: keep asking.
+        if let Ok(s) = statuses(db).await {
+            if s.len() == n && s.iter().all(|s| s == "up") {
+                return Ok(());
+            }
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "monitors not all up within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn round(
+    procs: &mut Processes,
+    db: &TestDb,
+    target: &TargetServer,
+    hook: &WebhookReceiver,
+    opts: &AlertLatencyOptions,
+    fault: Fault,
+) -> anyhow::Result<Round> {
+    let before = hook.received().len();
+    let switched_at = Utc::now();
+    target.set_status(503);
+    let floor = (opts.interval_secs * opts.confirmation_count + opts.timeout_secs) as f64;
+    let limit = Duration::from_secs_f64(floor + 60.0);
+
+    if fault != Fault::None {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        match fault {
+            Fault::Kill(name) => procs.kill(name).await?,
+            Fault::PostgresStop => pg(opts, "crash").await?,
+            Fault::None => {}
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        match fault {
+            Fault::Kill(name) => procs.restart(name).await?,
+            Fault::PostgresStop => pg(opts, "start").await?,
+            Fault::None => {}
+        }
+    }
+
+    let deadline = tokio::time::Instant::now() + limit;
+    let downs = loop {
+        let downs = down_alerts(&hook.received()[before..]);
+        if downs.len() >= opts.monitors || tokio::time::Instant::now() >= deadline {
+            break downs;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut from_switch = Vec::new();
+    let mut from_check = Vec::new();
+    for first in downs.values() {
+        from_switch.push(seconds(switched_at, first.received_at));
+        from_check.push(seconds(first.checked_at, first.received_at));
+    }
+    let repeated = downs.values().filter(|d| d.copies > 1).count();
+    if std::env::var_os("UPTIME_BENCH_VERBOSE").is_some() {
+        let mut checks: Vec<f64> = downs
+            .values()
+            .map(|d| seconds(switched_at, d.checked_at))
+            .collect();
+        checks.sort_by(|a, b| a.total_cmp(b));
+        let checks: Vec<String> = checks.iter().map(|c| format!("{c:.1}")).collect();
+        eprintln!(
+            "{}: confirming checks at +{} s",
+            fault.label(),
+            checks.join(" ")
+        );
+    }
+
+    // Back to healthy before the next round.
+    target.set_status(200);
+    wait_until_all_up(db, opts.monitors, limit).await?;
+    // Let the recoveries' alerts go out, so the next round starts quiet.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Ok(Round {
+        fault,
+        from_switch,
+        from_check,
+        missing: opts.monitors.saturating_sub(downs.len()),
+        repeated,
+    })
+}
+
+struct FirstArrival {
+    received_at: DateTime<Utc>,
+    checked_at: DateTime<Utc>,
+    copies: usize,
+}
+
+/// The first arrival of each monitor's `monitor.down` alert.
+fn down_alerts(
+    requests: &[uptime_testkit::receiver::ReceivedRequest],
+) -> HashMap<i64, FirstArrival> {
+    let mut firsts: HashMap<i64, FirstArrival> = HashMap::new();
+    for r in requests {
+        let body = r.json();
+        if body["event"] != "monitor.down" {
+            continue;
+        }
+        let (Some(monitor), Some(checked_at)) = (
+            body["monitor"]["id"].as_i64(),
+            body["check"]["checked_at"]
+                .as_str()
+                .and_then(|t| DateTime::parse_from_rfc3339(t).ok()),
+        ) else {
+            continue;
+        };
+        firsts
+            .entry(monitor)
+            .and_modify(|f| f.copies += 1)
+            .or_insert(FirstArrival {
+                received_at: r.received_at,
+                checked_at: checked_at.with_timezone(&Utc),
+                copies: 1,
+            });
+    }
+    firsts
+}
+
+fn seconds(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    (to - from).num_microseconds().unwrap_or(i64::MAX) as f64 / 1e6
+}
+
+async fn pg(opts: &AlertLatencyOptions, action: &str) -> anyhow::Result<()> {
+    let (cluster, port) = opts
+        .pg_cluster
+        .clone()
+        .context("the PostgreSQL fault needs UPTIME_BENCH_PG_CLUSTER (set by just bench)")?;
+    let status = Command::new(&opts.pg_script)
+        .args([action, &cluster, &port.to_string()])
+        .status()
+        .await?;
+    anyhow::ensure!(status.success(), "pg.sh {action} failed");
+    Ok(())
+}
+
+/// `p` in [0, 1] of `values` (nearest rank).
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
