@@ -184,6 +184,22 @@ async fn the_daily_cap_counts_every_email_of_a_user_and_only_theirs() {
     let (status, _, sent) = resend(&app, &key, id).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
     assert_eq!(emails(&app, id).await, 1);
+    // Retention: the day-old rows went when the new one was logged.
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    let logged: i64 =
+        diesel::sql_query("SELECT count(*) AS n FROM verification_mail_log WHERE user_id = $1")
+            .bind::<diesel::sql_types::BigInt, _>(user_id)
+            .get_result::<Count>(&mut conn)
+            .await
+            .unwrap()
+            .n;
+    assert_eq!(logged, 1, "the log keeps only what its windows need");
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
 }
 
 #[tokio::test]

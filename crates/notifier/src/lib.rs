@@ -77,16 +77,16 @@ impl Notifier {
             // Create or update: a changed ack wait applies to an existing
             // consumer too (an upgrade from a longer one).
             .create_consumer(jetstream::consumer::pull::Config {
-                    filter_subjects: vec![
-                        subjects::STATE_CHANGED_V1.to_string(),
-                        subjects::SSL_EXPIRING_V1.to_string(),
-                    ],
-                    ..streams::durable_pull(
-                        streams::NOTIFIER_CONSUMER,
-                        tuning.ack_wait(),
-                        UNLIMITED_DELIVERIES,
-                    )
-                })
+                filter_subjects: vec![
+                    subjects::STATE_CHANGED_V1.to_string(),
+                    subjects::SSL_EXPIRING_V1.to_string(),
+                ],
+                ..streams::durable_pull(
+                    streams::NOTIFIER_CONSUMER,
+                    tuning.ack_wait(),
+                    UNLIMITED_DELIVERIES,
+                )
+            })
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?;
         let ops = uptime_ops::OpsServer::bind(

@@ -106,6 +106,18 @@ pub async fn try_record(
                     retry_after: wait(secs),
                 }));
             }
+            // The log's retention: rows older than both windows decide
+            // nothing any more. Pruned here, under the user's lock, so a
+            // user's log never holds more than their windows' worth of rows.
+            diesel::sql_query(
+                "DELETE FROM verification_mail_log
+                  WHERE user_id = $1 AND sent_at < now() - make_interval(secs => greatest($2, $3))",
+            )
+            .bind::<BigInt, _>(user_id)
+            .bind::<Double, _>(limits.per_contact_interval.as_secs_f64())
+            .bind::<Double, _>(DAY.as_secs_f64())
+            .execute(c)
+            .await?;
             diesel::sql_query(
                 "INSERT INTO verification_mail_log (user_id, contact_id, on_create)
                  VALUES ($1, $2, $3)",
