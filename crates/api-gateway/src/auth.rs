@@ -1,6 +1,6 @@
 //! Bearer authentication and per-key rate limiting, as an extractor: a
 //! handler that takes an [`AuthUser`] argument is authenticated. The work is
-//! done by `middleware::Authenticate` before the handler's extractors run.
+//! done by `middleware::authenticate` before the handler's extractors run.
 
 use crate::error::ApiError;
 use crate::keys;
@@ -21,7 +21,7 @@ impl FromRequest for AuthUser {
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        // Normally `middleware::Authenticate` has authenticated the request
+        // Normally `middleware::authenticate` has authenticated the request
         // before any extractor ran, so the body is never read for a caller
         // without a valid key. Without it (a route wrongly listed as public)
         // authenticating here is still correct, only concurrent with the body.
@@ -34,7 +34,7 @@ impl FromRequest for AuthUser {
 }
 
 /// The outcome of [`authenticate_request`], left in the request's extensions
-/// by `middleware::Authenticate` for the [`AuthUser`] extractor.
+/// by `middleware::authenticate` for the [`AuthUser`] extractor.
 pub struct Authenticated(pub Result<AuthUser, ApiError>);
 
 /// Checks the request's bearer key and takes a rate-limit token: what every

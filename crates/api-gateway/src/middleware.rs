@@ -1,80 +1,37 @@
 //! Per-request span, log line and latency histogram; authentication ahead
-//! of the handlers.
+//! of the handlers. Both are plain async functions wrapped with actix-web's
+//! `middleware::from_fn`.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use std::future::{ready, Ready};
+use actix_web::middleware::Next;
+use actix_web::HttpMessage;
+use tracing::Instrument;
 
 /// Wraps every request: `http_requests_total` and `http_request_duration_seconds`
 /// by method, matched route and status, and a `request` span.
-pub struct RequestMetrics;
-
-impl<S, B> actix_web::dev::Transform<S, ServiceRequest> for RequestMetrics
-where
-    S: actix_web::dev::Service<
-            ServiceRequest,
-            Response = ServiceResponse<B>,
-            Error = actix_web::Error,
-        > + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<B>;
-    type Error = actix_web::Error;
-    type Transform = RequestMetricsService<S>;
-    type InitError = ();
-    type Future = Ready<Result<Self::Transform, Self::InitError>>;
-
-    fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(RequestMetricsService {
-            service: std::rc::Rc::new(service),
-        }))
-    }
-}
-
-pub struct RequestMetricsService<S> {
-    service: std::rc::Rc<S>,
-}
-
-impl<S, B> actix_web::dev::Service<ServiceRequest> for RequestMetricsService<S>
-where
-    S: actix_web::dev::Service<
-            ServiceRequest,
-            Response = ServiceResponse<B>,
-            Error = actix_web::Error,
-        > + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<B>;
-    type Error = actix_web::Error;
-    type Future = futures::future::LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
-
-    actix_web::dev::forward_ready!(service);
-
-    fn call(&self, req: ServiceRequest) -> Self::Future {
-        let service = self.service.clone();
-        Box::pin(async move {
-            use tracing::Instrument;
-            let method = req.method().to_string();
-            let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
-            let span = tracing::info_span!("request", %method, %route);
-            let started = std::time::Instant::now();
-            let res = service.call(req).instrument(span.clone()).await?;
-            let status = res.status().as_u16().to_string();
-            let elapsed = started.elapsed();
-            let labels = [("method", method), ("route", route), ("status", status)];
-            metrics::counter!("http_requests_total", &labels).increment(1);
-            metrics::histogram!("http_request_duration_seconds", &labels)
-                .record(elapsed.as_secs_f64());
-            span.in_scope(|| {
-                tracing::debug!(
-                    status = res.status().as_u16(),
-                    elapsed_ms = elapsed.as_millis() as u64,
-                    "request served"
-                )
-            });
-            Ok(res)
-        })
-    }
+pub async fn request_metrics(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let method = req.method().to_string();
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
+    let span = tracing::info_span!("request", %method, %route);
+    let started = std::time::Instant::now();
+    let res = next.call(req).instrument(span.clone()).await?;
+    let status = res.status().as_u16().to_string();
+    let elapsed = started.elapsed();
+    let labels = [("method", method), ("route", route), ("status", status)];
+    metrics::counter!("http_requests_total", &labels).increment(1);
+    metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed.as_secs_f64());
+    span.in_scope(|| {
+        tracing::debug!(
+            status = res.status().as_u16(),
+            elapsed_ms = elapsed.as_millis() as u64,
+            "request served"
+        )
+    });
+    Ok(res)
 }
 
 /// The `/api/v1` routes that need no API key (their path carries its own
@@ -96,62 +53,17 @@ pub const PUBLIC_ROUTES: &[&str] = &[
 /// outcome is left for the extractor rather than answered here so that a
 /// wrong method stays 405 whoever asks (the scope routes by method after
 /// this), and unknown paths stay 404.
-pub struct Authenticate;
-
-impl<S, B> actix_web::dev::Transform<S, ServiceRequest> for Authenticate
-where
-    S: actix_web::dev::Service<
-            ServiceRequest,
-            Response = ServiceResponse<B>,
-            Error = actix_web::Error,
-        > + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<B>;
-    type Error = actix_web::Error;
-    type Transform = AuthenticateService<S>;
-    type InitError = ();
-    type Future = Ready<Result<Self::Transform, Self::InitError>>;
-
-    fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(AuthenticateService {
-            service: std::rc::Rc::new(service),
-        }))
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let needs_key = req
+        .match_pattern()
+        .is_some_and(|route| !PUBLIC_ROUTES.contains(&route.as_str()));
+    if needs_key {
+        let outcome = crate::auth::authenticate_request(req.request()).await;
+        req.extensions_mut()
+            .insert(crate::auth::Authenticated(outcome));
     }
-}
-
-pub struct AuthenticateService<S> {
-    service: std::rc::Rc<S>,
-}
-
-impl<S, B> actix_web::dev::Service<ServiceRequest> for AuthenticateService<S>
-where
-    S: actix_web::dev::Service<
-            ServiceRequest,
-            Response = ServiceResponse<B>,
-            Error = actix_web::Error,
-        > + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<B>;
-    type Error = actix_web::Error;
-    type Future = futures::future::LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
-
-    actix_web::dev::forward_ready!(service);
-
-    fn call(&self, req: ServiceRequest) -> Self::Future {
-        use actix_web::HttpMessage;
-        let service = self.service.clone();
-        Box::pin(async move {
-            let needs_key = req
-                .match_pattern()
-                .is_some_and(|route| !PUBLIC_ROUTES.contains(&route.as_str()));
-            if needs_key {
-                let outcome = crate::auth::authenticate_request(req.request()).await;
-                req.extensions_mut()
-                    .insert(crate::auth::Authenticated(outcome));
-            }
-            service.call(req).await
-        })
-    }
+    next.call(req).await
 }

@@ -54,7 +54,9 @@ impl Application {
                     }),
                 )
                 .wrap(actix_web::middleware::Compress::default())
-                .wrap(tracing_actix())
+                .wrap(actix_web::middleware::from_fn(
+                    crate::middleware::request_metrics,
+                ))
                 .app_data(app_state.clone())
                 .app_data(
                     web::JsonConfig::default()
@@ -132,9 +134,4 @@ fn json_error<B>(
     }
     let res = ServiceResponse::new(req, response).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
-}
-
-/// Request logs and latency metrics.
-fn tracing_actix() -> crate::middleware::RequestMetrics {
-    crate::middleware::RequestMetrics
 }

@@ -14,7 +14,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api/v1")
             // Keys are checked before any handler reads a body.
-            .wrap(crate::middleware::Authenticate)
+            .wrap(actix_web::middleware::from_fn(
+                crate::middleware::authenticate,
+            ))
             .route("/openapi.json", web::get().to(crate::openapi::serve))
             .configure(api_keys::configure)
             .configure(monitors::configure)
