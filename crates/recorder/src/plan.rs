@@ -86,12 +86,14 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<U
                 result.latency_ms,
                 latency_warn_ms(monitor),
             );
-            let day = rollup
-                .entry((monitor_id, result.checked_at.date_naive()))
-                .or_default();
-            day.0 += 1;
-            if stored != MonitorStatus::Down {
-                day.1 += 1;
+            if tracker.counts_in_uptime(result) {
+                let day = rollup
+                    .entry((monitor_id, result.checked_at.date_naive()))
+                    .or_default();
+                day.0 += 1;
+                if stored != MonitorStatus::Down {
+                    day.1 += 1;
+                }
             }
             tracker.apply(result, stored, now, &mut out);
         }
@@ -117,6 +119,7 @@ struct MonitorTracker<'a> {
     last_heartbeat_at: Option<DateTime<Utc>>,
     ssl_expires_at: Option<DateTime<Utc>>,
     ssl_warned_for: Option<DateTime<Utc>>,
+    heartbeat_counted_until: Option<DateTime<Utc>>,
 }
 
 impl<'a> MonitorTracker<'a> {
@@ -138,7 +141,35 @@ impl<'a> MonitorTracker<'a> {
             last_heartbeat_at: monitor.last_heartbeat_at,
             ssl_expires_at: monitor.ssl_expires_at,
             ssl_warned_for: monitor.ssl_warned_for,
+            heartbeat_counted_until: monitor.heartbeat_counted_until,
         }
+    }
+
+    /// Whether `result` is one check of the daily uptime. A heartbeat
+    /// monitor's uptime counts periods, not pings: a passing ping counts only
+    /// when it opens a new period (the last counted one's interval, less a
+    /// tenth of slack for a job that pings a little early each time, is
+    /// over), so pinging a thousand times hides no missed period. Each missed
+    /// period (a failed result from the scheduler) and each `/fail` report
+    /// counts, as every scheduled check does.
+    fn counts_in_uptime(&mut self, result: &CheckResultV1) -> bool {
+        let is_ping = self.monitor.kind == "heartbeat"
+            && result.trigger == Trigger::Heartbeat
+            && result.outcome == CheckOutcome::Pass;
+        if !is_ping {
+            return true;
+        }
+        if self
+            .heartbeat_counted_until
+            .is_some_and(|until| result.checked_at < until)
+        {
+            return false;
+        }
+        let interval_ms = i64::from(self.monitor.interval_secs.max(1)) * 1000;
+        self.heartbeat_counted_until = Some(
+            result.checked_at + chrono::Duration::milliseconds(interval_ms - interval_ms / 10),
+        );
+        true
     }
 
     fn apply(
@@ -258,6 +289,7 @@ impl<'a> MonitorTracker<'a> {
             last_heartbeat_at: self.last_heartbeat_at,
             ssl_expires_at: self.ssl_expires_at,
             ssl_warned_for: self.ssl_warned_for,
+            heartbeat_counted_until: self.heartbeat_counted_until,
         }
     }
 }
@@ -307,6 +339,7 @@ mod tests {
             last_heartbeat_at: None,
             ssl_expires_at: None,
             ssl_warned_for: None,
+            heartbeat_counted_until: None,
         }
     }
 
@@ -393,6 +426,42 @@ mod tests {
         assert_eq!(ssl[0].payload["days_left"], 4);
         assert_eq!(fx.updates[0].ssl_warned_for, Some(expiry));
         assert_eq!(fx.updates[0].ssl_expires_at, Some(expiry));
+    }
+
+    #[test]
+    fn heartbeat_uptime_counts_periods_not_pings() {
+        let mut m = monitor(1);
+        m.kind = "heartbeat".into();
+        m.interval_secs = 60;
+        let ping = |secs: i64| {
+            let mut r = result(1, secs, CheckOutcome::Pass, 0);
+            r.trigger = Trigger::Heartbeat;
+            r
+        };
+        // A chatty job: 100 pings in the first period, none in the second
+        // (the scheduler reports it missed), 100 again in the third.
+        let mut results: Vec<CheckResultV1> = (0..100).map(|i| ping(i / 2)).collect();
+        let mut missed = result(1, 110, CheckOutcome::Fail, 0);
+        missed.trigger = Trigger::Heartbeat;
+        results.push(missed);
+        results.extend((0..100).map(|i| ping(130 + i / 2)));
+        let refs: Vec<&CheckResultV1> = results.iter().collect();
+        let fx = effects(std::slice::from_ref(&m), &refs, t(200));
+        assert_eq!(fx.increments.len(), 1);
+        assert_eq!(
+            (fx.increments[0].total_checks, fx.increments[0].up_checks),
+            (3, 2),
+            "one check per period: up, missed, up"
+        );
+        assert_eq!(fx.updates[0].heartbeat_counted_until, Some(t(130 + 54)));
+
+        // The next batch goes on from the stored period: a ping inside it
+        // counts for nothing more, the first one after it opens the next.
+        m.heartbeat_counted_until = fx.updates[0].heartbeat_counted_until;
+        let (early, late) = (ping(180), ping(190));
+        let fx = effects(std::slice::from_ref(&m), &[&early, &late], t(200));
+        assert_eq!(fx.increments[0].total_checks, 1);
+        assert_eq!(fx.updates[0].heartbeat_counted_until, Some(t(190 + 54)));
     }
 
     #[test]

@@ -277,13 +277,16 @@ async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
     let id = m["id"].as_i64().unwrap();
     let token = m["heartbeat_token"].as_str().unwrap().to_string();
 
-    let ping = stack
-        .http
-        .get(format!("{}/api/v1/heartbeat/{token}", stack.api))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ping.status(), StatusCode::OK);
+    // A chatty job: five pings in the same period.
+    for _ in 0..5 {
+        let ping = stack
+            .http
+            .get(format!("{}/api/v1/heartbeat/{token}", stack.api))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ping.status(), StatusCode::OK);
+    }
     let up = wait_status(&stack, &key, id, "up").await;
     assert!(up["last_heartbeat_at"].is_string());
 
@@ -302,6 +305,18 @@ async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
             .any(|r| r["trigger"] == "heartbeat" && r["status"] == "down"),
         "{rs:?}"
     );
+    // Uptime counts periods, not pings: one period with pings, one missed.
+    let (_, daily) = stack
+        .call(
+            Method::GET,
+            &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
+            &key,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(daily["daily"][0]["total_checks"], 2, "{daily}");
+    assert_eq!(daily["daily"][0]["percentage"], 50.0, "{daily}");
 }
 
 #[tokio::test]

@@ -90,6 +90,9 @@ pub struct Monitor {
     pub last_heartbeat_at: Option<DateTime<Utc>>,
     pub ssl_expires_at: Option<DateTime<Utc>>,
     pub ssl_warned_for: Option<DateTime<Utc>>,
+    /// Heartbeat monitors: when the period of the last ping counted in the
+    /// daily uptime ends (pings before then count for nothing more).
+    pub heartbeat_counted_until: Option<DateTime<Utc>>,
 }
 
 /// The definition of a monitor, as the API creates it.

@@ -160,6 +160,7 @@ struct RuntimeReset {
     last_heartbeat_at: Option<DateTime<Utc>>,
     ssl_expires_at: Option<DateTime<Utc>>,
     ssl_warned_for: Option<DateTime<Utc>>,
+    heartbeat_counted_until: Option<DateTime<Utc>>,
 }
 
 /// Writes the monitor's definition (bumping `updated_at`) and, when
@@ -188,6 +189,7 @@ pub async fn update_definition(
                 last_heartbeat_at: None,
                 ssl_expires_at: None,
                 ssl_warned_for: None,
+                heartbeat_counted_until: None,
             };
             diesel::update(target)
                 .set((definition, reset, monitors::updated_at.eq(diesel::dsl::now)))

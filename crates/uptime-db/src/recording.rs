@@ -41,6 +41,8 @@ pub struct MonitorStateUpdate {
     pub last_heartbeat_at: Option<DateTime<Utc>>,
     pub ssl_expires_at: Option<DateTime<Utc>>,
     pub ssl_warned_for: Option<DateTime<Utc>>,
+    /// Only ever moves forward, like `last_heartbeat_at`.
+    pub heartbeat_counted_until: Option<DateTime<Utc>>,
 }
 
 /// Checks to add to one monitor's day.
@@ -155,6 +157,8 @@ pub async fn update_monitor_states(
         updates.iter().map(|u| u.last_heartbeat_at).collect();
     let ssl: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.ssl_expires_at).collect();
     let warned: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.ssl_warned_for).collect();
+    let counted: Vec<Option<DateTime<Utc>>> =
+        updates.iter().map(|u| u.heartbeat_counted_until).collect();
 
     // GREATEST ignores NULLs: a heartbeat ping the api-gateway stored while this
     // batch was being decided is never moved back.
@@ -162,11 +166,13 @@ pub async fn update_monitor_states(
         "UPDATE monitors AS m SET status = u.status, status_since = u.status_since, \
              consecutive_failures = u.consecutive_failures, last_checked_at = u.last_checked_at, \
              last_heartbeat_at = GREATEST(m.last_heartbeat_at, u.last_heartbeat_at), \
-             ssl_expires_at = u.ssl_expires_at, ssl_warned_for = u.ssl_warned_for \
+             ssl_expires_at = u.ssl_expires_at, ssl_warned_for = u.ssl_warned_for, \
+             heartbeat_counted_until = GREATEST(m.heartbeat_counted_until, u.heartbeat_counted_until) \
          FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], \
-             $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[]) \
+             $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], \
+             $9::timestamptz[]) \
              AS u(id, status, status_since, consecutive_failures, last_checked_at, \
-                  last_heartbeat_at, ssl_expires_at, ssl_warned_for) \
+                  last_heartbeat_at, ssl_expires_at, ssl_warned_for, heartbeat_counted_until) \
          WHERE m.id = u.id",
     )
     .bind::<Array<BigInt>, _>(ids)
@@ -177,6 +183,7 @@ pub async fn update_monitor_states(
     .bind::<Array<Nullable<Timestamptz>>, _>(heartbeat)
     .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
     .bind::<Array<Nullable<Timestamptz>>, _>(warned)
+    .bind::<Array<Nullable<Timestamptz>>, _>(counted)
     .execute(conn)
     .await?;
     Ok(())

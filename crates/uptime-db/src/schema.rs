@@ -64,6 +64,7 @@ diesel::table! {
         last_heartbeat_at -> Nullable<Timestamptz>,
         ssl_expires_at -> Nullable<Timestamptz>,
         ssl_warned_for -> Nullable<Timestamptz>,
+        heartbeat_counted_until -> Nullable<Timestamptz>,
     }
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE monitors DROP COLUMN heartbeat_counted_until;
