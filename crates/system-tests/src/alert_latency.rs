@@ -63,9 +63,10 @@ impl Fault {
 #[derive(Debug, Clone)]
 pub struct Round {
     pub fault: Fault,
-    /// Switch → receiver, per monitor (first arrival of its down alert).
+    /// Switch → receiver, per monitor (first arrival of its down alert),
+    /// ascending.
     pub from_switch: Vec<f64>,
-    /// The confirming check → receiver: what the pipeline adds.
+    /// The confirming check → receiver: what the pipeline adds; ascending.
     pub from_check: Vec<f64>,
     /// Alerts that never arrived within the round's limit.
     pub missing: usize,
@@ -345,19 +346,17 @@ async fn round(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    let mut from_switch = Vec::new();
-    let mut from_check = Vec::new();
-    for first in downs.values() {
-        from_switch.push(seconds(switched_at, first.received_at));
-        from_check.push(seconds(first.checked_at, first.received_at));
-    }
+    // Seconds per monitor, ascending.
+    let sorted = |span: &dyn Fn(&FirstArrival) -> f64| {
+        let mut v: Vec<f64> = downs.values().map(span).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v
+    };
+    let from_switch = sorted(&|d| seconds(switched_at, d.received_at));
+    let from_check = sorted(&|d| seconds(d.checked_at, d.received_at));
     let repeated = downs.values().filter(|d| d.copies > 1).count();
     if std::env::var_os("UPTIME_BENCH_VERBOSE").is_some() {
-        let mut checks: Vec<f64> = downs
-            .values()
-            .map(|d| seconds(switched_at, d.checked_at))
-            .collect();
-        checks.sort_by(|a, b| a.total_cmp(b));
+        let checks = sorted(&|d| seconds(switched_at, d.checked_at));
         let checks: Vec<String> = checks.iter().map(|c| format!("{c:.1}")).collect();
         eprintln!(
             "{}: confirming checks at +{} s",
@@ -431,15 +430,4 @@ async fn pg(opts: &AlertLatencyOptions, action: &str) -> anyhow::Result<()> {
         .await?;
     anyhow::ensure!(status.success(), "pg.sh {action} failed");
     Ok(())
-}
-
-/// `p` in [0, 1] of `values` (nearest rank).
-pub fn percentile(values: &[f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    v[rank - 1]
 }

@@ -7,6 +7,14 @@
 
 pub mod alert_latency;
 
+/// The `q` quantile (0 to 1) of `sorted` (ascending); NaN when empty.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
+}
+
 use anyhow::Context;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;

@@ -113,6 +113,20 @@ async fn results(stack: &Stack, key: &str, id: i64) -> Vec<Value> {
     body["results"].as_array().cloned().unwrap_or_default()
 }
 
+/// Today's entry of the monitor's daily uptime.
+async fn today(stack: &Stack, key: &str, id: i64) -> Value {
+    let (_, body) = stack
+        .call(
+            Method::GET,
+            &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
+            key,
+            None,
+        )
+        .await
+        .unwrap();
+    body["daily"][0].clone()
+}
+
 #[tokio::test]
 async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
     let stack = Stack::start(StackOptions::default()).await.unwrap();
@@ -246,17 +260,9 @@ async fn an_on_demand_check_is_stored_within_a_second_with_trigger_manual() {
     assert!(waited < Duration::from_secs(3), "took {waited:?}");
 
     // The daily rollup counts both checks (the first, scheduled, and the manual one).
-    let (_, daily) = stack
-        .call(
-            Method::GET,
-            &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
-            &key,
-            None,
-        )
-        .await
-        .unwrap();
-    assert_eq!(daily["daily"][0]["total_checks"], 2, "{daily}");
-    assert_eq!(daily["daily"][0]["percentage"], 100.0);
+    let daily = today(&stack, &key, id).await;
+    assert_eq!(daily["total_checks"], 2, "{daily}");
+    assert_eq!(daily["percentage"], 100.0);
 }
 
 #[tokio::test]
@@ -306,17 +312,9 @@ async fn a_heartbeat_monitor_is_up_on_pings_and_down_when_they_stop() {
         "{rs:?}"
     );
     // Uptime counts periods, not pings: one period with pings, one missed.
-    let (_, daily) = stack
-        .call(
-            Method::GET,
-            &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
-            &key,
-            None,
-        )
-        .await
-        .unwrap();
-    assert_eq!(daily["daily"][0]["total_checks"], 2, "{daily}");
-    assert_eq!(daily["daily"][0]["percentage"], 50.0, "{daily}");
+    let daily = today(&stack, &key, id).await;
+    assert_eq!(daily["total_checks"], 2, "{daily}");
+    assert_eq!(daily["percentage"], 50.0, "{daily}");
 }
 
 #[tokio::test]

@@ -158,10 +158,8 @@ pub fn configure(readiness: Readiness) -> impl FnOnce(&mut web::ServiceConfig) {
     // (a gauge set once at start would never show on `/metrics`).
     let _ = uptime_telemetry::metrics_handle();
     move |cfg| {
-        cfg.app_data(web::Data::new(readiness))
-            .route("/healthz", web::get().to(healthz))
-            .route("/readyz", web::get().to(readyz))
-            .route("/metrics", web::get().to(metrics));
+        configure_probes(readiness)(cfg);
+        cfg.route("/metrics", web::get().to(metrics));
     }
 }
 

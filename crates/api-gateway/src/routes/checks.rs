@@ -50,18 +50,18 @@ pub async fn check_now(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    let monitor = {
-        let mut conn = state.conn().await?;
-        uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
-            .await?
-            .ok_or(ApiError::NotFound)?
-    };
-    let spec = spec_of(&monitor)?;
     let check_id = Uuid::new_v4();
     let window = std::time::Duration::from_secs(state.settings.manual_checks.in_flight_secs);
-    let holder = {
+    // One connection for both: the monitor, then its in-flight slot.
+    let (monitor, spec, holder) = {
         let mut conn = state.conn().await?;
-        uptime_db::manual_checks::claim(&mut conn, monitor.id, check_id, window).await?
+        let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        let spec = spec_of(&monitor)?;
+        let holder =
+            uptime_db::manual_checks::claim(&mut conn, monitor.id, check_id, window).await?;
+        (monitor, spec, holder)
     };
     if holder != check_id {
         metrics::counter!("manual_checks_coalesced_total").increment(1);

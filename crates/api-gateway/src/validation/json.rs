@@ -38,7 +38,7 @@ impl<T: serde::de::DeserializeOwned + 'static> actix_web::FromRequest for Json<T
         Box::pin(async move {
             let mut value = value.await?.into_inner();
             integral_floats_as_integers(&mut value);
-            if let Some(field) = nul_in(&value, "") {
+            if let Some(field) = nul_in(&value) {
                 return Err(ApiError::invalid_field(&field, NUL_MESSAGE).into());
             }
             let typed = T::deserialize(value)
@@ -72,33 +72,53 @@ fn integral_floats_as_integers(value: &mut serde_json::Value) {
 pub const NUL_MESSAGE: &str = "must not contain the NUL character (\\u0000)";
 
 /// The path (`name`, `items[2]`, `a.b`; `body` for the top level) of the
-/// first string or object key holding U+0000 in `value`.
-fn nul_in(value: &serde_json::Value, path: &str) -> Option<String> {
-    use serde_json::Value;
-    let here = || {
-        if path.is_empty() {
-            "body".to_string()
-        } else {
-            path.to_string()
-        }
-    };
-    match value {
-        Value::String(s) => s.contains('\0').then(here),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| nul_in(item, &format!("{}[{i}]", here()))),
-        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
-            let child = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
-            if key.contains('\0') {
-                Some(here())
-            } else {
-                nul_in(item, &child)
+/// first string or object key holding U+0000 in `value`. The walk allocates
+/// nothing unless it finds one: the path is built on the way back out.
+fn nul_in(value: &serde_json::Value) -> Option<String> {
+    let mut segments = nul_segments(value)?;
+    segments.reverse();
+    let mut path = String::new();
+    for segment in segments {
+        match segment {
+            Segment::Key(key) if path.is_empty() => path.push_str(key),
+            Segment::Key(key) => {
+                path.push('.');
+                path.push_str(key);
             }
+            Segment::Index(i) => {
+                if path.is_empty() {
+                    path.push_str("body");
+                }
+                path.push_str(&format!("[{i}]"));
+            }
+        }
+    }
+    Some(if path.is_empty() { "body".into() } else { path })
+}
+
+enum Segment<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The segments, innermost first, leading to the first U+0000 (an object
+/// whose key holds one is itself the place).
+fn nul_segments(value: &serde_json::Value) -> Option<Vec<Segment<'_>>> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0').then(Vec::new),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            let mut segments = nul_segments(item)?;
+            segments.push(Segment::Index(i));
+            Some(segments)
+        }),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            if key.contains('\0') {
+                return Some(Vec::new());
+            }
+            let mut segments = nul_segments(item)?;
+            segments.push(Segment::Key(key));
+            Some(segments)
         }),
         _ => None,
     }
@@ -111,19 +131,13 @@ mod tests {
     #[test]
     fn nul_characters_are_found_with_their_path() {
         let v = serde_json::json!({"a": "ok", "b": ["x", "y\u{0}"], "c": {"d": "\u{0}"}});
-        assert_eq!(nul_in(&v, "").as_deref(), Some("b[1]"));
+        assert_eq!(nul_in(&v).as_deref(), Some("b[1]"));
         let v = serde_json::json!({"c": {"d": "\u{0}"}});
-        assert_eq!(nul_in(&v, "").as_deref(), Some("c.d"));
+        assert_eq!(nul_in(&v).as_deref(), Some("c.d"));
         let v = serde_json::json!({"k\u{0}": 1});
-        assert_eq!(nul_in(&v, "").as_deref(), Some("body"));
-        assert_eq!(
-            nul_in(&serde_json::json!("\u{0}"), "").as_deref(),
-            Some("body")
-        );
-        assert_eq!(
-            nul_in(&serde_json::json!({"a": "\\u0000", "n": 0}), ""),
-            None
-        );
+        assert_eq!(nul_in(&v).as_deref(), Some("body"));
+        assert_eq!(nul_in(&serde_json::json!("\u{0}")).as_deref(), Some("body"));
+        assert_eq!(nul_in(&serde_json::json!({"a": "\\u0000", "n": 0})), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
-use system_tests::{Stack, StackOptions};
+use system_tests::{percentile, Stack, StackOptions};
 use uptime_contracts::{CheckDueV1, CheckSpecV1, Message, MonitorKind, Trigger};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
@@ -125,10 +125,10 @@ async fn alert_latency() -> anyhow::Result<()> {
         println!(
             "  {:<28} {:>16.3}s {:>7.3}s {:>16.3}s {:>7.3}s {:>8} {:>9}",
             r.fault.label(),
-            al::percentile(&r.from_switch, 0.5),
-            al::percentile(&r.from_switch, 0.99),
-            al::percentile(&r.from_check, 0.5),
-            al::percentile(&r.from_check, 0.99),
+            percentile(&r.from_switch, 0.5),
+            percentile(&r.from_switch, 0.99),
+            percentile(&r.from_check, 0.5),
+            percentile(&r.from_check, 0.99),
             r.missing,
             r.repeated,
         );
@@ -292,13 +292,6 @@ async fn pipeline() -> anyhow::Result<()> {
         elapsed.as_secs_f64()
     );
     Ok(())
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
 }
 
 /// The scheduler, a checker and the recorder at a sustained rate.
