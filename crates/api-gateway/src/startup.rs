@@ -30,7 +30,7 @@ impl Application {
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
-        uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+        uptime_contracts::streams::ensure(&js, &settings.nats).await?;
         let state = web::Data::new(AppState {
             pool,
             nats,

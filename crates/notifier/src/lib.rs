@@ -67,7 +67,7 @@ impl Notifier {
             uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "notifier").await?;
-        streams::ensure_all(&js, settings.nats.stream_replicas)
+        streams::ensure(&js, &settings.nats)
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?;
         let consumer = js

@@ -55,7 +55,7 @@ impl Recorder {
     pub async fn build(settings: RecorderSettings) -> Result<Self, RecorderError> {
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "recorder").await?;
-        streams::ensure_all(&js, settings.nats.stream_replicas)
+        streams::ensure(&js, &settings.nats)
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?;
         let consumer = js

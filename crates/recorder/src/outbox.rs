@@ -32,16 +32,20 @@ pub async fn publish(js: &jetstream::Context, events: &[NewOutboxEvent]) -> Vec<
         {
             Ok(ack) => {
                 let id = event.id;
-                in_flight.push(async move { (id, ack.await) });
+                let subject = event.subject.as_str();
+                in_flight.push(async move { (id, subject, ack.await) });
             }
             Err(e) => tracing::warn!(event_id = %event.id, error = %e, "publishing event failed"),
         }
     }
     let mut acked = Vec::with_capacity(events.len());
-    while let Some((id, result)) = in_flight.next().await {
+    while let Some((id, subject, result)) = in_flight.next().await {
         match result {
             Ok(_) => acked.push(id),
-            Err(e) => tracing::warn!(event_id = %id, error = %e, "event not acknowledged"),
+            Err(e) => {
+                uptime_contracts::bus::note_failed_publish(subject, &e);
+                tracing::warn!(event_id = %id, error = %e, "event not acknowledged");
+            }
         }
     }
     metrics::counter!("outbox_events_published_total").increment(acked.len() as u64);

@@ -42,7 +42,7 @@ pub enum RunError {
     #[error("connecting to NATS: {0}")]
     Nats(#[from] async_nats::ConnectError),
     #[error("creating the JetStream streams: {0}")]
-    Streams(#[from] async_nats::jetstream::context::CreateStreamError),
+    Streams(#[from] uptime_contracts::streams::StreamsError),
     #[error("binding the ops server: {0}")]
     Ops(#[from] std::io::Error),
 }
@@ -55,7 +55,7 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     uptime_telemetry::metrics_handle();
     let pool = uptime_db::connect(&settings.database)?;
     let (client, js) = uptime_contracts::bus::connect(&settings.nats.url, "scheduler").await?;
-    uptime_contracts::streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+    uptime_contracts::streams::ensure(&js, &settings.nats).await?;
 
     let ops = uptime_ops::OpsServer::bind(
         &settings.ops.listen,

@@ -143,6 +143,9 @@ async fn until_acked(
                 }
             }
             Err(error) => {
+                // A full stream is counted and logged as such (it lasts
+                // until the checkers or the recorder catch up).
+                uptime_contracts::bus::note_failed_publish(out.subject, &error);
                 tracing::warn!(%error, subject = out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
                 metrics::counter!(PUBLISH_RETRIES_TOTAL, "kind" => out.kind.as_str()).increment(1);
                 tokio::select! {

@@ -16,6 +16,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::path::Path;
 
+mod streams;
+pub use streams::StreamLimits;
+
 /// The environment variable that names an optional configuration file.
 pub const CONFIG_FILE_ENV: &str = "UPTIME_CONFIG";
 
@@ -92,6 +95,9 @@ pub struct NatsSettings {
     pub url: String,
     /// Replicas of each JetStream stream this deployment creates (1 locally, 3 in a cluster).
     pub stream_replicas: usize,
+    /// How large and old each stream may grow (`UPTIME_NATS__STREAMS__*`).
+    /// Every service applies these at start, so all must be given the same.
+    pub streams: StreamLimits,
 }
 
 impl Default for NatsSettings {
@@ -99,6 +105,7 @@ impl Default for NatsSettings {
         Self {
             url: "nats://127.0.0.1:4222".into(),
             stream_replicas: 1,
+            streams: StreamLimits::default(),
         }
     }
 }

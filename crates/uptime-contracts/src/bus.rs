@@ -1,8 +1,16 @@
 //! Connecting to NATS and publishing contract messages.
 
 use crate::Message;
-use async_nats::jetstream::{self, context::PublishAckFuture};
+use async_nats::jetstream::context::{PublishAckFuture, PublishError};
+use async_nats::jetstream::{self, publish::PublishAck, ErrorCode};
 use async_nats::HeaderMap;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+/// Counter of publishes JetStream refused to store, by `stream`: a work
+/// queue at its `max_bytes` (or the server out of storage). Each one is also
+/// logged as a warning naming the stream.
+pub const PUBLISH_REFUSED_TOTAL: &str = "nats_publish_refused_total";
 
 /// Connects (retrying in the background if the server is not up yet) and
 /// returns the client and its JetStream context.
@@ -29,15 +37,81 @@ pub async fn connect(
 /// Publishes `msg` on its subject with `headers` (which should carry
 /// `Nats-Msg-Id` and the trace context). Returns once the server has the
 /// message in flight; await the returned future for the stream's
-/// acknowledgement. Keeping many such futures in flight is what makes
-/// publishing fast.
+/// acknowledgement (a refusal is counted and logged, see
+/// [`note_failed_publish`]). Keeping many such futures in flight is what
+/// makes publishing fast.
 pub async fn publish<M: Message>(
     js: &jetstream::Context,
     headers: HeaderMap,
     msg: &M,
-) -> Result<PublishAckFuture, jetstream::context::PublishError> {
-    js.publish_with_headers(M::SUBJECT, headers, msg.to_bytes())
-        .await
+) -> Result<AckFuture, PublishError> {
+    let inner = js
+        .publish_with_headers(M::SUBJECT, headers, msg.to_bytes())
+        .await?;
+    Ok(AckFuture {
+        inner,
+        subject: M::SUBJECT,
+    })
+}
+
+/// The stream's acknowledgement of one publish; await it.
+#[derive(Debug)]
+pub struct AckFuture {
+    inner: PublishAckFuture,
+    subject: &'static str,
+}
+
+impl IntoFuture for AckFuture {
+    type Output = Result<PublishAck, PublishError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let acked = self.inner.await;
+            if let Err(e) = &acked {
+                note_failed_publish(self.subject, e);
+            }
+            acked
+        })
+    }
+}
+
+/// Whether JetStream refused to store the message because a bound was hit:
+/// the stream is full (`discard: new` at `max_bytes`), or the server's or
+/// account's storage is. Retrying helps only once consumers made room.
+pub fn is_refused(err: &PublishError) -> bool {
+    std::error::Error::source(err)
+        .and_then(|source| source.downcast_ref::<jetstream::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e.error_code(),
+                ErrorCode::STREAM_STORE_FAILED
+                    | ErrorCode::INSUFFICIENT_RESOURCES
+                    | ErrorCode::STORAGE_RESOURCES_EXCEEDED
+                    | ErrorCode::ACCOUNT_RESOURCES_EXCEEDED
+                    | ErrorCode::MEMORY_RESOURCES_EXCEEDED
+            )
+        })
+}
+
+/// Call with every failed publish on `subject` (done for you by [`publish`]
+/// and [`publish_acked`]): a refusal by a full stream is counted in
+/// [`PUBLISH_REFUSED_TOTAL`] and logged. Other failures (timeouts, no
+/// server) are the caller's to report. Returns whether it was a refusal.
+pub fn note_failed_publish(subject: &str, err: &PublishError) -> bool {
+    if !is_refused(err) {
+        return false;
+    }
+    let stream = crate::streams::stream_of(subject).unwrap_or("unknown");
+    metrics::counter!(PUBLISH_REFUSED_TOTAL, "stream" => stream).increment(1);
+    tracing::warn!(
+        stream,
+        subject,
+        error = %err,
+        "publish refused: the stream is full (its consumers are down or behind); \
+         see docs/operations.md, stream limits"
+    );
+    true
 }
 
 /// Publishes and waits for the stream's acknowledgement.
@@ -45,7 +119,7 @@ pub async fn publish_acked<M: Message>(
     js: &jetstream::Context,
     headers: HeaderMap,
     msg: &M,
-) -> Result<(), jetstream::context::PublishError> {
+) -> Result<(), PublishError> {
     publish(js, headers, msg).await?.await?;
     Ok(())
 }

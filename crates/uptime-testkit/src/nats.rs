@@ -55,6 +55,7 @@ impl TestNats {
         NatsSettings {
             url: self.url.clone(),
             stream_replicas: 1,
+            ..NatsSettings::default()
         }
     }
 
@@ -64,7 +65,7 @@ impl TestNats {
             .await
             .expect("connect to test NATS");
         let js = async_nats::jetstream::new(client.clone());
-        uptime_contracts::streams::ensure_all(&js, 1)
+        uptime_contracts::streams::ensure(&js, &self.settings())
             .await
             .expect("create streams");
         (client, js)
