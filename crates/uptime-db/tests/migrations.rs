@@ -1,0 +1,284 @@
+//! Migrations only ever add.
+//!
+//! A database records which migrations it ran, not what they said: a landed
+//! migration edited afterwards is never run again where it already ran, so
+//! databases installed before and after the edit silently differ (and a later
+//! migration written against one of them can fail on the other). So every
+//! landed migration folder is pinned here by a SHA-256 digest of its files,
+//! and every migration history a database can have ends in the same schema.
+
+use diesel::QueryableByName;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every landed migration and the digest of its files. A new migration is
+/// added here in the commit that adds it (the failure message prints the
+/// line); a landed one is never changed or removed.
+#[rustfmt::skip]
+const PINNED: &[(&str, &str)] = &[
+    ("2026-11-22-000001_initial", "89b52708163fe1482a331a3df821e8a0f334b63ffac60cf7b2c32e66e3e44de1"),
+    // As landed in 1971d70 (b5faf1a's later edit moved to 000002-1).
+    ("2026-11-22-000002_alert_deliveries", "99db62fcae9a897e3125637a2a4dd1773be40c81dcdd5a54ef7464cc6945991f"),
+    ("2026-11-22-000002-1_pending_contact_index", "885bb7d2c3866d8dbae58af656f75728c7f2424a0d3c602e82bd060a305201b1"),
+    ("2026-11-22-000003_delivery_order_and_leases", "87dfdc56680652528b354690a7b864b563ca2084e5cd3eb7aa4d7da10837225e"),
+    ("2026-11-22-000004_user_quotas", "cfc1e1ebb5cd908b23e814c4ffb1d0b1ddc21c3337ddd7d6f1420ab2f69497c6"),
+    ("2026-11-22-000005_verification_mail_on_create", "a57bc9ffc1f3e22bc06d1528785cd0cef7a76dc1c2614ef44126673bb1a95f39"),
+    ("2026-11-22-000006_heartbeat_periods", "e076db45f4f11bda2124adef10c7b2331d618dfb8a4d9c30285bc596b8e9dc11"),
+    ("2026-11-22-000007_definition_versions", "7b19e5eb3f6fe6cd5d08b7d905066d903a19636a49740365c9926825afe34e48"),
+];
+
+fn migrations_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations")
+}
+
+/// The migration folders, by name.
+fn folders() -> BTreeMap<String, PathBuf> {
+    std::fs::read_dir(migrations_dir())
+        .expect("read migrations/")
+        .map(|entry| entry.expect("migrations/ entry").path())
+        .filter(|path| path.is_dir())
+        .map(|path| {
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                path,
+            )
+        })
+        .collect()
+}
+
+/// SHA-256 over every file of the folder (name and content, by name), with
+/// line endings normalised so a Windows checkout digests the same.
+fn digest(folder: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .expect("read migration folder")
+        .map(|entry| entry.expect("folder entry").path())
+        .filter(|path| path.is_file())
+        .collect();
+    files.sort();
+    let mut hasher = Sha256::new();
+    for file in files {
+        let body = std::fs::read_to_string(&file).expect("migration files are text");
+        hasher.update(file.file_name().unwrap().to_string_lossy().as_bytes());
+        hasher.update([0]);
+        hasher.update(body.replace("\r\n", "\n").as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+#[test]
+fn landed_migrations_are_never_edited_or_removed_and_new_ones_are_pinned() {
+    let found = folders();
+    let pinned: BTreeMap<&str, &str> = PINNED.iter().copied().collect();
+    assert_eq!(pinned.len(), PINNED.len(), "a migration is pinned twice");
+    let mut problems = Vec::new();
+    for (name, expected) in &pinned {
+        match found.get(*name) {
+            None => problems.push(format!(
+                "{name}: pinned but missing from migrations/. A landed migration is never \
+                 removed or renamed (databases have run it); restore it."
+            )),
+            Some(path) => {
+                let actual = digest(path);
+                if actual != *expected {
+                    problems.push(format!(
+                        "{name}: its files changed after it was pinned (digest {actual}, pinned \
+                         {expected}). A landed migration is never edited: databases that ran \
+                         it will not run it again. Restore it (`git log -p -- migrations/{name}`) \
+                         and put the change in a new migration. Only if this migration has not \
+                         landed on main yet may you update its digest in PINNED."
+                    ));
+                }
+            }
+        }
+    }
+    let unpinned: Vec<String> = found
+        .iter()
+        .filter(|(name, _)| !pinned.contains_key(name.as_str()))
+        .map(|(name, path)| format!("    (\"{name}\", \"{}\"),", digest(path)))
+        .collect();
+    if !unpinned.is_empty() {
+        problems.push(format!(
+            "new migrations are not pinned yet. Once a migration is final, pin it in the same \
+             commit that adds it by adding to PINNED in {}:\n{}",
+            file!(),
+            unpinned.join("\n")
+        ));
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n\n"));
+}
+
+// ---------------------------------------------------------------------------
+// Every migration history ends in the same schema.
+// ---------------------------------------------------------------------------
+
+/// A new, empty database on the test server.
+async fn empty_database() -> String {
+    let admin_url = std::env::var("UPTIME_TEST_DATABASE_URL")
+        .expect("UPTIME_TEST_DATABASE_URL is not set: run the tests with `just test`");
+    let name = format!("t_mig_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = AsyncPgConnection::establish(&admin_url)
+        .await
+        .expect("connect to the test server");
+    diesel::sql_query(format!("CREATE DATABASE {name}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (base, query) = admin_url
+        .split_once('?')
+        .map_or((admin_url.as_str(), String::new()), |(b, q)| {
+            (b, format!("?{q}"))
+        });
+    let host_end = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[host_end..].find('/') {
+        Some(i) => &base[..host_end + i],
+        None => base,
+    };
+    format!("{base}/{name}{query}")
+}
+
+/// Runs the migrations of `dir` (a folder of migration folders) as the
+/// services do, through diesel's harness.
+async fn run_migrations_of(url: &str, dir: PathBuf) {
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        use diesel::Connection;
+        use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+        use diesel_migrations::{FileBasedMigrations, MigrationHarness};
+        let mut conn =
+            <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url).unwrap();
+        let source = FileBasedMigrations::from_path(&dir).unwrap();
+        conn.run_pending_migrations(source).unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+/// A folder with copies of the named migrations; `tweak` may edit a copy.
+fn subset(names: &[&str], tweak: impl Fn(&str, &Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let found = folders();
+    for name in names {
+        let from = found
+            .get(*name)
+            .unwrap_or_else(|| panic!("no migration {name}"));
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        for file in std::fs::read_dir(from).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, to.join(file.file_name().unwrap())).unwrap();
+        }
+        tweak(name, &to);
+    }
+    dir
+}
+
+#[derive(QueryableByName, Debug, PartialEq, Eq)]
+struct Line {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    line: String,
+}
+
+/// Every index and column of the public schema, one line each.
+async fn schema_of(url: &str) -> Vec<String> {
+    let mut conn = AsyncPgConnection::establish(url).await.unwrap();
+    diesel::sql_query(
+        "SELECT indexdef AS line FROM pg_indexes WHERE schemaname = 'public' \
+         UNION ALL \
+         SELECT format('%s.%s %s null=%s default=%s', table_name, column_name, data_type, \
+                       is_nullable, coalesce(column_default, '-')) \
+         FROM information_schema.columns WHERE table_schema = 'public' \
+         ORDER BY 1",
+    )
+    .load::<Line>(&mut conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|l| l.line)
+    .collect()
+}
+
+const INITIAL: &str = "2026-11-22-000001_initial";
+const DELIVERIES: &str = "2026-11-22-000002_alert_deliveries";
+/// The index b5faf1a added to `DELIVERIES`, moved to a migration of its own.
+const MOVED_INDEX: &str = "2026-11-22-000002-1_pending_contact_index";
+/// What commit b5faf1a added to `DELIVERIES` after it had landed.
+const EDIT_OF_B5FAF1A: &str = "CREATE INDEX alert_deliveries_pending_contact_idx \
+     ON alert_deliveries (contact_id, id) WHERE status = 'pending';";
+
+/// For [`subset`]: `DELIVERIES` as it was between b5faf1a and this fix.
+fn as_edited_by_b5faf1a(name: &str, dir: &Path) {
+    if name == DELIVERIES {
+        let up = dir.join("up.sql");
+        let body = std::fs::read_to_string(&up).unwrap();
+        std::fs::write(&up, format!("{body}\n{EDIT_OF_B5FAF1A}\n")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
+    let fresh = empty_database().await;
+    uptime_db::migrate(&fresh)
+        .await
+        .expect("a new database migrates");
+    let expected = schema_of(&fresh).await;
+    assert!(
+        expected
+            .iter()
+            .any(|l| l.contains("alert_deliveries_pending_contact_seq_idx")),
+        "the claim's ordering index is there: {expected:#?}"
+    );
+    assert!(
+        !expected
+            .iter()
+            .any(|l| l.contains("alert_deliveries_pending_contact_idx ")),
+        "the index it replaced is gone: {expected:#?}"
+    );
+
+    // Installed when 000002 had landed (no index), and upgraded now.
+    let landed = empty_database().await;
+    let old = subset(&[INITIAL, DELIVERIES], |_, _| {});
+    run_migrations_of(&landed, old.path().to_path_buf()).await;
+    uptime_db::migrate(&landed)
+        .await
+        .expect("a database from before b5faf1a upgrades");
+    assert_eq!(
+        schema_of(&landed).await,
+        expected,
+        "installed before b5faf1a"
+    );
+
+    // Installed while 000002 carried b5faf1a's index, and upgraded now.
+    let edited = empty_database().await;
+    let old = subset(&[INITIAL, DELIVERIES], as_edited_by_b5faf1a);
+    run_migrations_of(&edited, old.path().to_path_buf()).await;
+    uptime_db::migrate(&edited)
+        .await
+        .expect("a database from after b5faf1a upgrades");
+    assert_eq!(
+        schema_of(&edited).await,
+        expected,
+        "installed after b5faf1a"
+    );
+
+    // Fully migrated before the index moved (000003 and later have run),
+    // then given the moved index's migration, which runs last there.
+    let current = empty_database().await;
+    let names: Vec<String> = folders().into_keys().filter(|n| n != MOVED_INDEX).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let old = subset(&names, as_edited_by_b5faf1a);
+    run_migrations_of(&current, old.path().to_path_buf()).await;
+    let applied = uptime_db::migrate(&current).await.expect("upgrades");
+    assert_eq!(
+        applied,
+        ["202611220000021"],
+        "only the moved index is new there"
+    );
+    assert_eq!(
+        schema_of(&current).await,
+        expected,
+        "migrated before the move"
+    );
+}

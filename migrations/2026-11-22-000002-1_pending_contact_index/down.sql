@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS alert_deliveries_pending_contact_idx;
