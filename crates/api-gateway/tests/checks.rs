@@ -8,7 +8,7 @@ use chrono::{Duration, Utc};
 use common::spawn_app;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV1, Message};
+use uptime_contracts::{streams, CheckDueV2, Message};
 
 #[tokio::test]
 async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
@@ -37,12 +37,14 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     let queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
     assert_eq!(queued.len(), 1, "{queued:?}");
     let (subject, msg_id, payload) = &queued[0];
-    assert_eq!(subject, CheckDueV1::SUBJECT);
+    assert_eq!(subject, CheckDueV2::SUBJECT);
     assert_eq!(msg_id.as_deref(), Some(check_id.as_str()));
-    let due: CheckDueV1 = serde_json::from_value(payload.clone()).unwrap();
+    let due: CheckDueV2 = serde_json::from_value(payload.clone()).unwrap();
     assert_eq!(due.check_id.to_string(), check_id);
     assert_eq!(due.monitor_id, monitor.id);
     assert_eq!(due.trigger.as_str(), "manual");
+    assert_eq!(due.definition_version, monitor.definition_version);
+    assert_eq!(due.interval_secs, monitor.interval_secs as u32);
     assert!(due.due_at >= before - Duration::seconds(1) && due.due_at <= Utc::now());
     assert_eq!(due.spec.kind.as_str(), "keyword");
     assert_eq!(due.spec.target, "https://example.com/health");

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckResultV1, Message};
+use uptime_contracts::{streams, CheckResultV2, Message};
 use uptime_db::schema::monitors;
 
 async fn last_heartbeat_at(app: &TestApp, monitor_id: i64) -> Option<DateTime<Utc>> {
@@ -22,12 +22,12 @@ async fn last_heartbeat_at(app: &TestApp, monitor_id: i64) -> Option<DateTime<Ut
 }
 
 /// The check results the gateway published, oldest first.
-async fn published_results(app: &TestApp) -> Vec<(Option<String>, CheckResultV1)> {
+async fn published_results(app: &TestApp) -> Vec<(Option<String>, CheckResultV2)> {
     stream_messages(&app.state.js, streams::RESULTS_STREAM)
         .await
         .into_iter()
         .map(|(subject, msg_id, payload)| {
-            assert_eq!(subject, CheckResultV1::SUBJECT);
+            assert_eq!(subject, CheckResultV2::SUBJECT);
             (msg_id, serde_json::from_value(payload).unwrap())
         })
         .collect()
@@ -68,6 +68,7 @@ async fn a_ping_needs_no_key_stores_the_time_and_publishes_a_passing_result() {
     assert_eq!(result.trigger.as_str(), "heartbeat");
     assert_eq!(result.outcome, uptime_contracts::CheckOutcome::Pass);
     assert_eq!(result.reporter, "api-gateway");
+    assert_eq!(result.definition_version, monitor.definition_version);
     assert!(result.error.is_none() && result.due_at.is_none());
     assert_eq!(
         result.checked_at.timestamp_micros(),

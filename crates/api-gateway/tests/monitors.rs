@@ -622,6 +622,53 @@ async fn runtime_state_survives_edits_but_not_a_new_target() {
 }
 
 #[tokio::test]
+async fn the_definition_version_goes_up_only_when_what_a_check_does_changes() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let m = create(&app, &key, http_monitor()).await;
+    assert_eq!(m["definition_version"], 1, "{m}");
+    let path = format!("{MONITORS}/{}", m["id"]);
+    let other = contact(&app, &key, "ops").await;
+
+    let mut expected = 1;
+    for (patch, changes_checks) in [
+        (json!({"name": "renamed"}), false),
+        (json!({"active": false}), false),
+        (json!({"active": true}), false),
+        (json!({"interval_secs": 120}), false),
+        (json!({"confirmation_count": 3}), false),
+        (json!({"latency_warn_ms": 800}), false),
+        (json!({"ssl_warn_days": 7}), false),
+        (json!({"alert_contact_ids": [other]}), false),
+        (json!({"target": "https://example.net/"}), true),
+        (json!({"target": "https://example.net/"}), false),
+        (json!({"timeout_secs": 5}), true),
+        (json!({"expected_status": 204}), true),
+        (json!({"type": "keyword", "keyword": "ok"}), true),
+        (json!({"keyword": "healthy"}), true),
+        (json!({"keyword_type": "not_contains"}), true),
+    ] {
+        let (status, got) = app.patch(&path, &key, patch.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{patch}: {got}");
+        expected += i64::from(changes_checks);
+        assert_eq!(got["definition_version"], expected, "{patch}: {got}");
+    }
+
+    let hb = create(
+        &app,
+        &key,
+        json!({"name": "job", "type": "heartbeat", "interval_secs": 60}),
+    )
+    .await;
+    let path = format!("{MONITORS}/{}", hb["id"]);
+    let (_, got) = app.patch(&path, &key, json!({"interval_secs": 120})).await;
+    assert_eq!(
+        got["definition_version"], 2,
+        "a heartbeat's period is what its missed-period checks judge: {got}"
+    );
+}
+
+#[tokio::test]
 async fn delete_answers_204_then_404() {
     let app = spawn_app().await;
     let (_, key) = app.new_user("ops").await;

@@ -8,6 +8,7 @@ pub const CHECKS_TOTAL: &str = "checks_total";
 pub const CHECK_DURATION_SECONDS: &str = "check_duration_seconds";
 pub const CHECKS_IN_FLIGHT: &str = "checks_in_flight";
 pub const CHECK_START_LATENESS_SECONDS: &str = "check_start_lateness_seconds";
+pub const CHECKS_SKIPPED_STALE_TOTAL: &str = "checks_skipped_stale_total";
 
 /// Registers the help texts; call once at start.
 pub fn describe() {
@@ -23,6 +24,14 @@ pub fn describe() {
         metrics::Unit::Seconds,
         "How long after its due time a check started (queueing and redelivery delay)"
     );
+    metrics::describe_counter!(
+        CHECKS_SKIPPED_STALE_TOTAL,
+        "Scheduled checks received more than one interval late and skipped (the next slot runs instead)"
+    );
+}
+
+pub fn record_stale_skip() {
+    metrics::counter!(CHECKS_SKIPPED_STALE_TOTAL).increment(1);
 }
 
 pub fn outcome_label(outcome: CheckOutcome) -> &'static str {

@@ -15,6 +15,7 @@
 //! (semaphore permits), so nothing waits in a client-side buffer while its
 //! ack deadline runs out.
 
+use crate::due::{self, Publishable, Received};
 use crate::http_check::{CheckReport, HttpChecker};
 use crate::metrics as m;
 use async_nats::jetstream::consumer::PullConsumer;
@@ -28,7 +29,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use uptime_contracts::{bus, CheckDueV1, CheckResultV1, Message, MonitorKind};
+use uptime_contracts::{bus, CheckResultV1, MonitorKind};
 
 /// How long one pull request stays open on the server when there is no work.
 const PULL_EXPIRES: Duration = Duration::from_secs(5);
@@ -148,8 +149,8 @@ impl Worker {
         _slot: OwnedSemaphorePermit,
         abandon: CancellationToken,
     ) {
-        let due = match CheckDueV1::from_bytes(&msg.payload) {
-            Ok(due) => due,
+        let received = match due::decode(&msg.subject, &msg.payload) {
+            Ok(received) => received,
             Err(e) => {
                 // No redelivery can fix a message that does not decode.
                 tracing::error!(error = %e, subject = %msg.subject, "undecodable due check; terminating it");
@@ -157,9 +158,19 @@ impl Worker {
                 return;
             }
         };
+        let due = &received.due;
         if due.spec.kind == MonitorKind::Heartbeat {
             tracing::error!(check_id = %due.check_id, "heartbeat monitors have no check to run; terminating it");
             ack(&msg, AckKind::Term).await;
+            return;
+        }
+        if received.is_stale(Utc::now()) {
+            // The scheduler has published this monitor's next slot by now:
+            // working through a backlog of old slots would only delay it.
+            tracing::info!(check_id = %due.check_id, monitor_id = due.monitor_id, due_at = %due.due_at,
+                "due check more than one interval late; skipping it");
+            m::record_stale_skip();
+            ack(&msg, AckKind::Ack).await;
             return;
         }
         let delivery = msg.info().map(|i| i.delivered).unwrap_or(1);
@@ -172,7 +183,7 @@ impl Worker {
             outcome = tracing::field::Empty,
         );
         uptime_telemetry::nats::set_parent_from(&span, msg.headers.as_ref());
-        self.check_and_publish(msg, due, abandon)
+        self.check_and_publish(msg, received, abandon)
             .instrument(span)
             .await;
     }
@@ -180,9 +191,10 @@ impl Worker {
     async fn check_and_publish(
         &self,
         msg: jetstream::Message,
-        due: CheckDueV1,
+        received: Received,
         abandon: CancellationToken,
     ) {
+        let due = &received.due;
         let _in_flight = m::InFlight::enter();
         let checked_at = Utc::now();
         m::record_lateness(checked_at - due.due_at);
@@ -192,10 +204,14 @@ impl Worker {
             let report = self.http.check(&due.spec).await;
             m::record_check(report.outcome, started.elapsed());
             tracing::Span::current().record("outcome", m::outcome_label(report.outcome));
-            let result = self.result_of(&due, checked_at, report);
+            let result = received.publishable(self.result_of(due, checked_at, report));
             // Headers inside the check span, so the result continues its trace.
             let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());
-            match bus::publish(&self.js, headers, &result).await {
+            let published = match &result {
+                Publishable::V1(r) => bus::publish(&self.js, headers, r).await,
+                Publishable::V2(r) => bus::publish(&self.js, headers, r).await,
+            };
+            match published {
                 Ok(ack) => ack.await,
                 Err(e) => Err(e),
             }
@@ -223,7 +239,7 @@ impl Worker {
 
     fn result_of(
         &self,
-        due: &CheckDueV1,
+        due: &uptime_contracts::CheckDueV1,
         checked_at: chrono::DateTime<Utc>,
         report: CheckReport,
     ) -> CheckResultV1 {

@@ -5,10 +5,10 @@
 
 mod common;
 
-use common::{counts_by_check, eventually, http_spec, Harness, RunningChecker};
+use common::{counts_by_check, due_now, eventually, http_spec, Harness, RunningChecker};
 use std::collections::HashSet;
 use std::time::Duration;
-use uptime_contracts::CheckOutcome;
+use uptime_contracts::{subjects, CheckOutcome, Trigger};
 use uptime_testkit::target::TargetServer;
 
 #[tokio::test]
@@ -193,4 +193,75 @@ async fn checks_outlasting_the_shutdown_grace_are_handed_back_at_once() {
     assert_eq!(result.reporter, "second");
     assert_eq!(result.outcome, CheckOutcome::Pass);
     second.stop().await;
+}
+
+#[tokio::test]
+async fn a_due_check_is_answered_in_its_own_message_version() {
+    let h = Harness::start().await;
+    let target = TargetServer::start().await;
+    let checker = RunningChecker::start(h.settings("c")).await;
+
+    let mut v2 = due_now(http_spec(&target.url("/")));
+    v2.definition_version = 7;
+    h.publish_due_as(&v2, &v2.check_id.to_string()).await;
+    // A version-1 due check, as a scheduler from before versions sends it.
+    let (v1, _) = due_now(http_spec(&target.url("/"))).into_parts();
+    h.publish_due_as(&v1, &v1.check_id.to_string()).await;
+
+    h.wait_for_results(2).await;
+    let results = h.raw_results().await;
+    let of = |id: uuid::Uuid| {
+        results
+            .iter()
+            .find(|(_, json)| json["check_id"] == id.to_string())
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+    };
+    let (subject, json) = of(v2.check_id);
+    assert_eq!(subject, subjects::CHECK_RESULT_V2);
+    assert_eq!(json["definition_version"], 7, "{json}");
+    let (subject, json) = of(v1.check_id);
+    assert_eq!(subject, subjects::CHECK_RESULT_V1);
+    assert!(json.get("definition_version").is_none(), "{json}");
+    checker.stop().await;
+}
+
+#[tokio::test]
+async fn a_scheduled_check_more_than_one_interval_late_is_skipped_but_manual_ones_run() {
+    let h = Harness::start().await;
+    let target = TargetServer::start().await;
+    let url = target.url("/");
+    // Queued before the checker starts, as after an outage.
+    let mut stale = due_now(http_spec(&url));
+    stale.interval_secs = 10;
+    stale.due_at -= chrono::TimeDelta::seconds(25);
+    let mut manual = due_now(http_spec(&url));
+    manual.trigger = Trigger::Manual;
+    manual.due_at -= chrono::TimeDelta::hours(2);
+    let mut fresh = due_now(http_spec(&url));
+    fresh.interval_secs = 10;
+    fresh.due_at -= chrono::TimeDelta::seconds(5);
+    for due in [&stale, &manual, &fresh] {
+        h.publish_due_as(due, &due.check_id.to_string()).await;
+    }
+
+    let checker = RunningChecker::start(h.settings("c")).await;
+    h.wait_for_results(2).await;
+    h.wait_until_consumer_idle().await;
+    let ran: HashSet<_> = h.results().await.iter().map(|r| r.check_id).collect();
+    assert_eq!(ran, HashSet::from([manual.check_id, fresh.check_id]));
+    assert_eq!(target.hits(), 2, "the stale check never reached the target");
+
+    let metrics = reqwest::get(format!("http://{}/metrics", checker.ops_addr))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("checks_skipped_stale_total") && l.ends_with(" 1")),
+        "{metrics}"
+    );
+    checker.stop().await;
 }

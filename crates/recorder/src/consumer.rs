@@ -3,14 +3,14 @@
 //! database is briefly unavailable, term what can never be recorded.
 
 use crate::outbox;
-use crate::store::{self, BatchOutcome};
+use crate::store::{self, BatchOutcome, Incoming};
 use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::{self, AckKind, Message};
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use uptime_contracts::{CheckResultV1, Message as _};
+use uptime_contracts::{subjects, CheckResultV1, CheckResultV2, Message as _};
 use uptime_db::{DbError, Pool};
 
 /// How messages are gathered into batches.
@@ -66,7 +66,7 @@ impl BatchHandler {
     async fn handle_inner(&self, messages: Vec<Message>) {
         let mut batch = Vec::with_capacity(messages.len());
         for message in messages {
-            match CheckResultV1::from_bytes(&message.payload) {
+            match decode(&message.subject, &message.payload) {
                 Ok(result) => batch.push((message, result)),
                 Err(e) => {
                     // Redelivering cannot make it decodable.
@@ -95,8 +95,8 @@ impl BatchHandler {
         }
     }
 
-    async fn attempt(&self, batch: &[(Message, CheckResultV1)]) -> Attempt {
-        let results: Vec<CheckResultV1> = batch.iter().map(|(_, r)| r.clone()).collect();
+    async fn attempt(&self, batch: &[(Message, Incoming)]) -> Attempt {
+        let results: Vec<Incoming> = batch.iter().map(|(_, r)| r.clone()).collect();
         match store::record_batch(&self.pool, &results, chrono::Utc::now()).await {
             Ok(outcome) => {
                 self.after_commit(outcome).await;
@@ -116,7 +116,8 @@ impl BatchHandler {
         }
     }
 
-    async fn give_up(&self, (message, result): &(Message, CheckResultV1), e: &DbError) {
+    async fn give_up(&self, (message, incoming): &(Message, Incoming), e: &DbError) {
+        let result = &incoming.result;
         tracing::error!(check_id = %result.check_id, monitor_id = result.monitor_id, error = %e,
             "check result can never be recorded; terminating it");
         metrics::counter!("results_rejected_total").increment(1);
@@ -129,9 +130,14 @@ impl BatchHandler {
         for (check_id, monitor_id) in &outcome.dropped {
             tracing::info!(%check_id, monitor_id, "dropping the result of a deleted monitor");
         }
+        for (check_id, monitor_id) in &outcome.outdated {
+            tracing::info!(%check_id, monitor_id,
+                "stored a result made for an older definition of its monitor; it does not move state");
+        }
         metrics::counter!("results_recorded_total").increment(outcome.inserted as u64);
         metrics::counter!("results_duplicate_total").increment(outcome.duplicates as u64);
         metrics::counter!("results_dropped_total").increment(outcome.dropped.len() as u64);
+        metrics::counter!("results_outdated_total").increment(outcome.outdated.len() as u64);
         for to in &outcome.transitions {
             metrics::counter!("state_changes_total", "to" => to.as_str()).increment(1);
         }
@@ -143,6 +149,22 @@ impl BatchHandler {
         );
         outbox::publish_and_mark(&self.pool, &self.js, &outcome.events).await;
     }
+}
+
+/// Decodes a result by the version its `subject` names.
+fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> {
+    if subject == subjects::CHECK_RESULT_V1 {
+        return CheckResultV1::from_bytes(payload).map(|result| Incoming {
+            result,
+            definition_version: None,
+        });
+    }
+    // Version 2, or a newer one that only adds fields.
+    let (result, version) = CheckResultV2::from_bytes(payload)?.into_parts();
+    Ok(Incoming {
+        result,
+        definition_version: Some(version),
+    })
 }
 
 /// Whether trying again later may succeed.

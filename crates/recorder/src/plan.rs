@@ -30,8 +30,19 @@ fn latency_warn_ms(monitor: &Monitor) -> Option<u32> {
     monitor.latency_warn_ms.and_then(|v| u32::try_from(v).ok())
 }
 
+/// Whether a result made for `definition_version` may move `monitor`'s
+/// state: only one made for its current definition. A result without a
+/// version (a version-1 message, from before versions) counts as current.
+pub fn is_current(definition_version: Option<i64>, monitor: &Monitor) -> bool {
+    definition_version.is_none_or(|v| v >= monitor.definition_version)
+}
+
 /// The row a result is stored as, judged by its monitor's latency threshold.
-pub fn result_row(result: &CheckResultV1, monitor: &Monitor) -> NewCheckResult {
+pub fn result_row(
+    result: &CheckResultV1,
+    definition_version: Option<i64>,
+    monitor: &Monitor,
+) -> NewCheckResult {
     let status =
         state_machine::result_status(result.outcome, result.latency_ms, latency_warn_ms(monitor));
     NewCheckResult {
@@ -48,6 +59,7 @@ pub fn result_row(result: &CheckResultV1, monitor: &Monitor) -> NewCheckResult {
         error: result.error.clone(),
         ssl_expires_at: result.ssl_expires_at,
         reporter: result.reporter.clone(),
+        definition_version,
     }
 }
 
@@ -340,7 +352,20 @@ mod tests {
             ssl_expires_at: None,
             ssl_warned_for: None,
             heartbeat_counted_until: None,
+            definition_version: 1,
         }
+    }
+
+    #[test]
+    fn only_results_of_the_current_definition_are_current() {
+        let mut m = monitor(1);
+        m.definition_version = 3;
+        assert!(!is_current(Some(2), &m), "made for the definition before");
+        assert!(is_current(Some(3), &m));
+        assert!(
+            is_current(None, &m),
+            "a version-1 result predates versions and counts as before"
+        );
     }
 
     fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResultV1 {

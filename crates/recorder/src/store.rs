@@ -9,9 +9,27 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use std::collections::{HashMap, HashSet};
 use uptime_contracts::{CheckResultV1, MonitorStatus};
+
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
 use uuid::Uuid;
+
+/// A result as received, with the definition version it was made for (`None`
+/// for a version-1 message, which predates versions: it counts as current).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incoming {
+    pub result: CheckResultV1,
+    pub definition_version: Option<i64>,
+}
+
+impl From<CheckResultV1> for Incoming {
+    fn from(result: CheckResultV1) -> Self {
+        Self {
+            result,
+            definition_version: None,
+        }
+    }
+}
 
 /// What a committed batch did.
 #[derive(Debug, Default)]
@@ -22,6 +40,9 @@ pub struct BatchOutcome {
     pub duplicates: usize,
     /// Results of monitors that no longer exist, dropped.
     pub dropped: Vec<(Uuid, i64)>,
+    /// Results stored that were made for an older definition of their
+    /// monitor, so they did not move its state.
+    pub outdated: Vec<(Uuid, i64)>,
     /// Events committed to the outbox, to publish now.
     pub events: Vec<NewOutboxEvent>,
     /// The status each transition went to.
@@ -31,13 +52,16 @@ pub struct BatchOutcome {
 /// Records `results` in one transaction. `now` decides certificate windows.
 pub async fn record_batch(
     pool: &Pool,
-    results: &[CheckResultV1],
+    incoming: &[Incoming],
     now: DateTime<Utc>,
 ) -> DbResult<BatchOutcome> {
     // The same result twice in one batch (a republish) counts once.
     let mut seen = HashSet::new();
-    let results: Vec<&CheckResultV1> = results.iter().filter(|r| seen.insert(r.check_id)).collect();
-    let mut monitor_ids: Vec<i64> = results.iter().map(|r| r.monitor_id).collect();
+    let results: Vec<&Incoming> = incoming
+        .iter()
+        .filter(|r| seen.insert(r.result.check_id))
+        .collect();
+    let mut monitor_ids: Vec<i64> = results.iter().map(|r| r.result.monitor_id).collect();
     monitor_ids.sort_unstable();
     monitor_ids.dedup();
 
@@ -51,13 +75,15 @@ pub async fn record_batch(
             let mut rows = Vec::with_capacity(results.len());
             let mut known = Vec::with_capacity(results.len());
             for r in &results {
-                match by_id.get(&r.monitor_id) {
+                match by_id.get(&r.result.monitor_id) {
                     Some(monitor) => {
-                        rows.push(plan::result_row(r, monitor));
+                        rows.push(plan::result_row(&r.result, r.definition_version, monitor));
                         known.push(*r);
                     }
                     // Deleted after the check was scheduled: nothing to record it on.
-                    None => outcome.dropped.push((r.check_id, r.monitor_id)),
+                    None => outcome
+                        .dropped
+                        .push((r.result.check_id, r.result.monitor_id)),
                 }
             }
 
@@ -68,11 +94,24 @@ pub async fn record_batch(
             outcome.inserted = inserted.len();
             outcome.duplicates = known.len() - inserted.len();
             // Only results stored just now move state: a redelivery must not
-            // count a failure twice or raise its event again.
-            let fresh: Vec<&CheckResultV1> = known
-                .into_iter()
-                .filter(|r| inserted.contains(&r.check_id))
-                .collect();
+            // count a failure twice or raise its event again. And only those
+            // made for the monitor's current definition: a check that was in
+            // flight when the monitor was edited says nothing about what it
+            // watches now.
+            let mut fresh: Vec<&CheckResultV1> = Vec::with_capacity(known.len());
+            for r in known {
+                if !inserted.contains(&r.result.check_id) {
+                    continue;
+                }
+                let monitor = by_id[&r.result.monitor_id];
+                if plan::is_current(r.definition_version, monitor) {
+                    fresh.push(&r.result);
+                } else {
+                    outcome
+                        .outdated
+                        .push((r.result.check_id, r.result.monitor_id));
+                }
+            }
             if fresh.is_empty() {
                 return Ok(outcome);
             }

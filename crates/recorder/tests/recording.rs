@@ -348,3 +348,57 @@ async fn a_late_older_result_is_stored_but_moves_nothing() {
     let events = h.events(state_changed_subject()).await;
     assert_eq!(events.len(), 1, "only pending→up: {events:?}");
 }
+
+#[tokio::test]
+async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
+    let h = Harness::started().await;
+    let id = h.monitor(|_| {}).await;
+    // The monitor was edited twice since it was created: version 3.
+    diesel::update(uptime_db::schema::monitors::table.find(id))
+        .set(uptime_db::schema::monitors::definition_version.eq(3))
+        .execute(&mut h.conn().await)
+        .await
+        .unwrap();
+    let checked_at = Utc::now() - Duration::seconds(30);
+
+    // A check that was in flight during the edit fails against the old target.
+    let outdated = result(id, checked_at, CheckOutcome::Fail).with_definition_version(2);
+    h.publish_with_id(&outdated, &outdated.check_id.to_string())
+        .await;
+    h.wait_drained().await;
+    let rows = h.results_of(id).await;
+    assert_eq!(rows.len(), 1, "the result is kept, as history");
+    assert_eq!(rows[0].definition_version, Some(2));
+    assert_eq!(rows[0].status, "down");
+    let m = h.monitor_row(id).await;
+    assert_eq!(
+        (m.status.as_str(), m.consecutive_failures, m.last_checked_at),
+        ("pending", 0, None),
+        "a result of the old definition must not move the state"
+    );
+    assert!(h.events(state_changed_subject()).await.is_empty());
+    let days: Vec<DailyUptime> = daily_uptime::table
+        .select(DailyUptime::as_select())
+        .load(&mut h.conn().await)
+        .await
+        .unwrap();
+    assert!(days.is_empty(), "nor count in the uptime: {days:?}");
+
+    // A result of the current definition moves it, as always.
+    let current = result(id, checked_at + Duration::seconds(10), CheckOutcome::Fail)
+        .with_definition_version(3);
+    h.publish_with_id(&current, &current.check_id.to_string())
+        .await;
+    h.wait_drained().await;
+    assert_eq!(h.monitor_row(id).await.status, "down");
+    let events = h.events(state_changed_subject()).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["check"]["check_id"], current.check_id.to_string());
+
+    // A version-1 result carries no version: it counts as current.
+    let v1 = result(id, checked_at + Duration::seconds(20), CheckOutcome::Pass);
+    h.record(std::slice::from_ref(&v1)).await;
+    assert_eq!(h.monitor_row(id).await.status, "up");
+    let rows = h.results_of(id).await;
+    assert_eq!(rows.last().unwrap().definition_version, None);
+}

@@ -75,10 +75,14 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
             )
             .await
             .unwrap();
-    let mut taken = Vec::new();
+    let mut taken: Vec<recorder::store::Incoming> = Vec::new();
     let mut batch = consumer.fetch().max_messages(100).messages().await.unwrap();
     while let Some(msg) = batch.next().await {
-        taken.push(CheckResultV1::from_bytes(&msg.unwrap().payload).unwrap());
+        taken.push(
+            CheckResultV1::from_bytes(&msg.unwrap().payload)
+                .unwrap()
+                .into(),
+        );
     }
     assert_eq!(taken.len(), results.len());
     let committed = recorder::store::record_batch(&h.env.db.pool, &taken, Utc::now())

@@ -34,7 +34,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::streams::MONITORS_STREAM;
 use uptime_contracts::{
-    CheckDueV1, CheckOutcome, CheckResultV1, CheckSpecV1, KeywordType, Message, MonitorChangedV1,
+    CheckDueV2, CheckOutcome, CheckResultV2, CheckSpecV1, KeywordType, Message, MonitorChangedV1,
     MonitorKind, Trigger,
 };
 use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
@@ -80,7 +80,14 @@ struct Ready {
     due: Due,
     /// The snapshot for a checked monitor; `None` for a heartbeat deadline,
     /// which is re-read at the deadline itself.
-    spec: Option<CheckSpecV1>,
+    snapshot: Option<Snapshot>,
+}
+
+/// What a due check is made of, read from the row just before it is due.
+struct Snapshot {
+    spec: CheckSpecV1,
+    /// The row's definition version, which the check and its result carry.
+    definition_version: i64,
 }
 
 impl PartialEq for Ready {
@@ -312,7 +319,10 @@ impl Engine {
                 continue;
             };
             if entry.kind == Kind::Heartbeat {
-                self.ready.push(Reverse(Ready { due, spec: None }));
+                self.ready.push(Reverse(Ready {
+                    due,
+                    snapshot: None,
+                }));
                 continue;
             }
             let Some(config) = configs.remove(&due.monitor_id) else {
@@ -330,7 +340,10 @@ impl Engine {
             match spec_of(&config) {
                 Some(spec) => self.ready.push(Reverse(Ready {
                     due,
-                    spec: Some(spec),
+                    snapshot: Some(Snapshot {
+                        spec,
+                        definition_version: config.definition_version,
+                    }),
                 })),
                 None => {
                     tracing::warn!(
@@ -361,8 +374,8 @@ impl Engine {
             if !self.queue.is_current(&ready.due) {
                 continue;
             }
-            match ready.spec {
-                Some(spec) => self.publish_check(ready.due, spec).await,
+            match ready.snapshot {
+                Some(snapshot) => self.publish_check(ready.due, snapshot).await,
                 None => heartbeats.push(ready.due),
             }
         }
@@ -371,14 +384,19 @@ impl Engine {
         }
     }
 
-    async fn publish_check(&mut self, due: Due, spec: CheckSpecV1) {
+    async fn publish_check(&mut self, due: Due, snapshot: Snapshot) {
         let check_id = slots::check_id(due.monitor_id, due.due_at_ms);
-        let message = CheckDueV1 {
+        let Some(entry) = self.queue.entry(due.monitor_id).copied() else {
+            return;
+        };
+        let message = CheckDueV2 {
             check_id,
             monitor_id: due.monitor_id,
+            definition_version: snapshot.definition_version,
+            interval_secs: entry.interval_secs,
             trigger: Trigger::Scheduled,
             due_at: to_datetime(due.due_at_ms),
-            spec,
+            spec: snapshot.spec,
         };
         let span = tracing::info_span!("schedule_check", monitor_id = due.monitor_id, %check_id);
         let headers =
@@ -387,7 +405,7 @@ impl Engine {
             .send(
                 Outbound {
                     kind: PublishKind::Check,
-                    subject: CheckDueV1::SUBJECT,
+                    subject: CheckDueV2::SUBJECT,
                     headers,
                     payload: message.to_bytes(),
                 },
@@ -396,13 +414,11 @@ impl Engine {
             .await;
         self.stats
             .record_sent(PublishKind::Check, now_ms() - due.due_at_ms);
-        if let Some(entry) = self.queue.entry(due.monitor_id) {
-            let interval_ms = i64::from(entry.interval_secs) * 1000;
-            self.queue.requeue(Due {
-                due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
-                ..due
-            });
-        }
+        let interval_ms = i64::from(entry.interval_secs) * 1000;
+        self.queue.requeue(Due {
+            due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
+            ..due
+        });
     }
 
     /// Heartbeat deadlines that are due: re-read the rows; a ping since moved
@@ -467,9 +483,10 @@ impl Engine {
     async fn publish_missed_heartbeat(&mut self, due: Due, timing: &Timing) {
         let check_id = slots::missed_heartbeat_id(due.monitor_id, due.due_at_ms);
         let deadline = to_datetime(due.due_at_ms);
-        let result = CheckResultV1 {
+        let result = CheckResultV2 {
             check_id,
             monitor_id: due.monitor_id,
+            definition_version: timing.definition_version,
             trigger: Trigger::Heartbeat,
             due_at: Some(deadline),
             checked_at: deadline,
@@ -492,7 +509,7 @@ impl Engine {
             .send(
                 Outbound {
                     kind: PublishKind::MissedHeartbeat,
-                    subject: CheckResultV1::SUBJECT,
+                    subject: CheckResultV2::SUBJECT,
                     headers,
                     payload: result.to_bytes(),
                 },
@@ -733,6 +750,7 @@ mod tests {
             expected_status: 204,
             keyword: Some("ok".into()),
             keyword_type: Some("not_contains".into()),
+            definition_version: 1,
         }
     }
 
@@ -762,7 +780,7 @@ mod tests {
                     monitor_id: due_at_ms,
                     generation: 0,
                 },
-                spec: None,
+                snapshot: None,
             }));
         }
         let order: Vec<i64> =

@@ -33,6 +33,8 @@ pub struct Timing {
     pub updated_ms: i64,
     pub last_checked_ms: Option<i64>,
     pub last_heartbeat_ms: Option<i64>,
+    /// Carried by the missed-heartbeat results.
+    pub definition_version: i64,
 }
 
 impl Timing {
@@ -46,6 +48,7 @@ impl Timing {
             updated_ms: row.updated_at.timestamp_millis(),
             last_checked_ms: row.last_checked_at.map(|t| t.timestamp_millis()),
             last_heartbeat_ms: row.last_heartbeat_at.map(|t| t.timestamp_millis()),
+            definition_version: row.definition_version,
         }
     }
 
@@ -113,6 +116,7 @@ mod tests {
             updated_ms: created,
             last_checked_ms: last_checked,
             last_heartbeat_ms: None,
+            definition_version: 1,
         }
     }
 

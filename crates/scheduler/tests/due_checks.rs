@@ -7,11 +7,11 @@ use common::*;
 use scheduler::slots;
 use std::collections::HashSet;
 use std::time::Duration;
-use uptime_contracts::{CheckDueV1, KeywordType, MonitorChange, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV2, KeywordType, MonitorChange, MonitorKind, Trigger};
 
 const TEN_S: i64 = 10_000;
 
-fn due_ms(due: &CheckDueV1) -> i64 {
+fn due_ms(due: &CheckDueV2) -> i64 {
     due.due_at.timestamp_millis()
 }
 
@@ -76,27 +76,47 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
         },
     )
     .await;
+    // Edited since it was created: the dues carry the row's version.
+    {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use uptime_db::schema::monitors;
+        let mut conn = uptime_db::pool::conn(&env.db.pool).await.unwrap();
+        diesel::update(monitors::table.find(keyword.id))
+            .set(monitors::definition_version.eq(4))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
     let feed = due_feed(&env).await;
     let scheduler = start_scheduler(&env).await;
     let dues = feed.wait_for(2, Duration::from_secs(20), |_| true).await;
 
-    let schema = uptime_contracts::schema_of::<CheckDueV1>();
+    let schema = uptime_contracts::schema_of::<CheckDueV2>();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for received in &dues {
         assert!(
             validator.is_valid(&received.json),
-            "{} does not match the CheckDueV1 schema",
+            "{} does not match the CheckDueV2 schema",
             received.json
         );
     }
-    let of = |id: i64| {
+    let due_of = |id: i64| {
         dues.iter()
             .find(|r| r.message.monitor_id == id)
             .unwrap()
             .message
-            .spec
             .clone()
     };
+    let of = |id: i64| due_of(id).spec;
+    assert_eq!(
+        (
+            due_of(http.id).definition_version,
+            due_of(http.id).interval_secs
+        ),
+        (1, 60)
+    );
+    assert_eq!(due_of(keyword.id).definition_version, 4);
     let spec = of(http.id);
     assert_eq!(spec.kind, MonitorKind::Http);
     assert_eq!(spec.target, "https://example.com/health");

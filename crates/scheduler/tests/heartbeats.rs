@@ -6,13 +6,13 @@ use chrono::{DateTime, Utc};
 use common::*;
 use scheduler::slots;
 use std::time::Duration;
-use uptime_contracts::{CheckOutcome, CheckResultV1, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
 
 fn at_ms(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap()
 }
 
-fn assert_missed(received: &Received<CheckResultV1>, monitor_id: i64, deadline_ms: i64) {
+fn assert_missed(received: &Received<CheckResultV2>, monitor_id: i64, deadline_ms: i64) {
     let result = &received.message;
     assert_eq!(result.monitor_id, monitor_id);
     assert_eq!(result.trigger, Trigger::Heartbeat);
@@ -24,6 +24,7 @@ fn assert_missed(received: &Received<CheckResultV1>, monitor_id: i64, deadline_m
         Some("no ping received within 10s + 1s grace")
     );
     assert_eq!(result.reporter, "scheduler");
+    assert_eq!(result.definition_version, 1, "the row's version");
     assert_eq!(
         result.check_id,
         slots::missed_heartbeat_id(monitor_id, deadline_ms)

@@ -8,10 +8,12 @@
 //! subject suffix, and the old version keeps flowing until nobody reads it.
 
 pub mod bus;
+pub mod checks_v2;
 pub mod messages;
 pub mod streams;
 pub mod subjects;
 
+pub use checks_v2::*;
 pub use messages::*;
 
 use bytes::Bytes;
@@ -50,6 +52,8 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
     vec![
         entry::<CheckDueV1>(),
         entry::<CheckResultV1>(),
+        entry::<CheckDueV2>(),
+        entry::<CheckResultV2>(),
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV1>(),
         entry::<SslExpiringV1>(),

@@ -5,6 +5,10 @@
 pub const CHECK_DUE_V1: &str = "uptime.checks.due.v1";
 /// The outcome of one check (checker, api-gateway and scheduler → recorder).
 pub const CHECK_RESULT_V1: &str = "uptime.checks.result.v1";
+/// A check to run now, for a definition version (scheduler and api-gateway → checker).
+pub const CHECK_DUE_V2: &str = "uptime.checks.due.v2";
+/// The outcome of one check, for a definition version (checker, api-gateway and scheduler → recorder).
+pub const CHECK_RESULT_V2: &str = "uptime.checks.result.v2";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
 pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
 /// A monitor's status changed (recorder → notifier).

@@ -89,7 +89,30 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     fn v<M: Message>(m: M) -> (&'static str, serde_json::Value) {
         (M::SCHEMA, serde_json::to_value(m).unwrap())
     }
+    let result = CheckResultV1 {
+        check_id,
+        monitor_id: 42,
+        trigger: Trigger::Scheduled,
+        due_at: Some(at(10, 15, 0)),
+        checked_at: at(10, 15, 0),
+        outcome: CheckOutcome::Fail,
+        latency_ms: Some(812),
+        http_status: Some(503),
+        error: Some("expected status 200, got 503".into()),
+        ssl_expires_at: Some(at(23, 59, 59)),
+        reporter: "checker-7f9c".into(),
+    };
     vec![
+        v(CheckDueV2 {
+            check_id,
+            monitor_id: 42,
+            definition_version: 3,
+            interval_secs: 60,
+            trigger: Trigger::Scheduled,
+            due_at: at(10, 15, 0),
+            spec: spec.clone(),
+        }),
+        v(result.clone().with_definition_version(3)),
         v(CheckDueV1 {
             check_id,
             monitor_id: 42,
@@ -175,6 +198,34 @@ fn schemas_reject_what_consumers_could_not_read() {
     bad["outcome"] = "pass".into();
     bad.as_object_mut().unwrap().remove("check_id");
     assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn version_two_requires_the_definition_version() {
+    for (name, schema) in [
+        (CheckDueV2::SCHEMA, schema_of::<CheckDueV2>()),
+        (CheckResultV2::SCHEMA, schema_of::<CheckResultV2>()),
+    ] {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let mut bad = samples().into_iter().find(|(n, _)| *n == name).unwrap().1;
+        assert!(validator.is_valid(&bad), "{name}: the sample is valid");
+        bad["definition_version"] = 0.into();
+        assert!(!validator.is_valid(&bad), "{name}: versions start at 1");
+        bad.as_object_mut().unwrap().remove("definition_version");
+        assert!(!validator.is_valid(&bad), "{name}: the version is required");
+    }
+}
+
+#[test]
+fn version_two_splits_into_version_one_and_back() {
+    let (_, sample) = samples()
+        .into_iter()
+        .find(|(n, _)| *n == CheckResultV2::SCHEMA)
+        .unwrap();
+    let v2: CheckResultV2 = serde_json::from_value(sample).unwrap();
+    let (v1, version) = v2.clone().into_parts();
+    assert_eq!(version, 3);
+    assert_eq!(v1.with_definition_version(version), v2);
 }
 
 #[test]

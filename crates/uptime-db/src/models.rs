@@ -93,6 +93,9 @@ pub struct Monitor {
     /// Heartbeat monitors: when the period of the last ping counted in the
     /// daily uptime ends (pings before then count for nothing more).
     pub heartbeat_counted_until: Option<DateTime<Utc>>,
+    /// Goes up by one whenever what a check of this monitor does changes;
+    /// only results of the current version move its state.
+    pub definition_version: i64,
 }
 
 /// The definition of a monitor, as the API creates it.
@@ -131,6 +134,9 @@ pub struct CheckResult {
     pub ssl_expires_at: Option<DateTime<Utc>>,
     pub reporter: String,
     pub recorded_at: DateTime<Utc>,
+    /// The monitor's `definition_version` the check was made for; `None` for
+    /// results that came as version-1 messages.
+    pub definition_version: Option<i64>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -147,6 +147,23 @@ pub struct MonitorDefinition {
     pub active: bool,
 }
 
+impl MonitorDefinition {
+    /// Whether checks made for `stored` would check something else under
+    /// this definition: another type, target, timeout (a heartbeat's grace),
+    /// expected status or keyword, or another period for a heartbeat (whose
+    /// missed periods are its failed checks). Names, thresholds, contacts and
+    /// pausing change nothing a check observed.
+    pub fn changes_checks_of(&self, stored: &Monitor) -> bool {
+        self.kind != stored.kind
+            || self.target != stored.target
+            || self.timeout_secs != stored.timeout_secs
+            || self.expected_status != stored.expected_status
+            || self.keyword != stored.keyword
+            || self.keyword_type != stored.keyword_type
+            || (self.kind == "heartbeat" && self.interval_secs != stored.interval_secs)
+    }
+}
+
 /// The runtime state a monitor starts with again when what it watches changes
 /// (its type or target): the old status, failure streak and certificate
 /// describe something else. `status_since` is set to the reset time so a
@@ -163,17 +180,32 @@ struct RuntimeReset {
     heartbeat_counted_until: Option<DateTime<Utc>>,
 }
 
-/// Writes the monitor's definition (bumping `updated_at`) and, when
-/// `reset_runtime_at` is given, resets its runtime state as of that time.
+/// What else changes with a monitor's definition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DefinitionChange {
+    /// What a check does changed: `definition_version` goes up by one, so
+    /// results of checks made for the old definition no longer move state.
+    pub check_changed: bool,
+    /// What the monitor watches changed (its type or target): its runtime
+    /// state starts again, as of this time.
+    pub reset_runtime_at: Option<DateTime<Utc>>,
+}
+
+/// Writes the monitor's definition (bumping `updated_at`), with `change`.
 pub async fn update_definition(
     conn: &mut AsyncPgConnection,
     id: i64,
     definition: &MonitorDefinition,
-    reset_runtime_at: Option<DateTime<Utc>>,
+    change: DefinitionChange,
 ) -> DbResult<Monitor> {
     let target = monitors::table.filter(monitors::id.eq(id));
-    let set_definition = (definition, monitors::updated_at.eq(diesel::dsl::now));
-    let row = match reset_runtime_at {
+    let version = monitors::definition_version + i64::from(change.check_changed);
+    let set_definition = (
+        definition,
+        monitors::updated_at.eq(diesel::dsl::now),
+        monitors::definition_version.eq(version),
+    );
+    let row = match change.reset_runtime_at {
         None => {
             diesel::update(target)
                 .set(set_definition)
@@ -192,7 +224,7 @@ pub async fn update_definition(
                 heartbeat_counted_until: None,
             };
             diesel::update(target)
-                .set((definition, reset, monitors::updated_at.eq(diesel::dsl::now)))
+                .set((set_definition, reset))
                 .returning(Monitor::as_returning())
                 .get_result(conn)
                 .await?

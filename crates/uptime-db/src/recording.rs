@@ -27,6 +27,8 @@ pub struct NewCheckResult {
     pub error: Option<String>,
     pub ssl_expires_at: Option<DateTime<Utc>>,
     pub reporter: String,
+    /// The definition the check was made for (`None`: a version-1 message).
+    pub definition_version: Option<i64>,
 }
 
 /// A monitor's runtime state after a batch, written back in one statement.
@@ -114,13 +116,14 @@ pub async fn insert_results(
     let errors: Vec<Option<String>> = results.iter().map(|r| r.error.clone()).collect();
     let ssl: Vec<Option<DateTime<Utc>>> = results.iter().map(|r| r.ssl_expires_at).collect();
     let reporters: Vec<String> = results.iter().map(|r| r.reporter.clone()).collect();
+    let versions: Vec<Option<i64>> = results.iter().map(|r| r.definition_version).collect();
 
     let inserted: Vec<InsertedCheck> = diesel::sql_query(
         "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \
-             latency_ms, http_status, error, ssl_expires_at, reporter) \
+             latency_ms, http_status, error, ssl_expires_at, reporter, definition_version) \
          SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::text[], \
              $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], \
-             $10::timestamptz[], $11::text[]) \
+             $10::timestamptz[], $11::text[], $12::bigint[]) \
          ON CONFLICT (check_id) DO NOTHING \
          RETURNING check_id",
     )
@@ -135,6 +138,7 @@ pub async fn insert_results(
     .bind::<Array<Nullable<Text>>, _>(errors)
     .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
     .bind::<Array<Text>, _>(reporters)
+    .bind::<Array<Nullable<BigInt>>, _>(versions)
     .load(conn)
     .await?;
     Ok(inserted.into_iter().map(|r| r.check_id).collect())
@@ -269,19 +273,27 @@ pub async fn lock_unpublished(
         .await?)
 }
 
+/// The heartbeat monitor a ping was recorded on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Queryable)]
+pub struct PingedMonitor {
+    pub monitor_id: i64,
+    pub active: bool,
+    /// The definition the ping counts for (its result carries it).
+    pub definition_version: i64,
+}
+
 /// Records a heartbeat ping: sets `last_heartbeat_at` of the heartbeat monitor
-/// with this token. Returns its id and whether it is active, or `None` when no
-/// heartbeat monitor has the token.
+/// with this token. `None` when no heartbeat monitor has the token.
 pub async fn record_heartbeat(
     conn: &mut AsyncPgConnection,
     token: &str,
     at: DateTime<Utc>,
-) -> DbResult<Option<(i64, bool)>> {
+) -> DbResult<Option<PingedMonitor>> {
     Ok(diesel::update(monitors::table)
         .filter(monitors::heartbeat_token.eq(token))
         .filter(monitors::kind.eq("heartbeat"))
         .set(monitors::last_heartbeat_at.eq(at))
-        .returning((monitors::id, monitors::active))
+        .returning((monitors::id, monitors::active, monitors::definition_version))
         .get_result(conn)
         .await
         .optional()?)

@@ -1,6 +1,6 @@
 //! What the scheduler reads: the timing of active monitors (to place them on
 //! its timeline), the check configuration of monitors about to be due (to
-//! snapshot into `CheckDueV1`), and the advisory lock that makes one replica
+//! snapshot into a due check), and the advisory lock that makes one replica
 //! the leader.
 //!
 //! Every query here is keyed by primary key (`id = ANY($1)` or a keyset page),
@@ -29,6 +29,8 @@ pub struct MonitorTiming {
     pub updated_at: DateTime<Utc>,
     pub last_checked_at: Option<DateTime<Utc>>,
     pub last_heartbeat_at: Option<DateTime<Utc>>,
+    /// For the missed-heartbeat results, which carry it.
+    pub definition_version: i64,
 }
 
 /// What a checker needs to check a monitor, read just before the check is due.
@@ -43,6 +45,7 @@ pub struct CheckConfig {
     pub expected_status: i32,
     pub keyword: Option<String>,
     pub keyword_type: Option<String>,
+    pub definition_version: i64,
 }
 
 /// One page of active monitors with `id > after_id`, in id order.

@@ -65,6 +65,7 @@ diesel::table! {
         ssl_expires_at -> Nullable<Timestamptz>,
         ssl_warned_for -> Nullable<Timestamptz>,
         heartbeat_counted_until -> Nullable<Timestamptz>,
+        definition_version -> Int8,
     }
 }
 
@@ -90,6 +91,7 @@ diesel::table! {
         ssl_expires_at -> Nullable<Timestamptz>,
         reporter -> Text,
         recorded_at -> Timestamptz,
+        definition_version -> Nullable<Int8>,
     }
 }
 

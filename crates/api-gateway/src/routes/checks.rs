@@ -8,7 +8,7 @@ use actix_web::{web, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV1, CheckSpecV1, KeywordType, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV2, CheckSpecV1, KeywordType, MonitorKind, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -70,9 +70,11 @@ pub async fn check_now(
             check_id: holder,
         }));
     }
-    let due = CheckDueV1 {
+    let due = CheckDueV2 {
         check_id,
         monitor_id: monitor.id,
+        definition_version: monitor.definition_version,
+        interval_secs: u32::try_from(monitor.interval_secs).unwrap_or(1).max(1),
         trigger: Trigger::Manual,
         due_at: Utc::now(),
         spec,
@@ -148,6 +150,10 @@ pub struct CheckResultResponse {
     #[schema(example = "scheduled")]
     pub trigger: String,
     pub ssl_expires_at: Option<DateTime<Utc>>,
+    /// The monitor's `definition_version` this check was made for; a result
+    /// of an older version is history and did not move the monitor's status.
+    /// `null` for results recorded from version-1 messages.
+    pub definition_version: Option<i64>,
 }
 
 impl From<uptime_db::models::CheckResult> for CheckResultResponse {
@@ -162,6 +168,7 @@ impl From<uptime_db::models::CheckResult> for CheckResultResponse {
             error: r.error,
             trigger: r.trigger,
             ssl_expires_at: r.ssl_expires_at,
+            definition_version: r.definition_version,
         }
     }
 }

@@ -16,11 +16,11 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use futures::StreamExt;
 use serde::Serialize;
-use uptime_contracts::{CheckOutcome, CheckResultV1, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Who reports heartbeat results, in `CheckResultV1::reporter`.
+/// Who reports heartbeat results, in `CheckResultV2::reporter`.
 pub const REPORTER: &str = "api-gateway";
 /// The error of an explicit failure report without a body.
 pub const CLIENT_FAILURE: &str = "failure reported by the client";
@@ -120,15 +120,17 @@ async fn record(
     // touches neither the database nor NATS.
     state.heartbeat_limiter.check(token.to_string())?;
     let now = Utc::now();
-    let (monitor_id, active) = {
+    let pinged = {
         let mut conn = state.conn().await?;
         uptime_db::recording::record_heartbeat(&mut conn, token, now)
             .await?
             .ok_or(ApiError::NotFound)?
     };
-    let result = CheckResultV1 {
+    let (monitor_id, active) = (pinged.monitor_id, pinged.active);
+    let result = CheckResultV2 {
         check_id: Uuid::new_v4(),
         monitor_id,
+        definition_version: pinged.definition_version,
         trigger: Trigger::Heartbeat,
         due_at: None,
         checked_at: now,

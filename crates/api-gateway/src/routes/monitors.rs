@@ -287,6 +287,12 @@ pub struct MonitorResponse {
     pub last_checked_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Goes up by one whenever a change alters what a check does (type,
+    /// target, timeout, expected status, keyword, a heartbeat's period).
+    /// Each result records the version it was made for; only results of the
+    /// current version move `status`.
+    #[schema(minimum = 1)]
+    pub definition_version: i64,
     /// Ascending.
     pub alert_contact_ids: Vec<i64>,
 }
@@ -320,6 +326,7 @@ impl MonitorResponse {
             last_checked_at: m.last_checked_at,
             created_at: m.created_at,
             updated_at: m.updated_at,
+            definition_version: m.definition_version,
             alert_contact_ids,
         })
     }
@@ -726,8 +733,11 @@ pub async fn update(
                     _ => None,
                 };
                 let def = draft.into_definition(token)?;
-                let reset_at = watched_changed.then(Utc::now);
-                let row = uptime_db::monitors::update_definition(c, id, &def, reset_at).await?;
+                let change = uptime_db::monitors::DefinitionChange {
+                    check_changed: def.changes_checks_of(&stored),
+                    reset_runtime_at: watched_changed.then(Utc::now),
+                };
+                let row = uptime_db::monitors::update_definition(c, id, &def, change).await?;
                 if let Some(ids) = new_contacts {
                     let ids = checked_contact_ids(c, user.user_id, ids).await?;
                     uptime_db::monitors::replace_contacts(c, id, &ids).await?;

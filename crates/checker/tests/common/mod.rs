@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{
-    streams, CheckDueV1, CheckResultV1, CheckSpecV1, KeywordType, Message, MonitorKind, Trigger,
+    streams, CheckDueV2, CheckResultV1, CheckSpecV1, KeywordType, Message, MonitorKind, Trigger,
 };
 use uptime_testkit::TestNats;
 use uuid::Uuid;
@@ -46,20 +46,14 @@ impl Harness {
     }
 
     /// Publishes a due check for `spec` the way the scheduler does.
-    pub async fn publish_due(&self, spec: CheckSpecV1) -> CheckDueV1 {
-        let due = CheckDueV1 {
-            check_id: Uuid::new_v4(),
-            monitor_id: 42,
-            trigger: Trigger::Scheduled,
-            due_at: Utc::now(),
-            spec,
-        };
+    pub async fn publish_due(&self, spec: CheckSpecV1) -> CheckDueV2 {
+        let due = due_now(spec);
         self.publish_due_as(&due, &due.check_id.to_string()).await;
         due
     }
 
-    /// Publishes `due` with `Nats-Msg-Id` `msg_id`.
-    pub async fn publish_due_as(&self, due: &CheckDueV1, msg_id: &str) {
+    /// Publishes `due` (of any version) with `Nats-Msg-Id` `msg_id`.
+    pub async fn publish_due_as<M: Message>(&self, due: &M, msg_id: &str) {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(uptime_contracts::MSG_ID_HEADER, msg_id);
         uptime_contracts::bus::publish_acked(&self.js, headers, due)
@@ -67,8 +61,18 @@ impl Harness {
             .expect("publish due check");
     }
 
-    /// Every result on the results stream, in stream order.
+    /// Every result on the results stream, in stream order, as read by a
+    /// version-1 reader (which ignores what later versions add).
     pub async fn results(&self) -> Vec<CheckResultV1> {
+        self.raw_results()
+            .await
+            .into_iter()
+            .map(|(_, json)| serde_json::from_value(json).expect("result decodes"))
+            .collect()
+    }
+
+    /// Every result on the results stream as (subject, JSON), in stream order.
+    pub async fn raw_results(&self) -> Vec<(String, serde_json::Value)> {
         let mut stream = self
             .js
             .get_stream(streams::RESULTS_STREAM)
@@ -81,7 +85,8 @@ impl Harness {
         }
         for seq in state.first_sequence..=state.last_sequence {
             let raw = stream.get_raw_message(seq).await.expect("stored result");
-            results.push(CheckResultV1::from_bytes(&raw.payload).expect("result decodes"));
+            let json = serde_json::from_slice(&raw.payload).expect("result is JSON");
+            results.push((raw.subject.to_string(), json));
         }
         results
     }
@@ -194,6 +199,20 @@ impl RunningChecker {
         let _ = self.task.await;
         // The ops server runs on its own task; stop it too.
         self.shutdown.cancel();
+    }
+}
+
+/// A scheduled check of `spec` due now, for definition version 1 of a
+/// monitor checked every minute.
+pub fn due_now(spec: CheckSpecV1) -> CheckDueV2 {
+    CheckDueV2 {
+        check_id: Uuid::new_v4(),
+        monitor_id: 42,
+        definition_version: 1,
+        interval_secs: 60,
+        trigger: Trigger::Scheduled,
+        due_at: Utc::now(),
+        spec,
     }
 }
 

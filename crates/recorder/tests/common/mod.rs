@@ -148,8 +148,8 @@ impl Harness {
             .unwrap()
     }
 
-    /// Publishes `result` with `Nats-Msg-Id` = `msg_id`.
-    pub async fn publish_with_id(&self, result: &CheckResultV1, msg_id: &str) {
+    /// Publishes `result` (of any version) with `Nats-Msg-Id` = `msg_id`.
+    pub async fn publish_with_id<M: Message>(&self, result: &M, msg_id: &str) {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(uptime_contracts::MSG_ID_HEADER, msg_id);
         uptime_contracts::bus::publish_acked(&self.js, headers, result)

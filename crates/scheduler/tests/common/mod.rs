@@ -297,10 +297,10 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
     }
 }
 
-pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV1> {
+pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV2> {
     Feed::start(env, CHECKS_STREAM).await
 }
 
-pub async fn result_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckResultV1> {
+pub async fn result_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckResultV2> {
     Feed::start(env, RESULTS_STREAM).await
 }

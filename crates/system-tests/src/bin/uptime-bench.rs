@@ -17,7 +17,7 @@ use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use system_tests::{percentile, Stack, StackOptions};
-use uptime_contracts::{CheckDueV1, CheckSpecV1, Message, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV2, CheckSpecV1, Message, MonitorKind, Trigger};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
 
@@ -213,10 +213,14 @@ async fn count(env: &TestEnv, sql: &str) -> anyhow::Result<i64> {
     Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
 }
 
-fn due(monitor_id: i64, target: &str) -> CheckDueV1 {
-    CheckDueV1 {
+fn due(monitor_id: i64, target: &str) -> CheckDueV2 {
+    CheckDueV2 {
         check_id: uuid::Uuid::new_v4(),
         monitor_id,
+        definition_version: 1,
+        // The bench queues its whole backlog at once on purpose: an interval
+        // of an hour keeps the checkers from skipping its tail as stale.
+        interval_secs: 3600,
         trigger: Trigger::Scheduled,
         due_at: chrono::Utc::now(),
         spec: CheckSpecV1 {
@@ -233,7 +237,7 @@ fn due(monitor_id: i64, target: &str) -> CheckDueV1 {
 /// Publishes all of `msgs` with up to 4096 acks in flight; returns the time taken.
 async fn publish_all(
     js: &async_nats::jetstream::Context,
-    msgs: Vec<CheckDueV1>,
+    msgs: Vec<CheckDueV2>,
 ) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let mut in_flight = futures::stream::FuturesUnordered::new();
@@ -369,7 +373,7 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
     let env = TestEnv::start().await;
     seed_monitors(&env, monitors, interval, "http://127.0.0.1:9/").await?;
     let (client, js) = env.nats.jetstream().await;
-    let mut tap = client.subscribe(CheckDueV1::SUBJECT).await?;
+    let mut tap = client.subscribe(CheckDueV2::SUBJECT).await?;
     let stop_tap = tokio_util::sync::CancellationToken::new();
     let stop = stop_tap.clone();
     let tap_task = tokio::spawn(async move {
@@ -381,7 +385,7 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
             };
             let Some(msg) = msg else { break };
             let received = chrono::Utc::now();
-            if let Ok(due) = CheckDueV1::from_bytes(&msg.payload) {
+            if let Ok(due) = CheckDueV2::from_bytes(&msg.payload) {
                 let ms = (received - due.due_at).num_microseconds().unwrap_or(0) as f64 / 1000.0;
                 late.push((due.due_at, ms));
             }
