@@ -1,0 +1,1 @@
+//! (being written: see docs/architecture.md once it lands)
