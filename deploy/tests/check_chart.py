@@ -430,7 +430,10 @@ def main() -> int:
         "default", chart.render(), hpa_range=(2, 10), existing_secret=None,
         service_monitor=False, ingress=False,
         config={"UPTIME_NATS__STREAM_REPLICAS": "1", "UPTIME_TELEMETRY__LOG_FORMAT": "json",
-                "UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS": "false"}))
+                "UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS": "false",
+                # Written out in full, not as 4.294967296e+09.
+                "UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES": "4294967296",
+                "UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS": "604800"}))
 
     # 2. The production-like values file.
     ci_values = yaml.safe_load(open(args.ci_values))
@@ -493,7 +496,8 @@ def main() -> int:
     # 4. values.schema.json rejects bad values.
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
-                "nats.url=http://nats:4222", "checker.replica=3"]:
+                "nats.url=http://nats:4222", "checker.replica=3",
+                "nats.streams.checksMaxBytes=0", "nats.streams.eventsMaxAgeSecs=60"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

@@ -4,7 +4,8 @@
 //! The annotations carry each operation's own answers and each field's
 //! bounds. [`document`] then adds what holds for every operation alike, so
 //! no annotation can forget it:
-//! - `503` everywhere (PostgreSQL or NATS unreachable, with `Retry-After`);
+//! - `503` everywhere (PostgreSQL or NATS unreachable, or a full queue,
+//!   with `Retry-After`);
 //! - `401` (with `WWW-Authenticate`) and `429` (with `Retry-After`) on every
 //!   operation that needs a key;
 //! - `400` on operations with a body or query parameters, `413` on those
@@ -27,7 +28,7 @@ use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413`. A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`."),
+    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413`. A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached, or the queue a manual check or heartbeat ping goes to is full (nothing is queued then), the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`."),
     paths(
         routes::api_keys::create,
         routes::api_keys::list,
@@ -207,7 +208,7 @@ fn add_common_responses(doc: &mut Value) {
             add.push((
                 "503",
                 error_response(
-                    "`service unavailable`: PostgreSQL or NATS cannot be reached; retry later",
+                    "`service unavailable`: PostgreSQL or NATS cannot be reached, or the queue is full; retry later",
                     &[("Retry-After", "Seconds to wait")],
                 ),
             ));

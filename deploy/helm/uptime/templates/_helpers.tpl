@@ -154,6 +154,17 @@ services' own defaults apply.
 UPTIME_DATABASE__MAX_CONNECTIONS: {{ .Values.database.maxConnections | quote }}
 UPTIME_NATS__URL: {{ .Values.nats.url | quote }}
 UPTIME_NATS__STREAM_REPLICAS: {{ .Values.nats.streamReplicas | quote }}
+{{- /* int64: YAML numbers are floats to Helm, and 4294967296 would print as 4.294967296e+09. */}}
+{{- with .Values.nats.streams }}
+UPTIME_NATS__STREAMS__CHECKS_MAX_AGE_SECS: {{ .checksMaxAgeSecs | int64 | quote }}
+UPTIME_NATS__STREAMS__CHECKS_MAX_BYTES: {{ .checksMaxBytes | int64 | quote }}
+UPTIME_NATS__STREAMS__RESULTS_MAX_AGE_SECS: {{ .resultsMaxAgeSecs | int64 | quote }}
+UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES: {{ .resultsMaxBytes | int64 | quote }}
+UPTIME_NATS__STREAMS__MONITORS_MAX_AGE_SECS: {{ .monitorsMaxAgeSecs | int64 | quote }}
+UPTIME_NATS__STREAMS__MONITORS_MAX_BYTES: {{ .monitorsMaxBytes | int64 | quote }}
+UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS: {{ .eventsMaxAgeSecs | int64 | quote }}
+UPTIME_NATS__STREAMS__EVENTS_MAX_BYTES: {{ .eventsMaxBytes | int64 | quote }}
+{{- end }}
 UPTIME_TELEMETRY__LOG_LEVEL: {{ .Values.telemetry.logLevel | quote }}
 UPTIME_TELEMETRY__LOG_FORMAT: {{ .Values.telemetry.logFormat | quote }}
 {{- with .Values.telemetry.otlpEndpoint }}
