@@ -38,7 +38,7 @@ pub enum CheckerError {
     #[error("connecting to NATS: {0}")]
     Connect(#[from] async_nats::ConnectError),
     #[error("creating streams: {0}")]
-    Streams(#[from] jetstream::context::CreateStreamError),
+    Streams(#[from] streams::StreamsError),
     #[error("opening the checks stream: {0}")]
     Stream(#[from] jetstream::context::GetStreamError),
     #[error("creating the checker consumer: {0}")]
@@ -89,7 +89,7 @@ impl CheckerService {
             &format!("checker {}", section.instance_id),
         )
         .await?;
-        streams::ensure_all(&js, settings.nats.stream_replicas).await?;
+        streams::ensure(&js, &settings.nats).await?;
         let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
         let consumer = js
             .get_stream(streams::CHECKS_STREAM)

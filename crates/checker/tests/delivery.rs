@@ -148,7 +148,7 @@ async fn a_result_that_cannot_be_published_is_retried_until_it_can() {
         target.hits() >= 2
     })
     .await;
-    uptime_contracts::streams::ensure_all(&h.js, 1)
+    uptime_contracts::streams::ensure(&h.js, &h.nats.settings())
         .await
         .unwrap();
 

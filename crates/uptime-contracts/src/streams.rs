@@ -9,7 +9,7 @@
 //! services retry) and `nats_publish_refused_total` counts it (see
 //! [`crate::bus`]). The other streams drop their oldest messages.
 
-use async_nats::jetstream::{self, consumer, stream};
+use async_nats::jetstream::{consumer, stream};
 use std::time::Duration;
 use uptime_config::{NatsSettings, StreamLimits};
 
@@ -152,20 +152,6 @@ pub fn all(replicas: usize) -> Vec<stream::Config> {
         ..NatsSettings::default()
     })
     .expect("the default stream limits are valid")
-}
-
-/// Creates the streams that are missing, with the default limits, and leaves
-/// existing ones as they are. Kept only until every service calls [`ensure`]
-/// with its settings (which also updates existing streams): a service still on
-/// this one can never undo the limits the others applied.
-pub async fn ensure_all(
-    js: &jetstream::Context,
-    replicas: usize,
-) -> Result<(), async_nats::jetstream::context::CreateStreamError> {
-    for config in all(replicas) {
-        js.get_or_create_stream(config).await?;
-    }
-    Ok(())
 }
 
 /// A durable pull consumer with explicit acks.
