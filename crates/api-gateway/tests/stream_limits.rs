@@ -170,6 +170,11 @@ async fn a_ping_that_cannot_be_queued_is_refused_with_503() {
         refused_count(&app, streams::RESULTS_STREAM).await >= refused_before + 3.0,
         "refusals are counted"
     );
+    assert_eq!(
+        last_heartbeat_at(&app, monitor.id).await,
+        None,
+        "a refused ping leaves no trace: the scheduler's deadline must not move"
+    );
 
     js.get_stream(streams::RESULTS_STREAM)
         .await
@@ -182,4 +187,21 @@ async fn a_ping_that_cannot_be_queued_is_refused_with_503() {
     let results = stream_messages(js, streams::RESULTS_STREAM).await;
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].2["monitor_id"], monitor.id);
+    assert!(last_heartbeat_at(&app, monitor.id).await.is_some());
+}
+
+async fn last_heartbeat_at(
+    app: &TestApp,
+    monitor_id: i64,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use uptime_db::schema::monitors;
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    monitors::table
+        .find(monitor_id)
+        .select(monitors::last_heartbeat_at)
+        .first(&mut conn)
+        .await
+        .unwrap()
 }

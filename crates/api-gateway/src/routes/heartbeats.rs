@@ -14,6 +14,8 @@ use crate::state::AppState;
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncConnection;
 use futures::StreamExt;
 use serde::Serialize;
 use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
@@ -120,28 +122,42 @@ async fn record(
     // touches neither the database nor NATS.
     state.heartbeat_limiter.check(token.to_string())?;
     let now = Utc::now();
-    let pinged = {
-        let mut conn = state.conn().await?;
-        uptime_db::recording::record_heartbeat(&mut conn, token, now)
-            .await?
-            .ok_or(ApiError::NotFound)?
-    };
+    // The ping is written and published together: the row's update commits
+    // only once JetStream has acknowledged the result, so a ping refused
+    // with 503 (a full queue, NATS down) moves no deadline. A commit that
+    // fails after the publish loses nothing: recording the result sets
+    // `last_heartbeat_at` too.
+    let check_id = Uuid::new_v4();
+    let mut conn = state.conn().await?;
+    let (pinged, result) = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let pinged = uptime_db::recording::record_heartbeat(c, token, now)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                let result = CheckResultV2 {
+                    check_id,
+                    monitor_id: pinged.monitor_id,
+                    definition_version: pinged.definition_version,
+                    trigger: Trigger::Heartbeat,
+                    due_at: None,
+                    checked_at: now,
+                    outcome,
+                    latency_ms: None,
+                    http_status: None,
+                    error,
+                    ssl_expires_at: None,
+                    reporter: REPORTER.to_string(),
+                };
+                state.publish(&check_id.to_string(), &result).await?;
+                Ok((pinged, result))
+            }
+            .scope_boxed()
+        })
+        .await?;
+    drop(conn);
     let (monitor_id, active) = (pinged.monitor_id, pinged.active);
-    let result = CheckResultV2 {
-        check_id: Uuid::new_v4(),
-        monitor_id,
-        definition_version: pinged.definition_version,
-        trigger: Trigger::Heartbeat,
-        due_at: None,
-        checked_at: now,
-        outcome,
-        latency_ms: None,
-        http_status: None,
-        error,
-        ssl_expires_at: None,
-        reporter: REPORTER.to_string(),
-    };
-    state.publish(&result.check_id.to_string(), &result).await?;
+    debug_assert_eq!(result.check_id, check_id);
     let outcome_label = match outcome {
         CheckOutcome::Pass => "pass",
         CheckOutcome::Fail => "fail",
