@@ -76,9 +76,11 @@ pub const MAX_URL_CHARS: usize = 2048;
 pub struct UrlRules {
     /// Accept `http://` as well as `https://`.
     pub allow_http: bool,
-    /// Accept hosts that are literal loopback, private, link-local or
-    /// metadata addresses, or `localhost`. Names that merely *resolve* to such
-    /// addresses are refused later, after DNS resolution, by whoever connects.
+    /// Accept hosts that are literal non-public addresses (loopback, private,
+    /// link-local, metadata, ...: `uptime_netguard::classify`), or names that
+    /// are internal by definition (`localhost`). Names that merely *resolve*
+    /// to such addresses are refused later, after DNS resolution, by whoever
+    /// connects.
     pub allow_private_hosts: bool,
 }
 
@@ -116,65 +118,15 @@ fn check_url(value: &str, rules: UrlRules) -> Result<(), String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("must not contain a user name or password".into());
     }
-    if !rules.allow_private_hosts && is_non_public_host(&host) {
-        return Err("must not point to a loopback, private, link-local or metadata address".into());
+    if !rules.allow_private_hosts {
+        // The host as written (names are judged on their addresses later, by
+        // whoever connects): the same classes the checker and the alert
+        // channels refuse (uptime-netguard).
+        if let Some(class) = uptime_netguard::classify_host(&host) {
+            return Err(format!("must not point to {}", class.noun()));
+        }
     }
     Ok(())
-}
-
-/// Whether a URL's host is literally somewhere a public service has no
-/// business connecting to.
-fn is_non_public_host(host: &url::Host<&str>) -> bool {
-    match host {
-        url::Host::Ipv4(ip) => is_non_public_ip(std::net::IpAddr::V4(*ip)),
-        url::Host::Ipv6(ip) => is_non_public_ip(std::net::IpAddr::V6(*ip)),
-        url::Host::Domain(name) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            name == "localhost"
-                || name.ends_with(".localhost")
-                || name == "metadata.google.internal"
-        }
-    }
-}
-
-/// Loopback, private, shared (CGNAT, which also holds some clouds' metadata
-/// services), link-local (which holds 169.254.169.254), unspecified, multicast
-/// and reserved addresses, including IPv4 addresses embedded in IPv6 ones.
-pub fn is_non_public_ip(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || a == 0
-                || a >= 240
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 192 && b == 0 && v4.octets()[2] == 0)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_non_public_ip(IpAddr::V4(v4));
-            }
-            let segments = v6.segments();
-            // NAT64 (64:ff9b::/96) reaches the IPv4 address in its last 32 bits.
-            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [.., hi, lo] = segments;
-                let v4 = std::net::Ipv4Addr::from(((hi as u32) << 16) | lo as u32);
-                return is_non_public_ip(IpAddr::V4(v4));
-            }
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (segments[0] & 0xfe00) == 0xfc00 // unique local, incl. fd00:ec2::254
-                || (segments[0] & 0xffc0) == 0xfe80 // link-local
-                || (segments[0] & 0xffc0) == 0xfec0 // deprecated site-local
-        }
-    }
 }
 
 /// For PATCH fields that may be left out but not cleared: `null` is a
@@ -365,11 +317,23 @@ mod tests {
             "[64:ff9b::a00:1]",
             "2130706433",
             "metadata.google.internal",
+            // The checker's classes: site-local, 6to4, IPv4-compatible,
+            // Teredo forms of internal addresses, documentation, benchmarking.
+            "[fec0::1]",
+            "[2002:7f00:1::]",
+            "[::127.0.0.1]",
+            "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+            "192.0.2.10",
+            "[2001:2::1]",
         ] {
             let url = format!("https://{host}/x");
             assert!(check_url(&url, STRICT).is_err(), "{url}");
             assert!(check_url(&url, LAX).is_ok(), "{url}");
         }
+        assert_eq!(
+            check_url("https://[64:ff9b::a00:1]/", STRICT).unwrap_err(),
+            "must not point to a private address"
+        );
         for host in ["93.184.216.34", "[2606:2800:220:1::1]", "example.com"] {
             assert!(
                 check_url(&format!("https://{host}/"), STRICT).is_ok(),

@@ -186,6 +186,8 @@ async fn plain_http_and_private_hosts_need_private_targets_allowed() {
         ("webhook", "https://169.254.169.254/latest"),
         ("webhook", "https://[::1]/h"),
         ("slack", "https://192.168.0.10/h"),
+        // IPv4-compatible form of 127.0.0.1, as the checker sees it.
+        ("webhook", "https://[::127.0.0.1]/h"),
     ] {
         let req = json!({"name": "n", "type": kind, "value": value});
         let (status, body) = strict.post(CONTACTS, &key, req.clone()).await;

@@ -343,6 +343,8 @@ async fn literal_private_targets_are_refused_unless_allowed() {
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/",
         "http://10.0.0.5/",
+        // 6to4 of 127.0.0.1, as the checker sees it.
+        "http://[2002:7f00:1::]/",
     ] {
         let req = with(http_monitor(), json!({ "target": target }));
         let (status, body) = strict.post(MONITORS, &key, req.clone()).await;

@@ -14,12 +14,11 @@
 //!   CAs); for https the final certificate's `notAfter` is reported.
 
 use crate::address::{AddressPolicy, TargetRefused};
-use crate::resolver::{GuardedResolver, ResolveError};
 use chrono::{DateTime, Utc};
 use std::error::Error as StdError;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uptime_contracts::{CheckOutcome, CheckSpecV1, KeywordType, MonitorKind};
+use uptime_netguard::{Refused, ResolveError};
 use url::Url;
 
 /// Redirects followed before a check fails.
@@ -87,15 +86,14 @@ impl HttpChecker {
         options: HttpCheckerOptions,
     ) -> Result<Self, ClientBuildError> {
         let redirect_policy = policy.clone();
-        let mut builder = reqwest::Client::builder()
+        // Screened resolver, and no proxy ever (a proxy would resolve names
+        // itself, out of reach of the resolver).
+        let mut builder = uptime_netguard::client_builder(policy.guard())
             .use_rustls_tls()
             .tls_info(true)
             // A fresh connection per check: see the module documentation.
             .pool_max_idle_per_host(0)
-            // A proxy would resolve names itself, out of reach of our resolver.
-            .no_proxy()
             .user_agent(options.user_agent)
-            .dns_resolver(Arc::new(GuardedResolver::new(policy.clone())))
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() > MAX_REDIRECTS {
                     return attempt.error(TooManyRedirects);
@@ -242,7 +240,12 @@ fn describe(error: &reqwest::Error, timeout_secs: u32) -> String {
         ""
     };
     for cause in causes(error) {
+        // Redirects are refused as a TargetRefused, names by the resolver
+        // as a Refused (which never names the address a name resolved to).
         if let Some(refused) = cause.downcast_ref::<TargetRefused>() {
+            return format!("{prefix}{refused}");
+        }
+        if let Some(refused) = cause.downcast_ref::<Refused>() {
             return format!("{prefix}{refused}");
         }
         if let Some(too_many) = cause.downcast_ref::<TooManyRedirects>() {

@@ -10,7 +10,6 @@ pub mod address;
 pub mod due;
 pub mod http_check;
 pub mod metrics;
-pub mod resolver;
 pub mod settings;
 pub mod worker;
 

@@ -1,6 +1,7 @@
 //! Alerts: what they say ([`event`], [`render`]) and how they are delivered
 //! ([`channels`]: email over SMTP, Slack incoming webhooks and Standard
-//! Webhooks-signed webhooks), with the address rules of [`safety`].
+//! Webhooks-signed webhooks), with the address rules of [`safety`]
+//! (`uptime-netguard`'s, shared with the checker).
 //!
 //! The notifier delivers alerts with it, and the api-gateway sends test
 //! alerts with it, so both go through the very same code.

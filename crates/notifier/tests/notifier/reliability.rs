@@ -239,6 +239,14 @@ async fn a_client_error_fails_at_once_and_a_private_address_is_refused() {
         "{}",
         refused(private_contact.id)
     );
+    // The delivery log is shown through the API: it names the class, never
+    // the address `localhost` resolved to.
+    assert!(
+        !refused(private_contact.id).contains("127.0.0.1")
+            && !refused(private_contact.id).contains("::1"),
+        "{}",
+        refused(private_contact.id)
+    );
     assert!(
         refused(gone_contact.id).contains("https only"),
         "{}",

@@ -3,12 +3,12 @@
 
 use crate::error::{chain, Retry, SendError, SetupError};
 use crate::event::AlertEvent;
-use crate::safety::{check_literal_host, ForbiddenAddress, SafeResolver};
+use crate::safety;
 use crate::Sent;
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::StatusCode;
-use std::sync::Arc;
 use std::time::Duration;
+use uptime_netguard::{find_refusal, AddressPolicy};
 use uuid::Uuid;
 
 /// How much of an error response's body the log keeps.
@@ -17,25 +17,26 @@ const BODY_SNIPPET_CHARS: usize = 200;
 #[derive(Clone)]
 pub(crate) struct HttpChannel {
     client: reqwest::Client,
-    allow_private: bool,
+    policy: AddressPolicy,
     timeout: Duration,
 }
 
 impl HttpChannel {
     pub(crate) fn new(allow_private: bool, timeout: Duration) -> Result<Self, SetupError> {
-        let mut builder = reqwest::Client::builder()
+        let policy = safety::policy(allow_private);
+        // Screened resolver, and no proxy ever (a proxy would resolve names
+        // itself, out of reach of the resolver).
+        let client = uptime_netguard::client_builder(&policy)
             .timeout(timeout)
             .connect_timeout(timeout)
             .user_agent(concat!("uptime-alerts/", env!("CARGO_PKG_VERSION")))
             // A redirect could lead anywhere, including inside our network;
             // receivers must give the final URL.
-            .redirect(reqwest::redirect::Policy::none());
-        if !allow_private {
-            builder = builder.dns_resolver(Arc::new(SafeResolver));
-        }
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
         Ok(Self {
-            client: builder.build()?,
-            allow_private,
+            client,
+            policy,
             timeout,
         })
     }
@@ -71,17 +72,18 @@ impl HttpChannel {
     async fn post(&self, url: &str, headers: HeaderMap, body: Vec<u8>) -> Result<Sent, SendError> {
         let parsed = url::Url::parse(url)
             .map_err(|e| SendError::permanent(format!("invalid URL {url:?}: {e}")))?;
-        let scheme_ok =
-            parsed.scheme() == "https" || (self.allow_private && parsed.scheme() == "http");
+        let scheme_ok = parsed.scheme() == "https"
+            || (self.policy.allows_private() && parsed.scheme() == "http");
         if !scheme_ok {
             return Err(SendError::permanent(format!(
                 "URL scheme {:?} is not allowed (https only)",
                 parsed.scheme()
             )));
         }
-        if !self.allow_private {
-            check_literal_host(&parsed).map_err(|e| SendError::permanent(e.to_string()))?;
-        }
+        // Literal hosts never reach the resolver, so they are judged here.
+        self.policy
+            .check_url_host(&parsed)
+            .map_err(|refused| SendError::permanent(safety::describe(&refused)))?;
         let response = self
             .client
             .post(parsed)
@@ -95,12 +97,8 @@ impl HttpChannel {
     }
 
     fn request_error(&self, e: &reqwest::Error) -> SendError {
-        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-        while let Some(err) = source {
-            if let Some(forbidden) = err.downcast_ref::<ForbiddenAddress>() {
-                return SendError::permanent(forbidden.to_string());
-            }
-            source = err.source();
+        if let Some(refused) = find_refusal(e) {
+            return SendError::permanent(safety::describe(refused));
         }
         if e.is_timeout() {
             return SendError::transient(format!(

@@ -191,5 +191,43 @@ mod tests {
         let metadata = send("https://169.254.169.254/latest", secret).await;
         assert!(!metadata.is_retryable());
         assert!(metadata.message.contains("metadata"), "{metadata}");
+        // The NAT64 form of 127.0.0.1 reaches loopback through a NAT64 gateway.
+        let nat64 = send("https://[64:ff9b::7f00:1]/x", secret).await;
+        assert!(!nat64.is_retryable(), "{nat64:?}");
+        assert!(nat64.message.contains("loopback"), "{nat64}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_name_is_reported_without_its_address() {
+        let sender = Sender::new(
+            &SmtpSettings::default(),
+            &SafetySettings::default(),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let event = AlertEvent::test(chrono::Utc::now());
+        let err = sender
+            .send(
+                Destination {
+                    channel: Channel::Slack,
+                    value: "https://localhost/services/x",
+                    signing_secret: None,
+                },
+                Outgoing::Alert {
+                    delivery_id: Uuid::new_v4(),
+                    event: &event,
+                },
+            )
+            .await
+            .unwrap_err();
+        assert!(!err.is_retryable(), "{err:?}");
+        assert_eq!(
+            err.message,
+            "localhost resolves to a loopback address, which alerts may not be sent to"
+        );
+        assert!(
+            !err.message.contains("127.0.0.1") && !err.message.contains("::1"),
+            "{err}"
+        );
     }
 }
