@@ -8,7 +8,9 @@
 //!   ends without a ping ([`timing`]).
 //! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
 //! - Memory holds only the timeline ([`DueQueue`]: ~60 bytes per monitor);
-//!   configurations are read in batches just before they are due ([`engine`]).
+//!   configurations are read in batches just before they are due. A pure core
+//!   (`core`: timeline and planner, `now` a parameter) decides what to read,
+//!   publish and when to wake; a thin shell (`shell`) does the I/O.
 //!
 //! Benchmarks build a [`Scheduler`] on their own pool and JetStream context,
 //! run it, and read [`SchedulerStats`]: published count, lateness quantiles
@@ -18,16 +20,19 @@
 //! lookahead's worth of configurations) come on top; comparing the process's
 //! RSS before and after loading N monitors measures everything.
 
-mod engine;
+mod clock;
+mod core;
 pub mod lease;
 mod publisher;
 pub mod queue;
 mod scheduler;
 pub mod settings;
+mod shell;
 pub mod slots;
 pub mod stats;
 pub mod timing;
 
+pub use clock::Clock;
 pub use queue::DueQueue;
 pub use scheduler::Scheduler;
 pub use stats::{LatenessSummary, SchedulerStats};

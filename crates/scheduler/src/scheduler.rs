@@ -1,9 +1,10 @@
 //! A scheduler replica: waits for the leader lock, then schedules until it
 //! loses it or is told to stop.
 
-use crate::engine::{Ended, Engine};
+use crate::clock::Clock;
 use crate::lease::Lease;
 use crate::settings::ScheduleSettings;
+use crate::shell::{Ended, Engine};
 use crate::stats::SchedulerStats;
 use async_nats::jetstream;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ pub struct Scheduler {
     database_url: String,
     config: ScheduleSettings,
     stats: Arc<SchedulerStats>,
+    clock: Clock,
 }
 
 impl Scheduler {
@@ -35,7 +37,15 @@ impl Scheduler {
             database_url: database_url.into(),
             config,
             stats: Arc::new(SchedulerStats::default()),
+            clock: Clock::system(),
         }
+    }
+
+    /// Reads time from `clock` instead of the system clock (tests move it
+    /// forward rather than wait).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     pub fn stats(&self) -> Arc<SchedulerStats> {
@@ -59,6 +69,7 @@ impl Scheduler {
                         self.js.clone(),
                         self.config.clone(),
                         self.stats.clone(),
+                        self.clock.clone(),
                     );
                     let ended = engine.lead(&mut lease, &shutdown).await;
                     self.stats.set_leader(false);

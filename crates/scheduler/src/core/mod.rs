@@ -1,0 +1,112 @@
+//! The scheduler's pure core: what to read, what to publish and when to wake.
+//!
+//! No I/O, no async, no clock: every input carries `now` (epoch ms), and the
+//! shell ([`crate::shell`]) does what the core asks. The shell drives one
+//! round at a time, calling [`Planner::next`] until it answers
+//! [`Step::Sleep`]; a round mirrors the leader's loop:
+//!
+//! 1. **changes**: re-read the monitors a change event named ([`Read::Changed`]);
+//! 2. **stage**: pop everything due within the lookahead off the timeline and
+//!    read the configuration of the checked ones in one query
+//!    ([`Read::CheckConfigs`]); they wait in `ready` with their snapshot;
+//! 3. **fire**: publish everything in `ready` that is due ([`Step::Publish`])
+//!    and put each monitor back on the timeline at its next slot; heartbeat
+//!    deadlines that are due are re-read ([`Read::Heartbeats`]) and either
+//!    moved (a ping arrived) or reported as a failed check;
+//! 4. **resync**: read one page of the walk over all active monitors
+//!    ([`Read::Page`]) when one is running and there is slack;
+//! 5. **sleep** until the next due instant ([`Step::Sleep`]), unless the
+//!    world (a change event, the resync timer) calls first.
+//!
+//! Between rounds the shell reports what arrived: [`Planner::monitor_changed`],
+//! [`Planner::changes_arrived`], [`Planner::start_resync`]. After a
+//! [`Step::Read`] it hands the rows (or the failure) to [`Planner::loaded`].
+
+mod messages;
+mod planner;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use planner::Planner;
+
+use uptime_contracts::{CheckDueV2, CheckResultV2};
+use uptime_db::schedule::{CheckConfig, MonitorTiming};
+
+/// Rows per page of the full load and resync.
+pub(crate) const RESYNC_PAGE: i64 = 5_000;
+
+/// What the core wants done next.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Step {
+    /// Run this query and hand the result to [`Planner::loaded`] before
+    /// asking for the next step.
+    Read(Read),
+    /// Publish this message (the shell measures lateness from its due time).
+    Publish(Publication),
+    /// Update the timeline's size in the stats.
+    Report(Report),
+    /// Nothing more to do before this instant (epoch ms), unless something
+    /// arrives from outside.
+    Sleep(i64),
+}
+
+/// A database read the core needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// The timings of changed monitors (active ones only; a missing row
+    /// means deleted or paused).
+    Changed(Vec<i64>),
+    /// The check configurations of the staged checked monitors.
+    CheckConfigs(Vec<i64>),
+    /// The timings of heartbeat monitors whose deadline is due.
+    Heartbeats(Vec<i64>),
+    /// One page of active monitor timings with `id > after_id`, in id order,
+    /// at most [`RESYNC_PAGE`] rows.
+    Page { after_id: i64 },
+}
+
+/// The answer to a [`Read`]: timings for every read but the check
+/// configurations.
+#[derive(Debug, Clone)]
+pub(crate) enum Rows {
+    Timings(Vec<MonitorTiming>),
+    Configs(Vec<CheckConfig>),
+}
+
+/// A read failed (or timed out); the shell has logged why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DbFailed;
+
+/// A message to publish.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Publication {
+    /// A scheduled check for the checkers.
+    Check(CheckDueV2),
+    /// The failed result of a heartbeat period that ended without a ping.
+    MissedHeartbeat(CheckResultV2),
+}
+
+impl Publication {
+    pub(crate) fn due_at_ms(&self) -> i64 {
+        match self {
+            Publication::Check(due) => due.due_at.timestamp_millis(),
+            Publication::MissedHeartbeat(result) => result.checked_at.timestamp_millis(),
+        }
+    }
+}
+
+/// The timeline's size, for the stats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// Monitors on the timeline changed.
+    Size {
+        monitors: usize,
+        bytes_per_monitor: usize,
+    },
+    /// A walk over all active monitors is complete (after a [`Report::Size`]).
+    Loaded {
+        monitors: usize,
+        bytes_per_monitor: usize,
+        full_load: bool,
+    },
+}

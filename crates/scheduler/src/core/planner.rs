@@ -1,0 +1,529 @@
+//! The planner: the timeline ([`DueQueue`]), the staged items waiting for
+//! their due instant, and the decisions of each round (see the module
+//! documentation of [`crate::core`]).
+
+use super::messages::{self, Snapshot};
+use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::queue::{Due, DueQueue, Kind};
+use crate::slots;
+use crate::timing::Timing;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
+use uptime_db::schedule::{CheckConfig, MonitorTiming};
+
+/// How long the scheduler waits before retrying after a failed query.
+pub(crate) const DB_RETRY_MS: i64 = 500;
+/// A resync page is not read when a publish is due sooner than this...
+const RESYNC_SLACK_MS: i64 = 20;
+/// ...unless the last page was read this long ago (a dense schedule never
+/// leaves 20 ms of slack, and the resync must still finish).
+const RESYNC_MAX_PAUSE_MS: i64 = 200;
+/// How long the planner sleeps when nothing at all is scheduled.
+const IDLE_MS: i64 = 60_000;
+
+/// An item taken off the timeline, waiting for its due instant.
+#[derive(Debug)]
+pub(super) struct Ready {
+    pub due: Due,
+    /// The snapshot for a checked monitor; `None` for a heartbeat deadline,
+    /// which is re-read at the deadline itself.
+    pub snapshot: Option<Snapshot>,
+}
+
+impl PartialEq for Ready {
+    fn eq(&self, other: &Self) -> bool {
+        self.due == other.due
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.due.cmp(&other.due)
+    }
+}
+
+/// The walk over all active monitors (full load or resync) in progress.
+#[derive(Debug)]
+struct Resync {
+    after_id: i64,
+    /// When the last page was read.
+    last_page_at: i64,
+    /// Ids seen so far, ascending (pages come in id order).
+    seen: Vec<i64>,
+    full_load: bool,
+}
+
+/// Where the current round is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Changes,
+    Stage,
+    Fire,
+    Heartbeats,
+    Resync,
+    Sleep,
+}
+
+/// The read the planner waits for, with what it needs to use the answer.
+#[derive(Debug)]
+enum Awaiting {
+    Changed,
+    CheckConfigs(Vec<Due>),
+    Heartbeats(Vec<Due>),
+    Page,
+}
+
+#[derive(Debug)]
+pub(crate) struct Planner {
+    lookahead_ms: i64,
+    queue: DueQueue,
+    ready: BinaryHeap<Reverse<Ready>>,
+    /// Staging runs at most this often unless something is due already.
+    next_stage_at: i64,
+    /// After a failed query, staging and resync wait until then.
+    db_backoff_until: i64,
+    resync: Option<Resync>,
+    /// Monitors to re-read: changed, or possibly gone (from a resync).
+    pending_changes: BTreeSet<i64>,
+    /// A change event arrived since the last round: re-read at once, even
+    /// while backing off.
+    changes_arrived: bool,
+    phase: Phase,
+    awaiting: Option<Awaiting>,
+    /// Publications and reports decided but not handed out yet.
+    outbox: VecDeque<Step>,
+}
+
+impl Planner {
+    /// `lookahead_ms`: how long before its due instant a check's
+    /// configuration is read.
+    pub(crate) fn new(lookahead_ms: i64) -> Self {
+        Self {
+            lookahead_ms,
+            queue: DueQueue::new(),
+            ready: BinaryHeap::new(),
+            next_stage_at: 0,
+            db_backoff_until: 0,
+            resync: None,
+            pending_changes: BTreeSet::new(),
+            changes_arrived: false,
+            phase: Phase::Changes,
+            awaiting: None,
+            outbox: VecDeque::new(),
+        }
+    }
+
+    /// Starts a walk over all active monitors, unless one is running. The
+    /// full load (at the start of leadership) reads page after page; a
+    /// periodic resync yields to publishes about to be due.
+    pub(crate) fn start_resync(&mut self, full_load: bool) {
+        if self.resync.is_none() {
+            self.resync = Some(Resync {
+                after_id: 0,
+                last_page_at: 0,
+                seen: Vec::new(),
+                full_load,
+            });
+        }
+    }
+
+    /// A change event named `monitor_id`: upserted or deleted, either way
+    /// the row says what is true now.
+    pub(crate) fn monitor_changed(&mut self, monitor_id: i64) {
+        self.pending_changes.insert(monitor_id);
+    }
+
+    /// The change events that arrived together are all in: the next round
+    /// re-reads them at once.
+    pub(crate) fn changes_arrived(&mut self) {
+        self.changes_arrived = true;
+    }
+
+    /// Monitors waiting to be re-read.
+    pub(crate) fn pending_changes(&self) -> usize {
+        self.pending_changes.len()
+    }
+
+    /// Monitors on the timeline.
+    #[cfg(test)]
+    pub(crate) fn monitors(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The next thing to do at `now`. After a [`Step::Read`], call
+    /// [`Planner::loaded`] first; after [`Step::Sleep`], the next call starts
+    /// a new round.
+    pub(crate) fn next(&mut self, now: i64) -> Step {
+        debug_assert!(self.awaiting.is_none(), "a read is still outstanding");
+        loop {
+            if let Some(step) = self.outbox.pop_front() {
+                return step;
+            }
+            match self.phase {
+                Phase::Changes => {
+                    self.phase = Phase::Stage;
+                    let arrived = std::mem::take(&mut self.changes_arrived);
+                    if !self.pending_changes.is_empty() && (arrived || now >= self.db_backoff_until)
+                    {
+                        let ids: Vec<i64> = self.pending_changes.iter().copied().collect();
+                        self.awaiting = Some(Awaiting::Changed);
+                        return Step::Read(Read::Changed(ids));
+                    }
+                }
+                Phase::Stage => {
+                    self.phase = Phase::Fire;
+                    if let Some(read) = self.stage(now) {
+                        return Step::Read(read);
+                    }
+                }
+                Phase::Fire => {
+                    self.phase = Phase::Heartbeats;
+                    self.fire(now);
+                }
+                Phase::Heartbeats => {
+                    self.phase = Phase::Resync;
+                    if let Some(Awaiting::Heartbeats(dues)) = &self.awaiting {
+                        let ids = dues.iter().map(|d| d.monitor_id).collect();
+                        return Step::Read(Read::Heartbeats(ids));
+                    }
+                }
+                Phase::Resync => {
+                    self.phase = Phase::Sleep;
+                    if self.resync_may_step(now) {
+                        if let Some(resync) = &self.resync {
+                            self.awaiting = Some(Awaiting::Page);
+                            return Step::Read(Read::Page {
+                                after_id: resync.after_id,
+                            });
+                        }
+                    }
+                }
+                Phase::Sleep => {
+                    self.phase = Phase::Changes;
+                    return Step::Sleep(self.next_wake(now));
+                }
+            }
+        }
+    }
+
+    /// The answer to the last [`Step::Read`], at `now`.
+    pub(crate) fn loaded(&mut self, rows: Result<Rows, DbFailed>, now: i64) {
+        let Some(awaiting) = self.awaiting.take() else {
+            debug_assert!(false, "rows loaded that nobody asked for");
+            return;
+        };
+        match (awaiting, rows) {
+            (Awaiting::Changed, Ok(Rows::Timings(rows))) => self.changes_read(&rows, now),
+            (Awaiting::CheckConfigs(staged), Ok(Rows::Configs(configs))) => {
+                self.configs_read(staged, configs)
+            }
+            (Awaiting::Heartbeats(dues), Ok(Rows::Timings(rows))) => {
+                self.heartbeats_read(dues, &rows)
+            }
+            (Awaiting::Page, Ok(Rows::Timings(page))) => self.page_read(&page, now),
+            (Awaiting::CheckConfigs(staged), _) => self.failed(staged, now),
+            (Awaiting::Heartbeats(dues), _) => self.failed(dues, now),
+            (Awaiting::Changed | Awaiting::Page, _) => self.failed(Vec::new(), now),
+        }
+    }
+
+    /// A failed read: what was taken off the timeline goes back on, and
+    /// reads pause for a moment.
+    fn failed(&mut self, taken: Vec<Due>, now: i64) {
+        for due in taken {
+            self.queue.requeue(due);
+        }
+        self.db_backoff_until = now + DB_RETRY_MS;
+    }
+
+    /// Puts the changed monitors on (or takes them off) the timeline.
+    fn changes_read(&mut self, rows: &[MonitorTiming], now: i64) {
+        let ids = std::mem::take(&mut self.pending_changes);
+        let mut present = HashSet::with_capacity(rows.len());
+        for row in rows {
+            present.insert(row.id);
+            let timing = Timing::from_row(row);
+            self.queue.schedule(
+                timing.id,
+                timing.kind,
+                timing.interval_secs(),
+                timing.first_due(now),
+            );
+        }
+        for id in ids.iter().filter(|id| !present.contains(id)) {
+            // Deleted or paused: its items in the heap and in `ready` are stale now.
+            self.queue.remove(*id);
+        }
+        self.report_size();
+    }
+
+    /// Takes what is due within the lookahead off the timeline; asks for the
+    /// configuration of the checked monitors among it.
+    fn stage(&mut self, now: i64) -> Option<Read> {
+        if now < self.db_backoff_until {
+            return None;
+        }
+        let urgent = self.queue.next_due_at().is_some_and(|due| due <= now);
+        if now < self.next_stage_at && !urgent {
+            return None;
+        }
+        self.next_stage_at = now + (self.lookahead_ms / 4).max(10);
+        let mut staged = Vec::new();
+        while let Some(due) = self.queue.pop_due_until(now + self.lookahead_ms) {
+            staged.push(due);
+        }
+        if staged.is_empty() {
+            return None;
+        }
+        let checked: Vec<i64> = staged
+            .iter()
+            .filter(|d| self.queue.entry(d.monitor_id).map(|e| e.kind) == Some(Kind::Checked))
+            .map(|d| d.monitor_id)
+            .collect();
+        if checked.is_empty() {
+            // Only heartbeat deadlines: nothing to read now.
+            self.configs_read(staged, Vec::new());
+            return None;
+        }
+        self.awaiting = Some(Awaiting::CheckConfigs(staged));
+        Some(Read::CheckConfigs(checked))
+    }
+
+    fn configs_read(&mut self, staged: Vec<Due>, configs: Vec<CheckConfig>) {
+        let mut configs: HashMap<i64, CheckConfig> =
+            configs.into_iter().map(|c| (c.id, c)).collect();
+        let mut removed = false;
+        for due in staged {
+            let Some(entry) = self.queue.entry(due.monitor_id).copied() else {
+                continue;
+            };
+            if entry.kind == Kind::Heartbeat {
+                self.ready.push(Reverse(Ready {
+                    due,
+                    snapshot: None,
+                }));
+                continue;
+            }
+            let Some(config) = configs.remove(&due.monitor_id) else {
+                // Paused or deleted, and the change event has not arrived (or was lost).
+                removed |= self.queue.remove(due.monitor_id);
+                continue;
+            };
+            if Kind::of(&config.kind) != Kind::Checked
+                || config.interval_secs.max(1) as u32 != entry.interval_secs
+            {
+                // Changed without (or ahead of) its event: start over from the row.
+                self.pending_changes.insert(due.monitor_id);
+                continue;
+            }
+            match messages::spec_of(&config) {
+                Some(spec) => self.ready.push(Reverse(Ready {
+                    due,
+                    snapshot: Some(Snapshot {
+                        spec,
+                        definition_version: config.definition_version,
+                    }),
+                })),
+                None => {
+                    tracing::warn!(
+                        monitor_id = due.monitor_id,
+                        "monitor row cannot be checked (no target or unknown type); skipping it"
+                    );
+                    removed |= self.queue.remove(due.monitor_id);
+                }
+            }
+        }
+        if removed {
+            self.report_size();
+        }
+    }
+
+    /// Publishes everything in `ready` that is due, putting each checked
+    /// monitor back on the timeline at its next slot; collects the heartbeat
+    /// deadlines among it for re-reading.
+    fn fire(&mut self, now: i64) {
+        let mut heartbeats = Vec::new();
+        while self
+            .ready
+            .peek()
+            .is_some_and(|Reverse(r)| r.due.due_at_ms <= now)
+        {
+            let Some(Reverse(ready)) = self.ready.pop() else {
+                break;
+            };
+            if !self.queue.is_current(&ready.due) {
+                continue;
+            }
+            let due = ready.due;
+            match ready.snapshot {
+                Some(snapshot) => {
+                    let Some(entry) = self.queue.entry(due.monitor_id).copied() else {
+                        continue;
+                    };
+                    let message = messages::check_due(&due, entry.interval_secs, snapshot);
+                    self.outbox
+                        .push_back(Step::Publish(Publication::Check(message)));
+                    let interval_ms = i64::from(entry.interval_secs) * 1000;
+                    self.queue.requeue(Due {
+                        due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
+                        ..due
+                    });
+                }
+                None => heartbeats.push(due),
+            }
+        }
+        if !heartbeats.is_empty() {
+            self.awaiting = Some(Awaiting::Heartbeats(heartbeats));
+        }
+    }
+
+    /// Heartbeat deadlines that are due, re-read: a ping since moved the
+    /// deadline, otherwise the period is a failed check.
+    fn heartbeats_read(&mut self, dues: Vec<Due>, rows: &[MonitorTiming]) {
+        let rows: HashMap<i64, Timing> = rows.iter().map(|r| (r.id, Timing::from_row(r))).collect();
+        let mut removed = false;
+        for due in dues {
+            let Some(timing) = rows.get(&due.monitor_id) else {
+                removed |= self.queue.remove(due.monitor_id);
+                continue;
+            };
+            if timing.kind != Kind::Heartbeat {
+                self.pending_changes.insert(due.monitor_id);
+                continue;
+            }
+            let deadline = timing.heartbeat_deadline();
+            if deadline > due.due_at_ms {
+                self.queue.requeue(Due {
+                    due_at_ms: deadline,
+                    ..due
+                });
+                continue;
+            }
+            let message = messages::missed_heartbeat(&due, timing);
+            self.outbox
+                .push_back(Step::Publish(Publication::MissedHeartbeat(message)));
+            let next = due.due_at_ms + timing.interval_ms;
+            let unchanged = self
+                .queue
+                .entry(due.monitor_id)
+                .is_some_and(|e| e.interval_secs == timing.interval_secs());
+            if unchanged {
+                self.queue.requeue(Due {
+                    due_at_ms: next,
+                    ..due
+                });
+            } else {
+                self.queue.schedule(
+                    due.monitor_id,
+                    Kind::Heartbeat,
+                    timing.interval_secs(),
+                    next,
+                );
+            }
+        }
+        if removed {
+            self.report_size();
+        }
+    }
+
+    /// Whether to read the next resync page now. The load at the start of
+    /// leadership goes at full speed (catching up missed slots depends on it);
+    /// a periodic resync yields to publishes that are about to be due.
+    fn resync_may_step(&self, now: i64) -> bool {
+        let Some(resync) = &self.resync else {
+            return false;
+        };
+        if now < self.db_backoff_until {
+            return false;
+        }
+        resync.full_load
+            || now - resync.last_page_at >= RESYNC_MAX_PAUSE_MS
+            || self
+                .ready
+                .peek()
+                .is_none_or(|Reverse(r)| r.due.due_at_ms - now > RESYNC_SLACK_MS)
+    }
+
+    /// Reconciles the timeline with one page of active monitors.
+    fn page_read(&mut self, page: &[MonitorTiming], now: i64) {
+        let Some(resync) = self.resync.as_mut() else {
+            return;
+        };
+        resync.last_page_at = now;
+        for row in page {
+            resync.seen.push(row.id);
+            resync.after_id = row.id;
+            let timing = Timing::from_row(row);
+            let known = self.queue.entry(timing.id).is_some_and(|e| {
+                e.kind == timing.kind && e.interval_secs == timing.interval_secs()
+            });
+            if !known {
+                self.queue.schedule(
+                    timing.id,
+                    timing.kind,
+                    timing.interval_secs(),
+                    timing.first_due(now),
+                );
+            }
+        }
+        if page.len() as i64 == RESYNC_PAGE {
+            self.report_size();
+            return;
+        }
+        // Done. Monitors on the timeline that the walk did not see were
+        // deleted or paused, or created after their page was read: re-read
+        // them like changed monitors to tell which.
+        let Some(resync) = self.resync.take() else {
+            return;
+        };
+        let unseen: Vec<i64> = self
+            .queue
+            .ids()
+            .filter(|id| resync.seen.binary_search(id).is_err())
+            .collect();
+        self.pending_changes.extend(unseen);
+        self.report_size();
+        self.outbox.push_back(Step::Report(Report::Loaded {
+            monitors: self.queue.len(),
+            bytes_per_monitor: self.queue.approx_bytes_per_monitor(),
+            full_load: resync.full_load,
+        }));
+    }
+
+    fn next_wake(&mut self, now: i64) -> i64 {
+        let mut wake = self
+            .ready
+            .peek()
+            .map(|Reverse(r)| r.due.due_at_ms)
+            .unwrap_or(now + IDLE_MS);
+        if let Some(next) = self.queue.next_due_at() {
+            let stage_at = (next - self.lookahead_ms).max(self.next_stage_at).min(next);
+            wake = wake.min(stage_at.max(self.db_backoff_until));
+        }
+        if !self.pending_changes.is_empty() {
+            wake = wake.min(self.db_backoff_until);
+        }
+        if let Some(resync) = &self.resync {
+            let step_at = if self.resync_may_step(now) {
+                now
+            } else {
+                // Waiting for slack: the publish due first wakes us anyway.
+                resync.last_page_at + RESYNC_MAX_PAUSE_MS
+            };
+            wake = wake.min(step_at.max(self.db_backoff_until));
+        }
+        wake
+    }
+
+    fn report_size(&mut self) {
+        self.outbox.push_back(Step::Report(Report::Size {
+            monitors: self.queue.len(),
+            bytes_per_monitor: self.queue.approx_bytes_per_monitor(),
+        }));
+    }
+}

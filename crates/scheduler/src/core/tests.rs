@@ -1,0 +1,664 @@
+//! The planner driven directly: rows in, steps out, time a number. A small
+//! in-memory table answers its reads the way the queries in the shell do
+//! (active rows only; pages in id order).
+
+use super::planner::{Planner, DB_RETRY_MS};
+use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::slots;
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use uptime_contracts::{
+    CheckDueV2, CheckOutcome, CheckResultV2, KeywordType, MonitorKind, Trigger,
+};
+use uptime_db::schedule::{CheckConfig, MonitorTiming};
+
+const NOW: i64 = 1_800_000_000_000;
+const TEN_S: i64 = 10_000;
+const LOOKAHEAD: i64 = 1_000;
+
+fn at(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap()
+}
+
+#[derive(Clone)]
+struct Row {
+    timing: MonitorTiming,
+    config: CheckConfig,
+    active: bool,
+}
+
+fn http(id: i64, interval_secs: i32, created: i64) -> Row {
+    Row {
+        timing: MonitorTiming {
+            id,
+            kind: "http".into(),
+            interval_secs,
+            timeout_secs: 7,
+            created_at: at(created),
+            updated_at: at(created),
+            last_checked_at: None,
+            last_heartbeat_at: None,
+            definition_version: 1,
+        },
+        config: CheckConfig {
+            id,
+            kind: "http".into(),
+            interval_secs,
+            target: Some("https://example.com/health".into()),
+            timeout_secs: 7,
+            expected_status: 204,
+            keyword: None,
+            keyword_type: None,
+            definition_version: 1,
+        },
+        active: true,
+    }
+}
+
+fn heartbeat(id: i64, interval_secs: i32, grace_secs: i32, created: i64) -> Row {
+    let mut row = http(id, interval_secs, created);
+    row.timing.kind = "heartbeat".into();
+    row.timing.timeout_secs = grace_secs;
+    row.config.kind = "heartbeat".into();
+    row.config.target = None;
+    row.config.timeout_secs = grace_secs;
+    row
+}
+
+/// The database as the planner sees it, and what the planner did to the world.
+#[derive(Default)]
+struct World {
+    rows: BTreeMap<i64, Row>,
+    /// The next this many reads fail.
+    failing: usize,
+    reads: Vec<(i64, Read)>,
+    published: Vec<(i64, Publication)>,
+    monitors_reported: Option<usize>,
+    loads: Vec<bool>,
+}
+
+impl World {
+    fn with(rows: impl IntoIterator<Item = Row>) -> Self {
+        Self {
+            rows: rows.into_iter().map(|r| (r.timing.id, r)).collect(),
+            ..Self::default()
+        }
+    }
+
+    fn row(&mut self, id: i64) -> &mut Row {
+        self.rows.get_mut(&id).unwrap()
+    }
+
+    fn answer(&mut self, read: &Read) -> Result<Rows, DbFailed> {
+        if self.failing > 0 {
+            self.failing -= 1;
+            return Err(DbFailed);
+        }
+        let active = self.rows.values().filter(|r| r.active);
+        Ok(match read {
+            Read::Changed(ids) | Read::Heartbeats(ids) => Rows::Timings(
+                active
+                    .filter(|r| ids.contains(&r.timing.id))
+                    .map(|r| r.timing.clone())
+                    .collect(),
+            ),
+            Read::CheckConfigs(ids) => Rows::Configs(
+                active
+                    .filter(|r| ids.contains(&r.config.id))
+                    .map(|r| r.config.clone())
+                    .collect(),
+            ),
+            Read::Page { after_id } => Rows::Timings(
+                active
+                    .filter(|r| r.timing.id > *after_id)
+                    .take(RESYNC_PAGE as usize)
+                    .map(|r| r.timing.clone())
+                    .collect(),
+            ),
+        })
+    }
+
+    /// One round at `now`, as the shell runs it; returns the wake-up time.
+    fn round(&mut self, planner: &mut Planner, now: i64) -> i64 {
+        loop {
+            match planner.next(now) {
+                Step::Read(read) => {
+                    let rows = self.answer(&read);
+                    self.reads.push((now, read));
+                    planner.loaded(rows, now);
+                }
+                Step::Publish(publication) => self.published.push((now, publication)),
+                Step::Report(Report::Size { monitors, .. }) => {
+                    self.monitors_reported = Some(monitors)
+                }
+                Step::Report(Report::Loaded { full_load, .. }) => self.loads.push(full_load),
+                Step::Sleep(until) => return until,
+            }
+        }
+    }
+
+    /// Rounds from `from` until the planner sleeps past `until`, each at its
+    /// wake-up time (as if nothing but the timer woke it). Returns the time
+    /// of the last round.
+    fn run(&mut self, planner: &mut Planner, from: i64, until: i64) -> i64 {
+        let mut now = from;
+        for _ in 0..100_000 {
+            let wake = self.round(planner, now);
+            if wake > until {
+                return now;
+            }
+            now = wake.max(now);
+        }
+        panic!("the planner never slept past {until}");
+    }
+
+    fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV2)> {
+        self.published
+            .iter()
+            .filter_map(|(t, p)| match p {
+                Publication::Check(due) if due.monitor_id == monitor_id => Some((*t, due.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn missed(&self, monitor_id: i64) -> Vec<(i64, CheckResultV2)> {
+        self.published
+            .iter()
+            .filter_map(|(t, p)| match p {
+                Publication::MissedHeartbeat(r) if r.monitor_id == monitor_id => {
+                    Some((*t, r.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A planner that has loaded `world` at `now` (the start of leadership) and
+/// done what was due at once.
+fn loaded(world: &mut World, now: i64) -> Planner {
+    let mut planner = Planner::new(LOOKAHEAD);
+    planner.start_resync(true);
+    world.run(&mut planner, now, now);
+    assert_eq!(world.loads, vec![true], "the full load finished");
+    planner
+}
+
+fn due_ms(due: &CheckDueV2) -> i64 {
+    due.due_at.timestamp_millis()
+}
+
+/// A creation instant with no slot of `id` between it and `NOW`.
+fn created_just_before_now(id: i64) -> i64 {
+    slots::slot_at_or_before(id, TEN_S, NOW).max(NOW - 1)
+}
+
+#[test]
+fn a_new_monitor_is_due_at_once_then_on_its_slots() {
+    let created = created_just_before_now(1);
+    let mut world = World::with([http(1, 10, created)]);
+    let mut planner = loaded(&mut world, NOW);
+
+    let checks = world.checks(1);
+    assert_eq!(checks.len(), 1, "due at once");
+    let (sent_at, first) = &checks[0];
+    assert_eq!(*sent_at, NOW);
+    assert_eq!(due_ms(first), created, "named after its creation instant");
+    assert_eq!(first.check_id, slots::check_id(1, created));
+    assert_eq!(first.trigger, Trigger::Scheduled);
+
+    let second = slots::slot_after(1, TEN_S, created);
+    world.run(&mut planner, NOW, second - 1);
+    assert_eq!(world.checks(1).len(), 1, "nothing before the next slot");
+    world.run(&mut planner, second - 1, second);
+    let checks = world.checks(1);
+    assert_eq!(checks.len(), 2);
+    assert_eq!(checks[1].0, second, "published at its due instant");
+    assert_eq!(due_ms(&checks[1].1), second);
+    assert_eq!(checks[1].1.check_id, slots::check_id(1, second));
+    assert_eq!(
+        due_ms(&checks[1].1).rem_euclid(TEN_S),
+        slots::offset_ms(1, TEN_S)
+    );
+}
+
+#[test]
+fn monitors_sharing_an_interval_are_spread_over_it() {
+    let ids: Vec<i64> = (1..=6).collect();
+    let mut world = World::with(ids.iter().map(|id| http(*id, 10, NOW - 100 * TEN_S)));
+    for id in &ids {
+        world.row(*id).timing.last_checked_at = Some(at(NOW));
+    }
+    let mut planner = loaded(&mut world, NOW);
+    world.run(&mut planner, NOW, NOW + TEN_S);
+    let mut offsets = std::collections::HashSet::new();
+    for id in &ids {
+        let checks = world.checks(*id);
+        assert_eq!(checks.len(), 1, "one slot per interval");
+        let slot = due_ms(&checks[0].1);
+        assert_eq!(checks[0].0, slot);
+        assert_eq!(slot.rem_euclid(TEN_S), slots::offset_ms(*id, TEN_S));
+        offsets.insert(slot.rem_euclid(TEN_S));
+    }
+    assert_eq!(offsets.len(), ids.len(), "every monitor has its own phase");
+}
+
+#[test]
+fn a_due_check_carries_the_definition_version_interval_and_spec() {
+    let mut keyword = http(2, 60, NOW - 1);
+    keyword.config.kind = "keyword".into();
+    keyword.config.target = Some("http://127.0.0.1:9/status".into());
+    keyword.config.timeout_secs = 3;
+    keyword.config.expected_status = 200;
+    keyword.config.keyword = Some("all good".into());
+    keyword.config.keyword_type = Some("not_contains".into());
+    keyword.config.definition_version = 4;
+    keyword.timing.kind = "keyword".into();
+    let mut world = World::with([http(1, 60, NOW - 1), keyword]);
+    loaded(&mut world, NOW);
+
+    let http_due = &world.checks(1)[0].1;
+    assert_eq!(
+        (http_due.definition_version, http_due.interval_secs),
+        (1, 60)
+    );
+    assert_eq!(http_due.spec.kind, MonitorKind::Http);
+    assert_eq!(http_due.spec.target, "https://example.com/health");
+    assert_eq!(
+        (http_due.spec.timeout_secs, http_due.spec.expected_status),
+        (7, 204)
+    );
+    assert_eq!(
+        (http_due.spec.keyword.clone(), http_due.spec.keyword_type),
+        (None, None)
+    );
+    let keyword_due = &world.checks(2)[0].1;
+    assert_eq!(
+        (keyword_due.definition_version, keyword_due.interval_secs),
+        (4, 60)
+    );
+    let spec = &keyword_due.spec;
+    assert_eq!(spec.kind, MonitorKind::Keyword);
+    assert_eq!(spec.target, "http://127.0.0.1:9/status");
+    assert_eq!((spec.timeout_secs, spec.expected_status), (3, 200));
+    assert_eq!(spec.keyword.as_deref(), Some("all good"));
+    assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
+}
+
+#[test]
+fn configurations_are_read_a_lookahead_before_the_slot_and_published_at_it() {
+    let mut world = World::with([http(1, 10, NOW - 100 * TEN_S)]);
+    world.row(1).timing.last_checked_at = Some(at(NOW));
+    let mut planner = loaded(&mut world, NOW);
+    let slot = slots::slot_after(1, TEN_S, NOW);
+    world.reads.clear();
+    world.run(&mut planner, NOW, slot - LOOKAHEAD - 1);
+    assert!(world.reads.is_empty(), "read too early: {:?}", world.reads);
+    world.run(&mut planner, slot - LOOKAHEAD - 1, slot - 1);
+    assert_eq!(world.reads.len(), 1, "{:?}", world.reads);
+    let (read_at, read) = &world.reads[0];
+    assert_eq!(read, &Read::CheckConfigs(vec![1]));
+    assert!(
+        (slot - LOOKAHEAD..slot).contains(read_at),
+        "read at {read_at}"
+    );
+    assert!(world.checks(1).is_empty(), "staged, not published early");
+    // The snapshot is what the read found, even if the row changes after.
+    world.row(1).config.definition_version = 9;
+    world.run(&mut planner, slot - 1, slot);
+    let checks = world.checks(1);
+    assert_eq!(checks.len(), 1);
+    assert_eq!((checks[0].0, checks[0].1.definition_version), (slot, 1));
+}
+
+#[test]
+fn a_change_event_rereads_the_monitor_and_a_new_one_is_due_at_once() {
+    let mut world = World::with([]);
+    let mut planner = loaded(&mut world, NOW);
+    assert_eq!(world.run(&mut planner, NOW, NOW + 30_000), NOW);
+
+    let now = NOW + 30_000;
+    world.rows.insert(7, http(7, 300, now - 5).clone());
+    planner.monitor_changed(7);
+    planner.changes_arrived();
+    world.round(&mut planner, now);
+    assert!(world.reads.contains(&(now, Read::Changed(vec![7]))));
+    assert_eq!(world.checks(7).len(), 1, "due at once");
+    assert_eq!(world.checks(7)[0].0, now);
+    assert_eq!(world.monitors_reported, Some(1));
+}
+
+/// Loads two monitors, applies `change` to monitor 1 once its first check is
+/// out, and runs past both next slots: monitor 1 is never published again,
+/// monitor 2 is.
+fn stops_after(change: impl FnOnce(&mut World, &mut Planner), event: bool) {
+    let mut world = World::with([http(1, 10, NOW - 1), http(2, 10, NOW - 1)]);
+    let mut planner = loaded(&mut world, NOW);
+    assert_eq!(world.checks(1).len(), 1);
+    change(&mut world, &mut planner);
+    if event {
+        planner.monitor_changed(1);
+        planner.changes_arrived();
+    }
+    world.run(&mut planner, NOW + 1, NOW + 2 * TEN_S);
+    assert_eq!(world.checks(1).len(), 1, "still scheduled");
+    assert!(world.checks(2).len() >= 2, "the other monitor kept going");
+    assert_eq!(planner.monitors(), 1);
+    assert_eq!(world.monitors_reported, Some(1));
+}
+
+#[test]
+fn pausing_a_monitor_stops_its_checks() {
+    stops_after(|world, _| world.row(1).active = false, true);
+}
+
+#[test]
+fn deleting_a_monitor_stops_its_checks() {
+    stops_after(
+        |world, _| {
+            world.rows.remove(&1);
+        },
+        true,
+    );
+}
+
+#[test]
+fn a_monitor_gone_without_its_event_is_dropped_when_staged() {
+    stops_after(
+        |world, _| {
+            world.rows.remove(&1);
+        },
+        false,
+    );
+}
+
+#[test]
+fn an_interval_changed_without_its_event_is_reread_and_followed() {
+    let mut world = World::with([http(1, 10, NOW - 1)]);
+    let mut planner = loaded(&mut world, NOW);
+    world.row(1).config.interval_secs = 20;
+    world.row(1).timing.interval_secs = 20;
+    world.row(1).timing.last_checked_at = Some(at(NOW));
+    world.run(&mut planner, NOW + 1, NOW + 60_000);
+    assert!(
+        world
+            .reads
+            .iter()
+            .any(|(_, r)| r == &Read::Changed(vec![1])),
+        "{:?}",
+        world.reads
+    );
+    let later: Vec<i64> = world.checks(1)[1..]
+        .iter()
+        .map(|(_, d)| due_ms(d))
+        .collect();
+    assert!(!later.is_empty());
+    for due in &later {
+        assert_eq!(
+            due.rem_euclid(20_000),
+            slots::offset_ms(1, 20_000),
+            "on the 20 s slots"
+        );
+    }
+    assert!(world.checks(1)[1..]
+        .iter()
+        .all(|(_, d)| d.interval_secs == 20));
+}
+
+#[test]
+fn a_restart_publishes_the_slot_it_missed_once() {
+    let created = NOW - 100 * TEN_S;
+    let missed = slots::slot_at_or_before(1, TEN_S, NOW);
+    let mut world = World::with([http(1, 10, created)]);
+    // The check before the missed slot was recorded.
+    world.row(1).timing.last_checked_at = Some(at(missed - TEN_S + 1));
+    let mut planner = loaded(&mut world, NOW);
+    world.run(&mut planner, NOW, NOW + 2 * TEN_S);
+    let dues: Vec<i64> = world.checks(1).iter().map(|(_, d)| due_ms(d)).collect();
+    assert_eq!(dues[0], missed);
+    assert_eq!(world.checks(1)[0].1.check_id, slots::check_id(1, missed));
+    assert_eq!(dues.iter().filter(|d| **d == missed).count(), 1);
+    assert!(dues.iter().all(|d| *d >= missed), "nothing older: {dues:?}");
+}
+
+fn assert_missed(sent: &(i64, CheckResultV2), monitor_id: i64, deadline: i64) {
+    let (sent_at, result) = sent;
+    assert!(*sent_at >= deadline, "reported before its deadline");
+    assert_eq!(result.monitor_id, monitor_id);
+    assert_eq!(result.trigger, Trigger::Heartbeat);
+    assert_eq!(result.outcome, CheckOutcome::Fail);
+    assert_eq!(
+        (result.checked_at, result.due_at),
+        (at(deadline), Some(at(deadline)))
+    );
+    assert_eq!(
+        result.error.as_deref(),
+        Some("no ping received within 10s + 1s grace")
+    );
+    assert_eq!(result.reporter, "scheduler");
+    assert_eq!(
+        result.check_id,
+        slots::missed_heartbeat_id(monitor_id, deadline)
+    );
+}
+
+#[test]
+fn a_silent_heartbeat_monitor_fails_after_interval_plus_grace_then_every_interval() {
+    let created = NOW - 5_000;
+    let mut world = World::with([heartbeat(1, 10, 1, created)]);
+    world.row(1).timing.definition_version = 3;
+    let mut planner = loaded(&mut world, NOW);
+    let deadline = created + 11_000;
+    world.run(&mut planner, NOW, deadline - 1);
+    assert!(world.missed(1).is_empty(), "nothing before the deadline");
+    world.run(&mut planner, deadline - 1, deadline + TEN_S);
+    let missed = world.missed(1);
+    assert_eq!(missed.len(), 2, "one failed check per silent period");
+    assert_missed(&missed[0], 1, deadline);
+    assert_missed(&missed[1], 1, deadline + TEN_S);
+    assert_eq!(missed[0].1.definition_version, 3, "the row's version");
+    assert!(world.checks(1).is_empty(), "never sent to checkers");
+}
+
+#[test]
+fn a_ping_before_the_deadline_moves_it() {
+    let created = NOW - 5_000;
+    let mut world = World::with([heartbeat(1, 10, 1, created)]);
+    let mut planner = loaded(&mut world, NOW);
+    let ping = NOW + 1_000;
+    world.run(&mut planner, NOW, ping);
+    world.row(1).timing.last_heartbeat_at = Some(at(ping));
+    world.run(&mut planner, ping, ping + 11_000 - 1);
+    assert!(
+        world.missed(1).is_empty(),
+        "the first deadline passes quietly"
+    );
+    assert!(
+        world
+            .reads
+            .iter()
+            .any(|(_, r)| r == &Read::Heartbeats(vec![1])),
+        "the row was re-read at the old deadline"
+    );
+    world.run(&mut planner, ping + 11_000 - 1, ping + 11_000);
+    let missed = world.missed(1);
+    assert_eq!(missed.len(), 1);
+    assert_missed(&missed[0], 1, ping + 11_000);
+}
+
+#[test]
+fn a_paused_heartbeat_monitor_is_not_reported_while_another_is() {
+    let created = NOW - 5_000;
+    let mut world = World::with([heartbeat(1, 10, 1, created), heartbeat(2, 10, 1, created)]);
+    let mut planner = loaded(&mut world, NOW);
+    world.row(1).active = false;
+    planner.monitor_changed(1);
+    planner.changes_arrived();
+    world.run(&mut planner, NOW, created + 13_000);
+    assert!(world.missed(1).is_empty());
+    assert_eq!(world.missed(2).len(), 1, "the control was reported");
+    assert_eq!(planner.monitors(), 1);
+}
+
+#[test]
+fn a_failed_read_is_retried_after_a_pause_and_the_check_still_goes_out() {
+    let mut world = World::with([http(1, 10, NOW - 100 * TEN_S)]);
+    world.row(1).timing.last_checked_at = Some(at(NOW));
+    let mut planner = loaded(&mut world, NOW);
+    let slot = slots::slot_after(1, TEN_S, NOW);
+    world.reads.clear();
+    world.failing = 1;
+    let staged_at = world.run(&mut planner, NOW, slot - LOOKAHEAD);
+    assert_eq!(world.reads.len(), 1, "the configuration read failed");
+    assert_eq!(world.reads[0], (staged_at, Read::CheckConfigs(vec![1])));
+    // Back on the timeline, but no read before the pause is over.
+    let wake = world.round(&mut planner, staged_at + 1);
+    assert_eq!(wake, staged_at + DB_RETRY_MS);
+    assert_eq!(world.reads.len(), 1);
+    world.run(&mut planner, wake, slot);
+    assert_eq!(world.reads.len(), 2, "{:?}", world.reads);
+    assert_eq!(world.reads[1].0, staged_at + DB_RETRY_MS);
+    let checks = world.checks(1);
+    assert_eq!((checks.len(), due_ms(&checks[0].1)), (1, slot));
+}
+
+#[test]
+fn a_failed_heartbeat_reread_is_retried() {
+    let created = NOW - 5_000;
+    let deadline = created + 11_000;
+    let mut world = World::with([heartbeat(1, 10, 1, created)]);
+    let mut planner = loaded(&mut world, NOW);
+    world.run(&mut planner, NOW, deadline - 1);
+    world.failing = 1;
+    world.run(&mut planner, deadline - 1, deadline + 1_000);
+    let missed = world.missed(1);
+    assert_eq!(missed.len(), 1);
+    assert!(missed[0].0 >= deadline + DB_RETRY_MS, "after the pause");
+    assert_missed(&missed[0], 1, deadline);
+}
+
+#[test]
+fn a_failed_change_read_is_retried_and_a_new_event_does_not_wait() {
+    let mut world = World::with([]);
+    let mut planner = loaded(&mut world, NOW);
+    world.rows.insert(1, http(1, 300, NOW - 1));
+    planner.monitor_changed(1);
+    planner.changes_arrived();
+    world.failing = 1;
+    let wake = world.round(&mut planner, NOW);
+    assert!(world.checks(1).is_empty());
+    assert_eq!(wake, NOW + DB_RETRY_MS, "retried after the pause");
+    assert_eq!(planner.pending_changes(), 1, "still to re-read");
+    // Another event: re-read at once, pause or not.
+    world.rows.insert(2, http(2, 300, NOW - 1));
+    planner.monitor_changed(2);
+    planner.changes_arrived();
+    world.round(&mut planner, NOW + 1);
+    assert_eq!(
+        world.reads.last().unwrap(),
+        &(NOW + 1, Read::Changed(vec![1, 2]))
+    );
+    assert_eq!(planner.pending_changes(), 0);
+    // Staging still waits for the pause to end.
+    assert!(world.checks(1).is_empty());
+    world.run(&mut planner, NOW + 1, NOW + DB_RETRY_MS);
+    assert_eq!((world.checks(1).len(), world.checks(2).len()), (1, 1));
+    assert_eq!(world.checks(1)[0].0, NOW + DB_RETRY_MS);
+}
+
+#[test]
+fn a_resync_drops_vanished_monitors_and_adds_missing_ones() {
+    let mut world = World::with([http(1, 10, NOW - 1), http(2, 10, NOW - 1)]);
+    let mut planner = loaded(&mut world, NOW);
+    // Changed while their events were lost.
+    world.rows.remove(&1);
+    world.rows.insert(3, http(3, 10, NOW));
+    planner.start_resync(false);
+    let later = NOW + 100;
+    world.run(&mut planner, later, later + 1);
+    assert_eq!(world.loads, vec![true, false]);
+    assert!(
+        world
+            .reads
+            .iter()
+            .any(|(_, r)| r == &Read::Changed(vec![1])),
+        "the unseen monitor was re-read: {:?}",
+        world.reads
+    );
+    assert_eq!(planner.monitors(), 2);
+    assert_eq!(world.monitors_reported, Some(2));
+    assert_eq!(world.checks(3).len(), 1, "the missing one is due at once");
+}
+
+#[test]
+fn the_full_load_reads_page_after_page_without_waiting() {
+    let n = RESYNC_PAGE + 3;
+    let mut world = World::with((1..=n).map(|id| http(id, 300, NOW - 1)));
+    let planner = loaded(&mut world, NOW);
+    let pages: Vec<&Read> = world
+        .reads
+        .iter()
+        .filter(|(_, r)| matches!(r, Read::Page { .. }))
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(
+        pages,
+        vec![
+            &Read::Page { after_id: 0 },
+            &Read::Page {
+                after_id: RESYNC_PAGE
+            }
+        ]
+    );
+    assert_eq!(planner.monitors() as i64, n);
+}
+
+#[test]
+fn a_periodic_resync_waits_for_slack_before_a_publish() {
+    let mut world = World::with((1..=(RESYNC_PAGE + 1)).map(|id| http(id, 300, NOW - 1)));
+    let mut planner = loaded(&mut world, NOW);
+    let wake = world.round(&mut planner, NOW);
+    // The next publish (a 300 s slot) is far away: the resync has slack.
+    world.reads.clear();
+    planner.start_resync(false);
+    world.round(&mut planner, wake.min(NOW + 1));
+    assert!(matches!(
+        world.reads.first(),
+        Some((_, Read::Page { after_id: 0 }))
+    ));
+    assert_eq!(world.loads, vec![true], "one page per round");
+}
+
+#[test]
+fn an_idle_planner_sleeps_and_wakes_for_pending_work() {
+    let mut world = World::with([]);
+    let mut planner = loaded(&mut world, NOW);
+    assert_eq!(world.round(&mut planner, NOW), NOW + 60_000);
+    world.rows.insert(1, heartbeat(1, 10, 1, NOW));
+    planner.monitor_changed(1);
+    planner.changes_arrived();
+    let wake = world.round(&mut planner, NOW);
+    assert_eq!(wake, NOW + 11_000 - LOOKAHEAD, "staged a lookahead early");
+}
+
+#[test]
+fn ready_items_come_out_earliest_first() {
+    use super::planner::Ready;
+    use crate::queue::Due;
+    use std::cmp::Reverse;
+    let mut ready = std::collections::BinaryHeap::new();
+    for due_at_ms in [30, 10, 20] {
+        ready.push(Reverse(Ready {
+            due: Due {
+                due_at_ms,
+                monitor_id: due_at_ms,
+                generation: 0,
+            },
+            snapshot: None,
+        }));
+    }
+    let order: Vec<i64> =
+        std::iter::from_fn(|| ready.pop().map(|Reverse(r)| r.due.due_at_ms)).collect();
+    assert_eq!(order, vec![10, 20, 30]);
+}

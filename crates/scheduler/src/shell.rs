@@ -1,0 +1,329 @@
+//! The leader's loop: the shell around the [`crate::core`]. It runs the
+//! reads the core asks for, publishes what it decides, reports the stats,
+//! and sleeps until the core's next wake-up, a change to a monitor, an
+//! acknowledgement, the lease check or the resync timer. It decides nothing.
+
+use crate::clock::Clock;
+use crate::core::{DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::lease::Lease;
+use crate::publisher::{record, Outbound, Publisher};
+use crate::settings::ScheduleSettings;
+use crate::stats::{PublishKind, SchedulerStats};
+use async_nats::jetstream::{self, consumer};
+use futures::{FutureExt, StreamExt};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use uptime_contracts::streams::MONITORS_STREAM;
+use uptime_contracts::{CheckDueV2, CheckResultV2, Message, MonitorChangedV1};
+use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
+use uptime_db::DbError;
+
+/// Ids per `id = ANY($1)` query.
+const IDS_PER_QUERY: usize = 10_000;
+/// Change events applied per query.
+const CHANGES_PER_BATCH: usize = 1_000;
+/// A query that takes longer counts as failed (and is retried).
+const DB_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long in-flight publishes may take to be acknowledged at shutdown.
+const DRAIN_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("following monitor changes: {0}")]
+    Subscribe(String),
+    #[error("the monitor change feed ended")]
+    ChangesEnded,
+}
+
+/// Why leadership ended without an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    Shutdown,
+    LostLease,
+}
+
+pub(crate) struct Engine {
+    pool: uptime_db::Pool,
+    js: jetstream::Context,
+    config: ScheduleSettings,
+    stats: Arc<SchedulerStats>,
+    clock: Clock,
+    planner: Planner,
+    publisher: Publisher,
+}
+
+impl Engine {
+    pub fn new(
+        pool: uptime_db::Pool,
+        js: jetstream::Context,
+        config: ScheduleSettings,
+        stats: Arc<SchedulerStats>,
+        clock: Clock,
+    ) -> Self {
+        let publisher = Publisher::new(js.clone(), config.max_in_flight);
+        let planner = Planner::new(config.lookahead());
+        Self {
+            pool,
+            js,
+            config,
+            stats,
+            clock,
+            planner,
+            publisher,
+        }
+    }
+
+    /// Schedules until shutdown, a lost lease or a broken change feed.
+    pub async fn lead(
+        mut self,
+        lease: &mut Lease,
+        shutdown: &CancellationToken,
+    ) -> Result<Ended, EngineError> {
+        // Follow changes first, then load: a change committed while the load
+        // runs is then in the feed whether or not the load saw it.
+        let mut changes = Box::pin(subscribe_changes(&self.js).await?);
+        self.planner.start_resync(true);
+
+        let mut lease_check = tokio::time::interval(self.config.lease_interval());
+        lease_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        lease_check.tick().await;
+        let resync_every = self.config.resync_interval();
+        let mut resync_timer =
+            tokio::time::interval_at(tokio::time::Instant::now() + resync_every, resync_every);
+        resync_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut clock_moves = self.clock.moves();
+
+        let ended = loop {
+            let wake = self.round().await;
+            let wait = (wake - self.clock.now_ms()).max(0) as u64;
+            let sleep = tokio::time::sleep(Duration::from_millis(wait));
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break Ok(Ended::Shutdown),
+                _ = lease_check.tick() => {
+                    if !lease.still_held().await {
+                        break Ok(Ended::LostLease);
+                    }
+                }
+                change = changes.next() => match change {
+                    Some(first) => {
+                        take_change(&mut self.planner, first);
+                        // Apply what else has arrived with it in the same query.
+                        while self.planner.pending_changes() < CHANGES_PER_BATCH {
+                            match changes.next().now_or_never() {
+                                Some(Some(more)) => take_change(&mut self.planner, more),
+                                _ => break,
+                            }
+                        }
+                        self.planner.changes_arrived();
+                    }
+                    None => break Err(EngineError::ChangesEnded),
+                },
+                done = self.publisher.next_acked() => record(&self.stats, done),
+                _ = resync_timer.tick() => self.planner.start_resync(false),
+                _ = clock_moves.changed() => {}
+                _ = sleep => {}
+            }
+        };
+        self.publisher.drain(DRAIN_GRACE, &self.stats).await;
+        ended
+    }
+
+    /// Does what the core asks until it wants to sleep; returns until when.
+    async fn round(&mut self) -> i64 {
+        loop {
+            match self.planner.next(self.clock.now_ms()) {
+                Step::Read(read) => {
+                    let rows = read_rows(&self.pool, &read).await;
+                    self.planner.loaded(rows, self.clock.now_ms());
+                }
+                Step::Publish(publication) => self.publish(publication).await,
+                Step::Report(report) => self.report(report),
+                Step::Sleep(until) => return until,
+            }
+        }
+    }
+
+    async fn publish(&mut self, publication: Publication) {
+        let due_at_ms = publication.due_at_ms();
+        let (kind, subject, headers, payload) = match publication {
+            Publication::Check(due) => {
+                let span = tracing::info_span!("schedule_check", monitor_id = due.monitor_id, check_id = %due.check_id);
+                let headers = span.in_scope(|| {
+                    uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string())
+                });
+                (
+                    PublishKind::Check,
+                    CheckDueV2::SUBJECT,
+                    headers,
+                    due.to_bytes(),
+                )
+            }
+            Publication::MissedHeartbeat(result) => {
+                let span = tracing::info_span!("missed_heartbeat", monitor_id = result.monitor_id, check_id = %result.check_id);
+                let headers = span.in_scope(|| {
+                    uptime_telemetry::nats::headers_with_msg_id(&result.check_id.to_string())
+                });
+                span.in_scope(|| tracing::info!("no heartbeat ping before the deadline"));
+                (
+                    PublishKind::MissedHeartbeat,
+                    CheckResultV2::SUBJECT,
+                    headers,
+                    result.to_bytes(),
+                )
+            }
+        };
+        self.publisher
+            .send(
+                Outbound {
+                    kind,
+                    subject,
+                    headers,
+                    payload,
+                },
+                &self.stats,
+            )
+            .await;
+        self.stats
+            .record_sent(kind, self.clock.now_ms() - due_at_ms);
+    }
+
+    fn report(&self, report: Report) {
+        match report {
+            Report::Size {
+                monitors,
+                bytes_per_monitor,
+            } => self.stats.set_monitors(monitors, bytes_per_monitor),
+            Report::Loaded {
+                monitors,
+                bytes_per_monitor,
+                full_load,
+            } => {
+                self.stats.record_load();
+                tracing::info!(monitors, bytes_per_monitor, full_load, "monitors loaded");
+            }
+        }
+    }
+}
+
+fn take_change(
+    planner: &mut Planner,
+    message: Result<jetstream::Message, consumer::pull::OrderedError>,
+) {
+    match message {
+        Ok(message) => match MonitorChangedV1::from_bytes(&message.payload) {
+            Ok(change) => {
+                tracing::debug!(monitor_id = change.monitor_id, change = ?change.change, "monitor changed");
+                planner.monitor_changed(change.monitor_id);
+            }
+            Err(error) => tracing::warn!(%error, "ignoring an unreadable monitor change"),
+        },
+        // The ordered consumer recreates itself after gaps and reconnects.
+        Err(error) => tracing::warn!(%error, "monitor change feed error"),
+    }
+}
+
+/// Runs one read the core asked for. A failure is logged here, where the
+/// error is known; the core only learns that it failed.
+async fn read_rows(pool: &uptime_db::Pool, read: &Read) -> Result<Rows, DbFailed> {
+    let result = match read {
+        Read::Changed(ids) | Read::Heartbeats(ids) => {
+            timings_by_ids(pool, ids).await.map(Rows::Timings)
+        }
+        Read::CheckConfigs(ids) => check_configs(pool, ids).await.map(Rows::Configs),
+        Read::Page { after_id } => timings_page(pool, *after_id).await.map(Rows::Timings),
+    };
+    result.map_err(|error| {
+        match read {
+            Read::Changed(ids) => {
+                tracing::warn!(%error, changes = ids.len(), "reading changed monitors failed; retrying")
+            }
+            Read::CheckConfigs(ids) => {
+                tracing::warn!(%error, staged = ids.len(), "reading check configurations failed; retrying")
+            }
+            Read::Heartbeats(ids) => {
+                tracing::warn!(%error, deadlines = ids.len(), "reading heartbeat monitors failed; retrying")
+            }
+            Read::Page { .. } => {
+                tracing::warn!(%error, "reading monitors for the resync failed; retrying")
+            }
+        }
+        DbFailed
+    })
+}
+
+// Waiting for a connection counts towards the timeout, so a database that
+// does not answer stalls nothing for long.
+async fn timings_by_ids(
+    pool: &uptime_db::Pool,
+    ids: &[i64],
+) -> Result<Vec<MonitorTiming>, DbError> {
+    let mut rows = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        rows.extend(
+            with_timeout(async {
+                let mut conn = uptime_db::pool::conn(pool).await?;
+                schedule::active_timings_by_ids(&mut conn, chunk).await
+            })
+            .await?,
+        );
+    }
+    Ok(rows)
+}
+
+async fn check_configs(pool: &uptime_db::Pool, ids: &[i64]) -> Result<Vec<CheckConfig>, DbError> {
+    let mut rows = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        rows.extend(
+            with_timeout(async {
+                let mut conn = uptime_db::pool::conn(pool).await?;
+                schedule::active_check_configs(&mut conn, chunk).await
+            })
+            .await?,
+        );
+    }
+    Ok(rows)
+}
+
+async fn timings_page(
+    pool: &uptime_db::Pool,
+    after_id: i64,
+) -> Result<Vec<MonitorTiming>, DbError> {
+    with_timeout(async {
+        let mut conn = uptime_db::pool::conn(pool).await?;
+        schedule::active_timings_page(&mut conn, after_id, RESYNC_PAGE).await
+    })
+    .await
+}
+
+async fn with_timeout<T>(
+    query: impl std::future::Future<Output = Result<T, DbError>>,
+) -> Result<T, DbError> {
+    tokio::time::timeout(DB_TIMEOUT, query)
+        .await
+        .map_err(|_| DbError::Pool(format!("query timed out after {DB_TIMEOUT:?}")))?
+}
+
+/// An ordered consumer of monitor changes that starts with the next one
+/// published: the full load that follows covers everything before it.
+async fn subscribe_changes(
+    js: &jetstream::Context,
+) -> Result<consumer::pull::Ordered, EngineError> {
+    let stream = js
+        .get_stream(MONITORS_STREAM)
+        .await
+        .map_err(|e| EngineError::Subscribe(e.to_string()))?;
+    let consumer = stream
+        .create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: MonitorChangedV1::SUBJECT.to_string(),
+            deliver_policy: consumer::DeliverPolicy::New,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| EngineError::Subscribe(e.to_string()))?;
+    consumer
+        .messages()
+        .await
+        .map_err(|e| EngineError::Subscribe(e.to_string()))
+}
