@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use scheduler::slots;
+use scheduler::{slots, Clock};
 use std::collections::HashSet;
 use std::time::Duration;
 use uptime_contracts::{CheckDueV2, KeywordType, MonitorChange, MonitorKind, Trigger};
@@ -24,11 +24,21 @@ async fn a_new_monitor_is_checked_at_once_then_on_its_slots() {
     let env = env().await;
     let user = insert_user(&env).await;
     let monitor = insert_monitor(&env, http_monitor(user, 10)).await;
-    let feed = due_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
 
     let dues = feed
-        .wait_for(2, Duration::from_secs(30), |d| d.monitor_id == monitor.id)
+        .wait_for(1, Duration::from_secs(10), |d| d.monitor_id == monitor.id)
+        .await;
+    // The next slot comes when the scheduler's clock reaches it.
+    clock.advance_to(slots::slot_after(
+        monitor.id,
+        TEN_S,
+        due_ms(&dues[0].message),
+    ));
+    let dues = feed
+        .wait_for(2, Duration::from_secs(10), |d| d.monitor_id == monitor.id)
         .await;
     let (first, second) = (&dues[0].message, &dues[1].message);
     let created = monitor.created_at.timestamp_millis();
@@ -139,13 +149,20 @@ async fn monitors_sharing_an_interval_are_spread_over_it() {
     for _ in 0..6 {
         ids.push(insert_monitor(&env, http_monitor(user, 10)).await.id);
     }
-    let feed = due_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    for id in &ids {
+        feed.wait_for(1, Duration::from_secs(10), |d| d.monitor_id == *id)
+            .await;
+    }
+    // One interval later every monitor has had its next slot.
+    clock.advance(Duration::from_millis(TEN_S as u64));
 
     let mut offsets = HashSet::new();
     for id in &ids {
         let dues = feed
-            .wait_for(2, Duration::from_secs(30), |d| d.monitor_id == *id)
+            .wait_for(2, Duration::from_secs(10), |d| d.monitor_id == *id)
             .await;
         let slot = due_ms(&dues[1].message);
         assert_eq!(slot.rem_euclid(TEN_S), slots::offset_ms(*id, TEN_S));
@@ -181,34 +198,42 @@ async fn a_monitor_created_while_running_is_picked_up_from_its_change_event() {
 }
 
 /// Waits for a first due check, applies `change`, and asserts that nothing
-/// more is published for the monitor through its next slot.
+/// more is published for the monitor through its next slot, while a control
+/// monitor keeps being published past it.
 async fn stops_after(change: impl AsyncFnOnce(&uptime_testkit::TestEnv, i64)) {
     let env = env().await;
     let user = insert_user(&env).await;
     let stopped = insert_monitor(&env, http_monitor(user, 10)).await;
     let control = insert_monitor(&env, http_monitor(user, 10)).await;
-    let feed = due_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
     let first = feed
-        .wait_for(1, Duration::from_secs(20), |d| d.monitor_id == stopped.id)
+        .wait_for(1, Duration::from_secs(10), |d| d.monitor_id == stopped.id)
         .await;
+    let first_ms = due_ms(&first[0].message);
 
     change(&env, stopped.id).await;
-    let next_slot = slots::slot_after(stopped.id, TEN_S, due_ms(&first[0].message));
-    let control_before = feed.matching(|d| d.monitor_id == control.id).len();
-    // Past the stopped monitor's next slot, and past the control's too.
-    sleep_until_ms(next_slot.max(now_ms() + TEN_S) + 2_000).await;
+    eventually("the change applied", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 1
+    })
+    .await;
+    // Past the stopped monitor's next slot; then the control's first slot
+    // after it, which is published after the stopped one's would have been.
+    let next_slot = slots::slot_after(stopped.id, TEN_S, first_ms);
+    let control_after = slots::slot_after(control.id, TEN_S, next_slot);
+    clock.advance_to(control_after);
+    feed.wait_for(1, Duration::from_secs(10), |d| {
+        d.monitor_id == control.id && due_ms(d) == control_after
+    })
+    .await;
 
     let after: Vec<_> = feed
         .matching(|d| d.monitor_id == stopped.id)
         .into_iter()
-        .filter(|d| due_ms(&d.message) > due_ms(&first[0].message))
+        .filter(|d| due_ms(&d.message) > first_ms)
         .collect();
     assert!(after.is_empty(), "still scheduled: {:?}", after[0].json);
-    assert!(
-        feed.matching(|d| d.monitor_id == control.id).len() > control_before,
-        "the other monitor kept being scheduled"
-    );
     assert_eq!(scheduler.stats.monitors(), 1);
     scheduler.stop().await;
 }
@@ -236,16 +261,18 @@ async fn a_restart_publishes_the_slot_it_missed_once() {
     let env = env().await;
     let user = insert_user(&env).await;
     let monitor = insert_monitor(&env, http_monitor(user, 10)).await;
-    let feed = due_feed(&env).await;
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
 
-    let before = start_scheduler(&env).await;
+    let before = start_scheduler_on(&env, &clock).await;
     let first = feed
         .wait_for(1, Duration::from_secs(20), |d| d.monitor_id == monitor.id)
         .await[0]
         .message
         .clone();
     // The recorder stores the result of the first check.
-    set_last_checked(&env, monitor.id, chrono::Utc::now()).await;
+    let recorded = chrono::DateTime::from_timestamp_millis(clock.now_ms()).unwrap();
+    set_last_checked(&env, monitor.id, recorded).await;
     before.stop().await;
     let seen_before = feed.matching(|d| d.monitor_id == monitor.id);
 
@@ -256,9 +283,9 @@ async fn a_restart_publishes_the_slot_it_missed_once() {
         .max()
         .map(|last| slots::slot_after(monitor.id, TEN_S, last))
         .unwrap();
-    sleep_until_ms(missed + 500).await;
+    clock.advance_to(missed + 500);
 
-    let after = start_scheduler(&env).await;
+    let after = start_scheduler_on(&env, &clock).await;
     let caught_up = feed
         .wait_for(1, Duration::from_secs(20), |d| {
             d.monitor_id == monitor.id && due_ms(d) == missed
@@ -268,9 +295,14 @@ async fn a_restart_publishes_the_slot_it_missed_once() {
         caught_up[0].message.check_id,
         slots::check_id(monitor.id, missed)
     );
-    // Let a few more publish rounds pass: the missed slot stays single, and the
-    // first check (already recorded) was not sent again.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Through the slot after it: the missed slot stays single, and the first
+    // check (already recorded) was not sent again.
+    let next = slots::slot_after(monitor.id, TEN_S, missed);
+    clock.advance_to(next);
+    feed.wait_for(1, Duration::from_secs(10), |d| {
+        d.monitor_id == monitor.id && due_ms(d) == next
+    })
+    .await;
     let all = feed.matching(|d| d.monitor_id == monitor.id);
     assert_eq!(
         all.iter().filter(|r| due_ms(&r.message) == missed).count(),

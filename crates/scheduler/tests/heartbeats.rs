@@ -4,7 +4,7 @@ mod common;
 
 use chrono::{DateTime, Utc};
 use common::*;
-use scheduler::slots;
+use scheduler::{slots, Clock};
 use std::time::Duration;
 use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
 
@@ -36,23 +36,31 @@ fn assert_missed(received: &Received<CheckResultV2>, monitor_id: i64, deadline_m
     );
 }
 
+/// The scheduler's clock is moved to each deadline instead of waiting for it.
 #[tokio::test]
 async fn a_silent_heartbeat_monitor_fails_after_interval_plus_grace() {
     let env = env().await;
     let user = insert_user(&env).await;
     let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
-    let feed = result_feed(&env).await;
-    let dues = due_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let clock = Clock::system();
+    let feed = result_feed_on(&env, &clock).await;
+    let dues = due_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    eventually("the monitor loaded", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 1
+    })
+    .await;
 
     let deadline = monitor.created_at.timestamp_millis() + 11_000;
+    clock.advance_to(deadline);
     let results = feed
-        .wait_for(1, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .wait_for(1, Duration::from_secs(10), |r| r.monitor_id == monitor.id)
         .await;
     assert_missed(&results[0], monitor.id, deadline);
     // Still silent: the next period is one more failed check.
+    clock.advance_to(deadline + 10_000);
     let results = feed
-        .wait_for(2, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .wait_for(2, Duration::from_secs(10), |r| r.monitor_id == monitor.id)
         .await;
     assert_missed(&results[1], monitor.id, deadline + 10_000);
     assert!(
@@ -67,34 +75,60 @@ async fn a_ping_before_the_deadline_moves_it() {
     let env = env().await;
     let user = insert_user(&env).await;
     let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
-    let feed = result_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let clock = Clock::system();
+    let feed = result_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    eventually("the monitor loaded", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 1
+    })
+    .await;
 
     let created = monitor.created_at.timestamp_millis();
-    sleep_until_ms(created + 5_000).await;
-    let ping = Utc::now();
+    clock.advance_to(created + 5_000);
+    let ping = at_ms(clock.now_ms());
     set_last_heartbeat(&env, monitor.id, ping).await;
 
-    // The first deadline passes quietly; the miss comes a period after the ping.
+    // Past the first deadline and the one a period after the ping: the first
+    // passes quietly (had it not, its miss would be published first).
+    clock.advance_to(ping.timestamp_millis() + 11_000);
     let results = feed
-        .wait_for(1, Duration::from_secs(30), |r| r.monitor_id == monitor.id)
+        .wait_for(1, Duration::from_secs(10), |r| r.monitor_id == monitor.id)
         .await;
     assert_missed(&results[0], monitor.id, ping.timestamp_millis() + 11_000);
     scheduler.stop().await;
 }
 
+/// The absence of a result proves something only if the scheduler is
+/// running: a control monitor that is left active must be reported.
 #[tokio::test]
 async fn a_paused_heartbeat_monitor_is_not_reported() {
     let env = env().await;
     let user = insert_user(&env).await;
     let monitor = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
-    let feed = result_feed(&env).await;
-    let scheduler = start_scheduler(&env).await;
+    let control = insert_monitor(&env, heartbeat_monitor(user, 10, 1)).await;
+    let clock = Clock::system();
+    let feed = result_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    eventually("both monitors loaded", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 2
+    })
+    .await;
     set_active(&env, monitor.id, false).await;
     publish_change(&env, monitor.id, uptime_contracts::MonitorChange::Upserted).await;
+    eventually(
+        "the paused monitor dropped",
+        Duration::from_secs(10),
+        || scheduler.stats.monitors() == 1,
+    )
+    .await;
 
-    sleep_until_ms(monitor.created_at.timestamp_millis() + 13_000).await;
-    assert!(feed.all().is_empty(), "{:?}", feed.all()[0].json);
-    assert_eq!(scheduler.stats.monitors(), 0);
+    // Past both deadlines. The paused monitor's is the earlier one, so its
+    // miss, were it reported, would come before the control's.
+    clock.advance_to(control.created_at.timestamp_millis() + 13_000);
+    feed.wait_for(1, Duration::from_secs(10), |r| r.monitor_id == control.id)
+        .await;
+    let paused = feed.matching(|r| r.monitor_id == monitor.id);
+    assert!(paused.is_empty(), "{:?}", paused[0].json);
+    assert_eq!(scheduler.stats.monitors(), 1);
     scheduler.stop().await;
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use scheduler::Clock;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -15,13 +16,20 @@ async fn only_the_leader_publishes_and_a_standby_takes_over() {
     for _ in 0..3 {
         ids.push(insert_monitor(&env, http_monitor(user, 10)).await.id);
     }
-    let feed = due_feed(&env).await;
-    let a = start_scheduler(&env).await;
-    let b = start_scheduler(&env).await;
+    // Both replicas read one clock, moved a slot at a time.
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
+    let a = start_scheduler_on(&env, &clock).await;
+    let b = start_scheduler_on(&env, &clock).await;
 
     // Each monitor's first check and its next slot.
     for id in &ids {
-        feed.wait_for(2, Duration::from_secs(30), |d| d.monitor_id == *id)
+        feed.wait_for(1, Duration::from_secs(10), |d| d.monitor_id == *id)
+            .await;
+    }
+    clock.advance(Duration::from_secs(10));
+    for id in &ids {
+        feed.wait_for(2, Duration::from_secs(10), |d| d.monitor_id == *id)
             .await;
     }
     let (leader, standby) = match (a.stats.is_leader(), b.stats.is_leader()) {
@@ -44,7 +52,8 @@ async fn only_the_leader_publishes_and_a_standby_takes_over() {
         standby.stats.is_leader()
     })
     .await;
-    feed.wait_for(seen + 3, Duration::from_secs(20), |_| true)
+    clock.advance(Duration::from_secs(10));
+    feed.wait_for(seen + 3, Duration::from_secs(10), |_| true)
         .await;
     assert!(standby.stats.published() >= 3);
     standby.stop().await;

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use scheduler::settings::ScheduleSettings;
-use scheduler::{Scheduler, SchedulerStats};
+use scheduler::{Clock, Scheduler, SchedulerStats};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
@@ -169,9 +169,24 @@ pub async fn start_scheduler(env: &TestEnv) -> Running {
     start_scheduler_with(env, fast_config()).await
 }
 
+/// A scheduler reading `clock`, which the test moves forward instead of
+/// waiting for slots and deadlines.
+pub async fn start_scheduler_on(env: &TestEnv, clock: &Clock) -> Running {
+    start_scheduler_with_clock(env, fast_config(), clock.clone()).await
+}
+
 pub async fn start_scheduler_with(env: &TestEnv, config: ScheduleSettings) -> Running {
+    start_scheduler_with_clock(env, config, Clock::system()).await
+}
+
+async fn start_scheduler_with_clock(
+    env: &TestEnv,
+    config: ScheduleSettings,
+    clock: Clock,
+) -> Running {
     let (_client, js) = env.nats.jetstream().await;
-    let scheduler = Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config);
+    let scheduler =
+        Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config).with_clock(clock);
     let stats = scheduler.stats();
     let shutdown = CancellationToken::new();
     let token = shutdown.clone();
@@ -206,6 +221,7 @@ pub struct Received<M> {
     pub msg_id: Option<String>,
     pub json: serde_json::Value,
     pub message: M,
+    /// By the clock the feed was started with (the scheduler's).
     pub received_ms: i64,
 }
 
@@ -223,7 +239,7 @@ impl<M> Drop for Feed<M> {
 }
 
 impl<M: Message + Clone + Send + 'static> Feed<M> {
-    pub async fn start(env: &TestEnv, stream: &str) -> Self {
+    pub async fn start(env: &TestEnv, stream: &str, clock: Clock) -> Self {
         let (_client, js) = env.nats.jetstream().await;
         let consumer: jetstream::consumer::PullConsumer = js
             .get_stream(stream)
@@ -255,7 +271,7 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
                     msg_id,
                     json,
                     message,
-                    received_ms: now_ms(),
+                    received_ms: clock.now_ms(),
                 });
             }
         });
@@ -298,9 +314,17 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
 }
 
 pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV2> {
-    Feed::start(env, CHECKS_STREAM).await
+    due_feed_on(env, &Clock::system()).await
+}
+
+pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV2> {
+    Feed::start(env, CHECKS_STREAM, clock.clone()).await
 }
 
 pub async fn result_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckResultV2> {
-    Feed::start(env, RESULTS_STREAM).await
+    result_feed_on(env, &Clock::system()).await
+}
+
+pub async fn result_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckResultV2> {
+    Feed::start(env, RESULTS_STREAM, clock.clone()).await
 }
