@@ -1,4 +1,5 @@
-//! The messages the scheduler publishes, built from what was read.
+//! The messages the scheduler publishes, built from what was read, and the
+//! staged items they are built from.
 
 use crate::queue::Due;
 use crate::slots;
@@ -17,6 +18,32 @@ pub(crate) struct Snapshot {
     pub spec: CheckSpecV1,
     /// The row's definition version, which the check and its result carry.
     pub definition_version: i64,
+}
+
+/// An item taken off the timeline, waiting for its due instant.
+#[derive(Debug)]
+pub(crate) struct Ready {
+    pub due: Due,
+    /// The snapshot for a checked monitor; `None` for a heartbeat deadline,
+    /// which is re-read at the deadline itself.
+    pub snapshot: Option<Snapshot>,
+}
+
+impl PartialEq for Ready {
+    fn eq(&self, other: &Self) -> bool {
+        self.due == other.due
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.due.cmp(&other.due)
+    }
 }
 
 fn to_datetime(ms: i64) -> DateTime<Utc> {

@@ -2,7 +2,7 @@
 //! their due instant, and the decisions of each round (see the module
 //! documentation of [`crate::core`]).
 
-use super::messages::{self, Snapshot};
+use super::messages::{self, Ready, Snapshot};
 use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::queue::{Due, DueQueue, Kind};
 use crate::slots;
@@ -20,32 +20,6 @@ const RESYNC_SLACK_MS: i64 = 20;
 const RESYNC_MAX_PAUSE_MS: i64 = 200;
 /// How long the planner sleeps when nothing at all is scheduled.
 const IDLE_MS: i64 = 60_000;
-
-/// An item taken off the timeline, waiting for its due instant.
-#[derive(Debug)]
-pub(super) struct Ready {
-    pub due: Due,
-    /// The snapshot for a checked monitor; `None` for a heartbeat deadline,
-    /// which is re-read at the deadline itself.
-    pub snapshot: Option<Snapshot>,
-}
-
-impl PartialEq for Ready {
-    fn eq(&self, other: &Self) -> bool {
-        self.due == other.due
-    }
-}
-impl Eq for Ready {}
-impl PartialOrd for Ready {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Ready {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.due.cmp(&other.due)
-    }
-}
 
 /// The walk over all active monitors (full load or resync) in progress.
 #[derive(Debug)]

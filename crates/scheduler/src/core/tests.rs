@@ -644,7 +644,7 @@ fn an_idle_planner_sleeps_and_wakes_for_pending_work() {
 
 #[test]
 fn ready_items_come_out_earliest_first() {
-    use super::planner::Ready;
+    use super::messages::Ready;
     use crate::queue::Due;
     use std::cmp::Reverse;
     let mut ready = std::collections::BinaryHeap::new();
