@@ -433,7 +433,16 @@ def main() -> int:
                 "UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS": "false",
                 # Written out in full, not as 4.294967296e+09.
                 "UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES": "4294967296",
-                "UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS": "604800"}))
+                "UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS": "604800",
+                # Retention, for the recorder (docs/operations.md, Retention).
+                "UPTIME_RETENTION__RESULTS_DAYS": "90",
+                "UPTIME_RETENTION__ROLLUPS_DAYS": "1830",
+                "UPTIME_RETENTION__DELIVERIES_DAYS": "30",
+                "UPTIME_RETENTION__OUTBOX_HOURS": "24",
+                "UPTIME_RETENTION__VERIFICATION_TOKEN_HOURS": "168",
+                "UPTIME_RETENTION__REVOKED_API_KEYS_DAYS": "30",
+                "UPTIME_RETENTION__INTERVAL_SECS": "300",
+                "UPTIME_RETENTION__BATCH_SIZE": "1000"}))
 
     # 2. The production-like values file.
     ci_values = yaml.safe_load(open(args.ci_values))
@@ -477,6 +486,16 @@ def main() -> int:
         check("changing config changes checksum/config (pods roll)", before != after)
     guarded("checksum", config_rolls_pods)
 
+    def retention_values() -> None:
+        docs = chart.render("--set", "retention.deliveriesDays=7",
+                            "--set", "retention.rollupsDays=3650")
+        data = of_kind(docs, "ConfigMap")[0]["data"]
+        check("retention values reach the ConfigMap",
+              data.get("UPTIME_RETENTION__DELIVERIES_DAYS") == "7"
+              and data.get("UPTIME_RETENTION__ROLLUPS_DAYS") == "3650",
+              str({k: v for k, v in data.items() if k.startswith("UPTIME_RETENTION__")}))
+    guarded("retention values", retention_values)
+
     def migrations_off() -> None:
         docs = chart.render("--set", "migrations.enabled=false")
         check("migrations.enabled=false: no hook objects",
@@ -497,7 +516,9 @@ def main() -> int:
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
                 "nats.url=http://nats:4222", "checker.replica=3",
-                "nats.streams.checksMaxBytes=0", "nats.streams.eventsMaxAgeSecs=60"]:
+                "nats.streams.checksMaxBytes=0", "nats.streams.eventsMaxAgeSecs=60",
+                "retention.batchSize=0", "retention.deliveriesDays=-1",
+                "retention.intervalSecs=1", "retention.outboxDays=1"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

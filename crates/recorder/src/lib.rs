@@ -8,6 +8,9 @@
 //! - [`store`]: the one transaction per batch.
 //! - [`plan`] and [`state_machine`]: the decisions, free of I/O.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
+//!
+//! It also runs retention (`uptime_retention::runner`): old result partitions
+//! dropped, everything else that grows pruned, one replica at a time.
 
 pub mod consumer;
 pub mod outbox;
@@ -74,7 +77,7 @@ impl Recorder {
         let ops = uptime_ops::OpsServer::bind(
             &settings.ops.listen,
             uptime_ops::Readiness::new()
-                .with_postgres(&pool)
+                .with_check("postgres", uptime_db::pool::readiness_check(&pool))
                 .with_nats(&nats),
         )?;
         Ok(Self {
@@ -107,6 +110,13 @@ impl Recorder {
             },
             shutdown.clone(),
         ));
+        // Retention rounds, on one replica at a time (a lease); a round in
+        // progress stops after its current batch on shutdown.
+        let retention = tokio::spawn(uptime_retention::runner::run(
+            self.pool.clone(),
+            self.settings.retention.clone(),
+            shutdown.clone(),
+        ));
         tokio::spawn(uptime_telemetry::nats::report_consumer_lag(
             self.js.clone(),
             streams::RESULTS_STREAM,
@@ -131,6 +141,7 @@ impl Recorder {
         )
         .await;
         let _ = relay.await;
+        let _ = retention.await;
         if let Ok(Err(e)) = ops.await {
             tracing::warn!(error = %e, "ops server stopped with an error");
         }

@@ -1,5 +1,7 @@
 //! The recorder's configuration (see `uptime-config` for the layering):
 //! `UPTIME_RECORDER__BATCH_SIZE`, `UPTIME_RECORDER__BATCH_WAIT_MS`, ...
+//! and the retention the recorder runs: `UPTIME_RETENTION__DELIVERIES_DAYS`,
+//! `UPTIME_RETENTION__INTERVAL_SECS`, ... (see `uptime_retention::RetentionSettings`).
 
 use serde::Deserialize;
 use std::time::Duration;
@@ -13,6 +15,8 @@ pub struct RecorderSettings {
     pub telemetry: TelemetrySettings,
     pub ops: OpsSettings,
     pub recorder: RecorderOptions,
+    /// What is kept how long, and how often the retention round runs.
+    pub retention: uptime_retention::RetentionSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -58,5 +62,36 @@ impl RecorderOptions {
 
     pub fn retry_delay(&self) -> Duration {
         Duration::from_millis(self.retry_delay_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The retention section layers like every other: defaults, then the
+    /// file, then `UPTIME_RETENTION__*`.
+    #[test]
+    fn retention_settings_come_from_defaults_file_and_environment() {
+        let file =
+            std::env::temp_dir().join(format!("recorder-retention-{}.toml", std::process::id()));
+        std::fs::write(
+            &file,
+            "[retention]\ndeliveries_days = 7\noutbox_hours = 12\n",
+        )
+        .unwrap();
+        // Only this test reads this variable.
+        std::env::set_var("UPTIME_RETENTION__OUTBOX_HOURS", "48");
+        let loaded: Result<RecorderSettings, _> = uptime_config::load_from(Some(&file));
+        std::env::remove_var("UPTIME_RETENTION__OUTBOX_HOURS");
+        std::fs::remove_file(&file).unwrap();
+        let retention = loaded.unwrap().retention;
+        assert_eq!(retention.deliveries_days, 7, "from the file");
+        assert_eq!(
+            retention.outbox_hours, 48,
+            "the environment wins over the file"
+        );
+        assert_eq!(retention.rollups_days, 1830, "the default");
+        assert_eq!(retention.interval_secs, 300, "the default");
     }
 }

@@ -12,6 +12,7 @@ pub mod pool;
 pub mod quotas;
 pub mod recording;
 pub mod results;
+pub mod retention;
 pub mod schedule;
 pub mod schema;
 pub mod users;

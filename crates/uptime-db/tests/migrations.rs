@@ -27,6 +27,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000005_verification_mail_on_create", "a57bc9ffc1f3e22bc06d1528785cd0cef7a76dc1c2614ef44126673bb1a95f39"),
     ("2026-11-22-000006_heartbeat_periods", "e076db45f4f11bda2124adef10c7b2331d618dfb8a4d9c30285bc596b8e9dc11"),
     ("2026-11-22-000007_definition_versions", "7b19e5eb3f6fe6cd5d08b7d905066d903a19636a49740365c9926825afe34e48"),
+    ("2026-11-22-000009_retention_indexes", "11614e93cfe87a22671f4a296c7e7c79384f0fa7bd1cea3c3b363c60cd59320b"),
 ];
 
 fn migrations_dir() -> PathBuf {

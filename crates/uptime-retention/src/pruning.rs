@@ -1,1 +1,197 @@
-//! (being written: see docs/architecture.md once it lands)
+//! Everything that grows and is not `check_results` (whose partitions are
+//! dropped whole, see [`crate::partitions`]) is pruned here, in small batches:
+//!
+//! | step | removes | after |
+//! | --- | --- | --- |
+//! | deliveries | delivered and failed `alert_deliveries` with their `alert_delivery_attempts` (never pending ones) | `deliveries_days` from creation |
+//! | outbox | published `outbox_events` (never unpublished ones) | `outbox_hours` from publication |
+//! | verification tokens | clears `alert_contacts.verification_token_sha256` (the contact stays) | `verification_token_hours` from issue |
+//! | rollups | `daily_uptime` rows | `rollups_days` |
+//! | revoked API keys | `api_keys` rows revoked | `revoked_api_keys_days` from revocation |
+//!
+//! Each batch is one short statement of at most `batch_size` rows (SQL in
+//! `uptime_db::retention`); a step loops until a batch comes back short,
+//! yielding between batches and stopping early when `stop` is cancelled.
+//! Every step reports how many rows it removed.
+
+use crate::settings::{cutoff, days, first_day_kept, hours};
+use crate::{RetentionError, RetentionSettings};
+use chrono::{DateTime, NaiveDate, Utc};
+use diesel_async::AsyncPgConnection;
+use tokio_util::sync::CancellationToken;
+use uptime_db::retention as sql;
+use uptime_db::DbResult;
+
+/// Rows removed by one pruning pass, per table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PruneReport {
+    pub alert_deliveries: u64,
+    pub alert_delivery_attempts: u64,
+    pub outbox_events: u64,
+    /// Tokens cleared (their contacts stay).
+    pub verification_tokens: u64,
+    pub daily_uptime: u64,
+    pub api_keys: u64,
+}
+
+impl PruneReport {
+    /// `(label, rows)` for `retention_rows_removed_total{table}`.
+    pub fn by_table(&self) -> [(&'static str, u64); 6] {
+        [
+            ("alert_deliveries", self.alert_deliveries),
+            ("alert_delivery_attempts", self.alert_delivery_attempts),
+            ("outbox_events", self.outbox_events),
+            ("verification_tokens", self.verification_tokens),
+            ("daily_uptime", self.daily_uptime),
+            ("api_keys", self.api_keys),
+        ]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.by_table().iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// A step that failed; the others still ran.
+#[derive(Debug)]
+pub struct StepFailure {
+    pub step: &'static str,
+    pub error: RetentionError,
+}
+
+/// What [`prune`] did.
+#[derive(Debug, Default)]
+pub struct PruneOutcome {
+    pub report: PruneReport,
+    pub failures: Vec<StepFailure>,
+    /// `stop` was cancelled before every step had finished.
+    pub interrupted: bool,
+}
+
+/// Runs every pruning step once for the clock reading `now`. A failing step
+/// is reported and the next one still runs (one stuck table must not keep
+/// the others growing).
+pub async fn prune(
+    conn: &mut AsyncPgConnection,
+    settings: &RetentionSettings,
+    now: DateTime<Utc>,
+    stop: &CancellationToken,
+) -> PruneOutcome {
+    let limit = settings.batch_limit();
+    let steps = [
+        cutoff(now, days(settings.deliveries_days)).map(Step::Deliveries),
+        cutoff(now, hours(settings.outbox_hours)).map(Step::Outbox),
+        cutoff(now, hours(settings.verification_token_hours)).map(Step::VerificationTokens),
+        first_day_kept(now, settings.rollups_days).map(Step::Rollups),
+        cutoff(now, days(settings.revoked_api_keys_days)).map(Step::RevokedApiKeys),
+    ];
+    let mut out = PruneOutcome::default();
+    // Zero settings leave their step out: never pruned.
+    for step in steps.into_iter().flatten() {
+        let mut removed = Removed::default();
+        let result = batches(conn, step, limit, stop, &mut removed).await;
+        let report = &mut out.report;
+        match step {
+            Step::Deliveries(_) => {
+                report.alert_deliveries = removed.rows;
+                report.alert_delivery_attempts = removed.attempts;
+            }
+            Step::Outbox(_) => report.outbox_events = removed.rows,
+            Step::VerificationTokens(_) => report.verification_tokens = removed.rows,
+            Step::Rollups(_) => report.daily_uptime = removed.rows,
+            Step::RevokedApiKeys(_) => report.api_keys = removed.rows,
+        }
+        match result {
+            Ok(true) => {}
+            Ok(false) => {
+                out.interrupted = true;
+                break;
+            }
+            Err(error) => {
+                let error = RetentionError::from(error);
+                tracing::warn!(step = step.name(), %error, "retention step failed");
+                out.failures.push(StepFailure {
+                    step: step.name(),
+                    error,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What a step removed so far: rows of its table, and the delivery attempts
+/// that went with them (deliveries only).
+#[derive(Debug, Default)]
+struct Removed {
+    rows: u64,
+    attempts: u64,
+}
+
+/// One pruning step and its cutoff.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Deliveries(DateTime<Utc>),
+    Outbox(DateTime<Utc>),
+    VerificationTokens(DateTime<Utc>),
+    Rollups(NaiveDate),
+    RevokedApiKeys(DateTime<Utc>),
+}
+
+impl Step {
+    fn name(self) -> &'static str {
+        match self {
+            Step::Deliveries(_) => "deliveries",
+            Step::Outbox(_) => "outbox",
+            Step::VerificationTokens(_) => "verification_tokens",
+            Step::Rollups(_) => "rollups",
+            Step::RevokedApiKeys(_) => "revoked_api_keys",
+        }
+    }
+
+    /// One batch: (rows of the step's table, attempts removed with them).
+    async fn batch(self, conn: &mut AsyncPgConnection, limit: i64) -> DbResult<(u64, u64)> {
+        Ok(match self {
+            Step::Deliveries(before) => {
+                let n = sql::delete_settled_deliveries(conn, before, limit).await?;
+                (n.deliveries, n.attempts)
+            }
+            Step::Outbox(before) => (sql::delete_published_outbox(conn, before, limit).await?, 0),
+            Step::VerificationTokens(before) => (
+                sql::clear_expired_verification_tokens(conn, before, limit).await?,
+                0,
+            ),
+            Step::Rollups(first_kept) => {
+                (sql::delete_daily_uptime(conn, first_kept, limit).await?, 0)
+            }
+            Step::RevokedApiKeys(before) => {
+                (sql::delete_revoked_api_keys(conn, before, limit).await?, 0)
+            }
+        })
+    }
+}
+
+/// Runs `step` batch after batch until one removes fewer than `limit` rows,
+/// adding up into `removed`. `Ok(false)` when `stop` ended it first.
+/// Between batches the task yields, so a long backlog (the first round after
+/// an upgrade) never starves the recorder's own work.
+async fn batches(
+    conn: &mut AsyncPgConnection,
+    step: Step,
+    limit: i64,
+    stop: &CancellationToken,
+    removed: &mut Removed,
+) -> DbResult<bool> {
+    loop {
+        if stop.is_cancelled() {
+            return Ok(false);
+        }
+        let (rows, attempts) = step.batch(conn, limit).await?;
+        removed.rows += rows;
+        removed.attempts += attempts;
+        if rows < limit as u64 {
+            return Ok(true);
+        }
+        tokio::task::yield_now().await;
+    }
+}

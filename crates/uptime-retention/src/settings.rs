@@ -1,7 +1,13 @@
 //! Retention settings, the `retention` section of a service's configuration
-//! (`UPTIME_RETENTION__RESULTS_DAYS`, ...).
+//! (`UPTIME_RETENTION__RESULTS_DAYS`, ...). The recorder runs retention.
+//!
+//! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
+//! `verification_token_hours`, `revoked_api_keys_days`) zero means "never
+//! pruned": a slip of a zero must not empty a table.
 
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use serde::Deserialize;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
@@ -16,6 +22,17 @@ pub struct RetentionSettings {
     pub deliveries_days: u32,
     /// Published outbox rows are kept this many hours.
     pub outbox_hours: u32,
+    /// An email verification link works this many hours after it was sent;
+    /// then its token is cleared. Longer than the notifier's
+    /// `give_up_after_secs`, so a link that took its retries to arrive still works.
+    pub verification_token_hours: u32,
+    /// Revoked API keys are kept this many days after their revocation.
+    pub revoked_api_keys_days: u32,
+    /// Seconds between retention rounds (each replica tries; the one holding
+    /// the lease runs the round). A round also runs at start.
+    pub interval_secs: u64,
+    /// Most rows one pruning statement removes.
+    pub batch_size: u32,
 }
 
 impl Default for RetentionSettings {
@@ -25,6 +42,78 @@ impl Default for RetentionSettings {
             rollups_days: 5 * 366,
             deliveries_days: 30,
             outbox_hours: 24,
+            verification_token_hours: 7 * 24,
+            revoked_api_keys_days: 30,
+            interval_secs: 300,
+            batch_size: 1000,
         }
+    }
+}
+
+impl RetentionSettings {
+    pub fn interval(&self) -> Duration {
+        Duration::from_secs(self.interval_secs.max(1))
+    }
+
+    pub fn batch_limit(&self) -> i64 {
+        i64::from(self.batch_size.max(1))
+    }
+}
+
+/// `now` minus `age`, or `None` when `age` is zero (never pruned) or reaches
+/// past the start of time (nothing is that old).
+pub(crate) fn cutoff(now: DateTime<Utc>, age: Option<TimeDelta>) -> Option<DateTime<Utc>> {
+    age.filter(|a| !a.is_zero())
+        .and_then(|a| now.checked_sub_signed(a))
+}
+
+pub(crate) fn days(n: u32) -> Option<TimeDelta> {
+    TimeDelta::try_days(i64::from(n))
+}
+
+pub(crate) fn hours(n: u32) -> Option<TimeDelta> {
+    TimeDelta::try_hours(i64::from(n))
+}
+
+/// The first day kept when `keep_days` days are kept up to `now`'s day (UTC,
+/// the rollups' day), or `None` when `keep_days` is zero or out of range.
+pub(crate) fn first_day_kept(now: DateTime<Utc>, keep_days: u32) -> Option<NaiveDate> {
+    if keep_days == 0 {
+        return None;
+    }
+    now.date_naive()
+        .checked_sub_days(chrono::Days::new(u64::from(keep_days)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn zero_means_never() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        assert_eq!(cutoff(now, days(0)), None);
+        assert_eq!(first_day_kept(now, 0), None);
+    }
+
+    #[test]
+    fn cutoffs_count_back_from_now() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        assert_eq!(
+            cutoff(now, days(30)),
+            Some(Utc.with_ymd_and_hms(2026, 10, 23, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            cutoff(now, hours(24)),
+            Some(Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            first_day_kept(now, 2),
+            NaiveDate::from_ymd_opt(2026, 11, 20)
+        );
+        // Far past the start of time: nothing to prune, no panic.
+        assert_eq!(cutoff(now, days(u32::MAX)), None);
+        assert_eq!(first_day_kept(now, u32::MAX), None);
     }
 }

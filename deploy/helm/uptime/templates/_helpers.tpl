@@ -165,6 +165,16 @@ UPTIME_NATS__STREAMS__MONITORS_MAX_BYTES: {{ .monitorsMaxBytes | int64 | quote }
 UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS: {{ .eventsMaxAgeSecs | int64 | quote }}
 UPTIME_NATS__STREAMS__EVENTS_MAX_BYTES: {{ .eventsMaxBytes | int64 | quote }}
 {{- end }}
+{{- with .Values.retention }}
+UPTIME_RETENTION__RESULTS_DAYS: {{ .resultsDays | int64 | quote }}
+UPTIME_RETENTION__ROLLUPS_DAYS: {{ .rollupsDays | int64 | quote }}
+UPTIME_RETENTION__DELIVERIES_DAYS: {{ .deliveriesDays | int64 | quote }}
+UPTIME_RETENTION__OUTBOX_HOURS: {{ .outboxHours | int64 | quote }}
+UPTIME_RETENTION__VERIFICATION_TOKEN_HOURS: {{ .verificationTokenHours | int64 | quote }}
+UPTIME_RETENTION__REVOKED_API_KEYS_DAYS: {{ .revokedApiKeysDays | int64 | quote }}
+UPTIME_RETENTION__INTERVAL_SECS: {{ .intervalSecs | int64 | quote }}
+UPTIME_RETENTION__BATCH_SIZE: {{ .batchSize | int64 | quote }}
+{{- end }}
 UPTIME_TELEMETRY__LOG_LEVEL: {{ .Values.telemetry.logLevel | quote }}
 UPTIME_TELEMETRY__LOG_FORMAT: {{ .Values.telemetry.logFormat | quote }}
 {{- with .Values.telemetry.otlpEndpoint }}

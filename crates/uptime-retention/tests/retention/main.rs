@@ -1,0 +1,4 @@
+//! Retention against real PostgreSQL: one test binary, one module per part.
+
+mod pruning;
+mod runner;

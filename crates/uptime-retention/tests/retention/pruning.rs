@@ -1,0 +1,425 @@
+//! Pruning against real PostgreSQL, with explicit dates: every row is dated
+//! relative to a fixed clock reading, and pruning is run for that reading.
+
+use chrono::{DateTime, NaiveDate, TimeDelta, TimeZone, Utc};
+use diesel::sql_types::{BigInt, Date, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use tokio_util::sync::CancellationToken;
+use uptime_retention::pruning::{prune, PruneOutcome, PruneReport};
+use uptime_retention::RetentionSettings;
+use uptime_testkit::TestDb;
+use uuid::Uuid;
+
+/// The clock reading every test prunes for.
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap()
+}
+
+pub fn days_ago(days: i64) -> DateTime<Utc> {
+    now() - TimeDelta::days(days)
+}
+
+pub fn hours_ago(hours: i64) -> DateTime<Utc> {
+    now() - TimeDelta::hours(hours)
+}
+
+pub fn day(days_before_today: u64) -> NaiveDate {
+    now()
+        .date_naive()
+        .checked_sub_days(chrono::Days::new(days_before_today))
+        .unwrap()
+}
+
+/// A connection of the test's own (not the pool's).
+pub async fn connect(db: &TestDb) -> AsyncPgConnection {
+    AsyncPgConnection::establish(&db.url).await.unwrap()
+}
+
+async fn prune_now(db: &TestDb, settings: &RetentionSettings) -> PruneOutcome {
+    let mut conn = connect(db).await;
+    let out = prune(&mut conn, settings, now(), &CancellationToken::new()).await;
+    assert!(out.failures.is_empty(), "{:?}", out.failures);
+    assert!(!out.interrupted);
+    out
+}
+
+/// Rows in the database, for fixtures and assertions. Tests write SQL of
+/// their own: they set the dates a service never would.
+pub mod seed {
+    use super::*;
+
+    #[derive(diesel::QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = BigInt)]
+        id: i64,
+    }
+
+    #[derive(diesel::QueryableByName)]
+    struct DeliveryId {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
+
+    #[derive(diesel::QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+
+    pub async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
+        diesel::sql_query(format!("SELECT count(*) AS n FROM {sql}"))
+            .get_result::<Count>(conn)
+            .await
+            .unwrap_or_else(|e| panic!("count {sql}: {e}"))
+            .n
+    }
+
+    pub async fn user(conn: &mut AsyncPgConnection) -> i64 {
+        diesel::sql_query("INSERT INTO users (name) VALUES ('owner') RETURNING id")
+            .get_result::<Id>(conn)
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// An email contact; `token`: an outstanding verification token.
+    pub async fn contact(
+        conn: &mut AsyncPgConnection,
+        user_id: i64,
+        token: Option<&str>,
+        updated_at: DateTime<Utc>,
+    ) -> i64 {
+        diesel::sql_query(
+            "INSERT INTO alert_contacts (user_id, type, name, value, verified,
+                                         verification_token_sha256, created_at, updated_at)
+             VALUES ($1, 'email', 'ops', 'ops@example.com', $2 IS NULL, $2, $3, $3)
+             RETURNING id",
+        )
+        .bind::<BigInt, _>(user_id)
+        .bind::<Nullable<Text>, _>(token)
+        .bind::<Timestamptz, _>(updated_at)
+        .get_result::<Id>(conn)
+        .await
+        .unwrap()
+        .id
+    }
+
+    /// A delivery in `status` created at `created_at`, with `attempts` attempts.
+    pub async fn delivery(
+        conn: &mut AsyncPgConnection,
+        contact_id: i64,
+        status: &str,
+        created_at: DateTime<Utc>,
+        attempts: usize,
+    ) -> Uuid {
+        let id = diesel::sql_query(
+            "INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type,
+                                           payload, status, attempts, next_attempt_at, created_at,
+                                           delivered_at)
+             VALUES (gen_random_uuid(), $1, 1, 'alert', 'monitor.down', '{}', $2, $3, $4, $4,
+                     CASE WHEN $2 = 'delivered' THEN $4 END)
+             RETURNING id",
+        )
+        .bind::<BigInt, _>(contact_id)
+        .bind::<Text, _>(status)
+        .bind::<diesel::sql_types::Integer, _>(attempts as i32)
+        .bind::<Timestamptz, _>(created_at)
+        .get_result::<DeliveryId>(conn)
+        .await
+        .unwrap()
+        .id;
+        for _ in 0..attempts {
+            diesel::sql_query(
+                "INSERT INTO alert_delivery_attempts (delivery_id, attempted_at, outcome, duration_ms)
+                 VALUES ($1, $2, 'retry', 10)",
+            )
+            .bind::<SqlUuid, _>(id)
+            .bind::<Timestamptz, _>(created_at)
+            .execute(conn)
+            .await
+            .unwrap();
+        }
+        id
+    }
+
+    pub async fn outbox(
+        conn: &mut AsyncPgConnection,
+        created_at: DateTime<Utc>,
+        published_at: Option<DateTime<Utc>>,
+    ) -> Uuid {
+        let id = Uuid::new_v4();
+        diesel::sql_query(
+            "INSERT INTO outbox_events (id, monitor_id, subject, payload, created_at, published_at)
+             VALUES ($1, 1, 'uptime.events.state_changed.v1', '{}', $2, $3)",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<Timestamptz, _>(created_at)
+        .bind::<Nullable<Timestamptz>, _>(published_at)
+        .execute(conn)
+        .await
+        .unwrap();
+        id
+    }
+
+    pub async fn monitor(conn: &mut AsyncPgConnection, user_id: i64) -> i64 {
+        diesel::sql_query(
+            "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs,
+                                   expected_status, confirmation_count, ssl_warn_days)
+             VALUES ($1, 'site', 'http', 'https://example.com', 60, 10, 200, 1, 14)
+             RETURNING id",
+        )
+        .bind::<BigInt, _>(user_id)
+        .get_result::<Id>(conn)
+        .await
+        .unwrap()
+        .id
+    }
+
+    pub async fn rollup(conn: &mut AsyncPgConnection, monitor_id: i64, day: NaiveDate) {
+        diesel::sql_query(
+            "INSERT INTO daily_uptime (monitor_id, day, total_checks, up_checks)
+             VALUES ($1, $2, 1440, 1439)",
+        )
+        .bind::<BigInt, _>(monitor_id)
+        .bind::<Date, _>(day)
+        .execute(conn)
+        .await
+        .unwrap();
+    }
+
+    pub async fn api_key(
+        conn: &mut AsyncPgConnection,
+        user_id: i64,
+        revoked_at: Option<DateTime<Utc>>,
+    ) -> i64 {
+        diesel::sql_query(
+            "INSERT INTO api_keys (user_id, name, prefix, key_sha256, created_at, revoked_at)
+             VALUES ($1, 'ci', 'upt_abcd', md5(random()::text), $2, $3)
+             RETURNING id",
+        )
+        .bind::<BigInt, _>(user_id)
+        .bind::<Timestamptz, _>(days_ago(400))
+        .bind::<Nullable<Timestamptz>, _>(revoked_at)
+        .get_result::<Id>(conn)
+        .await
+        .unwrap()
+        .id
+    }
+}
+
+use seed::count;
+
+#[tokio::test]
+async fn settled_deliveries_go_with_their_attempts_pending_and_recent_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let contact = seed::contact(&mut conn, user, None, days_ago(400)).await;
+    // Past the default 30 days: these two go, with their 2 + 1 attempts.
+    let old_delivered = seed::delivery(&mut conn, contact, "delivered", days_ago(31), 2).await;
+    let old_failed = seed::delivery(&mut conn, contact, "failed", days_ago(45), 1).await;
+    // Pending is never pruned, however old; recent settled ones stay.
+    let old_pending = seed::delivery(&mut conn, contact, "pending", days_ago(90), 3).await;
+    let recent = seed::delivery(&mut conn, contact, "delivered", days_ago(29), 1).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.alert_deliveries, 2, "{:?}", out.report);
+    assert_eq!(out.report.alert_delivery_attempts, 3, "{:?}", out.report);
+    for (id, kept) in [
+        (old_delivered, false),
+        (old_failed, false),
+        (old_pending, true),
+        (recent, true),
+    ] {
+        let rows = count(&mut conn, &format!("alert_deliveries WHERE id = '{id}'")).await;
+        assert_eq!(rows == 1, kept, "delivery {id} kept: {}", rows == 1);
+    }
+    // The survivors keep all their attempts; nothing else is left.
+    assert_eq!(count(&mut conn, "alert_delivery_attempts").await, 4);
+    assert_eq!(
+        count(
+            &mut conn,
+            &format!(
+                "alert_delivery_attempts WHERE delivery_id NOT IN ('{old_pending}', '{recent}')"
+            )
+        )
+        .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn published_outbox_rows_go_after_a_day_and_unpublished_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let gone = seed::outbox(&mut conn, hours_ago(26), Some(hours_ago(25))).await;
+    let young = seed::outbox(&mut conn, hours_ago(30), Some(hours_ago(23))).await;
+    // Never published (the relay's work): kept whatever its age.
+    let stranded = seed::outbox(&mut conn, days_ago(10), None).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.outbox_events, 1, "{:?}", out.report);
+    let left = |id: Uuid| format!("outbox_events WHERE id = '{id}'");
+    assert_eq!(count(&mut conn, &left(gone)).await, 0);
+    assert_eq!(count(&mut conn, &left(young)).await, 1);
+    assert_eq!(count(&mut conn, &left(stranded)).await, 1);
+}
+
+#[tokio::test]
+async fn expired_verification_tokens_are_cleared_and_their_contacts_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    // Default: a link works for 7 days.
+    let expired = seed::contact(&mut conn, user, Some("a1"), days_ago(8)).await;
+    let fresh = seed::contact(&mut conn, user, Some("b2"), days_ago(6)).await;
+    let verified = seed::contact(&mut conn, user, None, days_ago(300)).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.verification_tokens, 1, "{:?}", out.report);
+    let with = |id: i64, cond: &str| format!("alert_contacts WHERE id = {id} AND {cond}");
+    assert_eq!(
+        count(
+            &mut conn,
+            &with(
+                expired,
+                "verification_token_sha256 IS NULL AND NOT verified"
+            )
+        )
+        .await,
+        1,
+        "the expired token is cleared, the contact stays unverified"
+    );
+    assert_eq!(
+        count(&mut conn, &with(fresh, "verification_token_sha256 = 'b2'")).await,
+        1
+    );
+    assert_eq!(count(&mut conn, &with(verified, "verified")).await, 1);
+    assert_eq!(count(&mut conn, "alert_contacts").await, 3);
+}
+
+#[tokio::test]
+async fn rollups_past_their_retention_go() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let monitor = seed::monitor(&mut conn, user).await;
+    let settings = RetentionSettings {
+        rollups_days: 1830,
+        ..RetentionSettings::default()
+    };
+    for back in [2000, 1831, 1830, 1829, 1, 0] {
+        seed::rollup(&mut conn, monitor, day(back)).await;
+    }
+
+    let out = prune_now(&db, &settings).await;
+
+    assert_eq!(out.report.daily_uptime, 2, "{:?}", out.report);
+    let first_kept = day(1830);
+    assert_eq!(
+        count(
+            &mut conn,
+            &format!("daily_uptime WHERE day < '{first_kept}'")
+        )
+        .await,
+        0
+    );
+    assert_eq!(count(&mut conn, "daily_uptime").await, 4);
+}
+
+#[tokio::test]
+async fn revoked_api_keys_go_after_their_retention_and_live_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let long_revoked = seed::api_key(&mut conn, user, Some(days_ago(31))).await;
+    let just_revoked = seed::api_key(&mut conn, user, Some(days_ago(29))).await;
+    let live = seed::api_key(&mut conn, user, None).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.api_keys, 1, "{:?}", out.report);
+    let left = |id: i64| format!("api_keys WHERE id = {id}");
+    assert_eq!(count(&mut conn, &left(long_revoked)).await, 0);
+    assert_eq!(count(&mut conn, &left(just_revoked)).await, 1);
+    assert_eq!(count(&mut conn, &left(live)).await, 1);
+}
+
+#[tokio::test]
+async fn more_rows_than_one_batch_all_go() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let contact = seed::contact(&mut conn, user, None, days_ago(400)).await;
+    let monitor = seed::monitor(&mut conn, user).await;
+    for _ in 0..23 {
+        seed::delivery(&mut conn, contact, "delivered", days_ago(40), 2).await;
+    }
+    for _ in 0..50 {
+        seed::outbox(&mut conn, days_ago(3), Some(days_ago(3))).await;
+    }
+    for back in 0..30 {
+        seed::rollup(&mut conn, monitor, day(3000 + back)).await;
+    }
+    let settings = RetentionSettings {
+        batch_size: 7,
+        ..RetentionSettings::default()
+    };
+
+    let out = prune_now(&db, &settings).await;
+
+    assert_eq!(
+        out.report,
+        PruneReport {
+            alert_deliveries: 23,
+            alert_delivery_attempts: 46,
+            outbox_events: 50,
+            daily_uptime: 30,
+            ..PruneReport::default()
+        }
+    );
+    assert_eq!(count(&mut conn, "alert_deliveries").await, 0);
+    assert_eq!(count(&mut conn, "alert_delivery_attempts").await, 0);
+    assert_eq!(count(&mut conn, "outbox_events").await, 0);
+    assert_eq!(count(&mut conn, "daily_uptime").await, 0);
+}
+
+#[tokio::test]
+async fn a_zero_setting_keeps_its_rows_forever() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let contact = seed::contact(&mut conn, user, Some("c3"), days_ago(900)).await;
+    let monitor = seed::monitor(&mut conn, user).await;
+    seed::delivery(&mut conn, contact, "delivered", days_ago(900), 1).await;
+    seed::outbox(&mut conn, days_ago(900), Some(days_ago(900))).await;
+    seed::rollup(&mut conn, monitor, day(9000)).await;
+    seed::api_key(&mut conn, user, Some(days_ago(900))).await;
+    let settings = RetentionSettings {
+        rollups_days: 0,
+        deliveries_days: 0,
+        outbox_hours: 0,
+        verification_token_hours: 0,
+        revoked_api_keys_days: 0,
+        ..RetentionSettings::default()
+    };
+
+    let out = prune_now(&db, &settings).await;
+
+    assert_eq!(out.report, PruneReport::default());
+    assert_eq!(count(&mut conn, "alert_delivery_attempts").await, 1);
+    assert_eq!(count(&mut conn, "outbox_events").await, 1);
+    assert_eq!(count(&mut conn, "daily_uptime").await, 1);
+    assert_eq!(count(&mut conn, "api_keys").await, 1);
+    assert_eq!(
+        count(
+            &mut conn,
+            "alert_contacts WHERE verification_token_sha256 IS NOT NULL"
+        )
+        .await,
+        1
+    );
+}
