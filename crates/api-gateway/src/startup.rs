@@ -42,7 +42,7 @@ impl Application {
         });
 
         let readiness = uptime_ops::Readiness::new()
-            .with_postgres(&state.pool)
+            .with_check("postgres", uptime_db::pool::readiness_check(&state.pool))
             .with_nats(&state.nats);
         let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness.clone())?;
         let app_state = state.clone();

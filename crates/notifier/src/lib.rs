@@ -92,7 +92,7 @@ impl Notifier {
         let ops = uptime_ops::OpsServer::bind(
             &settings.ops.listen,
             uptime_ops::Readiness::new()
-                .with_postgres(&pool)
+                .with_check("postgres", uptime_db::pool::readiness_check(&pool))
                 .with_nats(&nats),
         )?;
         Ok(Self {

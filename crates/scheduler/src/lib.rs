@@ -65,7 +65,7 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let ops = uptime_ops::OpsServer::bind(
         &settings.ops.listen,
         uptime_ops::Readiness::new()
-            .with_postgres(&pool)
+            .with_check("postgres", uptime_db::pool::readiness_check(&pool))
             .with_nats(&client),
     )?;
     tracing::info!(ops = %ops.addr, "scheduler started");

@@ -67,3 +67,19 @@ pub async fn ping(pool: &Pool) -> DbResult<()> {
     diesel::sql_query("SELECT 1").execute(&mut conn).await?;
     Ok(())
 }
+
+/// A readiness check for `uptime_ops::Readiness::with_check("postgres", ..)`:
+/// ready when [`ping`] succeeds. It lives here, not in `uptime-ops`, so that
+/// a service without a database (the checker) links no database driver.
+pub fn readiness_check(
+    pool: &Pool,
+) -> impl Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    let pool = pool.clone();
+    move || {
+        let pool = pool.clone();
+        Box::pin(async move { ping(&pool).await.map_err(|e| e.to_string()) })
+    }
+}

@@ -80,19 +80,6 @@ impl Readiness {
         self
     }
 
-    /// Ready when `SELECT 1` succeeds on a pooled connection.
-    pub fn with_postgres(self, pool: &uptime_db::Pool) -> Self {
-        let pool = pool.clone();
-        self.with_check("postgres", move || {
-            let pool = pool.clone();
-            async move {
-                uptime_db::pool::ping(&pool)
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        })
-    }
-
     /// Ready while the client is connected to a NATS server.
     pub fn with_nats(self, client: &async_nats::Client) -> Self {
         let client = client.clone();
