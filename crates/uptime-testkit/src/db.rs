@@ -18,6 +18,7 @@ pub struct TestDb {
 
 impl TestDb {
     pub async fn create() -> Self {
+        crate::init_test_logging();
         let admin_url = std::env::var(TEST_DATABASE_URL_ENV).unwrap_or_else(|_| {
             panic!("{TEST_DATABASE_URL_ENV} is not set: run the tests with `just test`")
         });

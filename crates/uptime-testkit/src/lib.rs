@@ -12,6 +12,9 @@
 //!   requests it receives and answers with scripted replies, for webhooks.
 //! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
 //!   receives, for tests of email alerts.
+//!
+//! `TEST_LOG=1` shows the logs of the services a test runs (at `info`; or
+//! give a filter: `TEST_LOG=debug,h2=warn`); tests are silent without it.
 
 mod db;
 mod nats;
@@ -26,6 +29,27 @@ pub use nats::TestNats;
 pub struct TestEnv {
     pub db: TestDb,
     pub nats: TestNats,
+}
+
+/// Installs a log subscriber writing to the test's output when `TEST_LOG` is
+/// set; does nothing otherwise, or when one is installed already. Every
+/// harness constructor calls it, so a test needs nothing of its own.
+pub fn init_test_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(value) = std::env::var("TEST_LOG") else {
+            return;
+        };
+        let filter = match value.as_str() {
+            "" | "0" | "false" => return,
+            "1" | "true" => "info".to_string(),
+            filter => filter.to_string(),
+        };
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    });
 }
 
 impl TestEnv {

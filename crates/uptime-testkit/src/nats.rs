@@ -17,6 +17,7 @@ pub struct TestNats {
 
 impl TestNats {
     pub async fn start() -> Self {
+        crate::init_test_logging();
         let bin = std::env::var(NATS_SERVER_ENV).unwrap_or_else(|_| "nats-server".into());
         let store = tempfile::tempdir().expect("temp dir for JetStream");
         let mut child = Command::new(&bin)
