@@ -293,7 +293,9 @@ fn add_patterns(doc: &mut Value) {
             };
             for param in params {
                 let pattern = match (param["in"].as_str(), param["name"].as_str()) {
-                    (Some("query"), Some("cursor" | "before")) => cursor.as_str(),
+                    (Some("query"), Some("cursor")) => cursor.as_str(),
+                    // Results have cursors of their own (a time and an id).
+                    (Some("query"), Some("before")) => routes::checks::RESULTS_CURSOR_PATTERN,
                     (Some("path"), Some("token")) => token_pattern,
                     _ => continue,
                 };

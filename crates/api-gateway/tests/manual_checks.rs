@@ -53,6 +53,7 @@ async fn a_second_check_while_one_is_in_flight_returns_the_same_check() {
             check_results::trigger.eq("manual"),
             check_results::status.eq("up"),
             check_results::checked_at.eq(chrono::Utc::now()),
+            check_results::slot_at.eq(chrono::Utc::now()),
             check_results::reporter.eq("checker-test"),
         ))
         .execute(&mut conn)

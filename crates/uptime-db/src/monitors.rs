@@ -233,8 +233,13 @@ pub async fn update_definition(
     Ok(row)
 }
 
-/// Deletes the user's monitor (its results, rollups and links go with it);
-/// `false` when there is no such monitor of theirs.
+/// Deletes the user's monitor (its rollups and links go with it); `false`
+/// when there is no such monitor of theirs.
+///
+/// Its check results stay where they are, unseen (results are only read for
+/// a monitor that exists, and monitor ids are never reused), and go when
+/// their day's partition expires: deleting a monitor with millions of results
+/// is one row, not a cascade that locks and rewrites them all.
 pub async fn delete(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<bool> {
     let n = diesel::delete(monitors::table)
         .filter(monitors::id.eq(id))

@@ -31,6 +31,18 @@ pub struct NewCheckResult {
     pub definition_version: Option<i64>,
 }
 
+impl NewCheckResult {
+    /// The time the result's `check_id` fixes, which `check_results` is
+    /// partitioned on: the due time for scheduled checks (the slot), manual
+    /// checks (when requested) and missed heartbeats (the deadline); for a
+    /// ping, which has none, the time it arrived (published once, with it).
+    /// A redelivered or re-run check has the same one, so it meets its first
+    /// copy in the same partition and `(check_id, slot_at)` keeps it single.
+    pub fn slot_at(&self) -> DateTime<Utc> {
+        self.due_at.unwrap_or(self.checked_at)
+    }
+}
+
 /// A monitor's runtime state after a batch, written back in one statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonitorStateUpdate {
@@ -97,7 +109,8 @@ struct InsertedCheck {
 }
 
 /// Stores `results`, skipping every `check_id` already stored (a redelivered
-/// or republished result). Returns the `check_id`s that were new.
+/// or republished result, or a re-run check: same `check_id`, same
+/// [`NewCheckResult::slot_at`]). Returns the `check_id`s that were new.
 pub async fn insert_results(
     conn: &mut AsyncPgConnection,
     results: &[NewCheckResult],
@@ -117,14 +130,16 @@ pub async fn insert_results(
     let ssl: Vec<Option<DateTime<Utc>>> = results.iter().map(|r| r.ssl_expires_at).collect();
     let reporters: Vec<String> = results.iter().map(|r| r.reporter.clone()).collect();
     let versions: Vec<Option<i64>> = results.iter().map(|r| r.definition_version).collect();
+    let slots: Vec<DateTime<Utc>> = results.iter().map(NewCheckResult::slot_at).collect();
 
     let inserted: Vec<InsertedCheck> = diesel::sql_query(
         "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \
-             latency_ms, http_status, error, ssl_expires_at, reporter, definition_version) \
+             latency_ms, http_status, error, ssl_expires_at, reporter, definition_version, \
+             slot_at) \
          SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::text[], \
              $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], \
-             $10::timestamptz[], $11::text[], $12::bigint[]) \
-         ON CONFLICT (check_id) DO NOTHING \
+             $10::timestamptz[], $11::text[], $12::bigint[], $13::timestamptz[]) \
+         ON CONFLICT (check_id, slot_at) DO NOTHING \
          RETURNING check_id",
     )
     .bind::<Array<diesel::sql_types::Uuid>, _>(check_ids)
@@ -139,6 +154,7 @@ pub async fn insert_results(
     .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
     .bind::<Array<Text>, _>(reporters)
     .bind::<Array<Nullable<BigInt>>, _>(versions)
+    .bind::<Array<Timestamptz>, _>(slots)
     .load(conn)
     .await?;
     Ok(inserted.into_iter().map(|r| r.check_id).collect())

@@ -77,7 +77,9 @@ diesel::table! {
 }
 
 diesel::table! {
-    check_results (id) {
+    // Partitioned by range of `slot_at` (migration 000008); the primary key is
+    // (check_id, slot_at), and `id` (from a sequence) is unique but not indexed.
+    check_results (check_id, slot_at) {
         id -> Int8,
         check_id -> Uuid,
         monitor_id -> Int8,
@@ -92,6 +94,7 @@ diesel::table! {
         reporter -> Text,
         recorded_at -> Timestamptz,
         definition_version -> Nullable<Int8>,
+        slot_at -> Timestamptz,
     }
 }
 

@@ -27,6 +27,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000005_verification_mail_on_create", "a57bc9ffc1f3e22bc06d1528785cd0cef7a76dc1c2614ef44126673bb1a95f39"),
     ("2026-11-22-000006_heartbeat_periods", "e076db45f4f11bda2124adef10c7b2331d618dfb8a4d9c30285bc596b8e9dc11"),
     ("2026-11-22-000007_definition_versions", "7b19e5eb3f6fe6cd5d08b7d905066d903a19636a49740365c9926825afe34e48"),
+    ("2026-11-22-000008_partitioned_results", "1476bc8c3ba53d112f42f853c925892e19328117f405dd0dcce412b9f2d4b139"),
     ("2026-11-22-000009_retention_indexes", "11614e93cfe87a22671f4a296c7e7c79384f0fa7bd1cea3c3b363c60cd59320b"),
 ];
 
@@ -182,15 +183,25 @@ struct Line {
     line: String,
 }
 
-/// Every index and column of the public schema, one line each.
+/// Every index and column of the public schema, one line each, and the key
+/// of each partitioned table. The partitions themselves are left out: which
+/// days have one depends on the data and the day a database was migrated
+/// (migration 000008), not on its history.
 async fn schema_of(url: &str) -> Vec<String> {
     let mut conn = AsyncPgConnection::establish(url).await.unwrap();
     diesel::sql_query(
-        "SELECT indexdef AS line FROM pg_indexes WHERE schemaname = 'public' \
+        "SELECT indexdef AS line FROM pg_indexes i WHERE schemaname = 'public' \
+             AND NOT EXISTS (SELECT 1 FROM pg_class c \
+                             WHERE c.relname = i.tablename AND c.relispartition) \
          UNION ALL \
          SELECT format('%s.%s %s null=%s default=%s', table_name, column_name, data_type, \
                        is_nullable, coalesce(column_default, '-')) \
-         FROM information_schema.columns WHERE table_schema = 'public' \
+         FROM information_schema.columns col WHERE table_schema = 'public' \
+             AND NOT EXISTS (SELECT 1 FROM pg_class c \
+                             WHERE c.relname = col.table_name AND c.relispartition) \
+         UNION ALL \
+         SELECT format('%s partitioned by %s', relname, pg_get_partkeydef(oid)) \
+         FROM pg_class WHERE relkind = 'p' \
          ORDER BY 1",
     )
     .load::<Line>(&mut conn)
@@ -236,6 +247,12 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
             .iter()
             .any(|l| l.contains("alert_deliveries_pending_contact_idx ")),
         "the index it replaced is gone: {expected:#?}"
+    );
+    assert!(
+        expected
+            .iter()
+            .any(|l| l == "check_results partitioned by RANGE (slot_at)"),
+        "results are partitioned by day of slot: {expected:#?}"
     );
 
     // Installed when 000002 had landed (no index), and upgraded now.

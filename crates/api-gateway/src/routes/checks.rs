@@ -3,14 +3,18 @@
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery};
+use crate::validation::PageQuery;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
+use cursor::{decode_results_cursor, encode_results_cursor};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uptime_contracts::{CheckDueV2, CheckSpecV1, KeywordType, MonitorKind, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
+
+mod cursor;
+pub use cursor::RESULTS_CURSOR_PATTERN;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/monitors/{id}/check").post(check_now))
@@ -176,13 +180,19 @@ impl From<uptime_db::models::CheckResult> for CheckResultResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CheckResultsPage {
     pub monitor_id: i64,
-    /// Newest first.
+    /// Newest first: by the time the check was due (a ping's: when it
+    /// arrived), then by `id`.
     pub results: Vec<CheckResultResponse>,
     /// Pass as `before` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<String>,
 }
 
-/// A monitor's check results, newest first, a page at a time.
+/// A monitor's check results, newest first, a page at a time. Results are
+/// ordered by the time their check was due (a ping's: when it arrived), then
+/// by `id`. They are kept `retention.results_days` (90 by default; a whole
+/// day expires at once); the daily uptime outlives them. A `before` cursor
+/// handed out before results were partitioned (one beginning `aWQ6`) is 400:
+/// start again from the first page.
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/results", tag = "checks", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
     responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
@@ -194,41 +204,50 @@ pub async fn results(
     query: web::Query<ResultsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
-    // The same limits and opaque cursors as every other list; only the
-    // parameter is called `before`, since pages go back in time.
-    let page = PageQuery {
+    // The same limits as every other list; the cursor is the results' own
+    // (a position in time and id, not an id).
+    let limit = PageQuery {
         limit: query.limit,
-        cursor: query.before,
+        cursor: None,
     }
-    .validate()
-    .map_err(rename_cursor_field)?;
+    .validate();
+    let before = query
+        .before
+        .as_deref()
+        .map(decode_results_cursor)
+        .transpose();
+    let (limit, before) = match (limit, before) {
+        (Ok(page), Ok(before)) => (page.limit, before),
+        (limit, before) => {
+            let mut problems = match limit {
+                Err(ApiError::InvalidQuery(problems)) => problems,
+                Err(other) => return Err(other),
+                Ok(_) => Vec::new(),
+            };
+            problems.extend(before.err());
+            return Err(ApiError::InvalidQuery(problems));
+        }
+    };
     let mut conn = state.conn().await?;
     let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows =
-        uptime_db::results::page(&mut conn, monitor.id, page.after_id, page.limit + 1).await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |r| r.id);
+    let mut rows =
+        uptime_db::results::page(&mut conn, monitor.id, before, limit + 1, Utc::now()).await?;
+    // The extra row only tells that another page exists.
+    let limit = usize::try_from(limit).unwrap_or(0);
+    let next_cursor = if rows.len() > limit {
+        rows.truncate(limit);
+        rows.last()
+            .map(|(_, cursor)| encode_results_cursor(*cursor))
+    } else {
+        None
+    };
     Ok(HttpResponse::Ok().json(CheckResultsPage {
         monitor_id: monitor.id,
-        results: rows.into_iter().map(Into::into).collect(),
+        results: rows.into_iter().map(|(r, _)| r.into()).collect(),
         next_cursor,
     }))
-}
-
-fn rename_cursor_field(e: ApiError) -> ApiError {
-    match e {
-        ApiError::InvalidQuery(problems) => ApiError::InvalidQuery(
-            problems
-                .into_iter()
-                .map(|p| match p.field.as_str() {
-                    "cursor" => FieldError::new("before", p.message),
-                    _ => p,
-                })
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 pub const DEFAULT_UPTIME_DAYS: i64 = 30;

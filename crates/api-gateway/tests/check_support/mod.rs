@@ -75,6 +75,8 @@ pub async fn insert_result(
             check_results::trigger.eq(trigger),
             check_results::status.eq(status),
             check_results::checked_at.eq(checked_at),
+            // A result without a due time, like a ping: slotted when checked.
+            check_results::slot_at.eq(checked_at),
             check_results::latency_ms.eq(Some(120)),
             check_results::http_status.eq(Some(if status == "down" { 500 } else { 200 })),
             check_results::error

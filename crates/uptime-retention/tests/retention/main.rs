@@ -1,4 +1,5 @@
 //! Retention against real PostgreSQL: one test binary, one module per part.
 
+mod partitions;
 mod pruning;
 mod runner;
