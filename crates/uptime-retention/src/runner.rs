@@ -16,6 +16,7 @@
 //! [`run_once`] is one round for an injected clock reading, the unit tests
 //! drive; [`run`] is the loop the recorder spawns, with `Utc::now()`.
 
+use crate::partitions::{self, PartitionReport};
 use crate::pruning::{self, PruneReport, StepFailure};
 use crate::{RetentionError, RetentionSettings};
 use chrono::{DateTime, Utc};
@@ -46,6 +47,8 @@ impl Round {
 /// What a round removed and what went wrong.
 #[derive(Debug)]
 pub struct RoundReport {
+    /// What partition maintenance did; `None` when it failed (see `failures`).
+    pub partitions: Option<PartitionReport>,
     pub pruned: PruneReport,
     /// Steps that failed (the others still ran).
     pub failures: Vec<StepFailure>,
@@ -87,16 +90,38 @@ pub async fn run_round(
         return Ok(Round::Skipped);
     };
 
-    // Partition maintenance (crate::partitions::maintain) runs here, first,
-    // on lease.conn(), once it exists.
+    // Partitions first: creating tomorrow's partition must not wait behind
+    // a long pruning backlog. A failure here does not stop the pruning.
+    let mut failures = Vec::new();
+    let partitions = match partitions::maintain(lease.conn(), settings, now.date_naive()).await {
+        Ok(report) => Some(report),
+        Err(error) => {
+            tracing::warn!(step = "partitions", %error, "retention step failed");
+            failures.push(StepFailure {
+                step: "partitions",
+                error,
+            });
+            None
+        }
+    };
     let pruned = pruning::prune(lease.conn(), settings, now, stop).await;
     lease.release().await;
+    failures.extend(pruned.failures);
 
     let report = RoundReport {
+        partitions,
         pruned: pruned.report,
-        failures: pruned.failures,
+        failures,
         interrupted: pruned.interrupted,
     };
+    if let Some(p) = &report.partitions {
+        metrics::counter!("retention_partitions_created_total").increment(p.created.len() as u64);
+        metrics::counter!("retention_partitions_dropped_total").increment(p.dropped.len() as u64);
+        // Results the default partition held past retention, deleted row by row.
+        metrics::counter!("retention_rows_removed_total", "table" => "check_results")
+            .increment(p.expired_from_default);
+        metrics::gauge!("retention_results_in_default_partition").set(p.left_in_default as f64);
+    }
     for (table, rows) in report.pruned.by_table() {
         metrics::counter!("retention_rows_removed_total", "table" => table).increment(rows);
     }
@@ -110,6 +135,7 @@ pub async fn run_round(
         tracing::info!(
             removed = report.pruned.total(),
             pruned = ?report.pruned,
+            partitions = ?report.partitions,
             seconds,
             "retention round done"
         );
@@ -123,6 +149,7 @@ pub async fn run_round(
         tracing::warn!(
             removed = report.pruned.total(),
             pruned = ?report.pruned,
+            partitions = ?report.partitions,
             failed_steps = ?report.failures.iter().map(|f| f.step).collect::<Vec<_>>(),
             interrupted = report.interrupted,
             seconds,

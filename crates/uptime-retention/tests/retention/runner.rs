@@ -155,3 +155,30 @@ async fn a_round_stopped_by_shutdown_removes_nothing_more_and_is_no_success() {
     assert!(!report.succeeded());
     assert_eq!(old_rows_left(&db).await, 4);
 }
+
+#[tokio::test]
+async fn a_round_maintains_the_result_partitions_first() {
+    let db = TestDb::create().await;
+    // A day far from the real one: its partition can only come from this round.
+    let today = chrono::NaiveDate::from_ymd_opt(2030, 1, 10).unwrap();
+    let at = today.and_hms_opt(3, 0, 0).unwrap().and_utc();
+
+    let report = run_once(&db.pool, &RetentionSettings::default(), at)
+        .await
+        .unwrap()
+        .done()
+        .expect("the lease is free");
+
+    assert!(report.succeeded(), "{report:?}");
+    let partitions = report.partitions.expect("partition maintenance ran");
+    assert!(partitions.created.contains(&today), "{partitions:?}");
+    let mut conn = connect(&db).await;
+    assert_eq!(
+        seed::count(
+            &mut conn,
+            "pg_class WHERE relname = 'check_results_p20300110' AND relispartition"
+        )
+        .await,
+        1
+    );
+}
