@@ -49,7 +49,7 @@ pub enum CheckerError {
 /// A checker connected and ready to run.
 pub struct CheckerService {
     worker: Arc<Worker>,
-    consumer: jetstream::consumer::PullConsumer,
+    consumer: uptime_consumer::Consumer,
     ops: uptime_ops::OpsServer,
 }
 
@@ -106,11 +106,16 @@ impl CheckerService {
         let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
             .map_err(CheckerError::Ops)?;
 
+        let consumer = uptime_consumer::Consumer::new(
+            js.clone(),
+            consumer,
+            streams::CHECKS_STREAM,
+            streams::CHECKER_CONSUMER,
+        );
         let worker = Arc::new(Worker {
             http,
             js,
             instance_id: section.instance_id.clone(),
-            ack_wait,
             concurrency: section.concurrency,
             shutdown_grace: Duration::from_secs(section.shutdown_grace_secs),
         });
@@ -136,14 +141,8 @@ impl CheckerService {
             "checker running"
         );
         let ops = tokio::spawn(self.ops.run(shutdown.clone()));
-        // `nats_consumer_pending{consumer="checker"}`: the signal to add checkers.
-        tokio::spawn(uptime_telemetry::nats::report_consumer_lag(
-            self.worker.js.clone(),
-            streams::CHECKS_STREAM,
-            streams::CHECKER_CONSUMER,
-            Duration::from_secs(15),
-            shutdown.clone().cancelled_owned(),
-        ));
+        // Also reports `nats_consumer_pending{consumer="checker"}`: the
+        // signal to add checkers.
         self.worker.run(self.consumer, shutdown).await;
         match ops.await {
             Ok(Ok(())) => {}

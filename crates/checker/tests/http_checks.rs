@@ -388,5 +388,46 @@ async fn an_undecodable_due_check_is_terminated_and_work_goes_on() {
     let info = h.wait_until_consumer_idle().await;
     assert_eq!(info.num_redelivered, 0, "the bad message was not retried");
     assert_eq!(h.results().await.len(), 1, "no result for the bad message");
+    // Not dropped silently: a copy waits in the dead-letter stream, with why.
+    let dead = uptime_consumer::dead::read_all(&h.js).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].reason(), Some("undecodable"));
+    assert_eq!(
+        dead[0].original_subject(),
+        Some(uptime_contracts::subjects::CHECK_DUE_V1)
+    );
+    assert_eq!(dead[0].payload(), b"not json");
+    checker.stop().await;
+}
+
+#[tokio::test]
+async fn a_due_check_for_a_heartbeat_monitor_is_dead_lettered_and_work_goes_on() {
+    let h = Harness::start().await;
+    let target = TargetServer::start().await;
+    let checker = RunningChecker::start(h.settings("c")).await;
+
+    let mut heartbeat = http_spec(&target.url("/"));
+    heartbeat.kind = uptime_contracts::MonitorKind::Heartbeat;
+    let heartbeat = h.publish_due(heartbeat).await;
+    let due = h.publish_due(http_spec(&target.url("/"))).await;
+
+    assert_eq!(h.result_of(due.check_id).await.outcome, CheckOutcome::Pass);
+    let info = h.wait_until_consumer_idle().await;
+    assert_eq!(
+        info.num_redelivered, 0,
+        "the heartbeat check was not retried"
+    );
+    assert_eq!(
+        h.results().await.len(),
+        1,
+        "no result for the heartbeat check"
+    );
+    let dead = uptime_consumer::dead::read_all(&h.js).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].reason(), Some("unsupported"));
+    assert_eq!(
+        dead[0].header(uptime_contracts::streams::dead::ORIGINAL_MSG_ID_HEADER),
+        Some(heartbeat.check_id.to_string().as_str())
+    );
     checker.stop().await;
 }

@@ -2,16 +2,17 @@
 //! delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
+//! Pulling, the span in each event's trace and dead letters are the consumer
+//! scaffold's (`uptime_consumer`); events are taken one at a time, in stream
+//! order.
 
-use async_nats::jetstream::consumer::PullConsumer;
-use async_nats::jetstream::{AckKind, Message};
-use futures::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uptime_alerts::AlertEvent;
+use uptime_consumer::{Concurrency, Consumer, DeadReason, Delivery};
 use uptime_contracts::{subjects, Message as _, SslExpiringV1, StateChangedV1};
 use uptime_db::{DbError, Pool};
 
@@ -56,29 +57,30 @@ pub struct Intake {
 }
 
 impl Intake {
-    async fn handle(&self, message: &Message) {
-        let span = tracing::info_span!("alert_event", subject = %message.subject, event_id = tracing::field::Empty);
-        uptime_telemetry::nats::set_parent_from(&span, message.headers.as_ref());
+    async fn handle(&self, message: Delivery) {
+        // A child of the scaffold's message span, itself in the event's trace.
+        let span = tracing::info_span!("alert_event", subject = %message.subject(), event_id = tracing::field::Empty);
         async {
-            match self.store(message).await {
+            match self.store(&message).await {
                 Ok(created) => {
                     if created > 0 {
                         self.deliveries_added.notify_one();
                     }
                     metrics::counter!("alert_events_total", "outcome" => "accepted").increment(1);
-                    settle(message, AckKind::Ack).await;
+                    message.ack().await;
                 }
                 Err(e @ IntakeError::Undecodable { .. }) => {
-                    tracing::error!(error = %e, "terminating an undecodable event");
                     metrics::counter!("alert_events_total", "outcome" => "undecodable").increment(1);
-                    settle(message, AckKind::Term).await;
+                    message
+                        .dead_letter(DeadReason::Undecodable, &e.to_string())
+                        .await;
                 }
                 Err(IntakeError::Db(e)) => {
                     // Every database error is retried: an event given up on
                     // would be an alert lost.
                     tracing::warn!(error = %e, transient = e.is_transient(), "storing deliveries failed; event will be redelivered");
                     metrics::counter!("alert_events_total", "outcome" => "retry").increment(1);
-                    settle(message, AckKind::Nak(Some(self.retry_delay))).await;
+                    message.nak(Some(self.retry_delay)).await;
                 }
             }
         }
@@ -87,8 +89,8 @@ impl Intake {
     }
 
     /// Writes the event's deliveries; returns how many are new.
-    async fn store(&self, message: &Message) -> Result<i64, IntakeError> {
-        let Some(event) = decode(&message.subject, &message.payload)? else {
+    async fn store(&self, message: &Delivery) -> Result<i64, IntakeError> {
+        let Some(event) = decode(message.subject(), message.payload())? else {
             return Ok(0);
         };
         tracing::Span::current().record("event_id", tracing::field::display(event.event_id));
@@ -114,44 +116,26 @@ impl Intake {
     }
 }
 
-async fn settle(message: &Message, kind: AckKind) {
-    if let Err(e) = message.ack_with(kind).await {
-        // The event comes back after its ack wait; storing it is idempotent.
-        tracing::warn!(error = %e, "settling an event failed");
-    }
-}
-
-/// Pulls events and hands them to `intake` until `shutdown`; the event in
-/// progress is finished first.
-pub async fn run(consumer: PullConsumer, intake: Intake, shutdown: CancellationToken) {
-    'reconnect: while !shutdown.is_cancelled() {
-        let mut stream = match consumer
-            .stream()
-            .heartbeat(Duration::from_secs(5))
-            .messages()
-            .await
-        {
-            Ok(stream) => stream,
-            Err(e) => {
-                tracing::warn!(error = %e, "pulling events failed; retrying");
-                tokio::select! {
-                    _ = shutdown.cancelled() => break,
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                }
-            }
-        };
-        loop {
-            let next = tokio::select! {
-                _ = shutdown.cancelled() => break 'reconnect,
-                next = stream.next() => next,
-            };
-            match next {
-                Some(Ok(message)) => intake.handle(&message).await,
-                Some(Err(e)) => tracing::warn!(error = %e, "pulling events"),
-                None => continue 'reconnect,
-            }
-        }
-    }
+/// Pulls events and hands them to `intake`, one at a time, until
+/// `shutdown`; the event in progress is finished first.
+pub async fn run(consumer: Consumer, intake: Intake, shutdown: CancellationToken) {
+    let one_at_a_time = Concurrency {
+        max_in_flight: 1,
+        // Storing an event takes milliseconds; past this the database is
+        // stuck, and the event is handed back for another notifier.
+        shutdown_grace: Duration::from_secs(10),
+    };
+    let intake = Arc::new(intake);
+    consumer
+        .run_each(
+            one_at_a_time,
+            move |message| {
+                let intake = intake.clone();
+                async move { intake.handle(message).await }
+            },
+            shutdown,
+        )
+        .await;
 }
 
 #[cfg(test)]

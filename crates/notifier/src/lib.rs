@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use uptime_contracts::{streams, subjects};
 
 /// JetStream redelivers an event until it is acked: an event given up on
-/// would be alerts lost (undecodable events are termed instead).
+/// would be alerts lost (undecodable events are dead-lettered instead).
 const UNLIMITED_DELIVERIES: i64 = -1;
 
 #[derive(Debug, thiserror::Error)]
@@ -138,17 +138,16 @@ impl Notifier {
         // Joined rather than spawned: dropping this future (a crash, in
         // tests) stops everything it started.
         let ops = self.ops.run(shutdown.clone());
-        let lag = uptime_telemetry::nats::report_consumer_lag(
+        // The intake also reports the consumer's lag.
+        let consumer = uptime_consumer::Consumer::new(
             jetstream::new(self.nats.clone()),
+            self.consumer,
             streams::EVENTS_STREAM,
             streams::NOTIFIER_CONSUMER,
-            std::time::Duration::from_secs(15),
-            shutdown.clone().cancelled_owned(),
         );
-        let (ops, _, _, _) = tokio::join!(
+        let (ops, _, _) = tokio::join!(
             ops,
-            lag,
-            intake::run(self.consumer, intake, shutdown.clone()),
+            intake::run(consumer, intake, shutdown.clone()),
             worker.run(shutdown.clone()),
         );
         if let Err(e) = ops {

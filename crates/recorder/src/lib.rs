@@ -4,7 +4,7 @@
 //! outbox. Several replicas may run: they share one durable consumer, and
 //! every write is idempotent on the result's `check_id`.
 //!
-//! - [`consumer`]: batches of messages, acks, naks and terms.
+//! - [`consumer`]: batches of messages, acks, naks and dead letters.
 //! - [`store`]: the one transaction per batch.
 //! - [`plan`] and [`state_machine`]: the decisions, free of I/O.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 use uptime_contracts::streams;
 
 /// JetStream redelivers a result until it is acked; there is no limit, because
-/// a result given up on would be a result lost (undecodable ones are termed).
+/// a result given up on would be a result lost (undecodable ones are
+/// dead-lettered).
 const UNLIMITED_DELIVERIES: i64 = -1;
 
 #[derive(Debug, thiserror::Error)]
@@ -117,21 +118,18 @@ impl Recorder {
             self.settings.retention.clone(),
             shutdown.clone(),
         ));
-        tokio::spawn(uptime_telemetry::nats::report_consumer_lag(
-            self.js.clone(),
-            streams::RESULTS_STREAM,
-            streams::RECORDER_CONSUMER,
-            Duration::from_secs(15),
-            shutdown.clone().cancelled_owned(),
-        ));
         tracing::info!(ops = %ops_addr, "recorder started");
         consumer::run(
-            self.consumer,
+            uptime_consumer::Consumer::new(
+                self.js.clone(),
+                self.consumer,
+                streams::RESULTS_STREAM,
+                streams::RECORDER_CONSUMER,
+            ),
             consumer::BatchHandler {
                 pool: self.pool.clone(),
                 js: self.js.clone(),
                 retry_delay: options.retry_delay(),
-                progress_every: options.ack_wait() / 3,
             },
             consumer::Batching {
                 max_messages: options.batch_size,

@@ -327,6 +327,16 @@ async fn undecodable_messages_are_terminated_and_do_not_block_the_rest() {
         .await;
     assert_eq!(h.results_of(id).await.len(), 1);
     assert_eq!(h.monitor_row(id).await.status, "up");
+    // Not dropped silently: dead-lettered (before the batch after it was
+    // recorded), with why and where from.
+    let dead = uptime_consumer::dead::read_all(&h.js).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].reason(), Some("undecodable"));
+    assert_eq!(
+        dead[0].original_subject(),
+        Some(uptime_contracts::subjects::CHECK_RESULT_V1)
+    );
+    assert_eq!(dead[0].payload(), b"{not json");
 }
 
 #[tokio::test]

@@ -39,6 +39,10 @@ pub struct StreamLimits {
     /// the notifier read them): the oldest events are dropped past either bound.
     pub events_max_age_secs: u64,
     pub events_max_bytes: u64,
+    /// `UPTIME_DEAD` (dead letters: messages a consumer can never handle,
+    /// kept for inspection and replay): the oldest are dropped past either bound.
+    pub dead_max_age_secs: u64,
+    pub dead_max_bytes: u64,
 }
 
 const HOUR: u64 = 3600;
@@ -56,6 +60,8 @@ impl Default for StreamLimits {
             monitors_max_bytes: 256 * MIB,
             events_max_age_secs: 7 * 24 * HOUR,
             events_max_bytes: GIB,
+            dead_max_age_secs: 7 * 24 * HOUR,
+            dead_max_bytes: 256 * MIB,
         }
     }
 }
@@ -63,7 +69,7 @@ impl Default for StreamLimits {
 impl StreamLimits {
     /// Every setting by its name under `nats.streams`, for validation and
     /// error messages.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    pub fn named(&self) -> [(&'static str, u64); 10] {
         [
             ("checks_max_age_secs", self.checks_max_age_secs),
             ("checks_max_bytes", self.checks_max_bytes),
@@ -73,6 +79,8 @@ impl StreamLimits {
             ("monitors_max_bytes", self.monitors_max_bytes),
             ("events_max_age_secs", self.events_max_age_secs),
             ("events_max_bytes", self.events_max_bytes),
+            ("dead_max_age_secs", self.dead_max_age_secs),
+            ("dead_max_bytes", self.dead_max_bytes),
         ]
     }
 }

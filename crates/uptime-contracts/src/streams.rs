@@ -13,6 +13,7 @@ use async_nats::jetstream::{consumer, stream};
 use std::time::Duration;
 use uptime_config::{NatsSettings, StreamLimits};
 
+pub mod dead;
 mod update;
 pub use update::{ensure, Ensured, FieldChange, StreamsError};
 
@@ -24,6 +25,9 @@ pub const RESULTS_STREAM: &str = "UPTIME_RESULTS";
 pub const MONITORS_STREAM: &str = "UPTIME_MONITORS";
 /// State-change and certificate events: kept for a week, read by the notifier.
 pub const EVENTS_STREAM: &str = "UPTIME_EVENTS";
+/// Dead letters: messages a consumer can never handle, with the reason in
+/// headers (see [`dead`]). Read by people, not by services.
+pub const DEAD_STREAM: &str = "UPTIME_DEAD";
 
 /// The durable consumer all checker replicas pull from.
 pub const CHECKER_CONSUMER: &str = "checker";
@@ -38,11 +42,12 @@ pub const NOTIFIER_CONSUMER: &str = "notifier";
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(10 * 60);
 
 /// Each stream's name and the subjects it captures.
-const SUBJECTS: [(&str, &str); 4] = [
+const SUBJECTS: [(&str, &str); 5] = [
     (CHECKS_STREAM, "uptime.checks.due.>"),
     (RESULTS_STREAM, "uptime.checks.result.>"),
     (MONITORS_STREAM, "uptime.monitors.>"),
     (EVENTS_STREAM, "uptime.events.>"),
+    (DEAD_STREAM, dead::SUBJECTS),
 ];
 
 /// The stream that captures `subject`, for metrics and logs.
@@ -75,7 +80,7 @@ pub fn configs(settings: &NatsSettings) -> Result<Vec<stream::Config>, StreamsEr
         max_messages: -1,
         ..Default::default()
     };
-    let [checks, results, monitors, events] = SUBJECTS;
+    let [checks, results, monitors, events, dead] = SUBJECTS;
     Ok(vec![
         stream::Config {
             retention: stream::RetentionPolicy::WorkQueue,
@@ -120,6 +125,18 @@ pub fn configs(settings: &NatsSettings) -> Result<Vec<stream::Config>, StreamsEr
                 events.1,
                 secs(limits.events_max_age_secs),
                 bytes(limits.events_max_bytes),
+            )
+        },
+        // Kept for people to read and replay; a flood of dead letters must
+        // not stop new ones from being kept, so the oldest make room.
+        stream::Config {
+            retention: stream::RetentionPolicy::Limits,
+            discard: stream::DiscardPolicy::Old,
+            ..base(
+                dead.0,
+                dead.1,
+                secs(limits.dead_max_age_secs),
+                bytes(limits.dead_max_bytes),
             )
         },
     ])
@@ -192,6 +209,10 @@ mod tests {
         let by_name = |n: &str| configs.iter().find(|c| c.name == n).unwrap().clone();
         assert_eq!(by_name(RESULTS_STREAM).max_bytes, 12_345);
         assert_eq!(by_name(EVENTS_STREAM).max_age, Duration::from_secs(3600));
+        let dead = by_name(DEAD_STREAM);
+        assert_eq!(dead.max_age, Duration::from_secs(7 * 24 * 3600));
+        assert_eq!(dead.max_bytes, 256 << 20);
+        assert_eq!(dead.retention, stream::RetentionPolicy::Limits);
     }
 
     #[test]
@@ -219,6 +240,11 @@ mod tests {
         assert_eq!(
             stream_of("uptime.events.ssl_expiring.v1"),
             Some(EVENTS_STREAM)
+        );
+        assert_eq!(
+            stream_of(&dead::subject_for("uptime.checks.due.v2")),
+            Some(DEAD_STREAM),
+            "a dead letter is not captured by its original stream"
         );
         assert_eq!(stream_of("uptime.other"), None);
     }

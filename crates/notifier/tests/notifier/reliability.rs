@@ -112,6 +112,39 @@ async fn a_paused_monitor_alerts_nobody() {
 }
 
 #[tokio::test]
+async fn an_undecodable_event_is_dead_lettered_and_the_next_one_goes_out() {
+    let world = World::start().await;
+    let user = world.user("ops").await;
+    let monitor = world.monitor(user, "API", true).await;
+    let hook = WebhookReceiver::start().await;
+    world
+        .contact(user, monitor.id, "webhook", &hook.url("/a"), true)
+        .await;
+    let _notifier = Running::start(world.settings()).await;
+
+    world
+        .js
+        .publish(uptime_contracts::subjects::STATE_CHANGED_V1, "not json".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let now = Utc::now();
+    let good = change(&monitor, MonitorStatus::Up, MonitorStatus::Down, now, now);
+    world.publish_change(&good).await;
+    // Events are taken in order: once the second is delivered the first was handled.
+    world.settled(good.event_id, 1, DEADLINE).await;
+    let dead = uptime_consumer::dead::read_all(&world.js).await.unwrap();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0].reason(), Some("undecodable"));
+    assert_eq!(
+        dead[0].original_subject(),
+        Some(uptime_contracts::subjects::STATE_CHANGED_V1)
+    );
+    assert_eq!(dead[0].payload(), b"not json");
+}
+
+#[tokio::test]
 async fn a_failing_receiver_gets_the_same_webhook_id_until_it_succeeds() {
     let world = World::start().await;
     let user = world.user("ops").await;

@@ -1,0 +1,105 @@
+//! One way to consume a JetStream durable pull consumer, shared by the
+//! checker, the recorder and the notifier.
+//!
+//! - **Bounded in flight.** [`Consumer::run_each`] asks the server for only as
+//!   many messages as it has free slots, and [`Consumer::run_batches`] for one
+//!   batch at a time, so no message waits in a client-side buffer while its
+//!   ack deadline runs out. (No idle heartbeat on these pulls: with one, the
+//!   client kept messages unacked until `ack_wait`.)
+//! - **A span per message** whose parent is the message's `traceparent`; a
+//!   batch gets one span that *links* every message's context, so each
+//!   check's trace continues through a batch consumer, not just the first's.
+//! - **Settling** through [`Delivery`]: ack, nak with a delay, progress
+//!   (sent for you every third of `ack_wait` while a handler runs), and
+//!   [`Delivery::dead_letter`] instead of a silent term.
+//! - **Dead letters**: the message goes to `uptime.dead.<subject>` in
+//!   `UPTIME_DEAD` with why and where from in headers
+//!   (`uptime_contracts::streams::dead`), then is terminated. A nak on the
+//!   last delivery a consumer allows dead-letters too (`max_deliveries`).
+//! - **Reconnect**: a failed pull is retried after a second; a pull that
+//!   outlives its expiry by far (a connection lost mid-pull) is abandoned.
+//! - **Lag**: `nats_consumer_pending` / `nats_consumer_ack_pending` are
+//!   reported while the consumer runs.
+
+mod batches;
+pub mod dead;
+mod delivery;
+mod each;
+mod pull;
+pub mod trace;
+
+pub use batches::Batching;
+pub use delivery::{Delivery, DEAD_LETTERED_TOTAL};
+pub use each::Concurrency;
+pub use uptime_contracts::streams::dead::Reason as DeadReason;
+
+use async_nats::jetstream::{self, consumer::PullConsumer};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the lag gauges are refreshed.
+const LAG_EVERY: Duration = Duration::from_secs(15);
+
+/// A durable pull consumer and what settling its messages needs.
+#[derive(Clone)]
+pub struct Consumer {
+    pull: PullConsumer,
+    shared: Arc<Shared>,
+}
+
+/// What every [`Delivery`] of one consumer shares.
+pub(crate) struct Shared {
+    pub js: jetstream::Context,
+    pub stream: &'static str,
+    pub consumer: &'static str,
+    pub ack_wait: Duration,
+    /// From the consumer's configuration; zero or negative means unlimited.
+    pub max_deliver: i64,
+}
+
+impl Consumer {
+    /// Wraps `pull`, a durable consumer named `consumer` on `stream` (the
+    /// names label metrics and dead letters). Its ack wait and delivery
+    /// limit are read from the consumer's configuration.
+    pub fn new(
+        js: jetstream::Context,
+        pull: PullConsumer,
+        stream: &'static str,
+        consumer: &'static str,
+    ) -> Self {
+        let config = &pull.cached_info().config;
+        let shared = Shared {
+            js,
+            stream,
+            consumer,
+            ack_wait: config.ack_wait,
+            max_deliver: config.max_deliver,
+        };
+        Self {
+            pull,
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// The durable consumer's name.
+    pub fn name(&self) -> &'static str {
+        self.shared.consumer
+    }
+
+    /// How often a message being worked on is reported in progress.
+    pub fn progress_every(&self) -> Duration {
+        (self.shared.ack_wait / 3).max(Duration::from_millis(100))
+    }
+
+    /// Reports the consumer's lag until `stop` resolves.
+    async fn report_lag(&self, stop: impl std::future::Future<Output = ()>) {
+        uptime_telemetry::nats::report_consumer_lag(
+            self.shared.js.clone(),
+            self.shared.stream,
+            self.shared.consumer,
+            LAG_EVERY,
+            stop,
+        )
+        .await
+    }
+}
