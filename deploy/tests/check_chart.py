@@ -434,6 +434,9 @@ def main() -> int:
                 # Written out in full, not as 4.294967296e+09.
                 "UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES": "4294967296",
                 "UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS": "604800",
+                # The dead-letter stream (docs/operations.md, dead letters).
+                "UPTIME_NATS__STREAMS__DEAD_MAX_AGE_SECS": "604800",
+                "UPTIME_NATS__STREAMS__DEAD_MAX_BYTES": "268435456",
                 # Retention, for the recorder (docs/operations.md, Retention).
                 "UPTIME_RETENTION__RESULTS_DAYS": "90",
                 "UPTIME_RETENTION__ROLLUPS_DAYS": "1830",

@@ -164,6 +164,8 @@ UPTIME_NATS__STREAMS__MONITORS_MAX_AGE_SECS: {{ .monitorsMaxAgeSecs | int64 | qu
 UPTIME_NATS__STREAMS__MONITORS_MAX_BYTES: {{ .monitorsMaxBytes | int64 | quote }}
 UPTIME_NATS__STREAMS__EVENTS_MAX_AGE_SECS: {{ .eventsMaxAgeSecs | int64 | quote }}
 UPTIME_NATS__STREAMS__EVENTS_MAX_BYTES: {{ .eventsMaxBytes | int64 | quote }}
+UPTIME_NATS__STREAMS__DEAD_MAX_AGE_SECS: {{ .deadMaxAgeSecs | int64 | quote }}
+UPTIME_NATS__STREAMS__DEAD_MAX_BYTES: {{ .deadMaxBytes | int64 | quote }}
 {{- end }}
 {{- with .Values.retention }}
 UPTIME_RETENTION__RESULTS_DAYS: {{ .resultsDays | int64 | quote }}
