@@ -15,7 +15,7 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     let app = spawn_app().await;
     let (user_id, key) = app.new_user("ops").await;
     let monitor = insert_monitor(&app.state.pool, user_id, |m| {
-        m.kind = "keyword".into();
+        m.kind = uptime_contracts::MonitorKind::Keyword;
         m.keyword = Some("healthy".into());
         m.keyword_type = Some("not_contains".into());
     })

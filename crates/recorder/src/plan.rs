@@ -139,8 +139,7 @@ impl<'a> MonitorTracker<'a> {
         Self {
             monitor,
             state: MonitorState {
-                // The column's CHECK constraint admits only the four statuses.
-                status: MonitorStatus::parse(&monitor.status).unwrap_or(MonitorStatus::Pending),
+                status: monitor.status,
                 status_since: monitor.status_since,
                 consecutive_failures: u32::try_from(monitor.consecutive_failures).unwrap_or(0),
                 last_checked_at: monitor.last_checked_at,
@@ -165,7 +164,7 @@ impl<'a> MonitorTracker<'a> {
     /// period (a failed result from the scheduler) and each `/fail` report
     /// counts, as every scheduled check does.
     fn counts_in_uptime(&mut self, result: &CheckResultV1) -> bool {
-        let is_ping = self.monitor.kind == "heartbeat"
+        let is_ping = self.monitor.kind == MonitorKind::Heartbeat
             && result.trigger == Trigger::Heartbeat
             && result.outcome == CheckOutcome::Pass;
         if !is_ping {
@@ -233,8 +232,7 @@ impl<'a> MonitorTracker<'a> {
             id: m.id,
             user_id: m.user_id,
             name: m.name.clone(),
-            // The column's CHECK constraint admits only the three kinds.
-            kind: MonitorKind::parse(&m.kind).unwrap_or(MonitorKind::Http),
+            kind: m.kind,
             target: m.target.clone(),
         }
     }
@@ -330,7 +328,7 @@ mod tests {
             id,
             user_id: 7,
             name: "site".into(),
-            kind: "http".into(),
+            kind: MonitorKind::Http,
             target: Some("https://example.com".into()),
             interval_secs: 60,
             timeout_secs: 10,
@@ -344,7 +342,7 @@ mod tests {
             active: true,
             created_at: t(-100),
             updated_at: t(-100),
-            status: "pending".into(),
+            status: MonitorStatus::Pending,
             status_since: None,
             consecutive_failures: 0,
             last_checked_at: None,
@@ -456,7 +454,7 @@ mod tests {
     #[test]
     fn heartbeat_uptime_counts_periods_not_pings() {
         let mut m = monitor(1);
-        m.kind = "heartbeat".into();
+        m.kind = MonitorKind::Heartbeat;
         m.interval_secs = 60;
         let ping = |secs: i64| {
             let mut r = result(1, secs, CheckOutcome::Pass, 0);
@@ -492,7 +490,7 @@ mod tests {
     #[test]
     fn heartbeat_pings_move_last_heartbeat_forward_only() {
         let mut m = monitor(1);
-        m.kind = "heartbeat".into();
+        m.kind = MonitorKind::Heartbeat;
         m.last_heartbeat_at = Some(t(50));
         let mut ping = result(1, 40, CheckOutcome::Pass, 0);
         ping.trigger = Trigger::Heartbeat;

@@ -4,7 +4,7 @@ use chrono::{Duration, Utc};
 use common::{result, ssl_expiring_subject, state_changed_subject, Harness};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_contracts::{CheckOutcome, Trigger};
+use uptime_contracts::{CheckOutcome, MonitorKind, MonitorStatus, Trigger};
 use uptime_db::models::DailyUptime;
 use uptime_db::schema::daily_uptime;
 
@@ -36,7 +36,7 @@ async fn stores_a_result_and_moves_a_pending_monitor_up() {
     );
 
     let m = h.monitor_row(id).await;
-    assert_eq!(m.status, "up");
+    assert_eq!(m.status, MonitorStatus::Up);
     assert_eq!(m.consecutive_failures, 0);
     assert_eq!(
         m.last_checked_at.map(|t| t.timestamp_micros()),
@@ -74,7 +74,11 @@ async fn a_result_delivered_twice_is_stored_once() {
     assert_eq!(h.results_of(id).await.len(), 1);
     let m = h.monitor_row(id).await;
     assert_eq!(m.consecutive_failures, 1, "the failure counted once");
-    assert_eq!(m.status, "pending", "one failure of two is not down yet");
+    assert_eq!(
+        m.status,
+        MonitorStatus::Pending,
+        "one failure of two is not down yet"
+    );
     let day: DailyUptime = daily_uptime::table
         .filter(daily_uptime::monitor_id.eq(id))
         .select(DailyUptime::as_select())
@@ -91,7 +95,7 @@ async fn down_only_after_confirmation_count_failures_then_up_again() {
     let id = h.monitor(|m| m.confirmation_count = 3).await;
     let t0 = Utc::now() - Duration::minutes(10);
     h.record(&[result(id, t0, CheckOutcome::Pass)]).await;
-    assert_eq!(h.monitor_row(id).await.status, "up");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
 
     for i in 1..=2 {
         h.record(&[result(id, t0 + Duration::minutes(i), CheckOutcome::Fail)])
@@ -144,13 +148,13 @@ async fn a_slow_pass_is_degraded() {
     let mut slow = result(id, t0, CheckOutcome::Pass);
     slow.latency_ms = Some(250);
     h.record(&[slow]).await;
-    assert_eq!(h.monitor_row(id).await.status, "degraded");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Degraded);
     assert_eq!(h.results_of(id).await[0].status, "degraded");
 
     let mut fast = result(id, t0 + Duration::seconds(1), CheckOutcome::Pass);
     fast.latency_ms = Some(100);
     h.record(&[fast]).await;
-    assert_eq!(h.monitor_row(id).await.status, "up");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
     let events = h.events(state_changed_subject()).await;
     let to: Vec<_> = events.iter().map(|e| e["status"].clone()).collect();
     assert_eq!(to, vec!["degraded", "up"]);
@@ -263,7 +267,7 @@ async fn results_of_deleted_monitors_are_dropped_without_poisoning_the_batch() {
     .await;
     assert_eq!(h.results_of(id).await.len(), 1);
     assert!(h.results_of(gone).await.is_empty());
-    assert_eq!(h.monitor_row(id).await.status, "up");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
 }
 
 #[tokio::test]
@@ -271,7 +275,7 @@ async fn heartbeat_pings_set_last_heartbeat_at() {
     let h = Harness::started().await;
     let id = h
         .monitor(|m| {
-            m.kind = "heartbeat".into();
+            m.kind = MonitorKind::Heartbeat;
             m.target = None;
             m.heartbeat_token = Some(format!("hb_{}", "a".repeat(32)));
         })
@@ -285,7 +289,7 @@ async fn heartbeat_pings_set_last_heartbeat_at() {
     h.record(&[ping]).await;
     let m = h.monitor_row(id).await;
     assert_eq!(m.last_heartbeat_at, Some(at));
-    assert_eq!(m.status, "up");
+    assert_eq!(m.status, MonitorStatus::Up);
     assert_eq!(h.results_of(id).await[0].trigger, "heartbeat");
 }
 
@@ -326,7 +330,7 @@ async fn undecodable_messages_are_terminated_and_do_not_block_the_rest() {
     h.record(&[result(id, Utc::now(), CheckOutcome::Pass)])
         .await;
     assert_eq!(h.results_of(id).await.len(), 1);
-    assert_eq!(h.monitor_row(id).await.status, "up");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
     // Not dropped silently: dead-lettered (before the batch after it was
     // recorded), with why and where from.
     let dead = uptime_consumer::dead::read_all(&h.js).await.unwrap();
@@ -400,7 +404,7 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     h.publish_with_id(&current, &current.check_id.to_string())
         .await;
     h.wait_drained().await;
-    assert_eq!(h.monitor_row(id).await.status, "down");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Down);
     let events = h.events(state_changed_subject()).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["check"]["check_id"], current.check_id.to_string());
@@ -408,7 +412,7 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     // A version-1 result carries no version: it counts as current.
     let v1 = result(id, checked_at + Duration::seconds(20), CheckOutcome::Pass);
     h.record(std::slice::from_ref(&v1)).await;
-    assert_eq!(h.monitor_row(id).await.status, "up");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
     let rows = h.results_of(id).await;
     assert_eq!(rows.last().unwrap().definition_version, None);
 }

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::collections::HashSet;
-use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message};
+use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message, MonitorStatus};
 use uptime_db::schema::outbox_events;
 use uuid::Uuid;
 
@@ -129,5 +129,5 @@ async fn a_stopped_recorder_finishes_its_batch_and_a_restart_continues() {
     h.start_recorder().await;
     h.wait_drained().await;
     assert_eq!(h.results_of(id).await.len(), 2);
-    assert_eq!(h.monitor_row(id).await.status, "down");
+    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Down);
 }

@@ -22,12 +22,13 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// From the `monitors.type` column.
-    pub fn of(monitor_type: &str) -> Self {
-        if monitor_type == uptime_contracts::MonitorKind::Heartbeat.as_str() {
-            Kind::Heartbeat
-        } else {
-            Kind::Checked
+    /// How a monitor of this type is served.
+    pub fn of(kind: uptime_contracts::MonitorKind) -> Self {
+        match kind {
+            uptime_contracts::MonitorKind::Heartbeat => Kind::Heartbeat,
+            uptime_contracts::MonitorKind::Http | uptime_contracts::MonitorKind::Keyword => {
+                Kind::Checked
+            }
         }
     }
 }

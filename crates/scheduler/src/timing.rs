@@ -41,7 +41,7 @@ impl Timing {
     pub fn from_row(row: &MonitorTiming) -> Self {
         Self {
             id: row.id,
-            kind: Kind::of(&row.kind),
+            kind: Kind::of(row.kind),
             interval_ms: i64::from(row.interval_secs.max(1)) * 1000,
             grace_ms: i64::from(row.timeout_secs.max(0)) * 1000,
             created_ms: row.created_at.timestamp_millis(),

@@ -73,19 +73,17 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
     let env = env().await;
     let user = insert_user(&env).await;
     let http = insert_monitor(&env, http_monitor(user, 60)).await;
-    let keyword = insert_monitor(
-        &env,
-        uptime_db::models::NewMonitor {
-            kind: "keyword".into(),
-            target: Some("http://127.0.0.1:9/status".into()),
-            timeout_secs: 3,
-            expected_status: 200,
-            keyword: Some("all good".into()),
-            keyword_type: Some("not_contains".into()),
-            ..http_monitor(user, 60)
-        },
-    )
-    .await;
+    let mut keyword = http_monitor(user, 60);
+    keyword.definition = uptime_db::models::MonitorDefinition {
+        kind: uptime_contracts::MonitorKind::Keyword,
+        target: Some("http://127.0.0.1:9/status".into()),
+        timeout_secs: 3,
+        expected_status: 200,
+        keyword: Some("all good".into()),
+        keyword_type: Some("not_contains".into()),
+        ..keyword.definition
+    };
+    let keyword = insert_monitor(&env, keyword).await;
     // Edited since it was created: the dues carry the row's version.
     {
         use diesel::prelude::*;

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
-use uptime_db::models::{NewAlertContact, NewMonitor};
+use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
 use uptime_db::schema::{monitor_alert_contacts, monitors, users};
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
@@ -227,19 +227,21 @@ async fn seed(
         let id: i64 = diesel::insert_into(monitors::table)
             .values(NewMonitor {
                 user_id: user,
-                name: format!("monitor {m}"),
-                kind: "http".into(),
-                target: Some(format!("{target}?m={m}")),
-                interval_secs: opts.interval_secs,
-                timeout_secs: opts.timeout_secs,
-                keyword: None,
-                keyword_type: None,
-                expected_status: 200,
-                confirmation_count: opts.confirmation_count,
-                ssl_warn_days: 30,
-                latency_warn_ms: None,
-                heartbeat_token: None,
-                active: true,
+                definition: MonitorDefinition {
+                    name: format!("monitor {m}"),
+                    kind: uptime_contracts::MonitorKind::Http,
+                    target: Some(format!("{target}?m={m}")),
+                    interval_secs: opts.interval_secs,
+                    timeout_secs: opts.timeout_secs,
+                    keyword: None,
+                    keyword_type: None,
+                    expected_status: 200,
+                    confirmation_count: opts.confirmation_count,
+                    ssl_warn_days: 30,
+                    latency_warn_ms: None,
+                    heartbeat_token: None,
+                    active: true,
+                },
             })
             .returning(monitors::id)
             .get_result(&mut *conn)

@@ -1,10 +1,15 @@
-//! Rows as Rust structs. Enum-like columns stay `String` here; the services
-//! convert them with the parsers of `uptime-contracts`.
+//! Rows as Rust structs. A monitor's type and status come out typed, as the
+//! enums of `uptime-contracts` (see [`columns`] for how and why); the other
+//! enum-like columns are still `String`.
 
 use crate::schema::*;
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
+use uptime_contracts::{MonitorKind, MonitorStatus};
 use uuid::Uuid;
+
+pub mod columns;
+use columns::{KindColumn, StatusColumn};
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = users)]
@@ -69,7 +74,8 @@ pub struct Monitor {
     pub id: i64,
     pub user_id: i64,
     pub name: String,
-    pub kind: String,
+    #[diesel(deserialize_as = KindColumn)]
+    pub kind: MonitorKind,
     pub target: Option<String>,
     pub interval_secs: i32,
     pub timeout_secs: i32,
@@ -83,7 +89,8 @@ pub struct Monitor {
     pub active: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    pub status: String,
+    #[diesel(deserialize_as = StatusColumn)]
+    pub status: MonitorStatus,
     pub status_since: Option<DateTime<Utc>>,
     pub consecutive_failures: i32,
     pub last_checked_at: Option<DateTime<Utc>>,
@@ -98,13 +105,20 @@ pub struct Monitor {
     pub definition_version: i64,
 }
 
-/// The definition of a monitor, as the API creates it.
-#[derive(Debug, Clone, Insertable)]
-#[diesel(table_name = monitors)]
-pub struct NewMonitor {
-    pub user_id: i64,
+/// A monitor's whole definition: what the API creates a monitor with and
+/// what a PATCH writes after merging. As a changeset `None` writes NULL (the
+/// merged definition is complete, so an absent optional value means
+/// "cleared"); as an insert it leaves the column to its default, which for
+/// these nullable columns is NULL too.
+///
+/// Owned values only: the typed `kind` goes through its column newtype, and
+/// diesel converts such fields by value.
+#[derive(Debug, Clone, PartialEq, Eq, Insertable, AsChangeset)]
+#[diesel(table_name = monitors, treat_none_as_null = true)]
+pub struct MonitorDefinition {
     pub name: String,
-    pub kind: String,
+    #[diesel(serialize_as = KindColumn)]
+    pub kind: MonitorKind,
     pub target: Option<String>,
     pub interval_secs: i32,
     pub timeout_secs: i32,
@@ -116,6 +130,26 @@ pub struct NewMonitor {
     pub latency_warn_ms: Option<i32>,
     pub heartbeat_token: Option<String>,
     pub active: bool,
+}
+
+/// A new monitor: its owner and its definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMonitor {
+    pub user_id: i64,
+    pub definition: MonitorDefinition,
+}
+
+// By hand rather than derived with `#[diesel(embed)]`: the derive would also
+// implement `Insertable` for `&NewMonitor`, which needs a borrowed insert of
+// the definition that its typed `kind` cannot give (see above).
+impl Insertable<monitors::table> for NewMonitor {
+    type Values = <(diesel::dsl::Eq<monitors::user_id, i64>, MonitorDefinition) as Insertable<
+        monitors::table,
+    >>::Values;
+
+    fn values(self) -> Self::Values {
+        (monitors::user_id.eq(self.user_id), self.definition).values()
+    }
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -5,6 +5,7 @@
 //! Writes that touch a monitor and its links belong in one transaction; the
 //! functions here take a connection so the caller can run them inside one.
 
+use crate::models::columns::StatusColumn;
 use crate::models::{Monitor, NewMonitor};
 use crate::schema::{monitor_alert_contacts, monitors};
 use crate::DbResult;
@@ -12,8 +13,14 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::collections::HashMap;
+use uptime_contracts::{MonitorKind, MonitorStatus};
 
-pub async fn create(conn: &mut AsyncPgConnection, new: &NewMonitor) -> DbResult<Monitor> {
+pub use crate::models::MonitorDefinition;
+
+mod spec;
+pub use spec::{check_spec, CheckFields, SpecError};
+
+pub async fn create(conn: &mut AsyncPgConnection, new: NewMonitor) -> DbResult<Monitor> {
     Ok(diesel::insert_into(monitors::table)
         .values(new)
         .returning(Monitor::as_returning())
@@ -126,27 +133,6 @@ pub async fn replace_contacts(
     Ok(())
 }
 
-/// A monitor's whole definition, as a PATCH writes it after merging. `None`
-/// writes NULL: the merged definition is complete, so an absent optional
-/// value means "cleared".
-#[derive(Debug, Clone, AsChangeset)]
-#[diesel(table_name = monitors, treat_none_as_null = true)]
-pub struct MonitorDefinition {
-    pub name: String,
-    pub kind: String,
-    pub target: Option<String>,
-    pub interval_secs: i32,
-    pub timeout_secs: i32,
-    pub keyword: Option<String>,
-    pub keyword_type: Option<String>,
-    pub expected_status: i32,
-    pub confirmation_count: i32,
-    pub ssl_warn_days: i32,
-    pub latency_warn_ms: Option<i32>,
-    pub heartbeat_token: Option<String>,
-    pub active: bool,
-}
-
 impl MonitorDefinition {
     /// Whether checks made for `stored` would check something else under
     /// this definition: another type, target, timeout (a heartbeat's grace),
@@ -160,7 +146,7 @@ impl MonitorDefinition {
             || self.expected_status != stored.expected_status
             || self.keyword != stored.keyword
             || self.keyword_type != stored.keyword_type
-            || (self.kind == "heartbeat" && self.interval_secs != stored.interval_secs)
+            || (self.kind == MonitorKind::Heartbeat && self.interval_secs != stored.interval_secs)
     }
 }
 
@@ -171,7 +157,8 @@ impl MonitorDefinition {
 #[derive(Debug, Clone, AsChangeset)]
 #[diesel(table_name = monitors, treat_none_as_null = true)]
 struct RuntimeReset {
-    status: &'static str,
+    #[diesel(serialize_as = StatusColumn)]
+    status: MonitorStatus,
     status_since: Option<DateTime<Utc>>,
     consecutive_failures: i32,
     last_heartbeat_at: Option<DateTime<Utc>>,
@@ -195,7 +182,7 @@ pub struct DefinitionChange {
 pub async fn update_definition(
     conn: &mut AsyncPgConnection,
     id: i64,
-    definition: &MonitorDefinition,
+    definition: MonitorDefinition,
     change: DefinitionChange,
 ) -> DbResult<Monitor> {
     let target = monitors::table.filter(monitors::id.eq(id));
@@ -215,7 +202,7 @@ pub async fn update_definition(
         }
         Some(at) => {
             let reset = RuntimeReset {
-                status: "pending",
+                status: MonitorStatus::Pending,
                 status_since: Some(at),
                 consecutive_failures: 0,
                 last_heartbeat_at: None,

@@ -7,11 +7,13 @@
 //! so the scheduler never scans the table on its hot path; only the periodic
 //! resync pages through all active monitors.
 
+use crate::models::columns::KindColumn;
 use crate::schema::monitors;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uptime_contracts::MonitorKind;
 
 /// The key of the session advisory lock the leading scheduler holds
 /// (ASCII "uptSched", so it is recognisable in `pg_locks`).
@@ -22,7 +24,8 @@ pub const SCHEDULER_LEADER_LOCK: i64 = 0x7570_7453_6368_6564;
 #[diesel(table_name = monitors)]
 pub struct MonitorTiming {
     pub id: i64,
-    pub kind: String,
+    #[diesel(deserialize_as = KindColumn)]
+    pub kind: MonitorKind,
     pub interval_secs: i32,
     pub timeout_secs: i32,
     pub created_at: DateTime<Utc>,
@@ -38,7 +41,8 @@ pub struct MonitorTiming {
 #[diesel(table_name = monitors)]
 pub struct CheckConfig {
     pub id: i64,
-    pub kind: String,
+    #[diesel(deserialize_as = KindColumn)]
+    pub kind: MonitorKind,
     pub interval_secs: i32,
     pub target: Option<String>,
     pub timeout_secs: i32,

@@ -9,7 +9,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use cursor::{decode_results_cursor, encode_results_cursor};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV2, CheckSpecV1, KeywordType, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV2, CheckSpecV1, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -97,33 +97,15 @@ pub async fn check_now(
     }))
 }
 
-/// What a checker needs, from the monitor's current definition.
+/// What a checker needs, from the monitor's current definition: the one
+/// row-to-spec function the scheduler uses too. A heartbeat monitor is 409;
+/// any other refusal is a row the API would never have written, so a bug (500).
 fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV1, ApiError> {
-    let kind = MonitorKind::parse(&monitor.kind).ok_or_else(|| {
-        ApiError::Internal(format!(
-            "monitor {} has kind {:?}",
-            monitor.id, monitor.kind
-        ))
-    })?;
-    if kind == MonitorKind::Heartbeat {
-        return Err(ApiError::Conflict(
-            "heartbeat monitors are checked by pings",
-        ));
-    }
-    let target = monitor.target.clone().ok_or_else(|| {
-        ApiError::Internal(format!(
-            "{} monitor {} has no target",
-            kind.as_str(),
-            monitor.id
-        ))
-    })?;
-    Ok(CheckSpecV1 {
-        kind,
-        target,
-        timeout_secs: u32::try_from(monitor.timeout_secs).unwrap_or(30),
-        expected_status: u16::try_from(monitor.expected_status).unwrap_or(200),
-        keyword: monitor.keyword.clone(),
-        keyword_type: monitor.keyword_type.as_deref().and_then(KeywordType::parse),
+    uptime_db::monitors::check_spec(monitor).map_err(|error| match error {
+        uptime_db::monitors::SpecError::Heartbeat => {
+            ApiError::Conflict("heartbeat monitors are checked by pings")
+        }
+        other => ApiError::Internal(other.to_string()),
     })
 }
 

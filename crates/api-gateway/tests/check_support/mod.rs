@@ -6,19 +6,19 @@ use async_nats::jetstream;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_db::models::{Monitor, NewMonitor};
+use uptime_contracts::MonitorKind;
+use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
 use uptime_db::schema::{check_results, daily_uptime, monitors};
 
 /// A monitor of `user_id` inserted as a row; `tweak` adjusts the definition.
 pub async fn insert_monitor(
     pool: &uptime_db::Pool,
     user_id: i64,
-    tweak: impl FnOnce(&mut NewMonitor),
+    tweak: impl FnOnce(&mut MonitorDefinition),
 ) -> Monitor {
-    let mut new = NewMonitor {
-        user_id,
+    let mut definition = MonitorDefinition {
         name: "site".into(),
-        kind: "http".into(),
+        kind: MonitorKind::Http,
         target: Some("https://example.com/health".into()),
         interval_secs: 60,
         timeout_secs: 7,
@@ -31,10 +31,13 @@ pub async fn insert_monitor(
         heartbeat_token: None,
         active: true,
     };
-    tweak(&mut new);
+    tweak(&mut definition);
     let mut conn = uptime_db::pool::conn(pool).await.unwrap();
     diesel::insert_into(monitors::table)
-        .values(&new)
+        .values(NewMonitor {
+            user_id,
+            definition,
+        })
         .returning(Monitor::as_returning())
         .get_result(&mut conn)
         .await
@@ -50,7 +53,7 @@ pub async fn insert_heartbeat_monitor(
 ) -> (Monitor, String) {
     let token = format!("hb_{}", hex_digit.to_string().repeat(32));
     let monitor = insert_monitor(pool, user_id, |m| {
-        m.kind = "heartbeat".into();
+        m.kind = MonitorKind::Heartbeat;
         m.target = None;
         m.heartbeat_token = Some(token.clone());
         m.active = active;

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message, Trigger};
-use uptime_db::models::{CheckResult, Monitor, NewMonitor};
+use uptime_db::models::{CheckResult, Monitor, MonitorDefinition, NewMonitor};
 use uptime_db::schema::{check_results, monitors, outbox_events};
 use uptime_testkit::TestEnv;
 use uuid::Uuid;
@@ -103,11 +103,10 @@ impl Harness {
     }
 
     /// Inserts a monitor; `tweak` adjusts the definition first.
-    pub async fn monitor(&self, tweak: impl FnOnce(&mut NewMonitor)) -> i64 {
-        let mut new = NewMonitor {
-            user_id: self.user_id,
+    pub async fn monitor(&self, tweak: impl FnOnce(&mut MonitorDefinition)) -> i64 {
+        let mut definition = MonitorDefinition {
             name: "site".into(),
-            kind: "http".into(),
+            kind: uptime_contracts::MonitorKind::Http,
             target: Some("https://example.com/".into()),
             interval_secs: 60,
             timeout_secs: 10,
@@ -120,9 +119,13 @@ impl Harness {
             heartbeat_token: None,
             active: true,
         };
-        tweak(&mut new);
+        tweak(&mut definition);
+        let new = NewMonitor {
+            user_id: self.user_id,
+            definition,
+        };
         diesel::insert_into(monitors::table)
-            .values(&new)
+            .values(new)
             .returning(monitors::id)
             .get_result(&mut self.conn().await)
             .await

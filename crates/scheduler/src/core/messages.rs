@@ -5,10 +5,7 @@ use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
 use chrono::{DateTime, Utc};
-use uptime_contracts::{
-    CheckDueV2, CheckOutcome, CheckResultV2, CheckSpecV1, KeywordType, MonitorKind, Trigger,
-};
-use uptime_db::schedule::CheckConfig;
+use uptime_contracts::{CheckDueV2, CheckOutcome, CheckResultV2, CheckSpecV1, Trigger};
 
 pub(crate) const REPORTER: &str = "scheduler";
 
@@ -50,23 +47,6 @@ fn to_datetime(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
-/// The checker's snapshot of a monitor row; `None` when the row cannot be
-/// checked (which the API never lets happen).
-pub(crate) fn spec_of(config: &CheckConfig) -> Option<CheckSpecV1> {
-    let kind = MonitorKind::parse(&config.kind)?;
-    if kind == MonitorKind::Heartbeat {
-        return None;
-    }
-    Some(CheckSpecV1 {
-        kind,
-        target: config.target.clone()?,
-        timeout_secs: config.timeout_secs.max(1) as u32,
-        expected_status: u16::try_from(config.expected_status).ok()?,
-        keyword: config.keyword.clone(),
-        keyword_type: config.keyword_type.as_deref().and_then(KeywordType::parse),
-    })
-}
-
 /// The scheduled check of `due`, named after its slot.
 pub(crate) fn check_due(due: &Due, interval_secs: u32, snapshot: Snapshot) -> CheckDueV2 {
     CheckDueV2 {
@@ -100,40 +80,5 @@ pub(crate) fn missed_heartbeat(due: &Due, timing: &Timing) -> CheckResultV2 {
         )),
         ssl_expires_at: None,
         reporter: REPORTER.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config(kind: &str, target: Option<&str>) -> CheckConfig {
-        CheckConfig {
-            id: 1,
-            kind: kind.into(),
-            interval_secs: 60,
-            target: target.map(Into::into),
-            timeout_secs: 5,
-            expected_status: 204,
-            keyword: Some("ok".into()),
-            keyword_type: Some("not_contains".into()),
-            definition_version: 1,
-        }
-    }
-
-    #[test]
-    fn the_snapshot_carries_the_row() {
-        let spec = spec_of(&config("keyword", Some("https://example.com"))).unwrap();
-        assert_eq!(spec.kind, MonitorKind::Keyword);
-        assert_eq!(spec.target, "https://example.com");
-        assert_eq!((spec.timeout_secs, spec.expected_status), (5, 204));
-        assert_eq!(spec.keyword.as_deref(), Some("ok"));
-        assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
-    }
-
-    #[test]
-    fn rows_that_cannot_be_checked_have_no_snapshot() {
-        assert!(spec_of(&config("http", None)).is_none());
-        assert!(spec_of(&config("heartbeat", Some("https://x"))).is_none());
     }
 }

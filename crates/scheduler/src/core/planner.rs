@@ -288,25 +288,28 @@ impl Planner {
                 removed |= self.queue.remove(due.monitor_id);
                 continue;
             };
-            if Kind::of(&config.kind) != Kind::Checked
+            if Kind::of(config.kind) != Kind::Checked
                 || config.interval_secs.max(1) as u32 != entry.interval_secs
             {
                 // Changed without (or ahead of) its event: start over from the row.
                 self.pending_changes.insert(due.monitor_id);
                 continue;
             }
-            match messages::spec_of(&config) {
-                Some(spec) => self.ready.push(Reverse(Ready {
+            // The one row-to-spec function the api-gateway uses too; a row
+            // it refuses is a bug (the API validates), logged and skipped.
+            match uptime_db::monitors::check_spec(&config) {
+                Ok(spec) => self.ready.push(Reverse(Ready {
                     due,
                     snapshot: Some(Snapshot {
                         spec,
                         definition_version: config.definition_version,
                     }),
                 })),
-                None => {
+                Err(error) => {
                     tracing::warn!(
                         monitor_id = due.monitor_id,
-                        "monitor row cannot be checked (no target or unknown type); skipping it"
+                        %error,
+                        "monitor row cannot be checked; skipping it"
                     );
                     removed |= self.queue.remove(due.monitor_id);
                 }

@@ -31,7 +31,7 @@ fn http(id: i64, interval_secs: i32, created: i64) -> Row {
     Row {
         timing: MonitorTiming {
             id,
-            kind: "http".into(),
+            kind: MonitorKind::Http,
             interval_secs,
             timeout_secs: 7,
             created_at: at(created),
@@ -42,7 +42,7 @@ fn http(id: i64, interval_secs: i32, created: i64) -> Row {
         },
         config: CheckConfig {
             id,
-            kind: "http".into(),
+            kind: MonitorKind::Http,
             interval_secs,
             target: Some("https://example.com/health".into()),
             timeout_secs: 7,
@@ -57,9 +57,9 @@ fn http(id: i64, interval_secs: i32, created: i64) -> Row {
 
 fn heartbeat(id: i64, interval_secs: i32, grace_secs: i32, created: i64) -> Row {
     let mut row = http(id, interval_secs, created);
-    row.timing.kind = "heartbeat".into();
+    row.timing.kind = MonitorKind::Heartbeat;
     row.timing.timeout_secs = grace_secs;
-    row.config.kind = "heartbeat".into();
+    row.config.kind = MonitorKind::Heartbeat;
     row.config.target = None;
     row.config.timeout_secs = grace_secs;
     row
@@ -247,14 +247,14 @@ fn monitors_sharing_an_interval_are_spread_over_it() {
 #[test]
 fn a_due_check_carries_the_definition_version_interval_and_spec() {
     let mut keyword = http(2, 60, NOW - 1);
-    keyword.config.kind = "keyword".into();
+    keyword.config.kind = MonitorKind::Keyword;
     keyword.config.target = Some("http://127.0.0.1:9/status".into());
     keyword.config.timeout_secs = 3;
     keyword.config.expected_status = 200;
     keyword.config.keyword = Some("all good".into());
     keyword.config.keyword_type = Some("not_contains".into());
     keyword.config.definition_version = 4;
-    keyword.timing.kind = "keyword".into();
+    keyword.timing.kind = MonitorKind::Keyword;
     let mut world = World::with([http(1, 60, NOW - 1), keyword]);
     loaded(&mut world, NOW);
 
@@ -284,6 +284,19 @@ fn a_due_check_carries_the_definition_version_interval_and_spec() {
     assert_eq!((spec.timeout_secs, spec.expected_status), (3, 200));
     assert_eq!(spec.keyword.as_deref(), Some("all good"));
     assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
+}
+
+#[test]
+fn a_row_that_cannot_be_checked_is_skipped_and_leaves_the_timeline() {
+    // The API never writes such a row; `uptime_db::monitors::check_spec`
+    // refuses it instead of guessing, and the scheduler skips it.
+    let mut broken = http(2, 60, NOW - 1);
+    broken.config.expected_status = 0;
+    let mut world = World::with([http(1, 60, NOW - 1), broken]);
+    loaded(&mut world, NOW);
+    assert_eq!(world.checks(1).len(), 1, "the sound monitor is checked");
+    assert!(world.checks(2).is_empty(), "{:?}", world.checks(2));
+    assert_eq!(world.monitors_reported, Some(1));
 }
 
 #[test]

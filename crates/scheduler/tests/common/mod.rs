@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::streams::{CHECKS_STREAM, RESULTS_STREAM};
-use uptime_contracts::{Message, MonitorChange, MonitorChangedV1};
-use uptime_db::models::{Monitor, NewMonitor};
+use uptime_contracts::{Message, MonitorChange, MonitorChangedV1, MonitorKind};
+use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
 use uptime_db::schema::monitors;
 use uptime_testkit::TestEnv;
 
@@ -39,29 +39,35 @@ pub async fn insert_user(env: &TestEnv) -> i64 {
 pub fn http_monitor(user_id: i64, interval_secs: i32) -> NewMonitor {
     NewMonitor {
         user_id,
-        name: "site".into(),
-        kind: "http".into(),
-        target: Some("https://example.com/health".into()),
-        interval_secs,
-        timeout_secs: 7,
-        keyword: None,
-        keyword_type: None,
-        expected_status: 204,
-        confirmation_count: 1,
-        ssl_warn_days: 30,
-        latency_warn_ms: None,
-        heartbeat_token: None,
-        active: true,
+        definition: MonitorDefinition {
+            name: "site".into(),
+            kind: MonitorKind::Http,
+            target: Some("https://example.com/health".into()),
+            interval_secs,
+            timeout_secs: 7,
+            keyword: None,
+            keyword_type: None,
+            expected_status: 204,
+            confirmation_count: 1,
+            ssl_warn_days: 30,
+            latency_warn_ms: None,
+            heartbeat_token: None,
+            active: true,
+        },
     }
 }
 
 pub fn heartbeat_monitor(user_id: i64, interval_secs: i32, grace_secs: i32) -> NewMonitor {
+    let http = http_monitor(user_id, interval_secs);
     NewMonitor {
-        kind: "heartbeat".into(),
-        target: None,
-        timeout_secs: grace_secs,
-        heartbeat_token: Some(format!("hb_{}", uuid::Uuid::new_v4().simple())),
-        ..http_monitor(user_id, interval_secs)
+        definition: MonitorDefinition {
+            kind: MonitorKind::Heartbeat,
+            target: None,
+            timeout_secs: grace_secs,
+            heartbeat_token: Some(format!("hb_{}", uuid::Uuid::new_v4().simple())),
+            ..http.definition
+        },
+        ..http
     }
 }
 

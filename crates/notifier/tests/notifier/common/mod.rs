@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use uptime_config::SmtpTls;
 use uptime_contracts::messages::*;
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
-use uptime_db::models::{AlertContact, Monitor, NewAlertContact, NewMonitor};
+use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact, NewMonitor};
 use uptime_db::schema::{monitor_alert_contacts, monitors, users};
 use uptime_testkit::smtp::SmtpServer;
 use uptime_testkit::TestEnv;
@@ -89,19 +89,21 @@ impl World {
         diesel::insert_into(monitors::table)
             .values(NewMonitor {
                 user_id,
-                name: name.into(),
-                kind: "http".into(),
-                target: Some("https://shop.example.com/health".into()),
-                interval_secs: 60,
-                timeout_secs: 10,
-                keyword: None,
-                keyword_type: None,
-                expected_status: 200,
-                confirmation_count: 1,
-                ssl_warn_days: 30,
-                latency_warn_ms: None,
-                heartbeat_token: None,
-                active,
+                definition: MonitorDefinition {
+                    name: name.into(),
+                    kind: uptime_contracts::MonitorKind::Http,
+                    target: Some("https://shop.example.com/health".into()),
+                    interval_secs: 60,
+                    timeout_secs: 10,
+                    keyword: None,
+                    keyword_type: None,
+                    expected_status: 200,
+                    confirmation_count: 1,
+                    ssl_warn_days: 30,
+                    latency_warn_ms: None,
+                    heartbeat_token: None,
+                    active,
+                },
             })
             .returning(Monitor::as_returning())
             .get_result(&mut *self.conn().await)

@@ -1,0 +1,214 @@
+//! A monitor definition in API terms while it is validated: defaults for a
+//! create, a PATCH merged into the stored monitor, every rule, and the
+//! definition as stored once nothing is wrong.
+
+use super::types::{CreateMonitor, KeywordType, MonitorType, UpdateMonitor};
+use crate::error::ApiError;
+use crate::validation::{not_null, Problems, UrlRules};
+use rand::RngCore;
+use uptime_db::models::Monitor;
+use uptime_db::monitors::MonitorDefinition;
+
+pub const DEFAULT_INTERVAL_SECS: i64 = 300;
+pub const DEFAULT_TIMEOUT_SECS: i64 = 30;
+pub const DEFAULT_EXPECTED_STATUS: i64 = 200;
+pub const DEFAULT_CONFIRMATION_COUNT: i64 = 1;
+pub const DEFAULT_SSL_WARN_DAYS: i64 = 30;
+const MAX_NAME_CHARS: usize = 200;
+const MAX_KEYWORD_BYTES: usize = 1024;
+const HEARTBEAT_TOKEN_PREFIX: &str = "hb_";
+/// A monitor definition in API terms, before validation: what a create
+/// request asks for with defaults applied, or a stored monitor with a PATCH
+/// merged in. Numbers stay wide until validated, so out-of-range input gets a
+/// range message rather than a parse error.
+#[derive(Debug, Clone)]
+pub(super) struct Draft {
+    pub(super) name: String,
+    pub(super) kind: MonitorType,
+    pub(super) target: Option<String>,
+    pub(super) interval_secs: i64,
+    pub(super) timeout_secs: i64,
+    pub(super) keyword: Option<String>,
+    pub(super) keyword_type: Option<KeywordType>,
+    pub(super) expected_status: i64,
+    pub(super) confirmation_count: i64,
+    pub(super) ssl_warn_days: i64,
+    pub(super) latency_warn_ms: Option<i64>,
+    pub(super) active: bool,
+}
+
+/// The default timeout for an interval: 30 s, or the interval when shorter.
+fn default_timeout(interval_secs: i64) -> i64 {
+    DEFAULT_TIMEOUT_SECS.min(interval_secs).max(1)
+}
+
+impl Draft {
+    pub(super) fn from_create(req: CreateMonitor) -> Self {
+        let interval_secs = req.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
+        let keyword_type = match req.kind {
+            MonitorType::Keyword => Some(req.keyword_type.unwrap_or(KeywordType::Contains)),
+            _ => req.keyword_type,
+        };
+        Self {
+            name: req.name,
+            kind: req.kind,
+            target: req.target,
+            interval_secs,
+            timeout_secs: req
+                .timeout_secs
+                .unwrap_or_else(|| default_timeout(interval_secs)),
+            keyword: req.keyword,
+            keyword_type,
+            expected_status: req.expected_status.unwrap_or(DEFAULT_EXPECTED_STATUS),
+            confirmation_count: req.confirmation_count.unwrap_or(DEFAULT_CONFIRMATION_COUNT),
+            ssl_warn_days: req.ssl_warn_days.unwrap_or(DEFAULT_SSL_WARN_DAYS),
+            latency_warn_ms: req.latency_warn_ms,
+            active: req.active.unwrap_or(true),
+        }
+    }
+
+    /// The stored monitor with `patch` applied. `null` on a field that cannot
+    /// be cleared is recorded in `problems`.
+    pub(super) fn merge(
+        stored: &Monitor,
+        patch: UpdateMonitor,
+        problems: &mut Problems,
+    ) -> Result<Self, ApiError> {
+        let stored_kind = MonitorType::from(stored.kind);
+        let kind = not_null(problems, "type", patch.kind).unwrap_or(stored_kind);
+
+        let interval_secs = not_null(problems, "interval_secs", patch.interval_secs)
+            .unwrap_or(i64::from(stored.interval_secs));
+        let timeout_secs = not_null(problems, "timeout_secs", patch.timeout_secs)
+            // Not given: keep the stored timeout, lowered to a new, shorter interval.
+            .unwrap_or_else(|| i64::from(stored.timeout_secs).min(interval_secs).max(1));
+
+        let (keyword, keyword_type) = if kind == MonitorType::Keyword {
+            let keyword = patch.keyword.unwrap_or_else(|| stored.keyword.clone());
+            let stored_type = stored
+                .keyword_type
+                .as_deref()
+                .map(KeywordType::from_db)
+                .transpose()?;
+            let keyword_type = match patch.keyword_type {
+                Some(given) => given,
+                None => stored_type,
+            };
+            (keyword, Some(keyword_type.unwrap_or(KeywordType::Contains)))
+        } else {
+            // Other types carry no keyword: the stored one goes, and only an
+            // explicit value in this request is kept (to be refused).
+            (patch.keyword.flatten(), patch.keyword_type.flatten())
+        };
+
+        Ok(Self {
+            name: not_null(problems, "name", patch.name).unwrap_or_else(|| stored.name.clone()),
+            kind,
+            target: patch.target.unwrap_or_else(|| stored.target.clone()),
+            interval_secs,
+            timeout_secs,
+            keyword,
+            keyword_type,
+            expected_status: not_null(problems, "expected_status", patch.expected_status)
+                .unwrap_or(i64::from(stored.expected_status)),
+            confirmation_count: not_null(problems, "confirmation_count", patch.confirmation_count)
+                .unwrap_or(i64::from(stored.confirmation_count)),
+            ssl_warn_days: not_null(problems, "ssl_warn_days", patch.ssl_warn_days)
+                .unwrap_or(i64::from(stored.ssl_warn_days)),
+            latency_warn_ms: match patch.latency_warn_ms {
+                Some(given) => given,
+                None => stored.latency_warn_ms.map(i64::from),
+            },
+            active: not_null(problems, "active", patch.active).unwrap_or(stored.active),
+        })
+    }
+
+    /// Checks every rule, adding each broken one to `problems`.
+    pub(super) fn validate(&self, problems: &mut Problems, allow_private_targets: bool) {
+        problems.check_len("name", &self.name, MAX_NAME_CHARS);
+        match (self.kind, self.target.as_deref()) {
+            (MonitorType::Http | MonitorType::Keyword, None) => {
+                problems.add("target", "is required for http and keyword monitors")
+            }
+            (MonitorType::Http | MonitorType::Keyword, Some(url)) => problems.check_url(
+                "target",
+                url,
+                UrlRules {
+                    allow_http: true,
+                    allow_private_hosts: allow_private_targets,
+                },
+            ),
+            (MonitorType::Heartbeat, Some(label)) => {
+                problems.check_len("target", label, crate::validation::MAX_URL_CHARS)
+            }
+            (MonitorType::Heartbeat, None) => {}
+        }
+        match (self.kind, self.keyword.as_deref()) {
+            (MonitorType::Keyword, None) => {
+                problems.add("keyword", "is required for keyword monitors")
+            }
+            (MonitorType::Keyword, Some(k)) if k.is_empty() || k.len() > MAX_KEYWORD_BYTES => {
+                problems.add(
+                    "keyword",
+                    format!("must be 1 to {MAX_KEYWORD_BYTES} bytes long"),
+                )
+            }
+            (MonitorType::Keyword, Some(_)) | (_, None) => {}
+            (_, Some(_)) => problems.add("keyword", "is only for keyword monitors"),
+        }
+        if self.kind != MonitorType::Keyword && self.keyword_type.is_some() {
+            problems.add("keyword_type", "is only for keyword monitors");
+        }
+        problems.check_range("interval_secs", self.interval_secs, 10..=86_400);
+        problems.check_range("timeout_secs", self.timeout_secs, 1..=120);
+        if (1..=120).contains(&self.timeout_secs)
+            && (10..=86_400).contains(&self.interval_secs)
+            && self.timeout_secs > self.interval_secs
+        {
+            problems.add("timeout_secs", "must not exceed interval_secs");
+        }
+        problems.check_range("expected_status", self.expected_status, 100..=599);
+        problems.check_range("confirmation_count", self.confirmation_count, 1..=10);
+        problems.check_range("ssl_warn_days", self.ssl_warn_days, 0..=365);
+        if let Some(ms) = self.latency_warn_ms {
+            problems.check_range("latency_warn_ms", ms, 1..=600_000);
+        }
+    }
+
+    /// The definition as stored. Call after [`Draft::validate`] found nothing:
+    /// every number then fits an `i32`.
+    pub(super) fn into_definition(
+        self,
+        heartbeat_token: Option<String>,
+    ) -> Result<MonitorDefinition, ApiError> {
+        let narrow = |field: &str, v: i64| {
+            i32::try_from(v)
+                .map_err(|_| ApiError::Internal(format!("{field} {v} passed validation")))
+        };
+        Ok(MonitorDefinition {
+            name: self.name.trim().to_string(),
+            kind: self.kind.into(),
+            target: self.target.map(|t| t.trim().to_string()),
+            interval_secs: narrow("interval_secs", self.interval_secs)?,
+            timeout_secs: narrow("timeout_secs", self.timeout_secs)?,
+            keyword: self.keyword,
+            keyword_type: self.keyword_type.map(|k| k.as_str().to_string()),
+            expected_status: narrow("expected_status", self.expected_status)?,
+            confirmation_count: narrow("confirmation_count", self.confirmation_count)?,
+            ssl_warn_days: narrow("ssl_warn_days", self.ssl_warn_days)?,
+            latency_warn_ms: self
+                .latency_warn_ms
+                .map(|ms| narrow("latency_warn_ms", ms))
+                .transpose()?,
+            heartbeat_token,
+            active: self.active,
+        })
+    }
+}
+
+/// `hb_` and 32 lowercase hex characters (128 bits from the OS's CSPRNG).
+pub(super) fn new_heartbeat_token() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("{HEARTBEAT_TOKEN_PREFIX}{}", hex::encode(bytes))
+}

@@ -1,0 +1,243 @@
+//! The endpoints of `/api/v1/monitors` and the transactions behind them.
+
+use super::draft::{new_heartbeat_token, Draft};
+use super::types::{CreateMonitor, MonitorList, MonitorResponse, MonitorType, UpdateMonitor};
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use crate::validation::{not_null, paginate, PageQuery, Problems};
+use actix_web::{web, HttpResponse};
+use chrono::Utc;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use uptime_contracts::{MonitorChange, MonitorChangedV1};
+use uptime_db::models::NewMonitor;
+
+/// The ids sorted and deduplicated, or 400 naming those that are not the
+/// user's contacts. Locks the contacts found until the transaction ends.
+async fn checked_contact_ids(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    mut ids: Vec<i64>,
+) -> Result<Vec<i64>, ApiError> {
+    ids.sort_unstable();
+    ids.dedup();
+    let owned = uptime_db::contacts::owned_ids_locked(conn, user_id, &ids).await?;
+    let unknown: Vec<String> = ids
+        .iter()
+        .filter(|id| !owned.contains(id))
+        .map(|id| id.to_string())
+        .collect();
+    if unknown.is_empty() {
+        Ok(ids)
+    } else {
+        Err(ApiError::invalid_field(
+            "alert_contact_ids",
+            format!("no such alert contact: {}", unknown.join(", ")),
+        ))
+    }
+}
+
+/// Tells the scheduler (after the change committed). A failure is only
+/// logged: the change is durable, and the scheduler resyncs from the database
+/// periodically.
+async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
+    let msg = MonitorChangedV1 {
+        monitor_id,
+        change,
+        changed_at: Utc::now(),
+    };
+    let msg_id = format!("monitor-{monitor_id}-{}", uuid::Uuid::new_v4());
+    if let Err(error) = state.publish(&msg_id, &msg).await {
+        tracing::warn!(
+            monitor_id,
+            ?change,
+            ?error,
+            "monitor change not published; the scheduler will pick it up on its next resync"
+        );
+    }
+}
+
+/// Create a monitor.
+#[utoipa::path(post, path = "/api/v1/monitors", tag = "monitors", request_body = CreateMonitor,
+    security(("bearer" = [])),
+    responses((status = 201, body = MonitorResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
+        (status = 413, body = ErrorBody)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: crate::validation::Json<CreateMonitor>,
+) -> Result<HttpResponse, ApiError> {
+    let mut req = body.into_inner();
+    let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
+    let draft = Draft::from_create(req);
+    let mut problems = Problems::new();
+    draft.validate(&mut problems, state.settings.safety.allow_private_targets);
+    problems.into_result()?;
+    let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
+    let new = NewMonitor {
+        user_id: user.user_id,
+        definition: draft.into_definition(token)?,
+    };
+
+    let quotas = state.settings.quotas.clone();
+    let mut conn = state.conn().await?;
+    let (row, contact_ids) = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                crate::quotas::ensure_room(
+                    c,
+                    &quotas,
+                    user.user_id,
+                    uptime_db::quotas::Owned::Monitors,
+                )
+                .await?;
+                let contact_ids = checked_contact_ids(c, user.user_id, contact_ids).await?;
+                let row = uptime_db::monitors::create(c, new).await?;
+                uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
+                Ok((row, contact_ids))
+            }
+            .scope_boxed()
+        })
+        .await?;
+    drop(conn);
+    announce(&state, row.id, MonitorChange::Upserted).await;
+    Ok(HttpResponse::Created().json(MonitorResponse::from_row(row, contact_ids)?))
+}
+
+/// List the caller's monitors in id order, a page at a time.
+#[utoipa::path(get, path = "/api/v1/monitors", tag = "monitors", security(("bearer" = [])),
+    params(PageQuery),
+    responses((status = 200, body = MonitorList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.validate()?;
+    let mut conn = state.conn().await?;
+    let rows =
+        uptime_db::monitors::list_page(&mut conn, user.user_id, page.after_id, page.limit + 1)
+            .await?;
+    let (rows, next_cursor) = paginate(rows, page.limit, |m| m.id);
+    let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
+    let mut contacts = uptime_db::monitors::contact_ids_of(&mut conn, &ids).await?;
+    let monitors = rows
+        .into_iter()
+        .map(|m| {
+            let contact_ids = contacts.remove(&m.id).unwrap_or_default();
+            MonitorResponse::from_row(m, contact_ids)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(HttpResponse::Ok().json(MonitorList {
+        monitors,
+        next_cursor,
+    }))
+}
+
+/// Read one of the caller's monitors.
+#[utoipa::path(get, path = "/api/v1/monitors/{id}", tag = "monitors", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 200, body = MonitorResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    let row = uptime_db::monitors::get(&mut conn, user.user_id, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let contact_ids = uptime_db::monitors::contact_ids_of(&mut conn, &[id])
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
+    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(row, contact_ids)?))
+}
+
+/// Change some fields of one of the caller's monitors; `active` pauses and resumes it.
+#[utoipa::path(patch, path = "/api/v1/monitors/{id}", tag = "monitors", request_body = UpdateMonitor,
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 200, body = MonitorResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+pub async fn update(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    body: crate::validation::Json<UpdateMonitor>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut patch = body.into_inner();
+    let allow_private = state.settings.safety.allow_private_targets;
+    let mut conn = state.conn().await?;
+    let (row, contact_ids) = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let stored = uptime_db::monitors::get_for_update(c, user.user_id, id)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                let mut problems = Problems::new();
+                let new_contacts = not_null(
+                    &mut problems,
+                    "alert_contact_ids",
+                    patch.alert_contact_ids.take(),
+                );
+                let draft = Draft::merge(&stored, patch, &mut problems)?;
+                draft.validate(&mut problems, allow_private);
+                problems.into_result()?;
+
+                let watched_changed = uptime_contracts::MonitorKind::from(draft.kind)
+                    != stored.kind
+                    || (draft.kind != MonitorType::Heartbeat && draft.target != stored.target);
+                let token = match (draft.kind, stored.heartbeat_token.clone()) {
+                    (MonitorType::Heartbeat, Some(kept)) => Some(kept),
+                    (MonitorType::Heartbeat, None) => Some(new_heartbeat_token()),
+                    _ => None,
+                };
+                let def = draft.into_definition(token)?;
+                let change = uptime_db::monitors::DefinitionChange {
+                    check_changed: def.changes_checks_of(&stored),
+                    reset_runtime_at: watched_changed.then(Utc::now),
+                };
+                let row = uptime_db::monitors::update_definition(c, id, def, change).await?;
+                if let Some(ids) = new_contacts {
+                    let ids = checked_contact_ids(c, user.user_id, ids).await?;
+                    uptime_db::monitors::replace_contacts(c, id, &ids).await?;
+                }
+                let contact_ids = uptime_db::monitors::contact_ids_of(c, &[id])
+                    .await?
+                    .remove(&id)
+                    .unwrap_or_default();
+                Ok((row, contact_ids))
+            }
+            .scope_boxed()
+        })
+        .await?;
+    drop(conn);
+    announce(&state, id, MonitorChange::Upserted).await;
+    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(row, contact_ids)?))
+}
+
+/// Delete one of the caller's monitors with its results.
+#[utoipa::path(delete, path = "/api/v1/monitors/{id}", tag = "monitors", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    // One statement: the links, results and rollups go with it (ON DELETE CASCADE).
+    let deleted = uptime_db::monitors::delete(&mut conn, user.user_id, id).await?;
+    drop(conn);
+    if !deleted {
+        return Err(ApiError::NotFound);
+    }
+    announce(&state, id, MonitorChange::Deleted).await;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,57 @@
+//! `/api/v1/monitors`: create, list, read, update (including pause and
+//! resume through `active`) and delete the caller's monitors.
+//!
+//! Decisions the contract leaves open, made here:
+//! - `target` of a heartbeat monitor is optional and only a label (1 to 2048
+//!   characters, any text): nothing ever connects to it. http and keyword
+//!   targets must be absolute `http://`/`https://` URLs without credentials
+//!   (a password in the URL would be shown back and sent along in alerts);
+//!   literal loopback/private/link-local/metadata hosts are refused unless the
+//!   deployment allows private targets.
+//! - `keyword` and `keyword_type` belong to keyword monitors only: a value on
+//!   another type is a 400; on other types both read back as `null`.
+//! - When `timeout_secs` is not given and the default (30) exceeds
+//!   `interval_secs`, the timeout becomes the interval. Likewise a PATCH that
+//!   lowers `interval_secs` below the stored timeout without giving
+//!   `timeout_secs` lowers the timeout with it. An explicit timeout above the
+//!   interval is a 400.
+//! - A PATCH is merged into the stored monitor and the result validated as a
+//!   whole: switching to `keyword` needs a keyword; switching away from
+//!   `keyword` drops the keyword; switching to `heartbeat` generates a token,
+//!   away from it removes the token; `null` clears `target`, `keyword`,
+//!   `keyword_type` (back to `contains` on keyword monitors) and
+//!   `latency_warn_ms`, and is a 400 on every other field.
+//! - Runtime state (status, failure streak, certificate expiry, last
+//!   heartbeat) is kept across edits, pausing and resuming, except when what
+//!   is watched changes (the type, or the target of an http/keyword monitor):
+//!   then the monitor starts again as `pending`.
+//!
+//! The module is split by what a reader looks for: [`types`] holds the
+//! request and response bodies (the OpenAPI schemas), [`draft`] the
+//! definition being validated (defaults, PATCH merging, every rule), and
+//! [`handlers`] the endpoints and their transactions.
+
+use actix_web::web;
+
+mod draft;
+mod handlers;
+mod types;
+
+pub use draft::{
+    DEFAULT_CONFIRMATION_COUNT, DEFAULT_EXPECTED_STATUS, DEFAULT_INTERVAL_SECS,
+    DEFAULT_SSL_WARN_DAYS, DEFAULT_TIMEOUT_SECS,
+};
+// The handlers with the path items utoipa generates beside them, which
+// `openapi.rs` names through this module.
+pub use handlers::*;
+pub use types::*;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/monitors").get(list).post(create))
+        .service(
+            web::resource("/monitors/{id}")
+                .get(get)
+                .patch(update)
+                .delete(delete),
+        );
+}

@@ -1,0 +1,281 @@
+//! The request and response bodies of `/api/v1/monitors`, as the OpenAPI
+//! document shows them, and their conversions from the typed rows.
+
+use crate::error::ApiError;
+use crate::validation::double_option;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uptime_db::models::Monitor;
+use utoipa::ToSchema;
+
+/// The kind of check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorType {
+    /// Passes when the target answers with `expected_status` within `timeout_secs`.
+    Http,
+    /// An http check that also needs `keyword` present (`contains`) or absent (`not_contains`).
+    Keyword,
+    /// Passes when pinged at `/api/v1/heartbeat/{heartbeat_token}` at least every
+    /// `interval_secs` (plus `timeout_secs` of grace).
+    Heartbeat,
+}
+
+// The API's own enums mirror the contracts' (their documentation is the
+// API's); rows come typed from uptime-db, so these conversions cannot fail.
+impl From<uptime_contracts::MonitorKind> for MonitorType {
+    fn from(kind: uptime_contracts::MonitorKind) -> Self {
+        use uptime_contracts::MonitorKind;
+        match kind {
+            MonitorKind::Http => Self::Http,
+            MonitorKind::Keyword => Self::Keyword,
+            MonitorKind::Heartbeat => Self::Heartbeat,
+        }
+    }
+}
+
+impl From<MonitorType> for uptime_contracts::MonitorKind {
+    fn from(t: MonitorType) -> Self {
+        match t {
+            MonitorType::Http => Self::Http,
+            MonitorType::Keyword => Self::Keyword,
+            MonitorType::Heartbeat => Self::Heartbeat,
+        }
+    }
+}
+
+/// Whether the keyword must appear in the response body or must not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeywordType {
+    Contains,
+    NotContains,
+}
+
+impl KeywordType {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            KeywordType::Contains => uptime_contracts::KeywordType::Contains.as_str(),
+            KeywordType::NotContains => uptime_contracts::KeywordType::NotContains.as_str(),
+        }
+    }
+
+    pub(super) fn from_db(s: &str) -> Result<Self, ApiError> {
+        match uptime_contracts::KeywordType::parse(s) {
+            Some(uptime_contracts::KeywordType::Contains) => Ok(Self::Contains),
+            Some(uptime_contracts::KeywordType::NotContains) => Ok(Self::NotContains),
+            None => Err(ApiError::Internal(format!(
+                "keyword type {s:?} in the database"
+            ))),
+        }
+    }
+}
+
+/// The monitor's current status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MonitorStatus {
+    /// Not checked yet (or what it watches changed since).
+    Pending,
+    Up,
+    /// Passing, but slower than `latency_warn_ms`.
+    Degraded,
+    /// `confirmation_count` consecutive checks failed.
+    Down,
+}
+
+impl From<uptime_contracts::MonitorStatus> for MonitorStatus {
+    fn from(status: uptime_contracts::MonitorStatus) -> Self {
+        use uptime_contracts::MonitorStatus as S;
+        match status {
+            S::Pending => Self::Pending,
+            S::Up => Self::Up,
+            S::Degraded => Self::Degraded,
+            S::Down => Self::Down,
+        }
+    }
+}
+
+/// A new monitor. Only `name` and `type` are required (and `target` for http
+/// and keyword monitors, `keyword` for keyword monitors); the rest have defaults.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateMonitor {
+    /// 1 to 200 characters, not only whitespace.
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: MonitorType,
+    /// http/keyword: an absolute `http://` or `https://` URL without
+    /// credentials (required). heartbeat: an optional label, never contacted.
+    /// At most 2048 characters.
+    #[schema(min_length = 1, max_length = 2048)]
+    pub target: Option<String>,
+    /// Seconds between checks, 10 to 86400 (default 300).
+    #[schema(minimum = 10, maximum = 86400)]
+    pub interval_secs: Option<i64>,
+    /// Seconds before a check counts as failed, 1 to 120 and at most
+    /// `interval_secs` (default 30, or `interval_secs` if that is smaller).
+    /// For heartbeat monitors: the grace period after a missed ping.
+    #[schema(minimum = 1, maximum = 120)]
+    pub timeout_secs: Option<i64>,
+    /// Keyword monitors only (required there): 1 to 1024 bytes of UTF-8.
+    #[schema(min_length = 1, max_length = 1024)]
+    pub keyword: Option<String>,
+    /// Keyword monitors only: `contains` (default) or `not_contains`.
+    pub keyword_type: Option<KeywordType>,
+    /// 100 to 599 (default 200).
+    #[schema(minimum = 100, maximum = 599)]
+    pub expected_status: Option<i64>,
+    /// Consecutive failed checks before the monitor is `down`, 1 to 10 (default 1).
+    #[schema(minimum = 1, maximum = 10)]
+    pub confirmation_count: Option<i64>,
+    /// Warn when the certificate expires within this many days, 0 to 365 (default 30).
+    #[schema(minimum = 0, maximum = 365)]
+    pub ssl_warn_days: Option<i64>,
+    /// A passing check slower than this many milliseconds makes the monitor
+    /// `degraded`, 1 to 600000 (default: none).
+    #[schema(minimum = 1, maximum = 600000)]
+    pub latency_warn_ms: Option<i64>,
+    /// The caller's alert contacts to notify on status changes.
+    pub alert_contact_ids: Option<Vec<i64>>,
+    /// `false` creates the monitor paused (default `true`).
+    pub active: Option<bool>,
+}
+
+/// A partial update: fields left out keep their value. See the field
+/// descriptions of the create request for the bounds.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateMonitor {
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
+    pub name: Option<Option<String>>,
+    #[serde(default, rename = "type", deserialize_with = "double_option")]
+    #[schema(value_type = MonitorType, required = false)]
+    pub kind: Option<Option<MonitorType>>,
+    /// `null` clears it (heartbeat monitors only).
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 2048)]
+    pub target: Option<Option<String>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = i64, required = false, minimum = 10, maximum = 86400)]
+    pub interval_secs: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 120)]
+    pub timeout_secs: Option<Option<i64>>,
+    /// `null` clears it (not allowed on keyword monitors).
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 1024)]
+    pub keyword: Option<Option<String>>,
+    /// `null` resets it to `contains` on keyword monitors.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<KeywordType>, nullable)]
+    pub keyword_type: Option<Option<KeywordType>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = i64, required = false, minimum = 100, maximum = 599)]
+    pub expected_status: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = i64, required = false, minimum = 1, maximum = 10)]
+    pub confirmation_count: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = i64, required = false, minimum = 0, maximum = 365)]
+    pub ssl_warn_days: Option<Option<i64>>,
+    /// `null` removes the latency threshold.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 600000)]
+    pub latency_warn_ms: Option<Option<i64>>,
+    /// Replaces the linked contacts; `[]` unlinks all.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Vec<i64>, required = false)]
+    pub alert_contact_ids: Option<Option<Vec<i64>>>,
+    /// `false` pauses checks and alerts, `true` resumes them; status is kept.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = bool, required = false)]
+    pub active: Option<Option<bool>>,
+}
+
+/// A monitor, with its definition and its runtime state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MonitorResponse {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: MonitorType,
+    pub target: Option<String>,
+    pub interval_secs: i32,
+    pub timeout_secs: i32,
+    /// Keyword monitors only.
+    pub keyword: Option<String>,
+    /// Keyword monitors only.
+    pub keyword_type: Option<KeywordType>,
+    pub expected_status: i32,
+    pub confirmation_count: i32,
+    /// Heartbeat monitors only: `hb_` and 32 lowercase hex characters.
+    pub heartbeat_token: Option<String>,
+    pub ssl_warn_days: i32,
+    pub latency_warn_ms: Option<i32>,
+    /// Failed checks in a row so far.
+    pub consecutive_failures: i32,
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    /// `notAfter` of the target's certificate, for https targets once checked.
+    pub ssl_expires_at: Option<DateTime<Utc>>,
+    /// `false` while paused.
+    pub active: bool,
+    pub status: MonitorStatus,
+    pub last_checked_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Goes up by one whenever a change alters what a check does (type,
+    /// target, timeout, expected status, keyword, a heartbeat's period).
+    /// Each result records the version it was made for; only results of the
+    /// current version move `status`.
+    #[schema(minimum = 1)]
+    pub definition_version: i64,
+    /// Ascending.
+    pub alert_contact_ids: Vec<i64>,
+}
+
+impl MonitorResponse {
+    pub(super) fn from_row(m: Monitor, alert_contact_ids: Vec<i64>) -> Result<Self, ApiError> {
+        Ok(Self {
+            kind: m.kind.into(),
+            keyword_type: m
+                .keyword_type
+                .as_deref()
+                .map(KeywordType::from_db)
+                .transpose()?,
+            status: m.status.into(),
+            id: m.id,
+            user_id: m.user_id,
+            name: m.name,
+            target: m.target,
+            interval_secs: m.interval_secs,
+            timeout_secs: m.timeout_secs,
+            keyword: m.keyword,
+            expected_status: m.expected_status,
+            confirmation_count: m.confirmation_count,
+            heartbeat_token: m.heartbeat_token,
+            ssl_warn_days: m.ssl_warn_days,
+            latency_warn_ms: m.latency_warn_ms,
+            consecutive_failures: m.consecutive_failures,
+            last_heartbeat_at: m.last_heartbeat_at,
+            ssl_expires_at: m.ssl_expires_at,
+            active: m.active,
+            last_checked_at: m.last_checked_at,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+            definition_version: m.definition_version,
+            alert_contact_ids,
+        })
+    }
+}
+
+/// One page of monitors.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MonitorList {
+    pub monitors: Vec<MonitorResponse>,
+    /// Pass as `?cursor=` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}

@@ -1,0 +1,239 @@
+//! The one way a monitor row becomes the check a checker runs: the scheduler
+//! snapshots it into every scheduled check, the api-gateway into an
+//! on-demand one.
+//!
+//! Policy: the spec is the row, nothing guessed. The API validates every
+//! definition it writes, so a row that cannot be checked as it stands (no
+//! target, a timeout or expected status outside what the API allows, an
+//! unknown keyword type) is a bug, not something to paper over with a
+//! default: it is refused with a [`SpecError`] that says what is wrong. The
+//! scheduler logs it and skips the monitor; the api-gateway answers 500
+//! (and 409 for [`SpecError::Heartbeat`], which is no bug: heartbeat
+//! monitors are checked by their pings, never by a checker).
+
+use crate::models::Monitor;
+use crate::schedule::CheckConfig;
+use uptime_contracts::{CheckSpecV1, KeywordType, MonitorKind};
+
+/// The fields of a monitor row a check is made of, borrowed from either row
+/// type that carries them ([`Monitor`], [`CheckConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckFields<'a> {
+    pub id: i64,
+    pub kind: MonitorKind,
+    pub target: Option<&'a str>,
+    pub timeout_secs: i32,
+    pub expected_status: i32,
+    pub keyword: Option<&'a str>,
+    pub keyword_type: Option<&'a str>,
+}
+
+impl<'a> From<&'a Monitor> for CheckFields<'a> {
+    fn from(m: &'a Monitor) -> Self {
+        Self {
+            id: m.id,
+            kind: m.kind,
+            target: m.target.as_deref(),
+            timeout_secs: m.timeout_secs,
+            expected_status: m.expected_status,
+            keyword: m.keyword.as_deref(),
+            keyword_type: m.keyword_type.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a CheckConfig> for CheckFields<'a> {
+    fn from(c: &'a CheckConfig) -> Self {
+        Self {
+            id: c.id,
+            kind: c.kind,
+            target: c.target.as_deref(),
+            timeout_secs: c.timeout_secs,
+            expected_status: c.expected_status,
+            keyword: c.keyword.as_deref(),
+            keyword_type: c.keyword_type.as_deref(),
+        }
+    }
+}
+
+/// Why a monitor row gives no check spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Heartbeat monitors are checked by their pings.
+    #[error("heartbeat monitors are checked by pings")]
+    Heartbeat,
+    #[error("{kind} monitor {id} has no target")]
+    NoTarget { id: i64, kind: &'static str },
+    #[error("monitor {id} has timeout_secs {value}; a check needs 1 to 120")]
+    Timeout { id: i64, value: i32 },
+    #[error("monitor {id} has expected_status {value}; a check needs 100 to 599")]
+    ExpectedStatus { id: i64, value: i32 },
+    #[error("monitor {id} has keyword_type {value:?}, which is not contains or not_contains")]
+    KeywordType { id: i64, value: String },
+}
+
+/// The timeouts and expected statuses the API lets a definition have.
+const TIMEOUT_SECS: std::ops::RangeInclusive<i32> = 1..=120;
+const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
+
+/// What a checker needs to check the monitor of `row`, exactly as the row
+/// says it (see the module's policy).
+pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV1, SpecError> {
+    let row = row.into();
+    let id = row.id;
+    if row.kind == MonitorKind::Heartbeat {
+        return Err(SpecError::Heartbeat);
+    }
+    let target = row.target.ok_or(SpecError::NoTarget {
+        id,
+        kind: row.kind.as_str(),
+    })?;
+    let timeout_secs = TIMEOUT_SECS
+        .contains(&row.timeout_secs)
+        .then(|| row.timeout_secs.unsigned_abs())
+        .ok_or(SpecError::Timeout {
+            id,
+            value: row.timeout_secs,
+        })?;
+    let expected_status = EXPECTED_STATUS
+        .contains(&row.expected_status)
+        .then(|| u16::try_from(row.expected_status).ok())
+        .flatten()
+        .ok_or(SpecError::ExpectedStatus {
+            id,
+            value: row.expected_status,
+        })?;
+    let keyword_type = row
+        .keyword_type
+        .map(|value| {
+            KeywordType::parse(value).ok_or_else(|| SpecError::KeywordType {
+                id,
+                value: value.to_string(),
+            })
+        })
+        .transpose()?;
+    Ok(CheckSpecV1 {
+        kind: row.kind,
+        target: target.to_string(),
+        timeout_secs,
+        expected_status,
+        keyword: row.keyword.map(str::to_string),
+        keyword_type,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyword_row<'a>() -> CheckFields<'a> {
+        CheckFields {
+            id: 9,
+            kind: MonitorKind::Keyword,
+            target: Some("https://example.com/health"),
+            timeout_secs: 5,
+            expected_status: 204,
+            keyword: Some("ok"),
+            keyword_type: Some("not_contains"),
+        }
+    }
+
+    #[test]
+    fn the_spec_carries_the_row() {
+        let spec = check_spec(keyword_row()).unwrap();
+        assert_eq!(
+            spec,
+            CheckSpecV1 {
+                kind: MonitorKind::Keyword,
+                target: "https://example.com/health".into(),
+                timeout_secs: 5,
+                expected_status: 204,
+                keyword: Some("ok".into()),
+                keyword_type: Some(KeywordType::NotContains),
+            }
+        );
+        let http = CheckFields {
+            kind: MonitorKind::Http,
+            keyword: None,
+            keyword_type: None,
+            timeout_secs: 120,
+            expected_status: 599,
+            ..keyword_row()
+        };
+        let spec = check_spec(http).unwrap();
+        assert_eq!(
+            (spec.kind, spec.timeout_secs, spec.expected_status),
+            (MonitorKind::Http, 120, 599)
+        );
+        assert_eq!((spec.keyword, spec.keyword_type), (None, None));
+    }
+
+    #[test]
+    fn heartbeat_monitors_have_no_spec() {
+        let heartbeat = CheckFields {
+            kind: MonitorKind::Heartbeat,
+            ..keyword_row()
+        };
+        assert_eq!(check_spec(heartbeat), Err(SpecError::Heartbeat));
+    }
+
+    #[test]
+    fn a_row_the_api_would_refuse_is_refused_not_guessed() {
+        let cases = [
+            (
+                CheckFields {
+                    target: None,
+                    ..keyword_row()
+                },
+                SpecError::NoTarget {
+                    id: 9,
+                    kind: "keyword",
+                },
+            ),
+            (
+                CheckFields {
+                    timeout_secs: 0,
+                    ..keyword_row()
+                },
+                SpecError::Timeout { id: 9, value: 0 },
+            ),
+            (
+                CheckFields {
+                    timeout_secs: -30,
+                    ..keyword_row()
+                },
+                SpecError::Timeout { id: 9, value: -30 },
+            ),
+            (
+                CheckFields {
+                    expected_status: 70_000,
+                    ..keyword_row()
+                },
+                SpecError::ExpectedStatus {
+                    id: 9,
+                    value: 70_000,
+                },
+            ),
+            (
+                CheckFields {
+                    expected_status: 99,
+                    ..keyword_row()
+                },
+                SpecError::ExpectedStatus { id: 9, value: 99 },
+            ),
+            (
+                CheckFields {
+                    keyword_type: Some("regex"),
+                    ..keyword_row()
+                },
+                SpecError::KeywordType {
+                    id: 9,
+                    value: "regex".into(),
+                },
+            ),
+        ];
+        for (row, expected) in cases {
+            assert_eq!(check_spec(row), Err(expected), "{row:?}");
+        }
+    }
+}
