@@ -20,7 +20,20 @@ impl TestNats {
         crate::init_test_logging();
         let bin = std::env::var(NATS_SERVER_ENV).unwrap_or_else(|_| "nats-server".into());
         let store = tempfile::tempdir().expect("temp dir for JetStream");
+        // JetStream refuses to create streams whose `max_bytes` add up to
+        // more than its store limit, which defaults to 75% of the free disk:
+        // the project's stream bounds (several GiB) would make tests fail on
+        // a machine with little disk left, though a test writes megabytes.
+        // A fixed limit makes the reservation independent of the disk.
+        let config = store.path().join("nats.conf");
+        std::fs::write(
+            &config,
+            "jetstream { max_file_store: 64GB, max_memory_store: 1GB }\n",
+        )
+        .expect("write nats.conf");
         let mut child = Command::new(&bin)
+            .arg("-c")
+            .arg(&config)
             .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
             .arg(store.path())
             .stdout(Stdio::null())
