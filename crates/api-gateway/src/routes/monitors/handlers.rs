@@ -232,7 +232,8 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    // One statement: the links, results and rollups go with it (ON DELETE CASCADE).
+    // One statement: the links and rollups go with it (ON DELETE CASCADE); its
+    // results stay, unseen, until their day's partition expires.
     let deleted = uptime_db::monitors::delete(&mut conn, user.user_id, id).await?;
     drop(conn);
     if !deleted {
