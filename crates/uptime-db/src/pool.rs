@@ -11,6 +11,11 @@ use uptime_config::DatabaseSettings;
 /// The migrations of `migrations/`, compiled into every binary that needs them.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 
+/// A digest of the migrations embedded in [`MIGRATIONS`] (computed by the
+/// build script from the same files), for naming a migrated template
+/// database after exactly these migrations.
+pub const MIGRATIONS_DIGEST: &str = env!("UPTIME_MIGRATIONS_DIGEST");
+
 pub type Pool = DeadPool<AsyncPgConnection>;
 pub type PooledConn = Object<AsyncPgConnection>;
 

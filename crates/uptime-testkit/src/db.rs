@@ -1,7 +1,6 @@
 //! A fresh database per test, cloned from a migrated template.
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use sha2::{Digest, Sha256};
 use uptime_config::DatabaseSettings;
 
 /// The admin URL of the test server (a database-less URL is fine too).
@@ -69,37 +68,12 @@ impl TestDb {
     }
 }
 
-/// The template's name carries a digest of the migrations, so a changed
-/// migration gets a new template instead of a stale one.
+/// The template's name carries a digest of the migrations this build
+/// embeds, so a changed migration gets a new template instead of a stale one,
+/// and a binary built before a migration was added never creates a template
+/// under the new migrations' name.
 fn template_name() -> String {
-    let mut hasher = Sha256::new();
-    for (name, body) in migration_files() {
-        hasher.update(name.as_bytes());
-        hasher.update(body.as_bytes());
-    }
-    format!("uptime_tpl_{}", &hex::encode(hasher.finalize())[..12])
-}
-
-fn migration_files() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let mut files = Vec::new();
-    let mut stack = vec![dir];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir)
-            .expect("read migrations dir")
-            .flatten()
-        {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let body = std::fs::read_to_string(&path).unwrap_or_default();
-                files.push((path.display().to_string(), body));
-            }
-        }
-    }
-    files.sort();
-    files
+    format!("uptime_tpl_{}", uptime_db::pool::MIGRATIONS_DIGEST)
 }
 
 /// `url` with its database name replaced by `database`.
