@@ -6,6 +6,7 @@
 //! services themselves never depend on each other.
 
 pub mod alert_latency;
+pub mod storage_bench;
 
 /// The `q` quantile (0 to 1) of `sorted` (ascending); NaN when empty.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {

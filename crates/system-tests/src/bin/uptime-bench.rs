@@ -9,7 +9,10 @@
 //! - `burst`:     publishing 100k due checks;
 //! - `on-demand`: API call → stored result;
 //! - `alert-latency`: target turns failing → webhook received, undisturbed and
-//!   under one fault each (SIGKILL of a service or NATS, PostgreSQL stopped).
+//!   under one fault each (SIGKILL of a service or NATS, PostgreSQL stopped);
+//! - `storage`:   bytes per stored result, dropping a day of results, the
+//!   results and daily-uptime endpoints on millions of rows, checks/s while
+//!   partitions are dropped.
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -62,6 +65,16 @@ async fn main() -> anyhow::Result<()> {
     }
     if wanted("alert-latency") {
         alert_latency().await?;
+    }
+    if wanted("storage") {
+        system_tests::storage_bench::run(system_tests::storage_bench::StorageOptions {
+            days: env_usize("UPTIME_BENCH_STORAGE_DAYS", 10) as u32,
+            rows_per_day: env_usize("UPTIME_BENCH_STORAGE_ROWS_PER_DAY", 1_000_000) as u64,
+            monitors: env_usize("UPTIME_BENCH_STORAGE_MONITORS", 10_000) as i64,
+            requests: env_usize("UPTIME_BENCH_STORAGE_REQUESTS", 300),
+            checks: env_usize("UPTIME_BENCH_STORAGE_CHECKS", 20_000),
+        })
+        .await?;
     }
     Ok(())
 }
