@@ -21,11 +21,17 @@ fn main() {
         hasher.write(relative.to_string_lossy().as_bytes());
         hasher.write(&std::fs::read(&path).unwrap_or_default());
     }
-    println!("cargo:rustc-env=UPTIME_MIGRATIONS_DIGEST={:016x}", hasher.finish());
+    println!(
+        "cargo:rustc-env=UPTIME_MIGRATIONS_DIGEST={:016x}",
+        hasher.finish()
+    );
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read migrations dir").flatten() {
+    for entry in std::fs::read_dir(dir)
+        .expect("read migrations dir")
+        .flatten()
+    {
         let path = entry.path();
         if path.is_dir() {
             collect(&path, files);

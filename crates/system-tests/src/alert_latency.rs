@@ -229,18 +229,13 @@ async fn seed(
                 user_id: user,
                 definition: MonitorDefinition {
                     name: format!("monitor {m}"),
-                    kind: uptime_contracts::MonitorKind::Http,
                     target: Some(format!("{target}?m={m}")),
                     interval_secs: opts.interval_secs,
                     timeout_secs: opts.timeout_secs,
-                    keyword: None,
-                    keyword_type: None,
-                    expected_status: 200,
                     confirmation_count: opts.confirmation_count,
-                    ssl_warn_days: 30,
-                    latency_warn_ms: None,
-                    heartbeat_token: None,
-                    active: true,
+                    ..uptime_testkit::fixtures::monitor_definition(
+                        uptime_contracts::MonitorKind::Http,
+                    )
                 },
             })
             .returning(monitors::id)

@@ -10,6 +10,8 @@
 //!   switches at run time, to point checks at.
 //! - [`receiver::WebhookReceiver`]: a loopback HTTP server that keeps the
 //!   requests it receives and answers with scripted replies, for webhooks.
+//! - [`fixtures`]: a valid monitor definition and its insert, the row most
+//!   tests start from.
 //! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
 //!   receives, for tests of email alerts.
 //!
@@ -17,6 +19,7 @@
 //! give a filter: `TEST_LOG=debug,h2=warn`); tests are silent without it.
 
 mod db;
+pub mod fixtures;
 mod nats;
 pub mod receiver;
 pub mod smtp;

@@ -124,7 +124,10 @@ async fn an_undecodable_event_is_dead_lettered_and_the_next_one_goes_out() {
 
     world
         .js
-        .publish(uptime_contracts::subjects::STATE_CHANGED_V1, "not json".into())
+        .publish(
+            uptime_contracts::subjects::STATE_CHANGED_V1,
+            "not json".into(),
+        )
         .await
         .unwrap()
         .await

@@ -16,8 +16,9 @@ use tokio_util::sync::CancellationToken;
 use uptime_config::SmtpTls;
 use uptime_contracts::messages::*;
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
-use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact, NewMonitor};
-use uptime_db::schema::{monitor_alert_contacts, monitors, users};
+use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact};
+use uptime_db::schema::{monitor_alert_contacts, users};
+use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
 use uptime_testkit::smtp::SmtpServer;
 use uptime_testkit::TestEnv;
 use uuid::Uuid;
@@ -86,29 +87,13 @@ impl World {
     }
 
     pub async fn monitor(&self, user_id: i64, name: &str, active: bool) -> Monitor {
-        diesel::insert_into(monitors::table)
-            .values(NewMonitor {
-                user_id,
-                definition: MonitorDefinition {
-                    name: name.into(),
-                    kind: uptime_contracts::MonitorKind::Http,
-                    target: Some("https://shop.example.com/health".into()),
-                    interval_secs: 60,
-                    timeout_secs: 10,
-                    keyword: None,
-                    keyword_type: None,
-                    expected_status: 200,
-                    confirmation_count: 1,
-                    ssl_warn_days: 30,
-                    latency_warn_ms: None,
-                    heartbeat_token: None,
-                    active,
-                },
-            })
-            .returning(Monitor::as_returning())
-            .get_result(&mut *self.conn().await)
-            .await
-            .expect("insert monitor")
+        let definition = MonitorDefinition {
+            name: name.into(),
+            target: Some("https://shop.example.com/health".into()),
+            active,
+            ..monitor_definition(uptime_contracts::MonitorKind::Http)
+        };
+        insert_monitor(&mut *self.conn().await, user_id, definition).await
     }
 
     /// A contact attached to `monitor_id`.

@@ -1,0 +1,121 @@
+use crate::common::spawn_app;
+use reqwest::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn creating_a_key_returns_the_raw_key_once() {
+    let app = spawn_app().await;
+    let (user_id, key) = app.new_user("ops").await;
+
+    let (status, body) = app
+        .post("/api/v1/api-keys", &key, json!({"name": "ci"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let raw = body["key"]
+        .as_str()
+        .expect("raw key in the creation response");
+    assert!(raw.starts_with("upt_") && raw.len() == 44, "{raw}");
+    assert_eq!(body["prefix"], &raw[..8]);
+    assert_eq!(body["user_id"], user_id);
+    assert_eq!(body["name"], "ci");
+    assert!(body["last_used_at"].is_null());
+    assert!(body["created_at"].is_string());
+
+    // The new key works, and listing never shows a raw key.
+    let (status, list) = app.get("/api/v1/api-keys", raw).await;
+    assert_eq!(status, StatusCode::OK);
+    let keys = list["api_keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 2);
+    assert!(keys.iter().all(|k| k.get("key").is_none()), "{list}");
+    assert!(!list.to_string().contains(raw));
+}
+
+#[tokio::test]
+async fn a_revoked_key_is_refused_at_once() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let (_, created) = app
+        .post("/api/v1/api-keys", &key, json!({"name": "temp"}))
+        .await;
+    let temp = created["key"].as_str().unwrap().to_string();
+    let id = created["id"].as_i64().unwrap();
+
+    assert_eq!(app.get("/api/v1/api-keys", &temp).await.0, StatusCode::OK);
+    let (status, _) = app.delete(&format!("/api/v1/api-keys/{id}"), &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = app.get("/api/v1/api-keys", &temp).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body, json!({"error": "unauthorized"}));
+}
+
+#[tokio::test]
+async fn missing_malformed_and_unknown_keys_get_401_with_www_authenticate() {
+    let app = spawn_app().await;
+    for auth in [
+        None,
+        Some("Bearer nope"),
+        Some("Bearer upt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+        Some("Basic abc"),
+    ] {
+        let mut req = app.client.get(app.url("/api/v1/api-keys"));
+        if let Some(a) = auth {
+            req = req.header("Authorization", a);
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
+        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body["error"], "unauthorized");
+    }
+}
+
+#[tokio::test]
+async fn users_cannot_see_or_revoke_each_others_keys() {
+    let app = spawn_app().await;
+    let (_, alice) = app.new_user("alice").await;
+    let (_, bob) = app.new_user("bob").await;
+    let (_, list) = app.get("/api/v1/api-keys", &alice).await;
+    let alice_key_id = list["api_keys"][0]["id"].as_i64().unwrap();
+
+    let (_, bobs) = app.get("/api/v1/api-keys", &bob).await;
+    assert_eq!(bobs["api_keys"].as_array().unwrap().len(), 1);
+    assert_ne!(bobs["api_keys"][0]["id"].as_i64().unwrap(), alice_key_id);
+
+    let (status, body) = app
+        .delete(&format!("/api/v1/api-keys/{alice_key_id}"), &bob)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "not found");
+    assert_eq!(
+        app.get("/api/v1/api-keys", &alice).await.0,
+        StatusCode::OK,
+        "alice's key still works"
+    );
+}
+
+#[tokio::test]
+async fn invalid_names_are_400_with_details() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    for body in [
+        json!({}),
+        json!({"name": ""}),
+        json!({"name": 5}),
+        json!({"name": "x".repeat(201)}),
+        json!({"name": "a", "extra": 1}),
+    ] {
+        let (status, err) = app.post("/api/v1/api-keys", &key, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(err["error"], "invalid request body", "{err}");
+        assert!(!err["details"].as_array().unwrap().is_empty(), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn last_used_at_is_recorded() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let (_, list) = app.get("/api/v1/api-keys", &key).await;
+    // The request that listed was itself a use of the key.
+    assert!(list["api_keys"][0]["last_used_at"].is_string(), "{list}");
+}

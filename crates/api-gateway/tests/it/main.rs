@@ -1,0 +1,22 @@
+//! The integration tests of `api-gateway`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod alerts;
+mod api_keys;
+mod check_support;
+mod checks;
+mod common;
+mod contacts;
+mod errors;
+mod fuzz;
+mod heartbeats;
+mod limits;
+mod manual_checks;
+mod monitors;
+mod nul_bytes;
+mod openapi;
+mod ops;
+mod quotas;
+mod results_retention;
+mod stream_limits;
+mod verification_mail;

@@ -1,0 +1,6 @@
+//! The integration tests of `recorder`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod common;
+mod recording;
+mod recovery;

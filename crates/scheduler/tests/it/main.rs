@@ -1,0 +1,8 @@
+//! The integration tests of `scheduler`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod common;
+mod due_checks;
+mod heartbeats;
+mod leadership;
+mod service;

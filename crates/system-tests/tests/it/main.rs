@@ -1,0 +1,5 @@
+//! The integration tests of `system-tests`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod architecture;
+mod end_to_end;

@@ -1,0 +1,5 @@
+//! The integration tests of `uptime-contracts`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod schemas;
+mod stream_limits;

@@ -1,0 +1,6 @@
+//! The integration tests of `uptime-db`: one binary (linked once), a module
+//! per area, sharing the harness modules.
+
+mod migrations;
+mod monitor_columns;
+mod partitioned_results;

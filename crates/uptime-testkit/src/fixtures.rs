@@ -1,0 +1,50 @@
+//! Rows tests start from, written once: a valid monitor definition and its
+//! insert. Tests change what they care about with struct-update syntax
+//! (`MonitorDefinition { timeout_secs: 7, ..monitor_definition(kind) }`).
+
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use uptime_contracts::MonitorKind;
+use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
+use uptime_db::schema::monitors;
+
+/// A definition the API would accept: an http or keyword monitor of
+/// `https://example.com/health` (keyword `ok`, contains), or a heartbeat
+/// monitor with a fresh token; every minute, 10 s timeout (a heartbeat's
+/// grace), confirmed by one check, active.
+pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
+    let heartbeat = kind == MonitorKind::Heartbeat;
+    let keyword = kind == MonitorKind::Keyword;
+    MonitorDefinition {
+        name: "site".into(),
+        kind,
+        target: (!heartbeat).then(|| "https://example.com/health".into()),
+        interval_secs: 60,
+        timeout_secs: 10,
+        keyword: keyword.then(|| "ok".into()),
+        keyword_type: keyword.then(|| "contains".into()),
+        expected_status: 200,
+        confirmation_count: 1,
+        ssl_warn_days: 30,
+        latency_warn_ms: None,
+        heartbeat_token: heartbeat.then(|| format!("hb_{}", uuid::Uuid::new_v4().simple())),
+        active: true,
+    }
+}
+
+/// Inserts `definition` as a monitor of `user_id` and returns the row.
+pub async fn insert_monitor(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user_id: i64,
+    definition: MonitorDefinition,
+) -> Monitor {
+    diesel::insert_into(monitors::table)
+        .values(NewMonitor {
+            user_id,
+            definition,
+        })
+        .returning(Monitor::as_returning())
+        .get_result(conn)
+        .await
+        .expect("insert monitor")
+}
