@@ -221,7 +221,8 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(MonitorResponse::from_row(row, contact_ids)?))
 }
 
-/// Delete one of the caller's monitors with its results.
+/// Delete one of the caller's monitors. Its results disappear from the API at
+/// once and from disk with their day partitions (docs/operations.md, retention).
 #[utoipa::path(delete, path = "/api/v1/monitors/{id}", tag = "monitors", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
