@@ -235,9 +235,11 @@ async fn a_scheduled_check_more_than_one_interval_late_is_skipped_but_manual_one
     let mut manual = due_now(http_spec(&url));
     manual.trigger = Trigger::Manual;
     manual.due_at -= chrono::TimeDelta::hours(2);
+    // Late too, but by half its interval: it runs. (Minutes of margin, so a
+    // slow machine cannot make it stale before the checker sees it.)
     let mut fresh = due_now(http_spec(&url));
-    fresh.interval_secs = 10;
-    fresh.due_at -= chrono::TimeDelta::seconds(5);
+    fresh.interval_secs = 600;
+    fresh.due_at -= chrono::TimeDelta::seconds(300);
     for due in [&stale, &manual, &fresh] {
         h.publish_due_as(due, &due.check_id.to_string()).await;
     }

@@ -258,7 +258,8 @@ async fn a_check_in_flight_while_its_monitor_is_edited_does_not_move_the_new_sta
     // The old target starts failing, slowly: the check below is still
     // waiting for it when the monitor moves to the new target.
     old_target.set_status(500);
-    old_target.set_delay(Duration::from_secs(2));
+    // Seconds of margin: the edit below must land while the check waits.
+    old_target.set_delay(Duration::from_secs(5));
     let hits = old_target.hits();
     let in_flight = check_now(&stack, &key, id).await;
     stack
@@ -282,7 +283,7 @@ async fn a_check_in_flight_while_its_monitor_is_edited_does_not_move_the_new_sta
 
     // The old target's failure is stored, as history of version 1...
     let stale = stack
-        .eventually(Duration::from_secs(10), || async {
+        .eventually(Duration::from_secs(30), || async {
             results(&stack, &key, id)
                 .await
                 .into_iter()

@@ -71,7 +71,10 @@ async fn only_as_many_messages_are_pulled_as_there_are_free_slots() {
 async fn progress_keeps_a_message_longer_than_its_ack_wait_from_redelivery() {
     let h = Harness::start().await;
     h.publish("work.slow", HeaderMap::new(), "x").await;
-    let consumer = h.consumer(Duration::from_secs(1), -1).await;
+    // An ack wait of 3 s, progress every second: a redelivery would need the
+    // progress task to stall for two seconds, which a loaded CI machine
+    // does not do (with 1 s it would need only 0.7 s).
+    let consumer = h.consumer(Duration::from_secs(3), -1).await;
     let deliveries = Arc::new(Mutex::new(Vec::new()));
     let shutdown = CancellationToken::new();
     let run = {
@@ -86,8 +89,8 @@ async fn progress_keeps_a_message_longer_than_its_ack_wait_from_redelivery() {
                         let deliveries = deliveries.clone();
                         async move {
                             deliveries.lock().unwrap().push(delivery.delivered());
-                            // Three ack waits of work.
-                            tokio::time::sleep(Duration::from_millis(3_200)).await;
+                            // Well over two ack waits of work.
+                            tokio::time::sleep(Duration::from_millis(7_000)).await;
                             delivery.ack().await;
                         }
                     },
