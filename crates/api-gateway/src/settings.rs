@@ -28,6 +28,10 @@ pub struct GatewaySettings {
     pub manual_checks: ManualCheckSettings,
     /// Verification emails.
     pub verification_mail: VerificationMailSettings,
+    /// The retention section every service reads; the gateway uses
+    /// `verification_token_hours`, so a verification link stops working the
+    /// moment it expires, not at the recorder's next pruning round.
+    pub retention: uptime_retention::RetentionSettings,
 }
 
 impl Default for GatewaySettings {
@@ -51,6 +55,7 @@ impl Default for GatewaySettings {
             quotas: QuotaSettings::default(),
             manual_checks: ManualCheckSettings::default(),
             verification_mail: VerificationMailSettings::default(),
+            retention: uptime_retention::RetentionSettings::default(),
         }
     }
 }

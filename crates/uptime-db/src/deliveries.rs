@@ -429,9 +429,14 @@ pub async fn request_verification(
 pub async fn verify_token(
     conn: &mut AsyncPgConnection,
     token_sha256: &str,
+    issued_after: Option<DateTime<Utc>>,
 ) -> DbResult<Option<i64>> {
+    // Issuing a token sets `updated_at`, so a token whose contact was last
+    // updated before `issued_after` has expired.
+    let issued_after = issued_after.unwrap_or(DateTime::<Utc>::MIN_UTC);
     Ok(diesel::update(alert_contacts::table)
         .filter(alert_contacts::verification_token_sha256.eq(token_sha256))
+        .filter(alert_contacts::updated_at.ge(issued_after))
         .set((
             alert_contacts::verified.eq(true),
             alert_contacts::verification_token_sha256.eq(None::<String>),

@@ -44,7 +44,7 @@ pub struct Verified {
 #[utoipa::path(get, path = "/api/v1/alert-contacts/verify/{token}", tag = "alert-contacts",
     params(("token" = String, Path, description = "The token from the verification email")),
     responses((status = 200, body = Verified),
-        (status = 404, description = "Unknown or already used token", body = ErrorBody)))]
+        (status = 404, description = "Unknown, expired or already used token", body = ErrorBody)))]
 pub async fn verify(
     state: web::Data<AppState>,
     token: web::Path<String>,
@@ -53,10 +53,14 @@ pub async fn verify(
     if !verification::well_formed(&token) {
         return Err(ApiError::NotFound);
     }
+    // A link is good for `retention.verification_token_hours` (0: for ever).
+    let hours = state.settings.retention.verification_token_hours;
+    let issued_after = (hours > 0).then(|| Utc::now() - chrono::TimeDelta::hours(i64::from(hours)));
     let mut conn = state.conn().await?;
-    let contact_id = uptime_db::deliveries::verify_token(&mut conn, &verification::digest(&token))
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let contact_id =
+        uptime_db::deliveries::verify_token(&mut conn, &verification::digest(&token), issued_after)
+            .await?
+            .ok_or(ApiError::NotFound)?;
     tracing::info!(contact_id, "email contact verified");
     Ok(HttpResponse::Ok().json(Verified {
         status: "verified".into(),

@@ -134,6 +134,63 @@ async fn a_verification_link_works_once_and_only_for_its_contact() {
 }
 
 #[tokio::test]
+async fn a_verification_link_expires_after_the_configured_hours() {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use uptime_db::schema::alert_contacts;
+    let app = spawn_app_with(|s| {
+        s.http.public_base_url = "https://uptime.example.com/".into();
+        s.retention.verification_token_hours = 24;
+    })
+    .await;
+    let (user, _) = app.new_user("ops").await;
+    let old = contact(&app, user, "email", "old@example.com", false).await;
+    let fresh = contact(&app, user, "email", "fresh@example.com", false).await;
+    for c in [&old, &fresh] {
+        api_gateway::verification::request_email_verification(&app.state, c)
+            .await
+            .unwrap();
+    }
+    let link_old = verification_link(&app, old.id).await;
+    let link_fresh = verification_link(&app, fresh.id).await;
+    // Both issued a while ago: one just past the 24 hours, one just inside.
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    for (id, hours) in [(old.id, 25), (fresh.id, 23)] {
+        diesel::update(alert_contacts::table.find(id))
+            .set(
+                alert_contacts::updated_at.eq(chrono::Utc::now() - chrono::TimeDelta::hours(hours)),
+            )
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    drop(conn);
+
+    let (status, body) = app
+        .call(
+            Method::GET,
+            link_old.strip_prefix("https://uptime.example.com").unwrap(),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "an expired link: {body}");
+    assert!(!is_verified(&app, user, old.id).await);
+    let (status, body) = app
+        .call(
+            Method::GET,
+            link_fresh
+                .strip_prefix("https://uptime.example.com")
+                .unwrap(),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(is_verified(&app, user, fresh.id).await);
+}
+
+#[tokio::test]
 async fn a_new_verification_request_retires_the_previous_link() {
     let app = spawn_app().await;
     let (user, _) = app.new_user("ops").await;
