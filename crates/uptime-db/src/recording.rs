@@ -307,7 +307,7 @@ pub async fn record_heartbeat(
 ) -> DbResult<Option<PingedMonitor>> {
     Ok(diesel::update(monitors::table)
         .filter(monitors::heartbeat_token.eq(token))
-        .filter(monitors::kind.eq("heartbeat"))
+        .filter(monitors::kind.eq(uptime_contracts::MonitorKind::Heartbeat.as_str()))
         .set(monitors::last_heartbeat_at.eq(at))
         .returning((monitors::id, monitors::active, monitors::definition_version))
         .get_result(conn)
