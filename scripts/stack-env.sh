@@ -19,3 +19,15 @@ export UPTIME_SMTP__TLS=none
 export UPTIME_SMTP__FROM="uptime@localhost"
 
 nc_ok() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# Stream bounds for a laptop: JetStream reserves the sum of every stream's
+# max_bytes on its disk (7.5 GiB with the production defaults, sized for
+# 10,000 monitors through a 6-hour outage) and refuses to create the streams
+# when the disk has less free; 1.25 GiB in all is hours of backlog for a
+# local stack. `UPTIME_NATS__STREAMS__*` set before `just up` win.
+MIB=$((1024 * 1024))
+export UPTIME_NATS__STREAMS__CHECKS_MAX_BYTES="${UPTIME_NATS__STREAMS__CHECKS_MAX_BYTES:-$((512 * MIB))}"
+export UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES="${UPTIME_NATS__STREAMS__RESULTS_MAX_BYTES:-$((512 * MIB))}"
+export UPTIME_NATS__STREAMS__MONITORS_MAX_BYTES="${UPTIME_NATS__STREAMS__MONITORS_MAX_BYTES:-$((64 * MIB))}"
+export UPTIME_NATS__STREAMS__EVENTS_MAX_BYTES="${UPTIME_NATS__STREAMS__EVENTS_MAX_BYTES:-$((128 * MIB))}"
+export UPTIME_NATS__STREAMS__DEAD_MAX_BYTES="${UPTIME_NATS__STREAMS__DEAD_MAX_BYTES:-$((64 * MIB))}"
