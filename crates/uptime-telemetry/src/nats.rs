@@ -69,12 +69,21 @@ pub async fn report_consumer_lag(
     every: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
 ) {
+    let stream_name = stream;
     let poll = async {
         let mut ticker = tokio::time::interval(every);
         loop {
             ticker.tick().await;
             let info = async {
                 let stream = js.get_stream(stream).await.ok()?;
+                // How full the stream is, beside the limit that refuses
+                // (work queues) or drops (feeds) past it: alert before it fills.
+                let stored = stream.cached_info();
+                let labels = [("stream", stream_name)];
+                metrics::gauge!("nats_stream_bytes", &labels).set(stored.state.bytes as f64);
+                metrics::gauge!("nats_stream_messages", &labels).set(stored.state.messages as f64);
+                metrics::gauge!("nats_stream_max_bytes", &labels)
+                    .set(stored.config.max_bytes as f64);
                 let mut handle = stream
                     .get_consumer::<async_nats::jetstream::consumer::pull::Config>(consumer)
                     .await

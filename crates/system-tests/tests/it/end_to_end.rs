@@ -557,6 +557,14 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
             .any(|l| l.starts_with("nats_consumer_pending{") && l.contains("consumer=\"checker\"")),
         "checker lag missing in:\n{text}"
     );
+    // How full its queue is, beside the bound.
+    for gauge in ["nats_stream_bytes{", "nats_stream_max_bytes{"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(gauge) && l.contains("stream=\"UPTIME_CHECKS\"")),
+            "{gauge} missing in:\n{text}"
+        );
+    }
     let api = stack.metrics("api-gateway").await.unwrap();
     assert!(api.contains("http_request_duration_seconds"), "{api}");
 }
