@@ -1,14 +1,14 @@
--- The per-contact pending index, moved out of 000002: commit b5faf1a added it
--- to that migration after it had landed, so databases installed before that
--- commit never got it, and 000003 (which replaces it with
--- alert_deliveries_pending_contact_seq_idx and drops it by name) failed on
--- them. 000002 is back to what it was when it landed.
+-- The per-contact pending index for databases that never got it: commit
+-- b5faf1a added it to 000002 after 000002 had first been applied somewhere,
+-- so databases installed before that commit lack it, and 000003 (which
+-- replaces it with alert_deliveries_pending_contact_seq_idx and drops it by
+-- name) would fail on them. 000002 itself stays as it landed (with the
+-- index): a landed migration is never edited.
 --
--- Its version sorts between 000002 and 000003, so a new database runs it
--- before 000003 drops the index again. A database that already ran 000003
--- runs it later (diesel runs every pending migration, oldest version first):
--- there the index was replaced on purpose and nothing is done, so every
--- database ends with the same indexes.
+-- Its version sorts between 000002 and 000003, so such a database runs it
+-- before 000003 drops the index. A new database already has the index from
+-- 000002, and one that already ran 000003 had it replaced on purpose: both
+-- are left as they are, so every database ends with the same indexes.
 DO $$
 BEGIN
     IF NOT EXISTS (

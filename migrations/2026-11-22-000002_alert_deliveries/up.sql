@@ -29,6 +29,9 @@ CREATE TABLE alert_deliveries (
 );
 CREATE INDEX alert_deliveries_due_idx ON alert_deliveries (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX alert_deliveries_contact_idx ON alert_deliveries (contact_id, created_at DESC);
+-- Serves the per-contact ordering check of the claim: is an older delivery to
+-- this contact still pending?
+CREATE INDEX alert_deliveries_pending_contact_idx ON alert_deliveries (contact_id, id) WHERE status = 'pending';
 
 CREATE TABLE alert_delivery_attempts (
     id            BIGSERIAL PRIMARY KEY,

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 #[rustfmt::skip]
 const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000001_initial", "89b52708163fe1482a331a3df821e8a0f334b63ffac60cf7b2c32e66e3e44de1"),
-    // As landed in 1971d70 (b5faf1a's later edit moved to 000002-1).
-    ("2026-11-22-000002_alert_deliveries", "99db62fcae9a897e3125637a2a4dd1773be40c81dcdd5a54ef7464cc6945991f"),
-    ("2026-11-22-000002-1_pending_contact_index", "885bb7d2c3866d8dbae58af656f75728c7f2424a0d3c602e82bd060a305201b1"),
+    // As landed (with b5faf1a's index; 000002-1 adds it where it is missing).
+    ("2026-11-22-000002_alert_deliveries", "7002a71f3c3c8cd27c9ee416a522316582db62b8375f41e8043f87f0a69c765a"),
+    ("2026-11-22-000002-1_pending_contact_index", "18790f74ac80c188a74a633b5b21ccd574a684ef70adc10d09bebb9596d315b9"),
     ("2026-11-22-000003_delivery_order_and_leases", "87dfdc56680652528b354690a7b864b563ca2084e5cd3eb7aa4d7da10837225e"),
     ("2026-11-22-000004_user_quotas", "cfc1e1ebb5cd908b23e814c4ffb1d0b1ddc21c3337ddd7d6f1420ab2f69497c6"),
     ("2026-11-22-000005_verification_mail_on_create", "a57bc9ffc1f3e22bc06d1528785cd0cef7a76dc1c2614ef44126673bb1a95f39"),
@@ -214,18 +214,24 @@ async fn schema_of(url: &str) -> Vec<String> {
 
 const INITIAL: &str = "2026-11-22-000001_initial";
 const DELIVERIES: &str = "2026-11-22-000002_alert_deliveries";
-/// The index b5faf1a added to `DELIVERIES`, moved to a migration of its own.
-const MOVED_INDEX: &str = "2026-11-22-000002-1_pending_contact_index";
-/// What commit b5faf1a added to `DELIVERIES` after it had landed.
-const EDIT_OF_B5FAF1A: &str = "CREATE INDEX alert_deliveries_pending_contact_idx \
-     ON alert_deliveries (contact_id, id) WHERE status = 'pending';";
+/// Creates, where it is missing, the index b5faf1a added to `DELIVERIES`.
+const MISSING_INDEX: &str = "2026-11-22-000002-1_pending_contact_index";
 
-/// For [`subset`]: `DELIVERIES` as it was between b5faf1a and this fix.
-fn as_edited_by_b5faf1a(name: &str, dir: &Path) {
+/// For [`subset`]: `DELIVERIES` as it was before commit b5faf1a added the
+/// per-contact pending index to it.
+fn as_before_b5faf1a(name: &str, dir: &Path) {
     if name == DELIVERIES {
         let up = dir.join("up.sql");
         let body = std::fs::read_to_string(&up).unwrap();
-        std::fs::write(&up, format!("{body}\n{EDIT_OF_B5FAF1A}\n")).unwrap();
+        let before: Vec<&str> = body
+            .lines()
+            .filter(|l| !l.contains("alert_deliveries_pending_contact_idx"))
+            .collect();
+        assert!(
+            before.len() < body.lines().count(),
+            "the index is in 000002"
+        );
+        std::fs::write(&up, before.join("\n")).unwrap();
     }
 }
 
@@ -255,9 +261,9 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
         "results are partitioned by day of slot: {expected:#?}"
     );
 
-    // Installed when 000002 had landed (no index), and upgraded now.
+    // Installed from 000002 before b5faf1a added the index, upgraded now.
     let landed = empty_database().await;
-    let old = subset(&[INITIAL, DELIVERIES], |_, _| {});
+    let old = subset(&[INITIAL, DELIVERIES], as_before_b5faf1a);
     run_migrations_of(&landed, old.path().to_path_buf()).await;
     uptime_db::migrate(&landed)
         .await
@@ -268,9 +274,9 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
         "installed before b5faf1a"
     );
 
-    // Installed while 000002 carried b5faf1a's index, and upgraded now.
+    // Installed from 000002 as it landed (with the index), upgraded now.
     let edited = empty_database().await;
-    let old = subset(&[INITIAL, DELIVERIES], as_edited_by_b5faf1a);
+    let old = subset(&[INITIAL, DELIVERIES], |_, _| {});
     run_migrations_of(&edited, old.path().to_path_buf()).await;
     uptime_db::migrate(&edited)
         .await
@@ -281,19 +287,18 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
         "installed after b5faf1a"
     );
 
-    // Fully migrated before the index moved (000003 and later have run),
-    // then given the moved index's migration, which runs last there.
+    // Fully migrated without 000002-1 (000003 and later have run), then
+    // given 000002-1, which runs last there and must change nothing.
     let current = empty_database().await;
-    let names: Vec<String> = folders().into_keys().filter(|n| n != MOVED_INDEX).collect();
+    let names: Vec<String> = folders()
+        .into_keys()
+        .filter(|n| n != MISSING_INDEX)
+        .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let old = subset(&names, as_edited_by_b5faf1a);
+    let old = subset(&names, |_, _| {});
     run_migrations_of(&current, old.path().to_path_buf()).await;
     let applied = uptime_db::migrate(&current).await.expect("upgrades");
-    assert_eq!(
-        applied,
-        ["202611220000021"],
-        "only the moved index is new there"
-    );
+    assert_eq!(applied, ["202611220000021"], "only 000002-1 is new there");
     assert_eq!(
         schema_of(&current).await,
         expected,
