@@ -7,6 +7,7 @@
 //! landed migration folder is pinned here by a SHA-256 digest of its files,
 //! and every migration history a database can have ends in the same schema.
 
+use crate::history::{empty_database, folders, run_migrations_of, subset};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sha2::{Digest, Sha256};
@@ -30,25 +31,6 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000008_partitioned_results", "1476bc8c3ba53d112f42f853c925892e19328117f405dd0dcce412b9f2d4b139"),
     ("2026-11-22-000009_retention_indexes", "11614e93cfe87a22671f4a296c7e7c79384f0fa7bd1cea3c3b363c60cd59320b"),
 ];
-
-fn migrations_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations")
-}
-
-/// The migration folders, by name.
-fn folders() -> BTreeMap<String, PathBuf> {
-    std::fs::read_dir(migrations_dir())
-        .expect("read migrations/")
-        .map(|entry| entry.expect("migrations/ entry").path())
-        .filter(|path| path.is_dir())
-        .map(|path| {
-            (
-                path.file_name().unwrap().to_string_lossy().into_owned(),
-                path,
-            )
-        })
-        .collect()
-}
 
 /// SHA-256 over every file of the folder (name and content, by name), with
 /// line endings normalised so a Windows checkout digests the same.
@@ -115,67 +97,6 @@ fn landed_migrations_are_never_edited_or_removed_and_new_ones_are_pinned() {
 // ---------------------------------------------------------------------------
 // Every migration history ends in the same schema.
 // ---------------------------------------------------------------------------
-
-/// A new, empty database on the test server.
-async fn empty_database() -> String {
-    let admin_url = std::env::var("UPTIME_TEST_DATABASE_URL")
-        .expect("UPTIME_TEST_DATABASE_URL is not set: run the tests with `just test`");
-    let name = format!("t_mig_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = AsyncPgConnection::establish(&admin_url)
-        .await
-        .expect("connect to the test server");
-    diesel::sql_query(format!("CREATE DATABASE {name}"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, query) = admin_url
-        .split_once('?')
-        .map_or((admin_url.as_str(), String::new()), |(b, q)| {
-            (b, format!("?{q}"))
-        });
-    let host_end = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[host_end..].find('/') {
-        Some(i) => &base[..host_end + i],
-        None => base,
-    };
-    format!("{base}/{name}{query}")
-}
-
-/// Runs the migrations of `dir` (a folder of migration folders) as the
-/// services do, through diesel's harness.
-async fn run_migrations_of(url: &str, dir: PathBuf) {
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || {
-        use diesel::Connection;
-        use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-        use diesel_migrations::{FileBasedMigrations, MigrationHarness};
-        let mut conn =
-            <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url).unwrap();
-        let source = FileBasedMigrations::from_path(&dir).unwrap();
-        conn.run_pending_migrations(source).unwrap();
-    })
-    .await
-    .unwrap();
-}
-
-/// A folder with copies of the named migrations; `tweak` may edit a copy.
-fn subset(names: &[&str], tweak: impl Fn(&str, &Path)) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let found = folders();
-    for name in names {
-        let from = found
-            .get(*name)
-            .unwrap_or_else(|| panic!("no migration {name}"));
-        let to = dir.path().join(name);
-        std::fs::create_dir(&to).unwrap();
-        for file in std::fs::read_dir(from).unwrap() {
-            let file = file.unwrap().path();
-            std::fs::copy(&file, to.join(file.file_name().unwrap())).unwrap();
-        }
-        tweak(name, &to);
-    }
-    dir
-}
 
 #[derive(QueryableByName, Debug, PartialEq, Eq)]
 struct Line {
@@ -264,7 +185,7 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
     // Installed from 000002 before b5faf1a added the index, upgraded now.
     let landed = empty_database().await;
     let old = subset(&[INITIAL, DELIVERIES], as_before_b5faf1a);
-    run_migrations_of(&landed, old.path().to_path_buf()).await;
+    run_migrations_of(&landed, old.path()).await;
     uptime_db::migrate(&landed)
         .await
         .expect("a database from before b5faf1a upgrades");
@@ -277,7 +198,7 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
     // Installed from 000002 as it landed (with the index), upgraded now.
     let edited = empty_database().await;
     let old = subset(&[INITIAL, DELIVERIES], |_, _| {});
-    run_migrations_of(&edited, old.path().to_path_buf()).await;
+    run_migrations_of(&edited, old.path()).await;
     uptime_db::migrate(&edited)
         .await
         .expect("a database from after b5faf1a upgrades");
@@ -296,7 +217,7 @@ async fn every_migration_history_ends_in_the_schema_of_a_new_database() {
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let old = subset(&names, |_, _| {});
-    run_migrations_of(&current, old.path().to_path_buf()).await;
+    run_migrations_of(&current, old.path()).await;
     let applied = uptime_db::migrate(&current).await.expect("upgrades");
     assert_eq!(applied, ["202611220000021"], "only 000002-1 is new there");
     assert_eq!(

@@ -3,74 +3,26 @@
 //! id, lands in the partition of its day, ids keep growing from the same
 //! sequence and one row per `check_id` still holds.
 
+use crate::history::{empty_database, folders, run_migrations_of, subset};
 use chrono::{DateTime, Days, TimeDelta, Utc};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::QueryableByName;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use std::path::{Path, PathBuf};
 use uptime_db::recording::{insert_results, NewCheckResult};
 use uptime_db::results::partitions::{partition_name, start_of, DEFAULT_PARTITION};
 use uuid::Uuid;
 
 const CONVERSION: &str = "2026-11-22-000008_partitioned_results";
 
-/// A new, empty database on the test server.
-async fn empty_database() -> String {
-    let admin_url = std::env::var("UPTIME_TEST_DATABASE_URL")
-        .expect("UPTIME_TEST_DATABASE_URL is not set: run the tests with `just test`");
-    let name = format!("t_part_{}", Uuid::new_v4().simple());
-    let mut admin = AsyncPgConnection::establish(&admin_url).await.unwrap();
-    diesel::sql_query(format!("CREATE DATABASE {name}"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, query) = admin_url
-        .split_once('?')
-        .map_or((admin_url.as_str(), String::new()), |(b, q)| {
-            (b, format!("?{q}"))
-        });
-    let host_end = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[host_end..].find('/') {
-        Some(i) => &base[..host_end + i],
-        None => base,
-    };
-    format!("{base}/{name}{query}")
-}
-
 /// Copies of the migrations that sort before `CONVERSION`: a database as it
 /// was before this version.
 fn migrations_before_conversion() -> tempfile::TempDir {
-    let all = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let dir = tempfile::tempdir().unwrap();
-    for entry in std::fs::read_dir(&all).unwrap() {
-        let from: PathBuf = entry.unwrap().path();
-        let name = from.file_name().unwrap().to_string_lossy().into_owned();
-        if !from.is_dir() || name.as_str() >= CONVERSION {
-            continue;
-        }
-        let to = dir.path().join(&name);
-        std::fs::create_dir(&to).unwrap();
-        for file in std::fs::read_dir(&from).unwrap() {
-            let file = file.unwrap().path();
-            std::fs::copy(&file, to.join(file.file_name().unwrap())).unwrap();
-        }
-    }
-    dir
-}
-
-async fn run_migrations_of(url: &str, dir: &Path) {
-    let (url, dir) = (url.to_string(), dir.to_path_buf());
-    tokio::task::spawn_blocking(move || {
-        use diesel::Connection;
-        use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-        use diesel_migrations::{FileBasedMigrations, MigrationHarness};
-        let mut conn =
-            <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url).unwrap();
-        let source = FileBasedMigrations::from_path(&dir).unwrap();
-        conn.run_pending_migrations(source).unwrap();
-    })
-    .await
-    .unwrap();
+    let names: Vec<String> = folders()
+        .into_keys()
+        .filter(|name| name.as_str() < CONVERSION)
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    subset(&names, |_, _| {})
 }
 
 #[derive(QueryableByName)]
