@@ -265,3 +265,27 @@ impl Stack {
             .await?)
     }
 }
+
+/// Publishes all of `msgs` with up to 4096 acks in flight; returns the time taken.
+pub async fn publish_all(
+    js: &async_nats::jetstream::Context,
+    msgs: Vec<uptime_contracts::CheckDueV2>,
+) -> anyhow::Result<std::time::Duration> {
+    let started = std::time::Instant::now();
+    let mut in_flight = futures::stream::FuturesUnordered::new();
+    for msg in msgs {
+        let headers = uptime_telemetry::nats::headers_with_msg_id(&msg.check_id.to_string());
+        in_flight.push(std::future::IntoFuture::into_future(
+            uptime_contracts::bus::publish(js, headers, &msg).await?,
+        ));
+        if in_flight.len() >= 4096 {
+            futures::StreamExt::next(&mut in_flight)
+                .await
+                .expect("an ack in flight")?;
+        }
+    }
+    while let Some(ack) = futures::StreamExt::next(&mut in_flight).await {
+        ack?;
+    }
+    Ok(started.elapsed())
+}

@@ -13,7 +13,6 @@ use anyhow::Context;
 use chrono::{NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Date, Double, Timestamptz};
 use diesel_async::RunQueryDsl;
-use futures::StreamExt;
 use std::time::{Duration, Instant};
 use uptime_contracts::{CheckDueV2, CheckSpecV1, MonitorKind, Trigger};
 use uptime_retention::RetentionSettings;
@@ -243,9 +242,8 @@ async fn checks_per_second(
     let before = count(&mut conn).await?.n;
     anyhow::ensure!(before == 0, "today's partition is not empty: {before}");
     let started = Instant::now();
-    let mut acks = futures::stream::FuturesUnordered::new();
-    for _ in 0..n {
-        let due = CheckDueV2 {
+    let dues: Vec<CheckDueV2> = (0..n)
+        .map(|_| CheckDueV2 {
             check_id: uuid::Uuid::new_v4(),
             monitor_id,
             definition_version: 1,
@@ -260,17 +258,9 @@ async fn checks_per_second(
                 keyword: None,
                 keyword_type: None,
             },
-        };
-        let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());
-        let ack = uptime_contracts::bus::publish(js, headers, &due).await?;
-        acks.push(std::future::IntoFuture::into_future(ack));
-        if acks.len() >= 4096 {
-            acks.next().await.context("ack")??;
-        }
-    }
-    while let Some(ack) = acks.next().await {
-        ack?;
-    }
+        })
+        .collect();
+    crate::publish_all(js, dues).await?;
     loop {
         let stored = count(&mut conn).await?.n;
         if stored as usize >= n {

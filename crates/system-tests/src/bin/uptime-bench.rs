@@ -247,28 +247,6 @@ fn due(monitor_id: i64, target: &str) -> CheckDueV2 {
     }
 }
 
-/// Publishes all of `msgs` with up to 4096 acks in flight; returns the time taken.
-async fn publish_all(
-    js: &async_nats::jetstream::Context,
-    msgs: Vec<CheckDueV2>,
-) -> anyhow::Result<Duration> {
-    let started = Instant::now();
-    let mut in_flight = futures::stream::FuturesUnordered::new();
-    for msg in msgs {
-        let headers = uptime_telemetry::nats::headers_with_msg_id(&msg.check_id.to_string());
-        in_flight.push(std::future::IntoFuture::into_future(
-            uptime_contracts::bus::publish(js, headers, &msg).await?,
-        ));
-        if in_flight.len() >= 4096 {
-            in_flight.next().await.context("ack")??;
-        }
-    }
-    while let Some(ack) = in_flight.next().await {
-        ack?;
-    }
-    Ok(started.elapsed())
-}
-
 /// Due checks published as fast as possible; measures due message → stored result.
 async fn pipeline() -> anyhow::Result<()> {
     let n = env_usize("UPTIME_BENCH_PIPELINE_CHECKS", 30_000);
@@ -290,7 +268,7 @@ async fn pipeline() -> anyhow::Result<()> {
         .collect();
 
     let started = Instant::now();
-    publish_all(&js, msgs).await?;
+    system_tests::publish_all(&js, msgs).await?;
     loop {
         let stored = count(&stack.env, "SELECT count(*) AS n FROM check_results").await?;
         if stored as usize >= n {
@@ -463,7 +441,7 @@ async fn burst() -> anyhow::Result<()> {
     let msgs: Vec<_> = (0..n)
         .map(|i| due(i as i64, "http://127.0.0.1:9/"))
         .collect();
-    let took = publish_all(&js, msgs).await?;
+    let took = system_tests::publish_all(&js, msgs).await?;
     println!(
         "burst      {n} due checks published and acknowledged in {:.2} s ({:.0}/s)",
         took.as_secs_f64(),
