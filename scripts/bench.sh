@@ -3,10 +3,17 @@
 # memory figures, on a PostgreSQL cluster of its own and NATS servers it starts.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 "$REPO/scripts/install-deps.sh"
+# The "million" stage's target (nginx, whose access log says when each check
+# landed) and the probe it is compared with (blackbox_exporter), from Debian.
+if [[ -z "${UPTIME_BENCH_ONLY:-}" || ",$UPTIME_BENCH_ONLY," == *,million,* ]]; then
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx-light
+  [ -x /usr/bin/prometheus-blackbox-exporter ] || apt_install prometheus-blackbox-exporter \
+    || log "prometheus-blackbox-exporter not installable: the million stage runs without the comparison"
+fi
 # The services run as processes of their own in the alert-latency stage, so a
 # fault there is a real SIGKILL.
 cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p system-tests --bins \
-  -p scheduler -p checker -p recorder -p notifier
+  -p scheduler -p checker -p recorder -p notifier -p api-gateway
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 cluster="bench-$$"

@@ -9,15 +9,15 @@
 //! written straight to the database before the scheduler starts; the target
 //! and the receiver are loopback servers of this process.
 
+use crate::processes::{ProcessOptions, Processes};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
 use uptime_db::schema::{monitor_alert_contacts, monitors, users};
 use uptime_testkit::receiver::WebhookReceiver;
@@ -75,123 +75,6 @@ pub struct Round {
 }
 
 const SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
-
-struct Proc {
-    name: &'static str,
-    child: Child,
-}
-
-/// The services and `nats-server`, as processes.
-struct Processes {
-    opts: AlertLatencyOptions,
-    db_url: String,
-    nats_port: u16,
-    nats_store: tempfile::TempDir,
-    nats: Option<Child>,
-    services: Vec<Proc>,
-}
-
-impl Processes {
-    fn nats_url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.nats_port)
-    }
-
-    async fn start_nats(&mut self) -> anyhow::Result<()> {
-        let child = Command::new(&self.opts.nats_server)
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.nats_port.to_string(),
-                "-sd",
-            ])
-            .arg(self.nats_store.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .context("start nats-server")?;
-        self.nats = Some(child);
-        wait_for_port(self.nats_port).await
-    }
-
-    fn start(&mut self, name: &'static str) -> anyhow::Result<()> {
-        // UPTIME_BENCH_LOG_DIR keeps each service's log (info and up).
-        let (log, level) = match std::env::var_os("UPTIME_BENCH_LOG_DIR") {
-            Some(dir) => {
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(PathBuf::from(dir).join(format!("{name}.log")))?;
-                let level =
-                    std::env::var("UPTIME_BENCH_LOG_LEVEL").unwrap_or_else(|_| "info".into());
-                (Stdio::from(file), level)
-            }
-            None => (Stdio::null(), "error".to_string()),
-        };
-        let child = Command::new(self.opts.bin_dir.join(name))
-            .env("UPTIME_DATABASE__URL", &self.db_url)
-            .env("UPTIME_NATS__URL", self.nats_url())
-            .env("UPTIME_OPS__LISTEN", "127.0.0.1:0")
-            .env("UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS", "true")
-            .env("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier")
-            .env("UPTIME_TELEMETRY__LOG_FORMAT", "json")
-            .env("UPTIME_TELEMETRY__LOG_LEVEL", &level)
-            .stdout(log)
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("start {name}"))?;
-        self.services.push(Proc { name, child });
-        Ok(())
-    }
-
-    /// `SIGKILL`s the named process (a service or `nats-server`).
-    async fn kill(&mut self, name: &str) -> anyhow::Result<()> {
-        if name == "nats" {
-            if let Some(mut nats) = self.nats.take() {
-                nats.kill().await?;
-            }
-            return Ok(());
-        }
-        let at = self
-            .services
-            .iter()
-            .position(|p| p.name == name)
-            .context("no such service")?;
-        let mut proc = self.services.remove(at);
-        proc.child.kill().await?;
-        Ok(())
-    }
-
-    async fn restart(&mut self, name: &'static str) -> anyhow::Result<()> {
-        if name == "nats" {
-            self.start_nats().await
-        } else {
-            self.start(name)
-        }
-    }
-}
-
-async fn wait_for_port(port: u16) -> anyhow::Result<()> {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    anyhow::bail!("nothing listens on {port}")
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
 
 /// Seeds the monitors and contacts; each monitor alerts one contact.
 async fn seed(
@@ -258,17 +141,15 @@ pub async fn run(opts: AlertLatencyOptions, faults: &[Fault]) -> anyhow::Result<
     let target = TargetServer::start().await;
     let hook = WebhookReceiver::start().await;
     seed(&db, &opts, &target.url("/health"), &hook).await?;
-    let mut procs = Processes {
-        opts: opts.clone(),
+    let mut procs = Processes::start(ProcessOptions {
+        bin_dir: opts.bin_dir.clone(),
+        nats_server: opts.nats_server.clone(),
         db_url: db.url.clone(),
-        nats_port: free_port()?,
-        nats_store: tempfile::tempdir()?,
-        nats: None,
-        services: Vec::new(),
-    };
-    procs.start_nats().await?;
+    })
+    .await?;
     for name in SERVICES {
-        procs.start(name)?;
+        let instance = ("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier".to_string());
+        procs.start_service(name, &[instance])?;
     }
     // Every monitor's first check turns it from pending to up (no alert for
     // that, by design: nobody was told it was down): wait for all of them.

@@ -6,6 +6,8 @@
 //! services themselves never depend on each other.
 
 pub mod alert_latency;
+pub mod million;
+pub mod processes;
 pub mod storage_bench;
 
 /// The `q` quantile (0 to 1) of `sorted` (ascending); NaN when empty.
@@ -24,6 +26,48 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_testkit::TestEnv;
+
+/// Requests per second that `client` completes against `url` (answers
+/// with a 2xx status), `concurrency` at a time, for `length`.
+pub async fn request_rate(
+    client: &reqwest::Client,
+    url: &str,
+    concurrency: usize,
+    length: std::time::Duration,
+) -> f64 {
+    let started = std::time::Instant::now();
+    let deadline = started + length;
+    let workers = (0..concurrency).map(|_| {
+        let (client, url) = (client.clone(), url.to_string());
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while std::time::Instant::now() < deadline {
+                if let Ok(r) = client.get(&url).send().await {
+                    let ok = r.status().is_success();
+                    if r.bytes().await.is_ok() && ok {
+                        n += 1;
+                    }
+                }
+            }
+            n
+        })
+    });
+    let total: u64 = futures::future::join_all(workers)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap_or(0))
+        .sum();
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+/// The plain fresh-connection request rate to `url`: the machine's ceiling
+/// for what a checker does per check, 256 at a time for 5 s.
+pub async fn fresh_connection_rate(url: &str) -> anyhow::Result<f64> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()?;
+    Ok(request_rate(&client, url, 256, std::time::Duration::from_secs(5)).await)
+}
 
 /// Which services to run and how.
 #[derive(Clone)]

@@ -10,6 +10,9 @@
 //! - `on-demand`: API call → stored result;
 //! - `alert-latency`: target turns failing → webhook received, undisturbed and
 //!   under one fault each (SIGKILL of a service or NATS, PostgreSQL stopped);
+//! - `million`:   a million monitors at 300 s created through the bulk API,
+//!   every service a process of its own, an nginx target: jitter where the
+//!   checks land, CPU and memory per process, API latency under the load;
 //! - `storage`:   bytes per stored result, dropping a day of results, the
 //!   results and daily-uptime endpoints on millions of rows, checks/s while
 //!   partitions are dropped.
@@ -76,7 +79,38 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     }
+    if wanted("million") {
+        million().await?;
+    }
     Ok(())
+}
+
+async fn million() -> anyhow::Result<()> {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let which = |bin: &str| {
+        ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(bin))
+            .find(|p| p.exists())
+    };
+    system_tests::million::run(system_tests::million::MillionOptions {
+        monitors: env_usize("UPTIME_BENCH_MILLION_MONITORS", 1_000_000),
+        interval_secs: env_usize("UPTIME_BENCH_MILLION_INTERVAL", 300) as u32,
+        run_secs: env_usize("UPTIME_BENCH_MILLION_SECS", 720) as u64,
+        batch: env_usize("UPTIME_BENCH_MILLION_BATCH", 500),
+        bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
+            .map(Into::into)
+            .unwrap_or_else(|_| repo.join("target/release")),
+        nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
+            .unwrap_or_else(|_| "nats-server".into())
+            .into(),
+        nginx: which("nginx").context("nginx not installed (just bench installs it)")?,
+        blackbox: which("prometheus-blackbox-exporter"),
+        pg_port: std::env::var("UPTIME_BENCH_PG_PORT")
+            .ok()
+            .and_then(|p| p.parse().ok()),
+    })
+    .await
 }
 
 /// Target switched to failing → the webhook receiver's request, p50/p99,
@@ -153,34 +187,8 @@ async fn alert_latency() -> anyhow::Result<()> {
 /// Fresh-connection GETs against the target, 256 at a time, for 5 s.
 async fn baseline() -> anyhow::Result<()> {
     let target = TargetServer::start().await;
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()?;
-    let url = target.url("/");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let started = Instant::now();
-    let workers = (0..256).map(|_| {
-        let (client, url) = (client.clone(), url.clone());
-        tokio::spawn(async move {
-            let mut n = 0u64;
-            while Instant::now() < deadline {
-                if let Ok(r) = client.get(&url).send().await {
-                    let _ = r.bytes().await;
-                    n += 1;
-                }
-            }
-            n
-        })
-    });
-    let total: u64 = futures::future::join_all(workers)
-        .await
-        .into_iter()
-        .map(|r| r.unwrap_or(0))
-        .sum();
-    println!(
-        "baseline   plain fresh-connection requests: {:.0} req/s",
-        total as f64 / started.elapsed().as_secs_f64()
-    );
+    let rate = system_tests::fresh_connection_rate(&target.url("/")).await?;
+    println!("baseline   plain fresh-connection requests: {rate:.0} req/s");
     Ok(())
 }
 
