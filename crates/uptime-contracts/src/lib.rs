@@ -7,12 +7,14 @@
 //! message version is never changed in place: a change adds `...V2` with a new
 //! subject suffix, and the old version keeps flowing until nobody reads it.
 
+pub mod api_keys;
 pub mod bus;
 pub mod checks_v2;
 pub mod messages;
 pub mod streams;
 pub mod subjects;
 
+pub use api_keys::*;
 pub use checks_v2::*;
 pub use messages::*;
 
@@ -57,5 +59,6 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV1>(),
         entry::<SslExpiringV1>(),
+        entry::<ApiKeyRevokedV1>(),
     ]
 }

@@ -15,3 +15,6 @@ pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
 pub const STATE_CHANGED_V1: &str = "uptime.events.state_changed.v1";
 /// A monitor's certificate entered its warning window (recorder → notifier).
 pub const SSL_EXPIRING_V1: &str = "uptime.events.ssl_expiring.v1";
+/// An API key was revoked (api-gateway → every api-gateway replica; core
+/// NATS, no stream).
+pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";
