@@ -2,33 +2,60 @@
 //! delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
-//! Pulling, the span in each event's trace and dead letters are the consumer
-//! scaffold's (`uptime_consumer`); events are taken one at a time, in stream
-//! order.
+//!
+//! Events are taken in batches (the consumer scaffold's `run_batches`: up to
+//! `batch_size` events arriving within `batch_wait` of the first): a batch's
+//! deliveries are written by one statement
+//! ([`uptime_db::deliveries::intake`]), then every event is acked and the
+//! delivery worker woken once. An event nobody is alerted about (a monitor
+//! without verified contacts, the common case) therefore costs a share of one
+//! statement, not a round trip of its own; a change to `pending` costs no
+//! database work at all.
+//!
+//! - An undecodable event is dead-lettered with its reason; the rest of its
+//!   batch goes on.
+//! - A transient database error (connection lost, pool exhausted) hands the
+//!   whole batch back for redelivery after `retry_delay`.
+//! - Any other error of a batch is looked into event by event, so one event
+//!   that can never be stored does not hold back the others. An event that
+//!   fails on its own is handed back too, never given up on: that would be
+//!   an alert lost, and the error may be the database's (a broken
+//!   migration), not the event's.
+//!
+//! Order: batches are handled one after another, and within a batch
+//! deliveries are numbered in stream order (`seq`, the order the worker sends
+//! a contact's deliveries in), so one monitor's events reach each contact in
+//! the order they were published.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 use uptime_alerts::AlertEvent;
-use uptime_consumer::{Concurrency, Consumer, DeadReason, Delivery};
+use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
 use uptime_contracts::{subjects, Message as _, SslExpiringV1, StateChangedV1};
+use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
 
+/// Histogram: events (messages) taken per batch.
+pub const BATCH_SIZE_METRIC: &str = "notifier_intake_batch_size";
+/// Counter: events taken that nobody is alerted about (no verified contact
+/// of an active monitor, or a change to `pending`).
+pub const WITHOUT_DELIVERIES_METRIC: &str = "alert_events_without_deliveries_total";
+
+/// Redelivering cannot help.
 #[derive(Debug, thiserror::Error)]
-enum IntakeError {
-    /// Redelivering cannot help.
-    #[error("undecodable event on {subject}: {reason}")]
-    Undecodable { subject: String, reason: String },
-    #[error(transparent)]
-    Db(#[from] DbError),
+#[error("undecodable event on {subject}: {reason}")]
+struct Undecodable {
+    subject: String,
+    reason: String,
 }
 
 /// The alert an event message raises; `None` when there is nothing to tell
 /// anyone (a change to `pending`).
-fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, IntakeError> {
-    let undecodable = |reason: String| IntakeError::Undecodable {
+fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, Undecodable> {
+    let undecodable = |reason: String| Undecodable {
         subject: subject.to_string(),
         reason,
     };
@@ -47,6 +74,18 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, IntakeErr
     }
 }
 
+/// The row the store needs for an alert about a monitor; `None` for an alert
+/// about no monitor (nobody to tell).
+fn to_store(alert: &AlertEvent) -> Option<IntakeEvent> {
+    let monitor = alert.monitor.as_ref()?;
+    Some(IntakeEvent {
+        event_id: alert.event_id,
+        monitor_id: monitor.id,
+        event_type: alert.event.as_str().to_string(),
+        payload: serde_json::to_string(alert).expect("an alert serialises"),
+    })
+}
+
 /// Turns events into deliveries.
 #[derive(Clone)]
 pub struct Intake {
@@ -56,101 +95,213 @@ pub struct Intake {
     pub retry_delay: Duration,
 }
 
+/// How an attempt to store some events' deliveries ended.
+enum Attempt {
+    /// Written and acked.
+    Stored,
+    /// Handed back for redelivery after a transient error.
+    Retrying,
+    /// A non-transient error: these events cannot be stored together.
+    Failed(DbError),
+}
+
 impl Intake {
-    async fn handle(&self, message: Delivery) {
-        // A child of the scaffold's message span, itself in the event's trace.
-        let span = tracing::info_span!("alert_event", subject = %message.subject(), event_id = tracing::field::Empty);
-        async {
-            match self.store(&message).await {
-                Ok(created) => {
-                    if created > 0 {
-                        self.deliveries_added.notify_one();
-                    }
-                    metrics::counter!("alert_events_total", "outcome" => "accepted").increment(1);
-                    message.ack().await;
-                }
-                Err(e @ IntakeError::Undecodable { .. }) => {
-                    metrics::counter!("alert_events_total", "outcome" => "undecodable").increment(1);
+    /// Turns one batch of event messages into deliveries and settles every
+    /// message.
+    pub async fn handle(&self, mut messages: Vec<Delivery>) {
+        if messages.is_empty() {
+            return;
+        }
+        metrics::histogram!(BATCH_SIZE_METRIC).record(messages.len() as f64);
+        // A pull hands messages over in stream order, but a redelivered one
+        // may come after newer ones: its place is its sequence.
+        messages.sort_by_key(Delivery::stream_sequence);
+        let mut batch: Vec<(Delivery, IntakeEvent)> = Vec::with_capacity(messages.len());
+        let mut silent = 0u64;
+        for message in messages {
+            match decode(message.subject(), message.payload()) {
+                Err(e) => {
+                    metrics::counter!("alert_events_total", "outcome" => "undecodable")
+                        .increment(1);
                     message
                         .dead_letter(DeadReason::Undecodable, &e.to_string())
                         .await;
                 }
-                Err(IntakeError::Db(e)) => {
-                    // Every database error is retried: an event given up on
-                    // would be an alert lost.
-                    tracing::warn!(error = %e, transient = e.is_transient(), "storing deliveries failed; event will be redelivered");
-                    metrics::counter!("alert_events_total", "outcome" => "retry").increment(1);
-                    message.nak(Some(self.retry_delay)).await;
-                }
+                Ok(alert) => match alert.as_ref().and_then(to_store) {
+                    Some(event) => batch.push((message, event)),
+                    None => {
+                        // Nothing to write: done as soon as it is read.
+                        silent += 1;
+                        message.ack().await;
+                    }
+                },
             }
         }
-        .instrument(span)
-        .await
+        if silent > 0 {
+            metrics::counter!("alert_events_total", "outcome" => "accepted").increment(silent);
+            metrics::counter!(WITHOUT_DELIVERIES_METRIC).increment(silent);
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let Attempt::Failed(e) = self.attempt(&batch).await else {
+            return;
+        };
+        if batch.len() > 1 {
+            // One event the database refuses must not hold back the others:
+            // store them one by one to find it.
+            tracing::warn!(error = %e, size = batch.len(), "storing a batch of events failed; storing them one by one");
+            for item in &batch {
+                if let Attempt::Failed(e) = self.attempt(std::slice::from_ref(item)).await {
+                    self.hand_back(item, &e).await;
+                }
+            }
+        } else {
+            self.hand_back(&batch[0], &e).await;
+        }
     }
 
-    /// Writes the event's deliveries; returns how many are new.
-    async fn store(&self, message: &Delivery) -> Result<i64, IntakeError> {
-        let Some(event) = decode(message.subject(), message.payload())? else {
-            return Ok(0);
-        };
-        tracing::Span::current().record("event_id", tracing::field::display(event.event_id));
-        let Some(monitor) = &event.monitor else {
-            return Ok(0);
-        };
+    /// Writes the deliveries of `batch` in one statement and settles its
+    /// messages, unless the error calls for looking into it event by event.
+    async fn attempt(&self, batch: &[(Delivery, IntakeEvent)]) -> Attempt {
+        // The same event twice in a batch (republished after the dedup
+        // window) is written once; both messages are settled with it.
+        let mut seen = HashSet::with_capacity(batch.len());
+        let events: Vec<IntakeEvent> = batch
+            .iter()
+            .filter(|(_, e)| seen.insert(e.event_id))
+            .map(|(_, e)| e.clone())
+            .collect();
+        match self.store(&events).await {
+            Ok(outcome) => {
+                if outcome.created > 0 {
+                    // Once per batch: the worker claims all that is due.
+                    self.deliveries_added.notify_one();
+                }
+                let without = (events.len() as i64 - outcome.with_contacts).max(0) as u64;
+                metrics::counter!(WITHOUT_DELIVERIES_METRIC).increment(without);
+                metrics::counter!("alert_events_total", "outcome" => "accepted")
+                    .increment(batch.len() as u64);
+                if outcome.created > 0 {
+                    tracing::info!(
+                        events = events.len(),
+                        with_contacts = outcome.with_contacts,
+                        created = outcome.created,
+                        "alert events accepted"
+                    );
+                } else {
+                    tracing::debug!(
+                        events = events.len(),
+                        with_contacts = outcome.with_contacts,
+                        "alert events accepted; no new deliveries"
+                    );
+                }
+                for (message, _) in batch {
+                    message.ack().await;
+                }
+                Attempt::Stored
+            }
+            Err(e) if e.is_transient() => {
+                tracing::warn!(error = %e, size = batch.len(), "storing deliveries failed; events will be redelivered");
+                metrics::counter!("alert_events_total", "outcome" => "retry")
+                    .increment(batch.len() as u64);
+                for (message, _) in batch {
+                    message.nak(Some(self.retry_delay)).await;
+                }
+                Attempt::Retrying
+            }
+            Err(e) => Attempt::Failed(e),
+        }
+    }
+
+    async fn store(&self, events: &[IntakeEvent]) -> Result<IntakeOutcome, DbError> {
         let mut conn = uptime_db::pool::conn(&self.pool).await?;
-        let created = uptime_db::deliveries::create_for_event(
-            &mut conn,
-            event.event_id,
-            monitor.id,
-            event.event.as_str(),
-            &event.to_json(),
-        )
-        .await?;
-        tracing::info!(
-            monitor_id = monitor.id,
-            event = event.event.as_str(),
-            created,
-            "alert event accepted"
-        );
-        Ok(created)
+        store::create_for_events(&mut conn, events).await
+    }
+
+    /// An event whose deliveries cannot be written even on its own: handed
+    /// back for redelivery (every database error is retried, since an event
+    /// given up on would be an alert lost).
+    async fn hand_back(&self, (message, event): &(Delivery, IntakeEvent), e: &DbError) {
+        tracing::error!(event_id = %event.event_id, monitor_id = event.monitor_id, error = %e,
+            "storing an event's deliveries failed; it will be redelivered");
+        metrics::counter!("alert_events_total", "outcome" => "retry").increment(1);
+        message.nak(Some(self.retry_delay)).await;
     }
 }
 
-/// Pulls events and hands them to `intake`, one at a time, until
-/// `shutdown`; the event in progress is finished first.
-pub async fn run(consumer: Consumer, intake: Intake, shutdown: CancellationToken) {
-    let one_at_a_time = Concurrency {
-        max_in_flight: 1,
-        // Storing an event takes milliseconds; past this the database is
-        // stuck, and the event is handed back for another notifier.
-        shutdown_grace: Duration::from_secs(10),
-    };
-    let intake = Arc::new(intake);
+/// Pulls batches of events and hands them to `intake` until `shutdown`; the
+/// batch in progress is finished first.
+pub async fn run(
+    consumer: Consumer,
+    intake: Intake,
+    batching: Batching,
+    shutdown: CancellationToken,
+) {
     consumer
-        .run_each(
-            one_at_a_time,
-            move |message| {
-                let intake = intake.clone();
-                async move { intake.handle(message).await }
-            },
-            shutdown,
-        )
+        .run_batches(batching, |batch| intake.handle(batch), shutdown)
         .await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uptime_contracts::messages::{
+        CheckRefV1, MonitorKind, MonitorRefV1, MonitorStatus, Trigger,
+    };
+    use uuid::Uuid;
+
+    fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV1 {
+        let now = chrono::Utc::now();
+        StateChangedV1 {
+            event_id: Uuid::new_v4(),
+            monitor: MonitorRefV1 {
+                id: 7,
+                user_id: 1,
+                name: "API".into(),
+                kind: MonitorKind::Http,
+                target: Some("https://example.com".into()),
+            },
+            previous_status: previous,
+            status,
+            occurred_at: now,
+            previous_since: None,
+            consecutive_failures: 0,
+            check: CheckRefV1 {
+                check_id: Uuid::new_v4(),
+                trigger: Trigger::Scheduled,
+                checked_at: now,
+                status,
+                latency_ms: Some(12),
+                http_status: Some(200),
+                error: None,
+            },
+        }
+    }
 
     #[test]
     fn unknown_subjects_and_bad_json_are_undecodable() {
-        assert!(matches!(
-            decode("uptime.events.other.v1", b"{}"),
-            Err(IntakeError::Undecodable { .. })
-        ));
-        assert!(matches!(
-            decode(subjects::STATE_CHANGED_V1, b"not json"),
-            Err(IntakeError::Undecodable { .. })
-        ));
+        assert!(decode("uptime.events.other.v1", b"{}").is_err());
+        assert!(decode(subjects::STATE_CHANGED_V1, b"not json").is_err());
+    }
+
+    #[test]
+    fn a_first_result_alerts_and_a_change_to_pending_does_not() {
+        // `pending → up` is a change to up: the contract alerts on it.
+        let first = change(MonitorStatus::Pending, MonitorStatus::Up);
+        let alert = decode(subjects::STATE_CHANGED_V1, &first.to_bytes())
+            .unwrap()
+            .expect("an alert");
+        let row = to_store(&alert).expect("about a monitor");
+        assert_eq!(row.event_id, first.event_id);
+        assert_eq!(row.monitor_id, 7);
+        assert_eq!(row.event_type, "monitor.up");
+        let payload: serde_json::Value = serde_json::from_str(&row.payload).unwrap();
+        assert_eq!(payload, alert.to_json(), "the payload the worker sends");
+
+        let reset = change(MonitorStatus::Up, MonitorStatus::Pending);
+        assert!(decode(subjects::STATE_CHANGED_V1, &reset.to_bytes())
+            .unwrap()
+            .is_none());
     }
 }

@@ -2,8 +2,9 @@
 //! them reliably.
 //!
 //! - [`intake`]: the durable NATS consumer of `StateChangedV1` and
-//!   `SslExpiringV1`; each event becomes one `alert_deliveries` row per
-//!   verified contact of its monitor before the event is acked.
+//!   `SslExpiringV1`, taken in batches; each event becomes one
+//!   `alert_deliveries` row per verified contact of its monitor (one
+//!   statement per batch) before the event is acked.
 //! - [`worker`]: claims due deliveries with a lease, sends them through
 //!   `uptime-alerts` (email, Slack, signed webhooks), logs every attempt and
 //!   retries with exponential backoff until delivered or given up.
@@ -110,8 +111,8 @@ impl Notifier {
         self.ops.addr
     }
 
-    /// Runs until `shutdown` is cancelled: the event in progress is stored
-    /// and the attempts in flight are finished first.
+    /// Runs until `shutdown` is cancelled: the batch of events in progress
+    /// is stored and the attempts in flight are finished first.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), NotifierError> {
         let tuning = &self.settings.notifier;
         let deliveries_added = Arc::new(Notify::new());
@@ -147,7 +148,15 @@ impl Notifier {
         );
         let (ops, _, _) = tokio::join!(
             ops,
-            intake::run(consumer, intake, shutdown.clone()),
+            intake::run(
+                consumer,
+                intake,
+                uptime_consumer::Batching {
+                    max_messages: tuning.batch_size,
+                    max_wait: tuning.batch_wait(),
+                },
+                shutdown.clone(),
+            ),
             worker.run(shutdown.clone()),
         );
         if let Err(e) = ops {

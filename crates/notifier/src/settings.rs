@@ -48,6 +48,11 @@ pub struct DeliverySettings {
     pub ack_wait_secs: u64,
     /// Delay before a redelivery after a transient database error.
     pub retry_delay_ms: u64,
+    /// At most this many events are turned into deliveries together (one
+    /// statement for the whole batch).
+    pub batch_size: usize,
+    /// After a batch's first event, how long to wait for more.
+    pub batch_wait_ms: u64,
 }
 
 impl Default for DeliverySettings {
@@ -63,6 +68,8 @@ impl Default for DeliverySettings {
             http_timeout_secs: 10.0,
             ack_wait_secs: 6,
             retry_delay_ms: 2000,
+            batch_size: 256,
+            batch_wait_ms: 20,
         }
     }
 }
@@ -111,5 +118,9 @@ impl DeliverySettings {
 
     pub fn retry_delay(&self) -> Duration {
         Duration::from_millis(self.retry_delay_ms)
+    }
+
+    pub fn batch_wait(&self) -> Duration {
+        Duration::from_millis(self.batch_wait_ms)
     }
 }

@@ -9,16 +9,19 @@
 //! may take, renew it while a send is in progress, and a restarted notifier
 //! releases the leases its previous life left behind. When a notifier dies
 //! for good, its leases run out within one lease and another one retries.
+//! Deliveries of events are written a batch at a time ([`intake`]).
 
 use crate::models::AlertContact;
 use crate::schema::{alert_contacts, alert_deliveries, alert_delivery_attempts};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Double, Jsonb, Text, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Double, Text, Uuid as SqlUuid};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
+
+pub mod intake;
 
 /// `alert_deliveries.kind`: an alert about a monitor event.
 pub const KIND_ALERT: &str = "alert";
@@ -103,44 +106,6 @@ pub struct AttemptRecord {
 pub struct DueDelivery {
     pub delivery: AlertDelivery,
     pub contact: AlertContact,
-}
-
-#[derive(QueryableByName)]
-struct Inserted {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-/// Creates one `alert` delivery of `event_id` for each verified contact
-/// attached to the (active) monitor; pairs that exist already are left alone.
-/// Returns how many were created.
-pub async fn create_for_event(
-    conn: &mut AsyncPgConnection,
-    event_id: Uuid,
-    monitor_id: i64,
-    event_type: &str,
-    payload: &serde_json::Value,
-) -> DbResult<i64> {
-    // One statement: the contact selection and the insert see the same snapshot.
-    let inserted = diesel::sql_query(
-        "WITH ins AS ( \
-           INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type, payload) \
-           SELECT $1, c.id, m.id, 'alert', $3, $4 \
-           FROM monitors m \
-           JOIN monitor_alert_contacts mac ON mac.monitor_id = m.id \
-           JOIN alert_contacts c ON c.id = mac.contact_id \
-           WHERE m.id = $2 AND m.active AND c.verified AND c.user_id = m.user_id \
-           ON CONFLICT (event_id, contact_id) DO NOTHING \
-           RETURNING 1) \
-         SELECT count(*) AS n FROM ins",
-    )
-    .bind::<SqlUuid, _>(event_id)
-    .bind::<BigInt, _>(monitor_id)
-    .bind::<Text, _>(event_type)
-    .bind::<Jsonb, _>(payload)
-    .get_result::<Inserted>(conn)
-    .await?;
-    Ok(inserted.n)
 }
 
 /// Claims up to `limit` due deliveries for `holder` for `lease_secs` and

@@ -2,6 +2,7 @@
 //! against its own PostgreSQL database and NATS server, real loopback
 //! receivers and a real SMTP listener.
 
+mod batches;
 mod channels;
 mod common;
 mod leases;
