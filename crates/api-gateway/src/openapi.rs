@@ -28,7 +28,7 @@ use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413`. A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached, or the queue a manual check or heartbeat ping goes to is full (nothing is queued then), the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`."),
+    info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413` (4 MiB for `POST /api/v1/monitors/bulk`). A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached, or the queue a manual check or heartbeat ping goes to is full (nothing is queued then), the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`."),
     paths(
         routes::api_keys::create,
         routes::api_keys::list,
@@ -39,6 +39,7 @@ use utoipa::{Modify, OpenApi};
         routes::heartbeats::ping,
         routes::heartbeats::fail,
         routes::monitors::create,
+        routes::monitors::bulk_create,
         routes::monitors::list,
         routes::monitors::get,
         routes::monitors::update,
@@ -68,6 +69,8 @@ use utoipa::{Modify, OpenApi};
         routes::monitors::UpdateMonitor,
         routes::monitors::MonitorResponse,
         routes::monitors::MonitorList,
+        routes::monitors::BulkCreateMonitors,
+        routes::monitors::BulkCreatedMonitors,
         routes::contacts::ContactType,
         routes::contacts::CreateContact,
         routes::contacts::UpdateContact,

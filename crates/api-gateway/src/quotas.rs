@@ -33,10 +33,21 @@ pub async fn ensure_room(
     user_id: i64,
     what: Owned,
 ) -> Result<(), ApiError> {
+    ensure_room_for(conn, defaults, user_id, what, 1).await
+}
+
+/// Like [`ensure_room`], for `more` at once (a bulk create): all fit or 403.
+pub async fn ensure_room_for(
+    conn: &mut AsyncPgConnection,
+    defaults: &QuotaSettings,
+    user_id: i64,
+    what: Owned,
+    more: i64,
+) -> Result<(), ApiError> {
     uptime_db::quotas::lock_user(conn, user_id).await?;
     let overrides = uptime_db::quotas::overrides(conn, user_id).await?;
     let limit = limit(defaults, &overrides, what);
-    if uptime_db::quotas::count(conn, user_id, what).await? >= limit {
+    if uptime_db::quotas::count(conn, user_id, what).await? + more > limit {
         return Err(ApiError::QuotaExceeded {
             quota: name(what),
             limit,

@@ -32,6 +32,8 @@ pub struct GatewaySettings {
     /// `verification_token_hours`, so a verification link stops working the
     /// moment it expires, not at the recorder's next pruning round.
     pub retention: uptime_retention::RetentionSettings,
+    /// `POST /api/v1/monitors/bulk`.
+    pub bulk_create: BulkCreateSettings,
 }
 
 impl Default for GatewaySettings {
@@ -56,6 +58,7 @@ impl Default for GatewaySettings {
             manual_checks: ManualCheckSettings::default(),
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
+            bulk_create: BulkCreateSettings::default(),
         }
     }
 }
@@ -201,5 +204,21 @@ impl Default for VerificationMailSettings {
             per_contact_interval_secs: 600,
             daily_cap_per_user: 20,
         }
+    }
+}
+
+/// How many monitors one `POST /api/v1/monitors/bulk` may create. The
+/// route's body limit is fixed (4 MiB, `routes::monitors::BULK_MAX_BODY_BYTES`:
+/// 1000 of the largest monitors, about 20,000 typical ones); the time the
+/// user's row stays locked while a batch is counted and inserted grows with it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct BulkCreateSettings {
+    pub max_items: usize,
+}
+
+impl Default for BulkCreateSettings {
+    fn default() -> Self {
+        Self { max_items: 1000 }
     }
 }

@@ -20,6 +20,9 @@ pub use crate::models::MonitorDefinition;
 mod spec;
 pub use spec::{check_spec, CheckFields, SpecError};
 
+mod bulk;
+pub use bulk::create_many;
+
 pub async fn create(conn: &mut AsyncPgConnection, new: NewMonitor) -> DbResult<Monitor> {
     Ok(diesel::insert_into(monitors::table)
         .values(new)

@@ -37,7 +37,8 @@ const KEY_ID_FLOOR: i64 = 7_340_012_345_678;
 /// `interval_secs`; `target` is required and `keyword`/`keyword_type` allowed
 /// by monitor type; `alert_contact_ids` must be the caller's own contacts;
 /// a keyword has at most 1024 bytes. On these four operations a 400 is
-/// therefore an expected answer to a schema-valid body. Everything else (the
+/// therefore an expected answer to a schema-valid body, and on the bulk
+/// create, which answers the same rules per item with 422, a 422. Everything else (the
 /// 500s, the response schemas, the negative cases, the bounds) is checked
 /// there as everywhere.
 ///
@@ -51,6 +52,11 @@ const CONFIG: &str = r#"
 include-path-regex = '^/api/v1/(monitors|alert-contacts)(/\{id\})?$'
 include-method-regex = "^(POST|PATCH)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+# The bulk create answers the same rules per item with 422.
+[[operations]]
+include-path = "/api/v1/monitors/bulk"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "422", "429", "5xx"]
 
 [[operations]]
 include-path-regex = '^/api/v1/monitors/\{id\}'

@@ -6,7 +6,7 @@ use super::types::{CreateMonitor, KeywordType, MonitorType, UpdateMonitor};
 use crate::error::ApiError;
 use crate::validation::{not_null, Problems, UrlRules};
 use rand::RngCore;
-use uptime_db::models::Monitor;
+use uptime_db::models::{Monitor, NewMonitor};
 use uptime_db::monitors::MonitorDefinition;
 
 pub const DEFAULT_INTERVAL_SECS: i64 = 300;
@@ -204,6 +204,28 @@ impl Draft {
             active: self.active,
         })
     }
+}
+
+/// What a create request (`POST /api/v1/monitors`, or one item of a bulk
+/// create) asks for: the monitor to insert and the contact ids to link (as
+/// given: the caller checks them against the owner's contacts), or 400
+/// naming every problem. The one validation path of both creates.
+pub(super) fn new_monitor(
+    user_id: i64,
+    mut req: CreateMonitor,
+    allow_private_targets: bool,
+) -> Result<(NewMonitor, Vec<i64>), ApiError> {
+    let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
+    let draft = Draft::from_create(req);
+    let mut problems = Problems::new();
+    draft.validate(&mut problems, allow_private_targets);
+    problems.into_result()?;
+    let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
+    let new = NewMonitor {
+        user_id,
+        definition: draft.into_definition(token)?,
+    };
+    Ok((new, contact_ids))
 }
 
 /// `hb_` and 32 lowercase hex characters (128 bits from the OS's CSPRNG).

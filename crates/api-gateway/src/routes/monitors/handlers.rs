@@ -1,6 +1,6 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
-use super::draft::{new_heartbeat_token, Draft};
+use super::draft::{new_heartbeat_token, new_monitor, Draft};
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, MonitorType, UpdateMonitor};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -11,7 +11,6 @@ use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uptime_contracts::{MonitorChange, MonitorChangedV1};
-use uptime_db::models::NewMonitor;
 
 /// The ids sorted and deduplicated, or 400 naming those that are not the
 /// user's contacts. Locks the contacts found until the transaction ends.
@@ -23,25 +22,26 @@ async fn checked_contact_ids(
     ids.sort_unstable();
     ids.dedup();
     let owned = uptime_db::contacts::owned_ids_locked(conn, user_id, &ids).await?;
+    match no_such_contacts(&ids, &owned) {
+        None => Ok(ids),
+        Some(message) => Err(ApiError::invalid_field("alert_contact_ids", message)),
+    }
+}
+
+/// The problem with `ids` when only `owned` are the user's contacts, if any.
+pub(super) fn no_such_contacts(ids: &[i64], owned: &[i64]) -> Option<String> {
     let unknown: Vec<String> = ids
         .iter()
         .filter(|id| !owned.contains(id))
         .map(|id| id.to_string())
         .collect();
-    if unknown.is_empty() {
-        Ok(ids)
-    } else {
-        Err(ApiError::invalid_field(
-            "alert_contact_ids",
-            format!("no such alert contact: {}", unknown.join(", ")),
-        ))
-    }
+    (!unknown.is_empty()).then(|| format!("no such alert contact: {}", unknown.join(", ")))
 }
 
 /// Tells the scheduler (after the change committed). A failure is only
 /// logged: the change is durable, and the scheduler resyncs from the database
 /// periodically.
-async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
+pub(super) async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
     let msg = MonitorChangedV1 {
         monitor_id,
         change,
@@ -69,17 +69,11 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut req = body.into_inner();
-    let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
-    let draft = Draft::from_create(req);
-    let mut problems = Problems::new();
-    draft.validate(&mut problems, state.settings.safety.allow_private_targets);
-    problems.into_result()?;
-    let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
-    let new = NewMonitor {
-        user_id: user.user_id,
-        definition: draft.into_definition(token)?,
-    };
+    let (new, contact_ids) = new_monitor(
+        user.user_id,
+        body.into_inner(),
+        state.settings.safety.allow_private_targets,
+    )?;
 
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;

@@ -29,10 +29,12 @@
 //! The module is split by what a reader looks for: [`types`] holds the
 //! request and response bodies (the OpenAPI schemas), [`draft`] the
 //! definition being validated (defaults, PATCH merging, every rule), and
-//! [`handlers`] the endpoints and their transactions.
+//! [`handlers`] the endpoints and their transactions; [`bulk`] creates many
+//! monitors in one request.
 
 use actix_web::web;
 
+mod bulk;
 mod draft;
 mod handlers;
 mod types;
@@ -43,11 +45,18 @@ pub use draft::{
 };
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
+pub use bulk::*;
 pub use handlers::*;
 pub use types::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/monitors").get(list).post(create))
+        // Before `/monitors/{id}`, which would take `bulk` for an id.
+        .service(
+            web::resource("/monitors/bulk")
+                .app_data(bulk::json_config())
+                .post(bulk_create),
+        )
         .service(
             web::resource("/monitors/{id}")
                 .get(get)
