@@ -5,8 +5,9 @@
 //! Most events have nobody to tell (a monitor without contacts, such as the
 //! million `pending → up` events of a bulk import), so the statement starts
 //! from the events' monitors' links to contacts: an event without any costs
-//! one probe of `monitor_alert_contacts`' primary key, and its payload is
-//! never parsed (it travels as text and becomes JSONB only for a delivery).
+//! one probe of `monitor_alert_contacts`' primary key (its monitor's row is
+//! not read), and its payload is never parsed (it travels as text and
+//! becomes JSONB only for a delivery).
 
 use crate::DbResult;
 use diesel::sql_types::{Array, BigInt, Text, Uuid as SqlUuid};
@@ -58,20 +59,26 @@ pub async fn create_for_events(
     let event_types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
     // One statement: the contact selection and the insert see the same
-    // snapshot. The insert's source is sorted (a sorted subquery is never
-    // flattened), and `seq`'s default is evaluated above the sort, row by
-    // row in that order.
+    // snapshot. `linked` is materialized so that the events are first
+    // matched against `monitor_alert_contacts` (its primary key leads with
+    // `monitor_id`) whatever the planner estimates: only events with a link
+    // go on to read their monitor and contacts. The insert's source is sorted
+    // (a sorted subquery is never flattened), and `seq`'s default is
+    // evaluated above the sort, row by row in that order.
     let outcome = diesel::sql_query(
         "WITH events AS ( \
            SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) \
              WITH ORDINALITY AS e(event_id, monitor_id, event_type, payload, ord)), \
-         targets AS ( \
-           SELECT e.ord, e.event_id, c.id AS contact_id, m.id AS monitor_id, \
-                  e.event_type, e.payload \
+         linked AS MATERIALIZED ( \
+           SELECT e.ord, e.event_id, e.monitor_id, mac.contact_id, e.event_type, e.payload \
            FROM events e \
-           JOIN monitor_alert_contacts mac ON mac.monitor_id = e.monitor_id \
-           JOIN monitors m ON m.id = mac.monitor_id \
-           JOIN alert_contacts c ON c.id = mac.contact_id \
+           JOIN monitor_alert_contacts mac ON mac.monitor_id = e.monitor_id), \
+         targets AS ( \
+           SELECT l.ord, l.event_id, c.id AS contact_id, m.id AS monitor_id, \
+                  l.event_type, l.payload \
+           FROM linked l \
+           JOIN monitors m ON m.id = l.monitor_id \
+           JOIN alert_contacts c ON c.id = l.contact_id \
            WHERE m.active AND c.verified AND c.user_id = m.user_id), \
          created AS ( \
            INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type, payload) \
