@@ -150,7 +150,10 @@ async fn a_burst_of_first_results_is_taken_in_batches_with_one_delivery_per_veri
     let fleet = fleet(&world, &hook).await;
     let events = publish_burst(&world, &fleet, 500).await;
 
-    let _notifier = Running::start(world.settings()).await;
+    let mut settings = world.settings();
+    // Room for a slow machine to hand over a full batch.
+    settings.notifier.batch_wait_ms = 200;
+    let _notifier = Running::start(settings).await;
     drained(&world).await;
 
     let deliveries = all_deliveries(&world).await;
