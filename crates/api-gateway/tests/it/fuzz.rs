@@ -48,15 +48,17 @@ const KEY_ID_FLOOR: i64 = 7_340_012_345_678;
 /// test alerts are refused by a closed port, a heartbeat token), and
 /// `DELETE /api/v1/api-keys/{id}` at a spare key rather than the run's own.
 const CONFIG: &str = r#"
+# The bulk create answers the same rules per item with 422. First: where
+# entries overlap the first one's check settings win, and the entry below
+# applies to every POST (its include filters are alternatives).
+[[operations]]
+include-path = "/api/v1/monitors/bulk"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "422", "429", "5xx"]
+
 [[operations]]
 include-path-regex = '^/api/v1/(monitors|alert-contacts)(/\{id\})?$'
 include-method-regex = "^(POST|PATCH)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
-
-# The bulk create answers the same rules per item with 422.
-[[operations]]
-include-path = "/api/v1/monitors/bulk"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "422", "429", "5xx"]
 
 [[operations]]
 include-path-regex = '^/api/v1/monitors/\{id\}'
