@@ -7,6 +7,9 @@
 //! - Heartbeat monitors get a failed `CheckResultV1` for each period that
 //!   ends without a ping ([`timing`]).
 //! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
+//! - Work already overdue when it is loaded (a start, a bulk import, a
+//!   resume) goes out at a bounded catch-up rate derived from the schedule,
+//!   not all at once (`core::catchup`, settings `catchup_*`).
 //! - Memory holds only the timeline ([`DueQueue`]: ~60 bytes per monitor);
 //!   configurations are read in batches just before they are due. A pure core
 //!   (`core`: timeline and planner, `now` a parameter) decides what to read,

@@ -6,7 +6,8 @@
 //! monitor gives it a new generation and pushes a new item; the old item
 //! stays in the heap and is discarded when it reaches the top (lazy
 //! invalidation). Each live monitor therefore has exactly one current item,
-//! either in the heap or staged for publication by the engine.
+//! either in the heap, staged for publication by the engine, or held for
+//! catch-up (`core::catchup`).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -56,6 +57,9 @@ pub struct DueQueue {
     /// Global, so a monitor removed and added again never reuses a generation
     /// an old heap item still carries.
     next_generation: u32,
+    /// The steady rate of the monitors here (the sum of 1/interval), in
+    /// checks per 10^9 seconds: integers, so adding and removing never drift.
+    rate_nanos: u64,
 }
 
 impl DueQueue {
@@ -72,9 +76,25 @@ impl DueQueue {
         interval_secs: u32,
         due_at_ms: i64,
     ) -> u32 {
+        let due = self.schedule_held(monitor_id, kind, interval_secs, due_at_ms);
+        self.heap.push(Reverse(due));
+        self.compact_if_bloated();
+        due.generation
+    }
+
+    /// Like [`DueQueue::schedule`], but the new current item is handed to
+    /// the caller instead of being put in the heap; it comes back with
+    /// [`DueQueue::requeue`].
+    pub fn schedule_held(
+        &mut self,
+        monitor_id: i64,
+        kind: Kind,
+        interval_secs: u32,
+        due_at_ms: i64,
+    ) -> Due {
         let generation = self.next_generation;
         self.next_generation = self.next_generation.wrapping_add(1);
-        self.entries.insert(
+        let old = self.entries.insert(
             monitor_id,
             Entry {
                 interval_secs,
@@ -82,13 +102,15 @@ impl DueQueue {
                 kind,
             },
         );
-        self.heap.push(Reverse(Due {
+        if let Some(old) = old {
+            self.rate_nanos -= rate_nanos(old.interval_secs);
+        }
+        self.rate_nanos += rate_nanos(interval_secs);
+        Due {
             due_at_ms,
             monitor_id,
             generation,
-        }));
-        self.compact_if_bloated();
-        generation
+        }
     }
 
     /// Puts the current item of a monitor back on the timeline at a new time
@@ -105,7 +127,19 @@ impl DueQueue {
 
     /// Forgets a monitor; its items in the heap become stale.
     pub fn remove(&mut self, monitor_id: i64) -> bool {
-        self.entries.remove(&monitor_id).is_some()
+        match self.entries.remove(&monitor_id) {
+            Some(old) => {
+                self.rate_nanos -= rate_nanos(old.interval_secs);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Checks (or heartbeat periods) per second the monitors here come due
+    /// at in steady state: the sum of 1/interval.
+    pub fn steady_rate_per_sec(&self) -> f64 {
+        self.rate_nanos as f64 / 1e9
     }
 
     pub fn entry(&self, monitor_id: i64) -> Option<&Entry> {
@@ -184,6 +218,10 @@ impl DueQueue {
     }
 }
 
+fn rate_nanos(interval_secs: u32) -> u64 {
+    1_000_000_000 / u64::from(interval_secs.max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +281,23 @@ mod tests {
         }));
         assert_eq!(q.heap_len(), 1);
         assert_eq!(q.next_due_at(), Some(10_100));
+    }
+
+    #[test]
+    fn the_steady_rate_follows_the_monitors() {
+        let mut q = DueQueue::new();
+        q.schedule(1, Kind::Checked, 10, 100);
+        q.schedule(2, Kind::Heartbeat, 60, 100);
+        q.schedule_held(3, Kind::Checked, 300, 100);
+        let rate = |q: &DueQueue| (q.steady_rate_per_sec() * 1e6).round() / 1e6;
+        assert_eq!(rate(&q), 0.12);
+        q.schedule(1, Kind::Checked, 20, 100); // 0.1/s becomes 0.05/s
+        q.remove(2);
+        assert_eq!(rate(&q), 0.053333);
+        q.remove(1);
+        q.remove(3);
+        assert!(!q.remove(3));
+        assert_eq!(q.steady_rate_per_sec(), 0.0);
     }
 
     #[test]

@@ -29,6 +29,16 @@ pub struct ScheduleSettings {
     /// How often a standby replica tries to take the leader lock, and how often
     /// the leader confirms it still holds it.
     pub lease_retry_secs: u64,
+    /// Checks already overdue when their monitor is loaded (a start, a bulk
+    /// import, a resume) go out at this multiple of the steady rate (the sum
+    /// of 1/interval over all monitors), on top of the regular slots; see
+    /// `core::catchup`. 1.0 is the least that catches up a whole import, or
+    /// an outage shorter than an interval, before the next slots.
+    pub catchup_headroom: f64,
+    /// ...but never slower than this many checks a second (also the burst
+    /// that goes at once, with one second's worth of the rate), so a small
+    /// installation catches up at once.
+    pub catchup_min_per_sec: f64,
 }
 
 impl Default for ScheduleSettings {
@@ -38,6 +48,8 @@ impl Default for ScheduleSettings {
             resync_secs: 300,
             max_in_flight: 10_000,
             lease_retry_secs: 2,
+            catchup_headroom: 1.0,
+            catchup_min_per_sec: 1_000.0,
         }
     }
 }
@@ -51,7 +63,52 @@ impl ScheduleSettings {
         Duration::from_secs(self.resync_secs.max(1))
     }
 
+    pub(crate) fn catchup(&self) -> crate::core::CatchupPolicy {
+        let finite = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+        crate::core::CatchupPolicy {
+            headroom: finite(self.catchup_headroom),
+            min_per_sec: finite(self.catchup_min_per_sec),
+        }
+    }
+
     pub(crate) fn lease_interval(&self) -> Duration {
         Duration::from_secs(self.lease_retry_secs.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catchup_budget_comes_from_defaults_file_and_environment() {
+        let defaults = ScheduleSettings::default().catchup();
+        assert_eq!((defaults.headroom, defaults.min_per_sec), (1.0, 1_000.0));
+
+        let file = std::env::temp_dir().join(format!("scheduler-{}.toml", std::process::id()));
+        std::fs::write(
+            &file,
+            "[scheduler]\ncatchup_headroom = 0.5\ncatchup_min_per_sec = 200\n",
+        )
+        .unwrap();
+        let loaded: SchedulerSettings = uptime_config::load_from(Some(&file)).unwrap();
+        assert_eq!(loaded.scheduler.catchup().headroom, 0.5);
+        assert_eq!(loaded.scheduler.catchup().min_per_sec, 200.0);
+
+        std::env::set_var("UPTIME_SCHEDULER__CATCHUP_HEADROOM", "1.5");
+        let loaded: SchedulerSettings = uptime_config::load_from(Some(&file)).unwrap();
+        std::env::remove_var("UPTIME_SCHEDULER__CATCHUP_HEADROOM");
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(loaded.scheduler.catchup().headroom, 1.5, "env over file");
+        assert_eq!(loaded.scheduler.catchup().min_per_sec, 200.0);
+
+        let nonsense = ScheduleSettings {
+            catchup_headroom: f64::NAN,
+            catchup_min_per_sec: -5.0,
+            ..ScheduleSettings::default()
+        };
+        let policy = nonsense.catchup();
+        assert_eq!((policy.headroom, policy.min_per_sec), (0.0, 0.0));
+        assert_eq!(policy.rate_per_sec(1_000.0), 1.0, "a backlog still moves");
     }
 }

@@ -62,7 +62,7 @@ impl Engine {
         clock: Clock,
     ) -> Self {
         let publisher = Publisher::new(js.clone(), config.max_in_flight);
-        let planner = Planner::new(config.lookahead());
+        let planner = Planner::new(config.lookahead(), config.catchup());
         Self {
             pool,
             js,
@@ -203,6 +203,7 @@ impl Engine {
                 self.stats.record_load();
                 tracing::info!(monitors, bytes_per_monitor, full_load, "monitors loaded");
             }
+            Report::Catchup(tally) => self.stats.record_catchup(tally),
         }
     }
 }

@@ -10,6 +10,9 @@ pub const PUBLISH_RETRIES_TOTAL: &str = "scheduler_publish_retries_total";
 pub const PUBLISH_LATENESS: &str = "scheduler_publish_lateness_seconds";
 pub const MONITORS: &str = "scheduler_monitors";
 pub const IS_LEADER: &str = "scheduler_is_leader";
+pub const CATCHUP_WAITING: &str = "scheduler_catchup_waiting";
+pub const CATCHUP_RELEASED_TOTAL: &str = "scheduler_catchup_released_total";
+pub const CATCHUP_SUPERSEDED_TOTAL: &str = "scheduler_catchup_superseded_total";
 
 /// What a publish was for (the `kind` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +48,10 @@ pub struct SchedulerStats {
     /// leadership, then each resync).
     loads: AtomicU64,
     bytes_per_monitor: AtomicU64,
+    /// Overdue checks held for the catch-up budget (see `core::catchup`).
+    catchup_waiting: AtomicU64,
+    catchup_released: AtomicU64,
+    catchup_superseded: AtomicU64,
     lateness_buckets: [AtomicU64; LATENESS_BOUNDS_MS.len() + 1],
     lateness_max_ms: AtomicU64,
 }
@@ -90,6 +97,22 @@ impl SchedulerStats {
         self.bytes_per_monitor.load(Relaxed)
     }
 
+    /// Overdue checks (and missed heartbeats) waiting for the catch-up budget.
+    pub fn catchup_waiting(&self) -> u64 {
+        self.catchup_waiting.load(Relaxed)
+    }
+
+    /// Overdue checks released by the catch-up budget so far.
+    pub fn catchup_released(&self) -> u64 {
+        self.catchup_released.load(Relaxed)
+    }
+
+    /// Overdue checks not released before their monitor's next slot, which
+    /// was checked instead.
+    pub fn catchup_superseded(&self) -> u64 {
+        self.catchup_superseded.load(Relaxed)
+    }
+
     pub fn lateness(&self) -> LatenessSummary {
         let counts: Vec<u64> = self
             .lateness_buckets
@@ -121,7 +144,18 @@ impl SchedulerStats {
         metrics::gauge!(IS_LEADER).set(if leader { 1.0 } else { 0.0 });
         if !leader {
             self.set_monitors(0, 0);
+            self.catchup_waiting.store(0, Relaxed);
+            metrics::gauge!(CATCHUP_WAITING).set(0.0);
         }
+    }
+
+    pub(crate) fn record_catchup(&self, tally: crate::core::Tally) {
+        self.catchup_waiting.store(tally.waiting as u64, Relaxed);
+        self.catchup_released.fetch_add(tally.released, Relaxed);
+        self.catchup_superseded.fetch_add(tally.superseded, Relaxed);
+        metrics::gauge!(CATCHUP_WAITING).set(tally.waiting as f64);
+        metrics::counter!(CATCHUP_RELEASED_TOTAL).increment(tally.released);
+        metrics::counter!(CATCHUP_SUPERSEDED_TOTAL).increment(tally.superseded);
     }
 
     pub(crate) fn set_monitors(&self, monitors: usize, bytes_per_monitor: usize) {

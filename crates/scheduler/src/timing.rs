@@ -10,6 +10,10 @@
 //!   caught up, not every slot of a long outage;
 //! - otherwise: the next slot.
 //!
+//! "Due at once" is the planner's input: a monitor due at or before now is
+//! held for the catch-up budget (`core::catchup`), which lets one or a handful
+//! go at once and spreads a large backlog, each under the id computed here.
+//!
 //! Heartbeat monitors: the deadline is `base + interval + grace` where `base`
 //! is the last ping, else the creation, but never earlier than `updated_at`.
 //! That floor means a paused monitor is not blamed for the periods it spent

@@ -6,6 +6,8 @@
 //! [`Step::Sleep`]; a round mirrors the leader's loop:
 //!
 //! 1. **changes**: re-read the monitors a change event named ([`Read::Changed`]);
+//!    one already overdue is held for the catch-up budget ([`catchup`]);
+//!    **catch-up**: let held items back onto the timeline as the budget allows;
 //! 2. **stage**: pop everything due within the lookahead off the timeline and
 //!    read the configuration of the checked ones in one query
 //!    ([`Read::CheckConfigs`]); they wait in `ready` with their snapshot;
@@ -22,11 +24,14 @@
 //! [`Planner::changes_arrived`], [`Planner::start_resync`]. After a
 //! [`Step::Read`] it hands the rows (or the failure) to [`Planner::loaded`].
 
+mod catchup;
+mod heartbeats;
 mod messages;
 mod planner;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use catchup::{CatchupPolicy, Tally};
 pub(crate) use planner::Planner;
 
 use uptime_contracts::{CheckDueV2, CheckResultV2};
@@ -109,4 +114,7 @@ pub(crate) enum Report {
         bytes_per_monitor: usize,
         full_load: bool,
     },
+    /// Overdue items held for the catch-up budget now, and those released
+    /// or superseded since the last such report.
+    Catchup(Tally),
 }

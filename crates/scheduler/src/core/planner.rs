@@ -2,6 +2,8 @@
 //! their due instant, and the decisions of each round (see the module
 //! documentation of [`crate::core`]).
 
+use super::catchup::{Catchup, CatchupPolicy};
+use super::heartbeats;
 use super::messages::{self, Ready, Snapshot};
 use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::queue::{Due, DueQueue, Kind};
@@ -36,6 +38,7 @@ struct Resync {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Changes,
+    Catchup,
     Stage,
     Fire,
     Heartbeats,
@@ -56,6 +59,8 @@ enum Awaiting {
 pub(crate) struct Planner {
     lookahead_ms: i64,
     queue: DueQueue,
+    /// Overdue items waiting for the catch-up budget.
+    catchup: Catchup,
     ready: BinaryHeap<Reverse<Ready>>,
     /// Staging runs at most this often unless something is due already.
     next_stage_at: i64,
@@ -75,11 +80,12 @@ pub(crate) struct Planner {
 
 impl Planner {
     /// `lookahead_ms`: how long before its due instant a check's
-    /// configuration is read.
-    pub(crate) fn new(lookahead_ms: i64) -> Self {
+    /// configuration is read; `catchup`: how fast overdue work goes out.
+    pub(crate) fn new(lookahead_ms: i64, catchup: CatchupPolicy) -> Self {
         Self {
             lookahead_ms,
             queue: DueQueue::new(),
+            catchup: Catchup::new(catchup),
             ready: BinaryHeap::new(),
             next_stage_at: 0,
             db_backoff_until: 0,
@@ -140,7 +146,7 @@ impl Planner {
             }
             match self.phase {
                 Phase::Changes => {
-                    self.phase = Phase::Stage;
+                    self.phase = Phase::Catchup;
                     let arrived = std::mem::take(&mut self.changes_arrived);
                     if !self.pending_changes.is_empty() && (arrived || now >= self.db_backoff_until)
                     {
@@ -148,6 +154,10 @@ impl Planner {
                         self.awaiting = Some(Awaiting::Changed);
                         return Step::Read(Read::Changed(ids));
                     }
+                }
+                Phase::Catchup => {
+                    self.phase = Phase::Stage;
+                    self.release_catchup(now);
                 }
                 Phase::Stage => {
                     self.phase = Phase::Fire;
@@ -221,19 +231,25 @@ impl Planner {
         let mut present = HashSet::with_capacity(rows.len());
         for row in rows {
             present.insert(row.id);
-            let timing = Timing::from_row(row);
-            self.queue.schedule(
-                timing.id,
-                timing.kind,
-                timing.interval_secs(),
-                timing.first_due(now),
-            );
+            self.catchup
+                .place(&mut self.queue, &Timing::from_row(row), now);
         }
         for id in ids.iter().filter(|id| !present.contains(id)) {
             // Deleted or paused: its items in the heap and in `ready` are stale now.
             self.queue.remove(*id);
         }
         self.report_size();
+    }
+
+    /// Lets what the catch-up budget allows back onto the timeline (not
+    /// before the load at the start is complete, so that the rate is known).
+    fn release_catchup(&mut self, now: i64) {
+        let may_release = !self.loading();
+        self.catchup
+            .release(now, self.lookahead_ms, may_release, &mut self.queue);
+        if let Some(tally) = self.catchup.tally() {
+            self.outbox.push_back(Step::Report(Report::Catchup(tally)));
+        }
     }
 
     /// Takes what is due within the lookahead off the timeline; asks for the
@@ -359,51 +375,14 @@ impl Planner {
         }
     }
 
-    /// Heartbeat deadlines that are due, re-read: a ping since moved the
-    /// deadline, otherwise the period is a failed check.
+    /// Heartbeat deadlines that are due, re-read (see [`heartbeats::reread`]).
     fn heartbeats_read(&mut self, dues: Vec<Due>, rows: &[MonitorTiming]) {
-        let rows: HashMap<i64, Timing> = rows.iter().map(|r| (r.id, Timing::from_row(r))).collect();
-        let mut removed = false;
-        for due in dues {
-            let Some(timing) = rows.get(&due.monitor_id) else {
-                removed |= self.queue.remove(due.monitor_id);
-                continue;
-            };
-            if timing.kind != Kind::Heartbeat {
-                self.pending_changes.insert(due.monitor_id);
-                continue;
-            }
-            let deadline = timing.heartbeat_deadline();
-            if deadline > due.due_at_ms {
-                self.queue.requeue(Due {
-                    due_at_ms: deadline,
-                    ..due
-                });
-                continue;
-            }
-            let message = messages::missed_heartbeat(&due, timing);
-            self.outbox
-                .push_back(Step::Publish(Publication::MissedHeartbeat(message)));
-            let next = due.due_at_ms + timing.interval_ms;
-            let unchanged = self
-                .queue
-                .entry(due.monitor_id)
-                .is_some_and(|e| e.interval_secs == timing.interval_secs());
-            if unchanged {
-                self.queue.requeue(Due {
-                    due_at_ms: next,
-                    ..due
-                });
-            } else {
-                self.queue.schedule(
-                    due.monitor_id,
-                    Kind::Heartbeat,
-                    timing.interval_secs(),
-                    next,
-                );
-            }
-        }
-        if removed {
+        let reread = heartbeats::reread(&mut self.queue, dues, rows);
+        self.pending_changes.extend(reread.changed);
+        let missed = reread.missed.into_iter();
+        self.outbox
+            .extend(missed.map(|m| Step::Publish(Publication::MissedHeartbeat(m))));
+        if reread.removed {
             self.report_size();
         }
     }
@@ -440,12 +419,7 @@ impl Planner {
                 e.kind == timing.kind && e.interval_secs == timing.interval_secs()
             });
             if !known {
-                self.queue.schedule(
-                    timing.id,
-                    timing.kind,
-                    timing.interval_secs(),
-                    timing.first_due(now),
-                );
+                self.catchup.place(&mut self.queue, &timing, now);
             }
         }
         if page.len() as i64 == RESYNC_PAGE {
@@ -485,6 +459,13 @@ impl Planner {
         if !self.pending_changes.is_empty() {
             wake = wake.min(self.db_backoff_until);
         }
+        let (lookahead, may_release) = (self.lookahead_ms, !self.loading());
+        if let Some(at) = self
+            .catchup
+            .next_action_at(now, lookahead, may_release, &self.queue)
+        {
+            wake = wake.min(at);
+        }
         if let Some(resync) = &self.resync {
             let step_at = if self.resync_may_step(now) {
                 now
@@ -495,6 +476,11 @@ impl Planner {
             wake = wake.min(step_at.max(self.db_backoff_until));
         }
         wake
+    }
+
+    /// The load at the start of leadership is running.
+    fn loading(&self) -> bool {
+        self.resync.as_ref().is_some_and(|r| r.full_load)
     }
 
     fn report_size(&mut self) {

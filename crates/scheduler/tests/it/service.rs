@@ -54,6 +54,12 @@ async fn the_service_reports_ready_and_leading_and_stops_on_the_token() {
         metrics.contains("scheduler_publish_lateness_seconds"),
         "{metrics}"
     );
+    // The never-checked monitor was overdue at the start: a catch-up.
+    assert!(
+        metrics.contains("scheduler_catchup_released_total 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("scheduler_catchup_waiting 0"), "{metrics}");
 
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(20), service)

@@ -1,0 +1,235 @@
+//! Catch-up: checks that are already overdue when their monitor comes onto
+//! the timeline go out at a bounded rate instead of all at once.
+//!
+//! A monitor is overdue when it is placed (by the load at the start of
+//! leadership, a change event, a resync) with a due time at or before now:
+//! never checked, or its latest slot passed unrecorded (see
+//! [`crate::timing`]), or a heartbeat period ended without a ping while no
+//! scheduler ran. One new monitor or a handful after a short restart is the
+//! common case and goes at once; a bulk import of a million monitors, or a
+//! restart after minutes down, would put up to a million checks on the
+//! checkers, the recorder and the notifier in the same instant, and the whole
+//! pipeline would then run minutes late.
+//!
+//! So such an item is *held* here instead of being put on the timeline, and a
+//! token bucket releases held items back onto the timeline:
+//!
+//! - **rate** = max(`catchup_min_per_sec`, `catchup_headroom` × steady),
+//!   where steady is the schedule's own rate: the sum over the monitors on
+//!   the timeline of 1/interval (checks per second in steady state). The
+//!   catch-up is extra load on top of the regular slots, which are never
+//!   held, so the offered rate stays within (1 + headroom) × steady. The
+//!   floor lets a small installation catch up at once.
+//! - **burst** = one second's worth of the rate, so a new monitor (the bucket
+//!   is full when nothing waits) or a handful of overdue ones go at once.
+//! - **order**: earliest next slot first. An item must be gone before its
+//!   monitor's next regular slot; with headroom ≥ 1 a backlog of every
+//!   monitor (uniform next slots over an interval) or an outage shorter than
+//!   headroom × interval is released in time.
+//! - **never more than one interval**: an item still held when its
+//!   monitor's next slot is a lookahead away is *superseded*: that next slot
+//!   is checked instead, on time, under its own id, and the caught-up slot is
+//!   not checked (counted in `scheduler_catchup_superseded_total`, never
+//!   silent). Either way the monitor is checked once, and no slot twice.
+//! - A released item keeps the slot it catches up: same `check_id` (a
+//!   restart republishes the same id whenever it releases it) and the slot
+//!   as `due_at`, so lateness metrics show the catch-up delay, and the
+//!   recorder files the result under the same `slot_at` whoever releases it.
+//! - Releases come in batches at most every [`RELEASE_TICK_MS`] (one
+//!   configuration read per batch, not per check), and not before the load
+//!   at the start of leadership is complete, so the rate is known and the
+//!   earliest next slots go first across all monitors.
+//!
+//! Missed heartbeats found at a start are held the same way: a whole-stack
+//! outage leaves every heartbeat monitor silent, and reporting them all at
+//! once floods the recorder and the notifier; spread, each is re-read when
+//! released, so a job that has pinged again since is not reported at all.
+
+use crate::queue::{Due, DueQueue, Kind};
+use crate::slots;
+use crate::timing::Timing;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Held items are released at most this often, in one batch.
+pub(crate) const RELEASE_TICK_MS: i64 = 100;
+/// The bucket holds this long's worth of the rate.
+const BURST_MS: f64 = 1_000.0;
+
+/// How fast overdue work may go out (`scheduler.catchup_*` settings).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CatchupPolicy {
+    /// Catch-up rate as a multiple of the steady rate.
+    pub headroom: f64,
+    /// The rate (checks per second) never goes below this.
+    pub min_per_sec: f64,
+}
+
+impl CatchupPolicy {
+    /// Checks per second released, given the steady rate. At least one a
+    /// second, so that a backlog always moves.
+    pub(crate) fn rate_per_sec(&self, steady_per_sec: f64) -> f64 {
+        (self.headroom.max(0.0) * steady_per_sec)
+            .max(self.min_per_sec)
+            .max(1.0)
+    }
+}
+
+/// A held item, in the order it is released: earliest next slot first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Held {
+    /// The monitor's next regular slot (or heartbeat deadline) after `due`.
+    next_due_ms: i64,
+    due: Due,
+}
+
+/// What happened since the last report, for the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Items held now (an item made stale by an edit counts until it
+    /// surfaces: at its release or its next slot at the latest).
+    pub waiting: usize,
+    pub released: u64,
+    pub superseded: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct Catchup {
+    policy: CatchupPolicy,
+    held: BinaryHeap<Reverse<Held>>,
+    /// `None` until the first release: the bucket starts full, at the rate
+    /// known then.
+    tokens: Option<f64>,
+    refilled_at: i64,
+    last_release_at: i64,
+    released: u64,
+    superseded: u64,
+    reported_waiting: usize,
+}
+
+impl Catchup {
+    pub(crate) fn new(policy: CatchupPolicy) -> Self {
+        Self {
+            policy,
+            held: BinaryHeap::new(),
+            tokens: None,
+            refilled_at: 0,
+            last_release_at: i64::MIN / 2,
+            released: 0,
+            superseded: 0,
+            reported_waiting: 0,
+        }
+    }
+
+    /// Puts a monitor read from its row on `queue`'s timeline or, when it
+    /// is overdue already, holds its item here until the budget lets it go,
+    /// at the latest its next slot.
+    pub(crate) fn place(&mut self, queue: &mut DueQueue, timing: &Timing, now: i64) {
+        let (id, kind, interval_secs) = (timing.id, timing.kind, timing.interval_secs());
+        let due_at = timing.first_due(now);
+        if due_at > now {
+            queue.schedule(id, kind, interval_secs, due_at);
+            return;
+        }
+        let next_due_ms = match kind {
+            Kind::Checked => slots::slot_after(id, timing.interval_ms, due_at),
+            Kind::Heartbeat => due_at + timing.interval_ms,
+        };
+        let due = queue.schedule_held(id, kind, interval_secs, due_at);
+        self.held.push(Reverse(Held { next_due_ms, due }));
+    }
+
+    /// Puts held items back on `queue`: those whose next slot is within the
+    /// lookahead as that slot (superseded); then, unless `may_release` is
+    /// false (the load at the start is still running), as many as the
+    /// budget allows at the slot they catch up (due at once).
+    pub(crate) fn release(
+        &mut self,
+        now: i64,
+        lookahead_ms: i64,
+        may_release: bool,
+        queue: &mut DueQueue,
+    ) {
+        let rate = self.policy.rate_per_sec(queue.steady_rate_per_sec());
+        self.refill(now, rate);
+        while let Some(Reverse(top)) = self.held.peek().copied() {
+            if top.next_due_ms > now + lookahead_ms {
+                break;
+            }
+            self.held.pop();
+            if queue.requeue(Due {
+                due_at_ms: top.next_due_ms,
+                ..top.due
+            }) {
+                self.superseded += 1;
+            }
+        }
+        if !may_release || now - self.last_release_at < RELEASE_TICK_MS {
+            return;
+        }
+        let mut tokens = self.tokens.unwrap_or(rate * BURST_MS / 1000.0);
+        let before = self.released;
+        while tokens >= 1.0 {
+            let Some(Reverse(held)) = self.held.pop() else {
+                break;
+            };
+            // An edited or removed monitor's item is dropped without a token.
+            if queue.requeue(held.due) {
+                tokens -= 1.0;
+                self.released += 1;
+            }
+        }
+        if self.released > before {
+            self.last_release_at = now;
+        }
+        self.tokens = Some(tokens);
+    }
+
+    fn refill(&mut self, now: i64, rate: f64) {
+        let elapsed = (now - self.refilled_at).max(0) as f64;
+        self.refilled_at = now;
+        if let Some(tokens) = self.tokens.as_mut() {
+            *tokens = (*tokens + rate * elapsed / 1000.0).min(rate * BURST_MS / 1000.0);
+        }
+    }
+
+    /// When [`Catchup::release`] has something to do next, if anything is held.
+    pub(crate) fn next_action_at(
+        &self,
+        now: i64,
+        lookahead_ms: i64,
+        may_release: bool,
+        queue: &DueQueue,
+    ) -> Option<i64> {
+        let Reverse(top) = self.held.peek()?;
+        let supersede_at = top.next_due_ms - lookahead_ms;
+        if !may_release {
+            return Some(supersede_at);
+        }
+        let rate = self.policy.rate_per_sec(queue.steady_rate_per_sec());
+        let tokens_at = match self.tokens {
+            Some(tokens) if tokens < 1.0 => {
+                let elapsed = (now - self.refilled_at).max(0) as f64;
+                let missing = 1.0 - tokens - rate * elapsed / 1000.0;
+                now + (missing.max(0.0) * 1000.0 / rate).ceil() as i64
+            }
+            _ => now,
+        };
+        let release_at = tokens_at.max(self.last_release_at + RELEASE_TICK_MS);
+        Some(supersede_at.min(release_at))
+    }
+
+    /// What changed since the last call, if anything.
+    pub(crate) fn tally(&mut self) -> Option<Tally> {
+        let waiting = self.held.len();
+        if self.released == 0 && self.superseded == 0 && waiting == self.reported_waiting {
+            return None;
+        }
+        self.reported_waiting = waiting;
+        Some(Tally {
+            waiting,
+            released: std::mem::take(&mut self.released),
+            superseded: std::mem::take(&mut self.superseded),
+        })
+    }
+}
