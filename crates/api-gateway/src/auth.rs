@@ -2,12 +2,14 @@
 //! handler that takes an [`AuthUser`] argument is authenticated. The work is
 //! done by `middleware::authenticate` before the handler's extractors run.
 
+use crate::auth_cache::{KnownKey, Link, TOUCH_GAP_SECS};
 use crate::error::ApiError;
 use crate::keys;
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures::future::LocalBoxFuture;
+use std::sync::Arc;
 
 /// The authenticated caller.
 #[derive(Debug, Clone, Copy)]
@@ -71,10 +73,23 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
         return Err(ApiError::Unauthorized);
     }
     let digest = keys::digest(raw);
+    let link = Link::of(&state.nats);
+    // A key that was valid a moment ago, and has not been revoked since, is
+    // accepted without a query.
+    if let Some(known) = state.known_keys.get(&digest, link) {
+        touch_later(state, known.clone());
+        return Ok(AuthUser {
+            user_id: known.user_id,
+            key_id: known.key_id,
+        });
+    }
     // A key that matched nothing a moment ago is refused without a query.
     if state.unknown_keys.contains(&digest) {
         return Err(ApiError::Unauthorized);
     }
+    // Taken before the query: a revocation that lands while it runs keeps
+    // its answer out of the cache.
+    let ticket = state.known_keys.ticket();
     let mut conn = uptime_db::pool::conn(&state.pool).await?;
     let Some(key) = uptime_db::api_keys::find_active_by_digest(&mut conn, &digest).await? else {
         state.unknown_keys.remember(digest);
@@ -85,15 +100,44 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     if !keys::digests_match(&key.key_sha256, &digest) {
         return Err(ApiError::Unauthorized);
     }
+    let known = KnownKey::new(key.user_id, key.id, key.last_used_at);
     let now = chrono::Utc::now();
-    let stale = key
-        .last_used_at
-        .is_none_or(|t| now - t > chrono::Duration::seconds(60));
-    if stale {
-        uptime_db::api_keys::touch(&mut conn, key.id, now, chrono::Duration::seconds(60)).await?;
+    if let Some(previous) = known.claim_touch(now) {
+        // On a miss the connection is at hand: write now.
+        if let Err(e) = uptime_db::api_keys::touch(&mut conn, key.id, now, touch_gap()).await {
+            known.unclaim_touch(now, previous);
+            return Err(e.into());
+        }
     }
+    state.known_keys.remember(ticket, digest, known, link);
     Ok(AuthUser {
         user_id: key.user_id,
         key_id: key.id,
     })
+}
+
+fn touch_gap() -> chrono::Duration {
+    chrono::Duration::seconds(TOUCH_GAP_SECS)
+}
+
+/// Writes `last_used_at` for a key accepted from the cache, at most once a
+/// minute per key, off the request's path: the request does not wait for
+/// it. A failed write is retried by the key's next use.
+fn touch_later(state: &AppState, known: Arc<KnownKey>) {
+    let now = chrono::Utc::now();
+    let Some(previous) = known.claim_touch(now) else {
+        return;
+    };
+    let pool = state.pool.clone();
+    tokio::spawn(async move {
+        let written = async {
+            let mut conn = uptime_db::pool::conn(&pool).await?;
+            uptime_db::api_keys::touch(&mut conn, known.key_id, now, touch_gap()).await
+        }
+        .await;
+        if let Err(e) = written {
+            tracing::warn!(key_id = known.key_id, error = %e, "could not record an API key's last use");
+            known.unclaim_touch(now, previous);
+        }
+    });
 }

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod auth_cache;
 pub mod error;
+pub mod key_revocations;
 pub mod keys;
 pub mod middleware;
 pub mod openapi;

@@ -133,12 +133,21 @@ impl From<HeartbeatLimitSettings> for RateLimitSettings {
 /// Unknown keys are remembered for `negative_cache_secs` (up to
 /// `negative_cache_capacity` of them), so a flood of made-up keys costs no
 /// database query each. A key created later is never in it (keys are
-/// random), and revocation is unaffected (valid keys are never cached).
+/// random).
+///
+/// Valid keys are remembered for `positive_cache_secs` (up to
+/// `positive_cache_capacity`), so a request with a known key costs no
+/// database query. A revocation drops the key from every replica's memory at
+/// once (`uptime.keys.revoked.v1`); `positive_cache_secs` bounds how long a
+/// replica that missed that message (disconnected from NATS) can still
+/// accept the key. 0 in either switches a cache off.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct AuthSettings {
     pub negative_cache_secs: u64,
     pub negative_cache_capacity: u64,
+    pub positive_cache_secs: u64,
+    pub positive_cache_capacity: u64,
 }
 
 impl Default for AuthSettings {
@@ -146,6 +155,8 @@ impl Default for AuthSettings {
         Self {
             negative_cache_secs: 60,
             negative_cache_capacity: 100_000,
+            positive_cache_secs: 60,
+            positive_cache_capacity: 100_000,
         }
     }
 }

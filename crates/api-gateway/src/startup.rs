@@ -22,6 +22,8 @@ pub struct Application {
     /// API port (metrics are for operators only).
     ops: uptime_ops::OpsServer,
     state: web::Data<AppState>,
+    /// Drops revoked keys from this replica's cache; ends with the server.
+    revocations: crate::key_revocations::Listener,
 }
 
 impl Application {
@@ -38,8 +40,11 @@ impl Application {
             rate_limiter: RateLimiter::new(settings.rate_limit.clone()),
             heartbeat_limiter: RateLimiter::new(settings.heartbeat_limit.clone().into()),
             unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
+            known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
             settings: settings.clone(),
         });
+
+        let revocations = crate::key_revocations::listen(state.clone()).await?;
 
         let readiness = uptime_ops::Readiness::new()
             .with_check("postgres", uptime_db::pool::readiness_check(&state.pool))
@@ -86,6 +91,7 @@ impl Application {
             server: server.run(),
             ops,
             state,
+            revocations,
         })
     }
 
@@ -111,6 +117,7 @@ impl Application {
             handle.stop(true).await;
         });
         let served = self.server.await;
+        drop(self.revocations);
         if let Ok(Err(e)) = ops.await {
             tracing::warn!(error = %e, "ops server stopped with an error");
         }

@@ -17,6 +17,8 @@ pub struct AppState {
     pub heartbeat_limiter: RateLimiter<String>,
     /// Digests of well-formed keys that matched no active key lately.
     pub unknown_keys: crate::auth_cache::UnknownKeys,
+    /// Digests of valid keys lately, forgotten on revocation (every replica).
+    pub known_keys: crate::auth_cache::KnownKeys,
 }
 
 impl AppState {

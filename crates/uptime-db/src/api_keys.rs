@@ -72,14 +72,21 @@ pub async fn list(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Vec<Ap
         .await?)
 }
 
-/// Revokes the user's key; `false` when there is no such unrevoked key of theirs.
-pub async fn revoke(conn: &mut AsyncPgConnection, user_id: i64, key_id: i64) -> DbResult<bool> {
-    let n = diesel::update(api_keys::table)
+/// Revokes the user's key and returns it as revoked (its digest is what the
+/// gateways' caches must drop); `None` when there is no such unrevoked key of
+/// theirs.
+pub async fn revoke(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    key_id: i64,
+) -> DbResult<Option<ApiKey>> {
+    Ok(diesel::update(api_keys::table)
         .filter(api_keys::id.eq(key_id))
         .filter(api_keys::user_id.eq(user_id))
         .filter(api_keys::revoked_at.is_null())
         .set(api_keys::revoked_at.eq(diesel::dsl::now))
-        .execute(conn)
-        .await?;
-    Ok(n == 1)
+        .returning(ApiKey::as_returning())
+        .get_result(conn)
+        .await
+        .optional()?)
 }

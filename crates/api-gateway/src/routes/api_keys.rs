@@ -112,7 +112,8 @@ pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResp
     }))
 }
 
-/// Revoke one of the caller's keys; it is refused from the next request on.
+/// Revoke one of the caller's keys; it is refused from the next request on,
+/// by every replica.
 #[utoipa::path(delete, path = "/api/v1/api-keys/{id}", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -122,9 +123,14 @@ pub async fn revoke(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    if uptime_db::api_keys::revoke(&mut conn, user.user_id, id.into_inner()).await? {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(ApiError::NotFound)
-    }
+    let revoked = uptime_db::api_keys::revoke(&mut conn, user.user_id, id.into_inner()).await?;
+    drop(conn);
+    let Some(key) = revoked else {
+        return Err(ApiError::NotFound);
+    };
+    // Committed: this replica forgets the key itself (not waiting for its
+    // own message), then every replica is told.
+    state.known_keys.forget(&key.key_sha256);
+    crate::key_revocations::announce(&state, &key).await;
+    Ok(HttpResponse::NoContent().finish())
 }

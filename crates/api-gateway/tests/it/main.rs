@@ -11,6 +11,7 @@ mod contacts;
 mod errors;
 mod fuzz;
 mod heartbeats;
+mod key_cache;
 mod limits;
 mod manual_checks;
 mod monitors;
