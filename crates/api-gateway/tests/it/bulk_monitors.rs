@@ -296,6 +296,14 @@ async fn bulk_create_refuses_an_empty_or_too_long_list_with_422() {
     );
     assert!(all_monitors(&app, &key).await.is_empty());
 
+    // U+0000 anywhere is the API-wide 400 (PostgreSQL cannot store it),
+    // named by its path, and never reaches the database.
+    let mut nul: Vec<Value> = (0..2).map(typical).collect();
+    nul[1]["name"] = json!("a\u{0}b");
+    let (status, body) = app.post(BULK, &key, json!({ "monitors": nul })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["details"][0]["field"], "monitors[1].name", "{body}");
+
     // Not a list of monitors at all: a 400 like any unreadable body.
     for bad in [json!({}), json!({"monitors": {}}), json!([typical(0)])] {
         let (status, body) = app.post(BULK, &key, bad.clone()).await;

@@ -6,7 +6,8 @@
 //!   item is answered at once, `422 invalid request body` with `details`
 //!   fields prefixed by the item (`monitors[3].target`; `monitors[3]` alone
 //!   when the item is not a monitor object at all). A body that is not
-//!   `{"monitors": [...]}` is the usual `400`.
+//!   `{"monitors": [...]}` is the usual `400`, and so is U+0000 in any
+//!   string (the API-wide rule of `validation::Json`, named by its path).
 //! - The quota is checked for the whole batch in the transaction that
 //!   inserts, under the same lock of the user's row as single creates, so
 //!   concurrent creates of one user (bulk or not) cannot overshoot it.
@@ -115,7 +116,7 @@ fn validate_items(
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
-        (status = 400, body = ErrorBody, description = "`invalid request body`: not `{\"monitors\": [...]}`"),
+        (status = 400, body = ErrorBody, description = "`invalid request body`: not `{\"monitors\": [...]}`, or U+0000 in a string (named by its path, e.g. `monitors[2].name`)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded: the batch does not fit the user's monitor quota; nothing created"),
         (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB"),
