@@ -262,3 +262,56 @@ fn missed_heartbeats_found_at_a_start_are_spread_and_a_late_ping_cancels_one() {
     assert_bounded(sent, NOW, rate);
     assert_ids_unique(&world);
 }
+
+#[test]
+fn a_bulk_import_announced_by_change_events_is_released_at_a_bounded_rate() {
+    // A steady load of 30,000 monitors at 300 s (100 checks/s)...
+    let steady: i64 = 30_000;
+    let mut world = World::with((1..=steady).map(|id| http(id, 300, NOW - HOUR)));
+    for id in 1..=steady {
+        let slot = slots::slot_at_or_before(id, FIVE_MIN, NOW);
+        world.row(id).timing.last_checked_at = Some(at(slot + 1));
+    }
+    let mut planner = loaded_by(spreading(1.0, 10.0), &mut world, NOW);
+    let start = NOW + MINUTE;
+    world.run(&mut planner, NOW, start);
+    // ...then 30,000 more created at once, announced 1,000 events at a time
+    // (as the shell applies them).
+    let imported = steady + 1..=2 * steady;
+    for id in imported.clone() {
+        world.rows.insert(id, http(id, 300, start - 1));
+    }
+    let ids: Vec<i64> = imported.clone().collect();
+    for batch in ids.chunks(1_000) {
+        for id in batch {
+            planner.monitor_changed(*id);
+        }
+        planner.changes_arrived();
+        world.round(&mut planner, start);
+    }
+    world.run(&mut planner, start, start + FIVE_MIN);
+
+    // The budget: the steady rate of all 60,000 (200/s) times 1.0.
+    let rate = 2.0 * steady as f64 / 300.0;
+    let mut first: HashMap<i64, (i64, &CheckDueV2)> = HashMap::new();
+    for (sent, due) in all_checks(&world) {
+        if imported.contains(&due.monitor_id) {
+            first.entry(due.monitor_id).or_insert((sent, due));
+        }
+    }
+    let mut caught_up = Vec::new();
+    for id in imported.clone() {
+        let (sent, due) = first[&id];
+        let next = slots::slot_after(id, FIVE_MIN, start - 1);
+        if due_ms(due) == start - 1 {
+            assert_eq!(due.check_id, slots::check_id(id, start - 1));
+            assert!(sent < next, "monitor {id} caught up after its next slot");
+            caught_up.push(sent);
+        } else {
+            assert_eq!((sent, due_ms(due)), (next, next), "monitor {id}");
+        }
+    }
+    assert!(caught_up.len() as i64 > steady / 2, "{}", caught_up.len());
+    assert_bounded(caught_up, start, rate);
+    assert_ids_unique(&world);
+}
