@@ -232,3 +232,53 @@ async fn a_reconnect_to_nats_forgets_every_cached_key() {
     );
     assert!(!app.state.known_keys.contains(&digest));
 }
+
+#[tokio::test]
+async fn a_key_accepted_from_the_cache_still_records_its_last_use() {
+    use api_gateway::auth_cache::{KnownKey, Link};
+    let app = spawn_app().await;
+    let (user_id, key) = app.new_user("ops").await;
+    let digest = api_gateway::keys::digest(&key);
+    let (status, list) = app.get("/api/v1/api-keys", &key).await;
+    assert_eq!(status, StatusCode::OK);
+    let key_id = list["api_keys"][0]["id"].as_i64().unwrap();
+
+    // The cache last wrote its use two minutes ago (as if cached then), and
+    // the row says it was never used.
+    let two_minutes_ago = chrono::Utc::now() - chrono::Duration::seconds(120);
+    let keys = &app.state.known_keys;
+    keys.remember(
+        keys.ticket(),
+        digest.clone(),
+        KnownKey::new(user_id, key_id, Some(two_minutes_ago)),
+        Link::of(&app.state.nats),
+    );
+    sql(
+        &app,
+        &format!("UPDATE api_keys SET last_used_at = NULL WHERE id = {key_id}"),
+    )
+    .await;
+
+    assert_eq!(
+        status_at(&app.client, &app.base, &key).await,
+        StatusCode::OK
+    );
+    // Written in the background, not by the request itself.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = uptime_db::api_keys::list(
+            &mut uptime_db::pool::conn(&app.env.db.pool).await.unwrap(),
+            user_id,
+        )
+        .await
+        .unwrap();
+        if list[0].last_used_at.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "last_used_at not written within 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
