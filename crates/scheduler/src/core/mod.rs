@@ -6,18 +6,20 @@
 //! [`Step::Sleep`]; a round mirrors the leader's loop:
 //!
 //! 1. **changes**: re-read the monitors a change event named ([`Read::Changed`]);
-//!    one already overdue is held for the catch-up budget ([`catchup`]);
-//!    **catch-up**: let held items back onto the timeline as the budget allows;
-//! 2. **stage**: pop everything due within the lookahead off the timeline and
+//!    one already overdue is held for the catch-up budget rather than put on
+//!    the timeline due at once (so is one a resync or the load brings in);
+//! 2. **catch-up**: let held items back onto the timeline as the budget
+//!    allows (`catchup`: rate, order, never past the next slot);
+//! 3. **stage**: pop everything due within the lookahead off the timeline and
 //!    read the configuration of the checked ones in one query
 //!    ([`Read::CheckConfigs`]); they wait in `ready` with their snapshot;
-//! 3. **fire**: publish everything in `ready` that is due ([`Step::Publish`])
+//! 4. **fire**: publish everything in `ready` that is due ([`Step::Publish`])
 //!    and put each monitor back on the timeline at its next slot; heartbeat
 //!    deadlines that are due are re-read ([`Read::Heartbeats`]) and either
 //!    moved (a ping arrived) or reported as a failed check;
-//! 4. **resync**: read one page of the walk over all active monitors
+//! 5. **resync**: read one page of the walk over all active monitors
 //!    ([`Read::Page`]) when one is running and there is slack;
-//! 5. **sleep** until the next due instant ([`Step::Sleep`]), unless the
+//! 6. **sleep** until the next due instant ([`Step::Sleep`]), unless the
 //!    world (a change event, the resync timer) calls first.
 //!
 //! Between rounds the shell reports what arrived: [`Planner::monitor_changed`],
