@@ -10,7 +10,7 @@
 
 use crate::settings::AuthSettings;
 use chrono::{DateTime, Utc};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -112,10 +112,11 @@ impl Link {
 }
 
 /// Counter of positive-cache lookups by `result`: `hit` (no database query),
-/// `miss`, `bypassed` (NATS disconnected: the database decides).
+/// `miss`, `bypassed` (NATS disconnected, or no longer subscribed: the
+/// database decides).
 pub const LOOKUPS_TOTAL: &str = "api_key_cache_lookups_total";
 /// Counter of positive-cache invalidations by `reason`: `revoked` (one key),
-/// `reconnected` and `undecodable` (everything).
+/// `reconnected`, `undecodable` and `unsubscribed` (everything).
 pub const INVALIDATIONS_TOTAL: &str = "api_key_cache_invalidations_total";
 
 /// A short memory of valid keys by digest, so that a request with a known
@@ -137,6 +138,9 @@ pub struct KnownKeys {
     generation: AtomicU64,
     /// The highest [`Link::connects`] seen.
     connects_seen: AtomicU64,
+    /// Revocations no longer arrive (the subscription ended): nothing
+    /// remembered can be trusted any more.
+    deaf: AtomicBool,
 }
 
 /// [`KnownKeys::generation`] taken before a database read.
@@ -155,6 +159,7 @@ impl KnownKeys {
             }),
             generation: AtomicU64::new(0),
             connects_seen: AtomicU64::new(0),
+            deaf: AtomicBool::new(false),
         }
     }
 
@@ -162,7 +167,7 @@ impl KnownKeys {
     pub fn get(&self, digest: &str, link: Link) -> Option<Arc<KnownKey>> {
         let keys = self.keys.as_ref()?;
         self.observe(link);
-        let (found, result) = if !link.connected {
+        let (found, result) = if !self.trusted(link) {
             (None, "bypassed")
         } else {
             match keys.get(digest) {
@@ -184,7 +189,7 @@ impl KnownKeys {
     pub fn remember(&self, ticket: Ticket, digest: String, key: KnownKey, link: Link) {
         let Some(keys) = &self.keys else { return };
         self.observe(link);
-        if !link.connected || self.generation.load(Ordering::SeqCst) != ticket.0 {
+        if !self.trusted(link) || self.generation.load(Ordering::SeqCst) != ticket.0 {
             return;
         }
         keys.insert(digest.clone(), Arc::new(key));
@@ -212,6 +217,17 @@ impl KnownKeys {
         metrics::counter!(INVALIDATIONS_TOTAL, "reason" => reason).increment(1);
     }
 
+    /// Revocations will not arrive any more: stop using the cache for good.
+    pub fn go_deaf(&self) {
+        self.deaf.store(true, Ordering::SeqCst);
+        self.forget_all("unsubscribed");
+    }
+
+    /// Whether revocations reach this replica now.
+    fn trusted(&self, link: Link) -> bool {
+        link.connected && !self.deaf.load(Ordering::Relaxed)
+    }
+
     /// Whether a key with this digest is remembered (no metrics; for tests
     /// and diagnostics).
     pub fn contains(&self, digest: &str) -> bool {
@@ -221,6 +237,11 @@ impl KnownKeys {
     /// A reconnect since the last look: revocations may have been missed
     /// while disconnected, so forget everything.
     fn observe(&self, link: Link) {
+        // Read first: a write on every request would make every worker
+        // thread fight over this one cache line.
+        if link.connects <= self.connects_seen.load(Ordering::Relaxed) {
+            return;
+        }
         let before = self
             .connects_seen
             .fetch_max(link.connects, Ordering::SeqCst);
@@ -289,6 +310,16 @@ mod tests {
         key.unclaim_touch(t0, previous);
         assert!(key.claim_touch(t0 + chrono::Duration::seconds(1)).is_some());
         assert_eq!(key.claim_touch(t0 + chrono::Duration::seconds(2)), None);
+    }
+
+    #[test]
+    fn nothing_is_trusted_once_revocations_stop_arriving() {
+        let keys = cache();
+        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.go_deaf();
+        assert!(keys.get("d1", UP).is_none());
+        keys.remember(keys.ticket(), "d2".into(), KnownKey::new(1, 2, None), UP);
+        assert!(!keys.contains("d2"));
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub async fn listen(state: web::Data<AppState>) -> Result<Listener, async_nats::
                 }
             }
         }
+        // Only when the client is gone; revocations would no longer arrive.
+        tracing::error!("the subscription to key revocations ended; API keys are checked against the database from now on");
+        state.known_keys.go_deaf();
     })))
 }
 
