@@ -140,7 +140,7 @@ impl Catchup {
     }
 
     /// Puts held items back on `queue`: those whose next slot is within the
-    /// lookahead as that slot (superseded); then, unless `may_release` is
+    /// lookahead (and a tick) as that slot (superseded); then, unless `may_release` is
     /// false (the load at the start is still running), as many as the
     /// budget allows at the slot they catch up (due at once).
     pub(crate) fn release(
@@ -152,8 +152,11 @@ impl Catchup {
     ) {
         let rate = self.policy.rate_per_sec(queue.steady_rate_per_sec());
         self.refill(now, rate);
+        // A tick's worth at a time, so that superseding wakes the planner
+        // once per tick rather than once per item.
+        let supersede_until = now + lookahead_ms + RELEASE_TICK_MS;
         while let Some(Reverse(top)) = self.held.peek().copied() {
-            if top.next_due_ms > now + lookahead_ms {
+            if top.next_due_ms > supersede_until {
                 break;
             }
             self.held.pop();
