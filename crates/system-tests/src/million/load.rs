@@ -139,3 +139,30 @@ pub async fn counter_sum(metrics_url: &str, name: &str) -> anyhow::Result<f64> {
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum())
 }
+
+#[derive(diesel::QueryableByName)]
+struct HotRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    relname: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n_tup_upd: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n_tup_hot_upd: i64,
+}
+
+/// `(table, row updates, of which heap-only)` for the tables the recorder
+/// rewrites per result: a heap-only update adds nothing to any index.
+pub async fn hot_updates(pool: &uptime_db::Pool) -> anyhow::Result<Vec<(String, i64, i64)>> {
+    use diesel_async::RunQueryDsl;
+    let mut conn = uptime_db::pool::conn(pool).await?;
+    let rows: Vec<HotRow> = diesel::sql_query(
+        "SELECT relname::text AS relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables \
+         WHERE relname IN ('monitors', 'daily_uptime') ORDER BY relname",
+    )
+    .load(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.relname, r.n_tup_upd, r.n_tup_hot_upd))
+        .collect())
+}

@@ -172,6 +172,12 @@ pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
         jitter.seconds.last().copied().unwrap_or(f64::NAN),
         jitter.repeats
     );
+    for (table, updates, hot) in load::hot_updates(&db.pool).await? {
+        println!(
+            "  {table}: {updates} row updates, {:.1}% heap-only (no index entries)",
+            hot as f64 * 100.0 / updates.max(1) as f64
+        );
+    }
     let monitors_checked = arrivals.len();
     println!(
         "  monitors checked at least once: {monitors_checked} of {}",

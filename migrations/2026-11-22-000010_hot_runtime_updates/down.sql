@@ -1,0 +1,2 @@
+ALTER TABLE monitors RESET (fillfactor);
+ALTER TABLE daily_uptime RESET (fillfactor);
