@@ -32,8 +32,9 @@ pub struct ScheduleSettings {
     /// Checks already overdue when their monitor is loaded (a start, a bulk
     /// import, a resume) go out at this multiple of the steady rate (the sum
     /// of 1/interval over all monitors), on top of the regular slots; see
-    /// `core::catchup`. 1.0 is the least that catches up a whole import, or
-    /// an outage shorter than an interval, before the next slots.
+    /// `core::catchup`. At 1.0 an outage shorter than an interval is caught
+    /// up in full before the next slots, and an import all checked within
+    /// half an interval.
     pub catchup_headroom: f64,
     /// ...but never slower than this many checks a second (also the burst
     /// that goes at once, with one second's worth of the rate), so a small

@@ -22,15 +22,21 @@
 //!   floor lets a small installation catch up at once.
 //! - **burst** = one second's worth of the rate, so a new monitor (the bucket
 //!   is full when nothing waits) or a handful of overdue ones go at once.
-//! - **order**: earliest next slot first. An item must be gone before its
-//!   monitor's next regular slot; with headroom ≥ 1 a backlog of every
-//!   monitor (uniform next slots over an interval) or an outage shorter than
-//!   headroom × interval is released in time.
+//! - **order**: the monitor unchecked the longest first (since its last
+//!   recorded check, else its creation), so after an outage the slot missed
+//!   longest ago goes first; among equals (a bulk import created in one
+//!   go), the one whose next slot is furthest away, since a catch-up is
+//!   worth the time it saves before that slot. An import of n monitors is
+//!   then all checked within n / (budget + steady) seconds, half an interval
+//!   at headroom 1, where earliest-next-slot-first would catch each up a
+//!   moment before its first slot: twice the checks for nothing.
 //! - **never more than one interval**: an item still held when its
 //!   monitor's next slot is a lookahead away is *superseded*: that next slot
 //!   is checked instead, on time, under its own id, and the caught-up slot is
 //!   not checked (counted in `scheduler_catchup_superseded_total`, never
 //!   silent). Either way the monitor is checked once, and no slot twice.
+//!   With headroom h an outage of up to h intervals (monitors sharing an
+//!   interval) is caught up in full before the next slots.
 //! - A released item keeps the slot it catches up: same `check_id` (a
 //!   restart republishes the same id whenever it releases it) and the slot
 //!   as `due_at`, so lateness metrics show the catch-up delay, and the
@@ -38,7 +44,7 @@
 //! - Releases come in batches at most every [`RELEASE_TICK_MS`] (one
 //!   configuration read per batch, not per check), and not before the load
 //!   at the start of leadership is complete, so the rate is known and the
-//!   earliest next slots go first across all monitors.
+//!   order holds across all monitors.
 //!
 //! Missed heartbeats found at a start are held the same way: a whole-stack
 //! outage leaves every heartbeat monitor silent, and reporting them all at
@@ -49,7 +55,7 @@ use crate::queue::{Due, DueQueue, Kind};
 use crate::slots;
 use crate::timing::Timing;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 /// Held items are released at most this often, in one batch.
 pub(crate) const RELEASE_TICK_MS: i64 = 100;
@@ -75,19 +81,22 @@ impl CatchupPolicy {
     }
 }
 
-/// A held item, in the order it is released: earliest next slot first.
+/// A held item, in the order it is released: the monitor unchecked the
+/// longest first, then the one whose next slot is furthest away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Held {
-    /// The monitor's next regular slot (or heartbeat deadline) after `due`.
-    next_due_ms: i64,
+    /// Its last recorded check, else its creation (a heartbeat: the start of
+    /// the period that was missed).
+    since_ms: i64,
+    next_due_ms: Reverse<i64>,
     due: Due,
 }
 
 /// What happened since the last report, for the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tally {
-    /// Items held now (an item made stale by an edit counts until it
-    /// surfaces: at its release or its next slot at the latest).
+    /// Items held now (one whose monitor was deleted meanwhile counts until
+    /// its turn or its next slot comes).
     pub waiting: usize,
     pub released: u64,
     pub superseded: u64,
@@ -96,7 +105,13 @@ pub(crate) struct Tally {
 #[derive(Debug)]
 pub(crate) struct Catchup {
     policy: CatchupPolicy,
+    /// In release order.
     held: BinaryHeap<Reverse<Held>>,
+    /// The same items by next slot, for superseding.
+    deadlines: BinaryHeap<Reverse<(i64, Due)>>,
+    /// The generation of each monitor's held item: an entry of `held` or
+    /// `deadlines` is live while it matches (each item leaves by one way).
+    live: HashMap<i64, u32>,
     /// `None` until the first release: the bucket starts full, at the rate
     /// known then.
     tokens: Option<f64>,
@@ -112,6 +127,8 @@ impl Catchup {
         Self {
             policy,
             held: BinaryHeap::new(),
+            deadlines: BinaryHeap::new(),
+            live: HashMap::new(),
             tokens: None,
             refilled_at: 0,
             last_release_at: i64::MIN / 2,
@@ -135,8 +152,28 @@ impl Catchup {
             Kind::Checked => slots::slot_after(id, timing.interval_ms, due_at),
             Kind::Heartbeat => due_at + timing.interval_ms,
         };
+        let since_ms = match kind {
+            Kind::Checked => timing.last_checked_ms.unwrap_or(timing.created_ms),
+            Kind::Heartbeat => due_at - timing.interval_ms,
+        };
         let due = queue.schedule_held(id, kind, interval_secs, due_at);
-        self.held.push(Reverse(Held { next_due_ms, due }));
+        self.live.insert(id, due.generation);
+        self.deadlines.push(Reverse((next_due_ms, due)));
+        self.held.push(Reverse(Held {
+            since_ms,
+            next_due_ms: Reverse(next_due_ms),
+            due,
+        }));
+    }
+
+    /// Whether `due` is still held here (and its monitor unchanged); if so,
+    /// it is no longer.
+    fn take(&mut self, due: &Due, queue: &DueQueue) -> bool {
+        if self.live.get(&due.monitor_id) != Some(&due.generation) {
+            return false;
+        }
+        self.live.remove(&due.monitor_id);
+        queue.is_current(due)
     }
 
     /// Puts held items back on `queue`: those whose next slot is within the
@@ -155,17 +192,23 @@ impl Catchup {
         // A tick's worth at a time, so that superseding wakes the planner
         // once per tick rather than once per item.
         let supersede_until = now + lookahead_ms + RELEASE_TICK_MS;
-        while let Some(Reverse(top)) = self.held.peek().copied() {
-            if top.next_due_ms > supersede_until {
+        while let Some(Reverse((next_due_ms, due))) = self.deadlines.peek().copied() {
+            if next_due_ms > supersede_until {
                 break;
             }
-            self.held.pop();
-            if queue.requeue(Due {
-                due_at_ms: top.next_due_ms,
-                ..top.due
-            }) {
+            self.deadlines.pop();
+            if self.take(&due, queue) {
+                queue.requeue(Due {
+                    due_at_ms: next_due_ms,
+                    ..due
+                });
                 self.superseded += 1;
             }
+        }
+        if self.live.is_empty() {
+            // Only entries that left the other way remain.
+            self.held.clear();
+            self.deadlines.clear();
         }
         if !may_release || now - self.last_release_at < RELEASE_TICK_MS {
             return;
@@ -176,8 +219,9 @@ impl Catchup {
             let Some(Reverse(held)) = self.held.pop() else {
                 break;
             };
-            // An edited or removed monitor's item is dropped without a token.
-            if queue.requeue(held.due) {
+            // An edited, removed or superseded item costs no token.
+            if self.take(&held.due, queue) {
+                queue.requeue(held.due);
                 tokens -= 1.0;
                 self.released += 1;
             }
@@ -204,8 +248,11 @@ impl Catchup {
         may_release: bool,
         queue: &DueQueue,
     ) -> Option<i64> {
-        let Reverse(top) = self.held.peek()?;
-        let supersede_at = top.next_due_ms - lookahead_ms;
+        if self.live.is_empty() {
+            return None;
+        }
+        let Reverse((next_due_ms, _)) = self.deadlines.peek()?;
+        let supersede_at = next_due_ms - lookahead_ms;
         if !may_release {
             return Some(supersede_at);
         }
@@ -224,7 +271,7 @@ impl Catchup {
 
     /// What changed since the last call, if anything.
     pub(crate) fn tally(&mut self) -> Option<Tally> {
-        let waiting = self.held.len();
+        let waiting = self.live.len();
         if self.released == 0 && self.superseded == 0 && waiting == self.reported_waiting {
             return None;
         }
