@@ -37,10 +37,6 @@ pub enum ApiError {
     InvalidBody(Vec<FieldError>),
     #[error("invalid query parameters")]
     InvalidQuery(Vec<FieldError>),
-    /// A well-formed body whose items are not all acceptable (a bulk
-    /// request: 422, `details` naming each bad item by its index).
-    #[error("invalid request body")]
-    InvalidItems(Vec<FieldError>),
     #[error("unauthorized")]
     Unauthorized,
     #[error("not found")]
@@ -86,7 +82,6 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             ApiError::InvalidBody(_) | ApiError::InvalidQuery(_) => StatusCode::BAD_REQUEST,
-            ApiError::InvalidItems(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -104,9 +99,7 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let details = match self {
-            ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) | ApiError::InvalidItems(d) => {
-                d.clone()
-            }
+            ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) => d.clone(),
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]

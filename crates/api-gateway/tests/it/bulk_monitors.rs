@@ -181,7 +181,7 @@ async fn bulk_create_makes_a_full_batch_in_request_order_and_announces_each() {
 }
 
 #[tokio::test]
-async fn bulk_create_with_bad_items_answers_422_naming_each_index_and_creates_nothing() {
+async fn bulk_create_with_bad_items_answers_400_naming_each_index_and_creates_nothing() {
     let app = spawn_app_with(|s| s.safety.allow_private_targets = false).await;
     let (_, key) = app.new_user("ops").await;
 
@@ -197,7 +197,7 @@ async fn bulk_create_with_bad_items_answers_422_naming_each_index_and_creates_no
         json!({"name": "d", "type": "http", "target": "https://e.com/", "interval_secs": "often"});
     items[9] = json!({"name": "e", "type": "smoke-signal"});
     let (status, body) = app.post(BULK, &key, json!({ "monitors": items })).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"], "invalid request body", "{body}");
     let mut got = fields(&body);
     got.sort();
@@ -236,7 +236,7 @@ async fn bulk_create_with_bad_items_answers_422_naming_each_index_and_creates_no
     let mut items: Vec<Value> = (0..4).map(typical).collect();
     items[2]["alert_contact_ids"] = json!([424242]);
     let (status, body) = app.post(BULK, &key, json!({ "monitors": items })).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         body["details"],
         json!([{"field": "monitors[2].alert_contact_ids",
@@ -275,12 +275,12 @@ async fn bulk_create_past_the_quota_is_refused_as_a_whole() {
 }
 
 #[tokio::test]
-async fn bulk_create_refuses_an_empty_or_too_long_list_with_422() {
+async fn bulk_create_refuses_an_empty_or_too_long_list_with_400() {
     let app = spawn_app_with(|s| s.bulk_create.max_items = 3).await;
     let (_, key) = app.new_user("ops").await;
 
     let (status, body) = app.post(BULK, &key, json!({"monitors": []})).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         body,
         json!({"error": "invalid request body",
@@ -288,7 +288,7 @@ async fn bulk_create_refuses_an_empty_or_too_long_list_with_422() {
     );
     let four: Vec<Value> = (0..4).map(typical).collect();
     let (status, body) = app.post(BULK, &key, json!({ "monitors": four })).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         message_of(&body, "monitors"),
         "must hold 1 to 3 monitors",

@@ -3,7 +3,7 @@
 //!
 //! - Each item is read and validated exactly as `POST /api/v1/monitors`
 //!   reads its body ([`super::draft::new_monitor`]); every problem of every
-//!   item is answered at once, `422 invalid request body` with `details`
+//!   item is answered at once, `400 invalid request body` with `details`
 //!   fields prefixed by the item (`monitors[3].target`; `monitors[3]` alone
 //!   when the item is not a monitor object at all). A body that is not
 //!   `{"monitors": [...]}` is the usual `400`, and so is U+0000 in any
@@ -66,7 +66,7 @@ pub(super) fn json_config() -> web::JsonConfig {
         .error_handler(crate::error::extractors::json)
 }
 
-/// Each item as the single create validates it, or 422 naming every problem
+/// Each item as the single create validates it, or 400 naming every problem
 /// of every item by its index. Contact ids come back sorted, deduplicated.
 fn validate_items(
     user_id: i64,
@@ -102,25 +102,24 @@ fn validate_items(
     if details.is_empty() {
         Ok(valid)
     } else {
-        Err(ApiError::InvalidItems(details))
+        Err(ApiError::InvalidBody(details))
     }
 }
 
 /// Create many monitors at once, all or nothing.
 ///
 /// Each item is validated as `POST /api/v1/monitors` validates its body; if
-/// any is refused, nothing is created and the answer is `422` naming each
+/// any is refused, nothing is created and the answer is `400` naming each
 /// problem by item (`monitors[3].target`). The whole batch must fit the
 /// caller's monitor quota (else `403`, nothing created). Bodies of this
 /// route may have up to 4 MiB.
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
-        (status = 400, body = ErrorBody, description = "`invalid request body`: not `{\"monitors\": [...]}`, or U+0000 in a string (named by its path, e.g. `monitors[2].name`)"),
+        (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded: the batch does not fit the user's monitor quota; nothing created"),
-        (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB"),
-        (status = 422, body = ErrorBody, description = "`invalid request body`: no monitors, more than `bulk_create.max_items` (field `monitors`), or items refused (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor); nothing created")))]
+        (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB")))]
 pub async fn bulk_create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -129,7 +128,7 @@ pub async fn bulk_create(
     let items = body.into_inner().monitors;
     let max = state.settings.bulk_create.max_items;
     if items.is_empty() || items.len() > max {
-        return Err(ApiError::InvalidItems(vec![FieldError::new(
+        return Err(ApiError::InvalidBody(vec![FieldError::new(
             "monitors",
             format!("must hold 1 to {max} monitors"),
         )]));
@@ -171,7 +170,7 @@ pub async fn bulk_create(
                     })
                     .collect();
                 if !unknown.is_empty() {
-                    return Err(ApiError::InvalidItems(unknown));
+                    return Err(ApiError::InvalidBody(unknown));
                 }
                 let rows = uptime_db::monitors::create_many(c, news, &contact_ids).await?;
                 if rows.len() != count {
