@@ -1,6 +1,7 @@
 //! The integration tests of `scheduler`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod catchup;
 mod common;
 mod due_checks;
 mod heartbeats;

@@ -169,7 +169,7 @@ pub async fn start_scheduler_with(env: &TestEnv, config: ScheduleSettings) -> Ru
     start_scheduler_with_clock(env, config, Clock::system()).await
 }
 
-async fn start_scheduler_with_clock(
+pub async fn start_scheduler_with_clock(
     env: &TestEnv,
     config: ScheduleSettings,
     clock: Clock,
