@@ -48,6 +48,8 @@ pub struct Entry {
     pub interval_secs: u32,
     pub generation: u32,
     pub kind: Kind,
+    /// Its current item is held for catch-up, off the heap.
+    pub held: bool,
 }
 
 #[derive(Debug, Default)]
@@ -60,6 +62,8 @@ pub struct DueQueue {
     /// The steady rate of the monitors here (the sum of 1/interval), in
     /// checks per 10^9 seconds: integers, so adding and removing never drift.
     rate_nanos: u64,
+    /// Monitors whose current item is held for catch-up.
+    held: usize,
 }
 
 impl DueQueue {
@@ -76,21 +80,50 @@ impl DueQueue {
         interval_secs: u32,
         due_at_ms: i64,
     ) -> u32 {
-        let due = self.schedule_held(monitor_id, kind, interval_secs, due_at_ms);
+        let due = self.place(monitor_id, kind, interval_secs, due_at_ms, false);
         self.heap.push(Reverse(due));
         self.compact_if_bloated();
         due.generation
     }
 
-    /// Like [`DueQueue::schedule`], but the new current item is handed to
-    /// the caller instead of being put in the heap; it comes back with
-    /// [`DueQueue::requeue`].
+    /// Like [`DueQueue::schedule`], but the new current item is *held*:
+    /// handed to the caller instead of being put in the heap, until
+    /// [`DueQueue::unhold`] and [`DueQueue::requeue`] bring it back.
     pub fn schedule_held(
         &mut self,
         monitor_id: i64,
         kind: Kind,
         interval_secs: u32,
         due_at_ms: i64,
+    ) -> Due {
+        self.place(monitor_id, kind, interval_secs, due_at_ms, true)
+    }
+
+    /// Whether `due` is its monitor's current item and held; if so, it is
+    /// no longer held (put it back with [`DueQueue::requeue`]).
+    pub fn unhold(&mut self, due: &Due) -> bool {
+        match self.entries.get_mut(&due.monitor_id) {
+            Some(e) if e.generation == due.generation && e.held => {
+                e.held = false;
+                self.held -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Monitors whose current item is held.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    fn place(
+        &mut self,
+        monitor_id: i64,
+        kind: Kind,
+        interval_secs: u32,
+        due_at_ms: i64,
+        held: bool,
     ) -> Due {
         let generation = self.next_generation;
         self.next_generation = self.next_generation.wrapping_add(1);
@@ -100,12 +133,15 @@ impl DueQueue {
                 interval_secs,
                 generation,
                 kind,
+                held,
             },
         );
         if let Some(old) = old {
             self.rate_nanos -= rate_nanos(old.interval_secs);
+            self.held -= usize::from(old.held);
         }
         self.rate_nanos += rate_nanos(interval_secs);
+        self.held += usize::from(held);
         Due {
             due_at_ms,
             monitor_id,
@@ -130,6 +166,7 @@ impl DueQueue {
         match self.entries.remove(&monitor_id) {
             Some(old) => {
                 self.rate_nanos -= rate_nanos(old.interval_secs);
+                self.held -= usize::from(old.held);
                 true
             }
             None => false,
@@ -298,6 +335,26 @@ mod tests {
         q.remove(3);
         assert!(!q.remove(3));
         assert_eq!(q.steady_rate_per_sec(), 0.0);
+    }
+
+    #[test]
+    fn held_items_are_counted_until_unheld_replaced_or_removed() {
+        let mut q = DueQueue::new();
+        let a = q.schedule_held(1, Kind::Checked, 60, 100);
+        let b = q.schedule_held(2, Kind::Checked, 60, 100);
+        q.schedule_held(3, Kind::Checked, 60, 100);
+        assert_eq!((q.held(), q.heap_len()), (3, 0), "off the heap");
+        assert!(q.unhold(&a));
+        assert!(!q.unhold(&a), "once");
+        assert!(q.requeue(a));
+        q.schedule(2, Kind::Checked, 60, 200);
+        assert!(!q.unhold(&b), "replaced");
+        q.remove(3);
+        assert_eq!(q.held(), 0);
+        let again = q.schedule_held(1, Kind::Checked, 60, 300);
+        q.schedule_held(1, Kind::Checked, 60, 400);
+        assert_eq!(q.held(), 1, "one item per monitor");
+        assert!(!q.unhold(&again));
     }
 
     #[test]

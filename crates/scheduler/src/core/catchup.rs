@@ -55,7 +55,7 @@ use crate::queue::{Due, DueQueue, Kind};
 use crate::slots;
 use crate::timing::Timing;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 /// Held items are released at most this often, in one batch.
 pub(crate) const RELEASE_TICK_MS: i64 = 100;
@@ -95,8 +95,7 @@ struct Held {
 /// What happened since the last report, for the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Tally {
-    /// Items held now (one whose monitor was deleted meanwhile counts until
-    /// its turn or its next slot comes).
+    /// Items held now.
     pub waiting: usize,
     pub released: u64,
     pub superseded: u64,
@@ -107,11 +106,9 @@ pub(crate) struct Catchup {
     policy: CatchupPolicy,
     /// In release order.
     held: BinaryHeap<Reverse<Held>>,
-    /// The same items by next slot, for superseding.
+    /// The same items by next slot, for superseding. An item leaves by one
+    /// way; the queue knows which are still held ([`DueQueue::unhold`]).
     deadlines: BinaryHeap<Reverse<(i64, Due)>>,
-    /// The generation of each monitor's held item: an entry of `held` or
-    /// `deadlines` is live while it matches (each item leaves by one way).
-    live: HashMap<i64, u32>,
     /// `None` until the first release: the bucket starts full, at the rate
     /// known then.
     tokens: Option<f64>,
@@ -128,7 +125,6 @@ impl Catchup {
             policy,
             held: BinaryHeap::new(),
             deadlines: BinaryHeap::new(),
-            live: HashMap::new(),
             tokens: None,
             refilled_at: 0,
             last_release_at: i64::MIN / 2,
@@ -157,7 +153,6 @@ impl Catchup {
             Kind::Heartbeat => due_at - timing.interval_ms,
         };
         let due = queue.schedule_held(id, kind, interval_secs, due_at);
-        self.live.insert(id, due.generation);
         self.deadlines.push(Reverse((next_due_ms, due)));
         self.held.push(Reverse(Held {
             since_ms,
@@ -166,20 +161,10 @@ impl Catchup {
         }));
     }
 
-    /// Whether `due` is still held here (and its monitor unchanged); if so,
-    /// it is no longer.
-    fn take(&mut self, due: &Due, queue: &DueQueue) -> bool {
-        if self.live.get(&due.monitor_id) != Some(&due.generation) {
-            return false;
-        }
-        self.live.remove(&due.monitor_id);
-        queue.is_current(due)
-    }
-
     /// Puts held items back on `queue`: those whose next slot is within the
-    /// lookahead (and a tick) as that slot (superseded); then, unless `may_release` is
-    /// false (the load at the start is still running), as many as the
-    /// budget allows at the slot they catch up (due at once).
+    /// lookahead (and a tick) as that slot (superseded); then, unless
+    /// `may_release` is false (the load at the start is still running), as
+    /// many as the budget allows at the slot they catch up (due at once).
     pub(crate) fn release(
         &mut self,
         now: i64,
@@ -197,7 +182,7 @@ impl Catchup {
                 break;
             }
             self.deadlines.pop();
-            if self.take(&due, queue) {
+            if queue.unhold(&due) {
                 queue.requeue(Due {
                     due_at_ms: next_due_ms,
                     ..due
@@ -205,8 +190,8 @@ impl Catchup {
                 self.superseded += 1;
             }
         }
-        if self.live.is_empty() {
-            // Only entries that left the other way remain.
+        if queue.held() == 0 {
+            // Only entries that left the other way (or went stale) remain.
             self.held.clear();
             self.deadlines.clear();
         }
@@ -220,7 +205,7 @@ impl Catchup {
                 break;
             };
             // An edited, removed or superseded item costs no token.
-            if self.take(&held.due, queue) {
+            if queue.unhold(&held.due) {
                 queue.requeue(held.due);
                 tokens -= 1.0;
                 self.released += 1;
@@ -248,7 +233,7 @@ impl Catchup {
         may_release: bool,
         queue: &DueQueue,
     ) -> Option<i64> {
-        if self.live.is_empty() {
+        if queue.held() == 0 {
             return None;
         }
         let Reverse((next_due_ms, _)) = self.deadlines.peek()?;
@@ -270,8 +255,8 @@ impl Catchup {
     }
 
     /// What changed since the last call, if anything.
-    pub(crate) fn tally(&mut self) -> Option<Tally> {
-        let waiting = self.live.len();
+    pub(crate) fn tally(&mut self, queue: &DueQueue) -> Option<Tally> {
+        let waiting = queue.held();
         if self.released == 0 && self.superseded == 0 && waiting == self.reported_waiting {
             return None;
         }

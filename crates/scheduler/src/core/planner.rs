@@ -247,7 +247,7 @@ impl Planner {
         let may_release = !self.loading();
         self.catchup
             .release(now, self.lookahead_ms, may_release, &mut self.queue);
-        if let Some(tally) = self.catchup.tally() {
+        if let Some(tally) = self.catchup.tally(&self.queue) {
             self.outbox.push_back(Step::Report(Report::Catchup(tally)));
         }
     }
