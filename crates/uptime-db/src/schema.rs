@@ -5,6 +5,7 @@ diesel::table! {
         id -> Int8,
         name -> Text,
         created_at -> Timestamptz,
+        monitor_count -> Int8,
     }
 }
 

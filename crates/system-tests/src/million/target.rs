@@ -87,10 +87,12 @@ pub struct Jitter {
     pub repeats: usize,
 }
 
-pub fn jitter(arrivals: &HashMap<String, Vec<f64>>, interval_secs: f64) -> Jitter {
+/// Over the gaps that end at or after `since` (seconds since the epoch).
+pub fn jitter(arrivals: &HashMap<String, Vec<f64>>, interval_secs: f64, since: f64) -> Jitter {
     let mut out = Jitter::default();
     for times in arrivals.values() {
-        for gap in times.windows(2).skip(1).map(|w| w[1] - w[0]) {
+        let gaps = times.windows(2).skip(1).filter(|w| w[1] >= since);
+        for gap in gaps.map(|w| w[1] - w[0]) {
             if gap < interval_secs / 2.0 {
                 out.repeats += 1;
             } else {

@@ -4,4 +4,5 @@
 mod history;
 mod migrations;
 mod monitor_columns;
+mod monitor_counts;
 mod partitioned_results;

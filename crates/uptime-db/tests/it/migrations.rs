@@ -31,6 +31,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000008_partitioned_results", "1476bc8c3ba53d112f42f853c925892e19328117f405dd0dcce412b9f2d4b139"),
     ("2026-11-22-000009_retention_indexes", "11614e93cfe87a22671f4a296c7e7c79384f0fa7bd1cea3c3b363c60cd59320b"),
     ("2026-11-22-000010_hot_runtime_updates", "185437cedf6cc201cf86f3a0dcf586be63a073de58f07eb5f63e6c4a22f94457"),
+    ("2026-11-22-000011_user_monitor_counts", "6a56d1516e5053700875eca3b3a178827e4d0af78e81847915e0301185f599c7"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with
