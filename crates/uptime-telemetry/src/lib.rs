@@ -10,7 +10,7 @@
 
 pub mod nats;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -106,6 +106,13 @@ pub fn metrics_handle() -> PrometheusHandle {
                     30.0,
                 ])
                 .expect("static buckets are valid")
+                // Batch sizes are counts, not seconds: with the buckets above
+                // every batch past 30 messages would fall in `+Inf`.
+                .set_buckets_for_metric(
+                    Matcher::Suffix("_batch_size".into()),
+                    &[1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0],
+                )
+                .expect("static buckets are valid")
                 .build_recorder();
             let handle = recorder.handle();
             // Fails only if another recorder was installed first, in which case
@@ -114,4 +121,27 @@ pub fn metrics_handle() -> PrometheusHandle {
             handle
         })
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn batch_sizes_get_count_buckets_and_durations_keep_seconds() {
+        let handle = super::metrics_handle();
+        metrics::histogram!("unit_batch_size").record(300.0);
+        metrics::histogram!("unit_duration_seconds").record(0.3);
+        let text = handle.render();
+        assert!(
+            text.contains("unit_batch_size_bucket{le=\"500\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("unit_batch_size_bucket{le=\"200\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("unit_duration_seconds_bucket{le=\"0.5\"} 1"),
+            "{text}"
+        );
+    }
 }
