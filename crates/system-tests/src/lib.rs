@@ -10,6 +10,14 @@ pub mod million;
 pub mod processes;
 pub mod storage_bench;
 
+/// A count from the environment variable `name`, else `default`.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The `q` quantile (0 to 1) of `sorted` (ascending); NaN when empty.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {

@@ -22,17 +22,10 @@ use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
-use system_tests::{percentile, Stack, StackOptions};
+use system_tests::{env_usize, percentile, Stack, StackOptions};
 use uptime_contracts::{CheckDueV2, CheckSpecV1, Message, MonitorKind, Trigger};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn wanted(stage: &str) -> bool {
     match std::env::var("UPTIME_BENCH_ONLY") {
@@ -80,37 +73,9 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     }
     if wanted("million") {
-        million().await?;
+        system_tests::million::run(system_tests::million::MillionOptions::from_env()?).await?;
     }
     Ok(())
-}
-
-async fn million() -> anyhow::Result<()> {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let which = |bin: &str| {
-        ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
-            .iter()
-            .map(|d| std::path::Path::new(d).join(bin))
-            .find(|p| p.exists())
-    };
-    system_tests::million::run(system_tests::million::MillionOptions {
-        monitors: env_usize("UPTIME_BENCH_MILLION_MONITORS", 1_000_000),
-        interval_secs: env_usize("UPTIME_BENCH_MILLION_INTERVAL", 300) as u32,
-        run_secs: env_usize("UPTIME_BENCH_MILLION_SECS", 720) as u64,
-        batch: env_usize("UPTIME_BENCH_MILLION_BATCH", 500),
-        bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
-            .map(Into::into)
-            .unwrap_or_else(|_| repo.join("target/release")),
-        nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
-            .unwrap_or_else(|_| "nats-server".into())
-            .into(),
-        nginx: which("nginx").context("nginx not installed (just bench installs it)")?,
-        blackbox: which("prometheus-blackbox-exporter"),
-        pg_port: std::env::var("UPTIME_BENCH_PG_PORT")
-            .ok()
-            .and_then(|p| p.parse().ok()),
-    })
-    .await
 }
 
 /// Target switched to failing → the webhook receiver's request, p50/p99,

@@ -12,8 +12,8 @@ mod load;
 mod procstat;
 mod target;
 
-use crate::percentile;
 use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes};
+use crate::{env_usize, percentile};
 use anyhow::Context;
 use procstat::Tree;
 use std::path::PathBuf;
@@ -35,6 +35,38 @@ pub struct MillionOptions {
     pub blackbox: Option<PathBuf>,
     /// The bench cluster's port, to find its postmaster.
     pub pg_port: Option<u16>,
+}
+
+impl MillionOptions {
+    /// `UPTIME_BENCH_MILLION_{MONITORS,INTERVAL,SECS,BATCH}` over the
+    /// defaults (a million at 300 s, 720 s, 500 per request), the binaries
+    /// `just bench` built, nginx and blackbox_exporter where Debian puts them.
+    pub fn from_env() -> anyhow::Result<Self> {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let which = |bin: &str| {
+            ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
+                .iter()
+                .map(|d| std::path::Path::new(d).join(bin))
+                .find(|p| p.exists())
+        };
+        Ok(Self {
+            monitors: env_usize("UPTIME_BENCH_MILLION_MONITORS", 1_000_000),
+            interval_secs: env_usize("UPTIME_BENCH_MILLION_INTERVAL", 300) as u32,
+            run_secs: env_usize("UPTIME_BENCH_MILLION_SECS", 720) as u64,
+            batch: env_usize("UPTIME_BENCH_MILLION_BATCH", 500),
+            bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
+                .map(Into::into)
+                .unwrap_or_else(|_| repo.join("target/release")),
+            nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
+                .unwrap_or_else(|_| "nats-server".into())
+                .into(),
+            nginx: which("nginx").context("nginx not installed (just bench installs it)")?,
+            blackbox: which("prometheus-blackbox-exporter"),
+            pg_port: std::env::var("UPTIME_BENCH_PG_PORT")
+                .ok()
+                .and_then(|p| p.parse().ok()),
+        })
+    }
 }
 
 const SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
