@@ -151,8 +151,9 @@ pub async fn run(opts: AlertLatencyOptions, faults: &[Fault]) -> anyhow::Result<
         let instance = ("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier".to_string());
         procs.start_service(name, &[instance])?;
     }
-    // Every monitor's first check turns it from pending to up (no alert for
-    // that, by design: nobody was told it was down): wait for all of them.
+    // Every monitor's first check turns it from pending to up (a
+    // `monitor.up` alert, which the rounds ignore: they count only
+    // `monitor.down`): wait for all of them.
     wait_until_all_up(&db, opts.monitors, Duration::from_secs(60)).await?;
 
     let mut rounds = Vec::new();
