@@ -63,12 +63,7 @@ impl Application {
                     crate::middleware::request_metrics,
                 ))
                 .app_data(app_state.clone())
-                .app_data(
-                    web::JsonConfig::default()
-                        .limit(MAX_BODY_BYTES)
-                        .content_type_required(false)
-                        .error_handler(extractors::json),
-                )
+                .app_data(json_config(MAX_BODY_BYTES))
                 .app_data(web::PathConfig::default().error_handler(extractors::path))
                 .app_data(web::QueryConfig::default().error_handler(extractors::query))
                 .app_data(web::PayloadConfig::default().limit(MAX_BODY_BYTES))
@@ -141,4 +136,14 @@ fn json_error<B>(
     }
     let res = ServiceResponse::new(req, response).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
+}
+
+/// How JSON bodies are read: up to `limit` bytes, any content type, errors
+/// as the API's JSON. The application's; a route with bigger bodies (the
+/// bulk create) overrides only the limit.
+pub(crate) fn json_config(limit: usize) -> web::JsonConfig {
+    web::JsonConfig::default()
+        .limit(limit)
+        .content_type_required(false)
+        .error_handler(extractors::json)
 }
