@@ -9,7 +9,7 @@
 //! written straight to the database before the scheduler starts; the target
 //! and the receiver are loopback servers of this process.
 
-use crate::processes::{ProcessOptions, Processes};
+use crate::processes::{ProcessOptions, Processes, PIPELINE_SERVICES};
 use anyhow::Context;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -73,8 +73,6 @@ pub struct Round {
     /// Down alerts that arrived more than once (same webhook-id: receivers dedupe).
     pub repeated: usize,
 }
-
-const SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
 
 /// Seeds the monitors and contacts; each monitor alerts one contact.
 async fn seed(
@@ -147,7 +145,7 @@ pub async fn run(opts: AlertLatencyOptions, faults: &[Fault]) -> anyhow::Result<
         db_url: db.url.clone(),
     })
     .await?;
-    for name in SERVICES {
+    for name in PIPELINE_SERVICES {
         let instance = ("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier".to_string());
         procs.start_service(name, &[instance])?;
     }

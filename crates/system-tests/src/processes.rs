@@ -8,6 +8,9 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::{Child, Command};
 
+/// The services behind the API, each a binary of its own.
+pub const PIPELINE_SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
+
 /// Where the binaries are and what every service is started with.
 #[derive(Debug, Clone)]
 pub struct ProcessOptions {

@@ -12,7 +12,7 @@ mod load;
 mod procstat;
 mod target;
 
-use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes};
+use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes, PIPELINE_SERVICES};
 use crate::{env_usize, percentile};
 use anyhow::Context;
 use procstat::Tree;
@@ -69,8 +69,6 @@ impl MillionOptions {
     }
 }
 
-const SERVICES: [&str; 4] = ["scheduler", "checker", "recorder", "notifier"];
-
 pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
     let db = TestDb::create().await;
     let nginx = target::Nginx::start(&opts.nginx).await?;
@@ -103,7 +101,7 @@ pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
         ],
     )?;
     let scheduler_ops = free_port()?;
-    for name in SERVICES {
+    for name in PIPELINE_SERVICES {
         let mut env = vec![("UPTIME_NOTIFIER__INSTANCE_ID", "bench-notifier".to_string())];
         if name == "scheduler" {
             env.push(("UPTIME_OPS__LISTEN", format!("127.0.0.1:{scheduler_ops}")));

@@ -61,9 +61,8 @@ fn members(root: u32, parents: &HashMap<u32, u32>) -> Vec<u32> {
 /// CPU ticks the tree has used so far. A child that ended and was reaped
 /// (a PostgreSQL autovacuum worker) still counts, in its parent's
 /// children's time, so a difference of two readings is the tree's use.
-pub fn cpu_ticks(tree: &Tree) -> u64 {
-    let parents = parents();
-    members(tree.root, &parents)
+fn cpu_ticks(tree: &Tree, parents: &HashMap<u32, u32>) -> u64 {
+    members(tree.root, parents)
         .into_iter()
         .filter_map(stat)
         .map(|(_, own, reaped)| own + reaped)
@@ -135,9 +134,11 @@ pub struct Reading {
 }
 
 pub fn read(trees: &[Tree]) -> Reading {
+    // One walk of /proc for every tree of the reading.
+    let parents = parents();
     Reading {
         at: std::time::Instant::now(),
-        ticks: trees.iter().map(cpu_ticks).collect(),
+        ticks: trees.iter().map(|t| cpu_ticks(t, &parents)).collect(),
         machine: machine_ticks(),
     }
 }

@@ -165,10 +165,9 @@ fn one_new_monitor_among_a_steady_load_is_due_at_once() {
     assert_eq!(checks[0].1.check_id, slots::check_id(id, now - 5));
 }
 
-#[test]
-fn a_restart_after_a_short_outage_catches_up_the_few_missed_slots_at_once() {
-    let n: i64 = 3_000;
-    let outage = 5_000;
+/// `n` monitors at 300 s whose checks were recorded until `outage` ms
+/// before `NOW`, and the slot each one missed since (those that missed one).
+fn after_outage(n: i64, outage: i64) -> (World, HashMap<i64, i64>) {
     let mut world = World::with((1..=n).map(|id| http(id, 300, NOW - HOUR)));
     let mut missed = HashMap::new();
     for id in 1..=n {
@@ -181,6 +180,14 @@ fn a_restart_after_a_short_outage_catches_up_the_few_missed_slots_at_once() {
         };
         world.row(id).timing.last_checked_at = Some(at(recorded + 1));
     }
+    (world, missed)
+}
+
+#[test]
+fn a_restart_after_a_short_outage_catches_up_the_few_missed_slots_at_once() {
+    let n: i64 = 3_000;
+    let outage = 5_000;
+    let (mut world, missed) = after_outage(n, outage);
     assert!((10..200).contains(&missed.len()), "{}", missed.len());
     loaded_by(by_default(), &mut world, NOW);
     let checks = all_checks(&world);
@@ -329,18 +336,7 @@ fn a_bulk_import_announced_by_change_events_is_released_at_a_bounded_rate() {
 fn after_a_long_outage_the_longest_unchecked_go_first() {
     let n: i64 = 30_000;
     let outage = 150_000;
-    let mut world = World::with((1..=n).map(|id| http(id, 300, NOW - HOUR)));
-    let mut missed = HashMap::new();
-    for id in 1..=n {
-        let latest = slots::slot_at_or_before(id, FIVE_MIN, NOW);
-        let recorded = if latest > NOW - outage {
-            missed.insert(id, latest);
-            latest - FIVE_MIN
-        } else {
-            latest
-        };
-        world.row(id).timing.last_checked_at = Some(at(recorded + 1));
-    }
+    let (mut world, missed) = after_outage(n, outage);
     // Steady 100 checks/s; the budget half that.
     let mut planner = loaded_by(spreading(0.5, 10.0), &mut world, NOW);
     world.run(&mut planner, NOW, NOW + FIVE_MIN);
