@@ -44,10 +44,9 @@ pub async fn ensure_room_for(
     what: Owned,
     more: i64,
 ) -> Result<(), ApiError> {
-    uptime_db::quotas::lock_user(conn, user_id).await?;
-    let overrides = uptime_db::quotas::overrides(conn, user_id).await?;
+    let (overrides, owned) = uptime_db::quotas::lock_for_quota(conn, user_id, what).await?;
     let limit = limit(defaults, &overrides, what);
-    if uptime_db::quotas::count(conn, user_id, what).await? + more > limit {
+    if owned + more > limit {
         return Err(ApiError::QuotaExceeded {
             quota: name(what),
             limit,

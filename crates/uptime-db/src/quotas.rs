@@ -1,6 +1,6 @@
 //! Per-user quotas: the operator's overrides (`user_quotas`) and the counts
 //! they are compared with. A check that must hold against concurrent creates
-//! runs [`lock_user`] first, in the transaction that inserts.
+//! runs [`lock_for_quota`] first, in the transaction that inserts.
 
 use crate::schema::{alert_contacts, api_keys, user_quotas, users};
 use crate::DbResult;
@@ -38,14 +38,51 @@ pub async fn lock_user(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<b
     Ok(found.is_some())
 }
 
-pub async fn overrides(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<QuotaOverrides> {
-    Ok(user_quotas::table
-        .find(user_id)
-        .select(QuotaOverrides::as_select())
-        .first(conn)
-        .await
-        .optional()?
-        .unwrap_or_default())
+#[derive(QueryableByName)]
+struct LockedUser {
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    monitor_count: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    monitors: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    alert_contacts: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    api_keys: Option<i64>,
+}
+
+/// What a quota decision needs: the user's overrides and how many of `what`
+/// they own, read with the user's row locked (as [`lock_user`]) until the
+/// transaction ends. The row, its overrides and the kept monitor count come
+/// in one statement; other counts take a second. A user that does not
+/// exist has no overrides and owns nothing (the insert that follows fails
+/// on its foreign key).
+pub async fn lock_for_quota(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    what: Owned,
+) -> DbResult<(QuotaOverrides, i64)> {
+    let locked: Option<LockedUser> = diesel::sql_query(
+        "SELECT u.monitor_count, q.monitors, q.alert_contacts, q.api_keys \
+         FROM users u LEFT JOIN user_quotas q ON q.user_id = u.id \
+         WHERE u.id = $1 FOR UPDATE OF u",
+    )
+    .bind::<diesel::sql_types::Int8, _>(user_id)
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(locked) = locked else {
+        return Ok((QuotaOverrides::default(), 0));
+    };
+    let overrides = QuotaOverrides {
+        monitors: locked.monitors,
+        alert_contacts: locked.alert_contacts,
+        api_keys: locked.api_keys,
+    };
+    let owned = match what {
+        Owned::Monitors => locked.monitor_count,
+        other => count(conn, user_id, other).await?,
+    };
+    Ok((overrides, owned))
 }
 
 pub async fn count(conn: &mut AsyncPgConnection, user_id: i64, what: Owned) -> DbResult<i64> {
