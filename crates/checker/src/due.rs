@@ -1,34 +1,77 @@
-//! Reading a due check of either message version, and deciding whether it is
+//! Reading a due check of any message version, and deciding whether it is
 //! still worth running. Pure functions: the clock is a parameter.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use uptime_contracts::{
-    subjects, CheckDueV1, CheckDueV2, CheckResultV1, DueVersioning, Message, Trigger,
+    subjects, CheckDueV1, CheckDueV2, CheckDueV3, CheckResultV1, CheckSpecV2, DueVersioning,
+    Message, Trigger,
 };
+use uuid::Uuid;
 
-/// A due check as received: the version-1 fields, plus what version 2 adds
-/// when it came as version 2 (its result then goes out as version 2 too).
+/// A due check as the checker works with it, whatever version it came as
+/// (an older spec reads as the newest, with default options).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DueCheck {
+    pub check_id: Uuid,
+    pub monitor_id: i64,
+    pub trigger: Trigger,
+    pub due_at: DateTime<Utc>,
+    pub spec: CheckSpecV2,
+}
+
+impl From<CheckDueV1> for DueCheck {
+    fn from(v1: CheckDueV1) -> Self {
+        Self {
+            check_id: v1.check_id,
+            monitor_id: v1.monitor_id,
+            trigger: v1.trigger,
+            due_at: v1.due_at,
+            spec: v1.spec.into(),
+        }
+    }
+}
+
+/// A due check as received, plus the versioning of version 2 and later
+/// (whose results go out as `check-result.v2`; version 1 gets version 1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Received {
-    pub due: CheckDueV1,
+    pub due: DueCheck,
     pub versioning: Option<DueVersioning>,
 }
 
 /// Decodes `payload` by the version its `subject` names.
 pub fn decode(subject: &str, payload: &[u8]) -> Result<Received, serde_json::Error> {
-    if subject == subjects::CHECK_DUE_V1 {
-        return CheckDueV1::from_bytes(payload).map(|due| Received {
-            due,
+    match subject {
+        subjects::CHECK_DUE_V1 => CheckDueV1::from_bytes(payload).map(|due| Received {
+            due: due.into(),
             versioning: None,
-        });
+        }),
+        subjects::CHECK_DUE_V2 => {
+            let (due, versioning) = CheckDueV2::from_bytes(payload)?.into_parts();
+            Ok(Received {
+                due: due.into(),
+                versioning: Some(versioning),
+            })
+        }
+        // Version 3 and anything newer on the stream's subjects: a newer
+        // version adds fields, which serde ignores, so it reads as version 3.
+        _ => {
+            let v3 = CheckDueV3::from_bytes(payload)?;
+            Ok(Received {
+                versioning: Some(DueVersioning {
+                    definition_version: v3.definition_version,
+                    interval_secs: v3.interval_secs,
+                }),
+                due: DueCheck {
+                    check_id: v3.check_id,
+                    monitor_id: v3.monitor_id,
+                    trigger: v3.trigger,
+                    due_at: v3.due_at,
+                    spec: v3.spec,
+                },
+            })
+        }
     }
-    // Version 2 and anything newer on the stream's subjects: a newer version
-    // adds fields, which serde ignores, so it reads as version 2.
-    let (due, versioning) = CheckDueV2::from_bytes(payload)?.into_parts();
-    Ok(Received {
-        due,
-        versioning: Some(versioning),
-    })
 }
 
 impl Received {
@@ -65,7 +108,7 @@ pub enum Publishable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use uptime_contracts::{CheckSpecV1, MonitorKind};
+    use uptime_contracts::{CheckSpecV1, MonitorKindV1};
     use uuid::Uuid;
 
     fn v2(trigger: Trigger, due_at: DateTime<Utc>) -> CheckDueV2 {
@@ -77,7 +120,7 @@ mod tests {
             trigger,
             due_at,
             spec: CheckSpecV1 {
-                kind: MonitorKind::Http,
+                kind: MonitorKindV1::Http,
                 target: "http://127.0.0.1/".into(),
                 timeout_secs: 5,
                 expected_status: 200,

@@ -17,7 +17,7 @@ use crate::address::{AddressPolicy, TargetRefused};
 use chrono::{DateTime, Utc};
 use std::error::Error as StdError;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckOutcome, CheckSpecV1, KeywordType, MonitorKind};
+use uptime_contracts::{CheckOutcome, CheckSpecV2, KeywordType, MonitorKind};
 use uptime_netguard::{Refused, ResolveError};
 use url::Url;
 
@@ -49,28 +49,7 @@ pub struct HttpCheckerOptions {
     pub max_body_bytes: usize,
 }
 
-/// The verdict of one check, before it becomes a `CheckResultV1`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckReport {
-    pub outcome: CheckOutcome,
-    /// Request start to body read; absent when no response was read.
-    pub latency_ms: Option<u32>,
-    pub http_status: Option<u16>,
-    pub error: Option<String>,
-    pub ssl_expires_at: Option<DateTime<Utc>>,
-}
-
-impl CheckReport {
-    fn failed(error: impl Into<String>) -> Self {
-        Self {
-            outcome: CheckOutcome::Fail,
-            latency_ms: None,
-            http_status: None,
-            error: Some(error.into()),
-            ssl_expires_at: None,
-        }
-    }
-}
+pub use crate::report::CheckReport;
 
 /// Runs checks; one per process, shared by every check task.
 #[derive(Clone)]
@@ -122,7 +101,7 @@ impl HttpChecker {
     }
 
     /// Runs one check. Never fails: every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV1) -> CheckReport {
+    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
         let url = match Url::parse(&spec.target) {
             Ok(url) => url,
             Err(e) => return CheckReport::failed(format!("invalid target URL: {e}")),

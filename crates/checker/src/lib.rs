@@ -1,6 +1,6 @@
 //! The checker: stateless replicas that pull due checks from one shared
-//! durable JetStream consumer, run them (HTTP and keyword checks, see
-//! [`http_check`]) and publish a result for each. [`worker`] explains the
+//! durable JetStream consumer, run them (every kind but heartbeats, see
+//! [`probes`]) and publish a result for each. [`worker`] explains the
 //! delivery guarantees; [`address`] which targets may be reached.
 //!
 //! Tests run it in-process: [`CheckerService::build`] then
@@ -10,12 +10,15 @@ pub mod address;
 pub mod due;
 pub mod http_check;
 pub mod metrics;
+pub mod probes;
+pub mod report;
 pub mod settings;
 pub mod worker;
 
 use address::AddressPolicy;
 use async_nats::jetstream;
 use http_check::{HttpChecker, HttpCheckerOptions};
+use probes::{dns::DnsProbe, icmp::IcmpProbe, tcp::TcpProbe, tls::TlsProbe, Probes};
 use settings::CheckerSettings;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -75,13 +78,20 @@ impl CheckerService {
             section.private_allowlist.clone(),
         );
         let http = HttpChecker::new(
-            policy,
+            policy.clone(),
             HttpCheckerOptions {
                 user_agent: section.user_agent.clone(),
-                extra_root_ca_pem,
+                extra_root_ca_pem: extra_root_ca_pem.clone(),
                 max_body_bytes: section.max_body_bytes.max(1),
             },
         )?;
+        let probes = Probes {
+            http,
+            tcp: TcpProbe::new(policy.clone()),
+            tls: TlsProbe::new(policy.clone()),
+            dns: DnsProbe::new(policy.clone()),
+            icmp: IcmpProbe::new(policy),
+        };
 
         let (client, js) = bus::connect(
             &settings.nats.url,
@@ -113,7 +123,7 @@ impl CheckerService {
             streams::CHECKER_CONSUMER,
         );
         let worker = Arc::new(Worker {
-            http,
+            probes,
             js,
             instance_id: section.instance_id.clone(),
             concurrency: section.concurrency,

@@ -21,8 +21,9 @@
 //! runs out.
 
 use crate::due::{self, Publishable, Received};
-use crate::http_check::{CheckReport, HttpChecker};
 use crate::metrics as m;
+use crate::probes::Probes;
+use crate::report::CheckReport;
 use async_nats::jetstream;
 use chrono::Utc;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ const PUBLISH_RETRY_DELAY: Duration = Duration::from_secs(1);
 
 /// Everything a check task needs; shared by all of them.
 pub struct Worker {
-    pub http: HttpChecker,
+    pub probes: Probes,
     pub js: jetstream::Context,
     pub instance_id: String,
     pub concurrency: usize,
@@ -110,7 +111,7 @@ impl Worker {
         m::record_lateness(checked_at - due.due_at);
         let started = Instant::now();
 
-        let report = self.http.check(&due.spec).await;
+        let report = self.probes.check(&due.spec).await;
         m::record_check(report.outcome, started.elapsed());
         tracing::Span::current().record("outcome", m::outcome_label(report.outcome));
         let result = received.publishable(self.result_of(due, checked_at, report));
@@ -140,7 +141,7 @@ impl Worker {
 
     fn result_of(
         &self,
-        due: &uptime_contracts::CheckDueV1,
+        due: &due::DueCheck,
         checked_at: chrono::DateTime<Utc>,
         report: CheckReport,
     ) -> CheckResultV1 {

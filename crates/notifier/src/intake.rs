@@ -1,4 +1,4 @@
-//! Events in: each `StateChangedV1` / `SslExpiringV1` becomes one pending
+//! Events in: each `StateChangedV2` / `SslExpiringV2` (or version 1) becomes one pending
 //! delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
@@ -34,7 +34,9 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use uptime_alerts::AlertEvent;
 use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
-use uptime_contracts::{subjects, Message as _, SslExpiringV1, StateChangedV1};
+use uptime_contracts::{
+    subjects, Message as _, SslExpiringV1, SslExpiringV2, StateChangedV1, StateChangedV2,
+};
 use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
 
@@ -60,15 +62,26 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, Undecodab
         reason,
     };
     match subject {
+        subjects::STATE_CHANGED_V2 => {
+            let event =
+                StateChangedV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            Ok(AlertEvent::from_state_change(&event))
+        }
+        subjects::SSL_EXPIRING_V2 => {
+            let event =
+                SslExpiringV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            Ok(Some(AlertEvent::from_ssl_expiring(&event)))
+        }
+        // Version 1, from a recorder of before version 2: the same alert.
         subjects::STATE_CHANGED_V1 => {
             let event =
                 StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(AlertEvent::from_state_change(&event))
+            Ok(AlertEvent::from_state_change(&event.into()))
         }
         subjects::SSL_EXPIRING_V1 => {
             let event =
                 SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(Some(AlertEvent::from_ssl_expiring(&event)))
+            Ok(Some(AlertEvent::from_ssl_expiring(&event.into())))
         }
         other => Err(undecodable(format!("no handler for subject {other}"))),
     }
@@ -247,7 +260,7 @@ pub async fn run(
 mod tests {
     use super::*;
     use uptime_contracts::messages::{
-        CheckRefV1, MonitorKind, MonitorRefV1, MonitorStatus, Trigger,
+        CheckRefV1, MonitorKind, MonitorKindV1, MonitorRefV1, MonitorStatus, Trigger,
     };
     use uuid::Uuid;
 
@@ -259,7 +272,7 @@ mod tests {
                 id: 7,
                 user_id: 1,
                 name: "API".into(),
-                kind: MonitorKind::Http,
+                kind: MonitorKindV1::Http,
                 target: Some("https://example.com".into()),
             },
             previous_status: previous,
@@ -303,5 +316,18 @@ mod tests {
         assert!(decode(subjects::STATE_CHANGED_V1, &reset.to_bytes())
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn version_two_carries_the_new_kinds_into_the_alert() {
+        let mut event = StateChangedV2::from(change(MonitorStatus::Up, MonitorStatus::Down));
+        event.monitor.kind = MonitorKind::Dns;
+        let alert = decode(subjects::STATE_CHANGED_V2, &event.to_bytes())
+            .unwrap()
+            .expect("an alert");
+        assert_eq!(alert.monitor.as_ref().unwrap().kind, MonitorKind::Dns);
+        assert_eq!(to_store(&alert).unwrap().event_type, "monitor.down");
+        // The version-1 decoder cannot read it: the subject decides.
+        assert!(decode(subjects::STATE_CHANGED_V1, &event.to_bytes()).is_err());
     }
 }

@@ -78,9 +78,13 @@ impl Notifier {
             // Create or update: a changed ack wait applies to an existing
             // consumer too (an upgrade from a longer one).
             .create_consumer(jetstream::consumer::pull::Config {
+                // Version 1 may still sit in the stream after an upgrade
+                // from a recorder that published it.
                 filter_subjects: vec![
                     subjects::STATE_CHANGED_V1.to_string(),
                     subjects::SSL_EXPIRING_V1.to_string(),
+                    subjects::STATE_CHANGED_V2.to_string(),
+                    subjects::SSL_EXPIRING_V2.to_string(),
                 ],
                 ..streams::durable_pull(
                     streams::NOTIFIER_CONSUMER,

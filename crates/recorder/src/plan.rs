@@ -5,8 +5,8 @@ use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Tran
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorRefV1, MonitorStatus,
-    SslExpiringV1, StateChangedV1, Trigger,
+    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorRefV2, MonitorStatus,
+    SslExpiringV2, StateChangedV2, Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -226,9 +226,9 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    fn monitor_ref(&self) -> MonitorRefV1 {
+    fn monitor_ref(&self) -> MonitorRefV2 {
         let m = self.monitor;
-        MonitorRefV1 {
+        MonitorRefV2 {
             id: m.id,
             user_id: m.user_id,
             name: m.name.clone(),
@@ -255,7 +255,7 @@ impl<'a> MonitorTracker<'a> {
         stored: MonitorStatus,
         transition: Transition,
     ) -> NewOutboxEvent {
-        let event = StateChangedV1 {
+        let event = StateChangedV2 {
             event_id: state_event_id(result.check_id),
             monitor: self.monitor_ref(),
             previous_status: transition.from,
@@ -276,7 +276,7 @@ impl<'a> MonitorTracker<'a> {
         warn_days: u32,
         now: DateTime<Utc>,
     ) -> NewOutboxEvent {
-        let event = SslExpiringV1 {
+        let event = SslExpiringV2 {
             event_id: ssl_event_id(result.check_id),
             monitor: self.monitor_ref(),
             ssl_expires_at: expires_at,
@@ -351,6 +351,11 @@ mod tests {
             ssl_warned_for: None,
             heartbeat_counted_until: None,
             definition_version: 1,
+            check_options: None,
+            http_password: None,
+            heartbeat_schedule: None,
+            heartbeat_timezone: None,
+            heartbeat_started_at: None,
         }
     }
 
@@ -442,7 +447,7 @@ mod tests {
         let ssl: Vec<&NewOutboxEvent> = fx
             .events
             .iter()
-            .filter(|e| e.subject == SslExpiringV1::SUBJECT)
+            .filter(|e| e.subject == SslExpiringV2::SUBJECT)
             .collect();
         assert_eq!(ssl.len(), 1);
         assert_eq!(ssl[0].id, ssl_event_id(first.check_id));

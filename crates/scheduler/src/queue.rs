@@ -27,9 +27,12 @@ impl Kind {
     pub fn of(kind: uptime_contracts::MonitorKind) -> Self {
         match kind {
             uptime_contracts::MonitorKind::Heartbeat => Kind::Heartbeat,
-            uptime_contracts::MonitorKind::Http | uptime_contracts::MonitorKind::Keyword => {
-                Kind::Checked
-            }
+            uptime_contracts::MonitorKind::Http
+            | uptime_contracts::MonitorKind::Keyword
+            | uptime_contracts::MonitorKind::Tcp
+            | uptime_contracts::MonitorKind::Tls
+            | uptime_contracts::MonitorKind::Dns
+            | uptime_contracts::MonitorKind::Icmp => Kind::Checked,
         }
     }
 }

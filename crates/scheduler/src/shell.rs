@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::streams::MONITORS_STREAM;
-use uptime_contracts::{CheckDueV2, CheckResultV2, Message, MonitorChangedV1};
+use uptime_contracts::{CheckDueV3, CheckResultV2, Message, MonitorChangedV1};
 use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
 use uptime_db::DbError;
 
@@ -155,7 +155,7 @@ impl Engine {
                 });
                 (
                     PublishKind::Check,
-                    CheckDueV2::SUBJECT,
+                    CheckDueV3::SUBJECT,
                     headers,
                     due.to_bytes(),
                 )

@@ -321,7 +321,7 @@ impl Stack {
 /// Publishes all of `msgs` with up to 4096 acks in flight; returns the time taken.
 pub async fn publish_all(
     js: &async_nats::jetstream::Context,
-    msgs: Vec<uptime_contracts::CheckDueV2>,
+    msgs: Vec<uptime_contracts::CheckDueV3>,
 ) -> anyhow::Result<std::time::Duration> {
     let started = std::time::Instant::now();
     let mut in_flight = futures::stream::FuturesUnordered::new();

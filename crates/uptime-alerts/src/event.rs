@@ -4,9 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uptime_contracts::messages::{
-    CheckRefV1, MonitorKind, MonitorRefV1, MonitorStatus, SslExpiringV1, StateChangedV1, Trigger,
-};
+use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
+use uptime_contracts::{MonitorRefV2, SslExpiringV2, StateChangedV2};
 use uuid::Uuid;
 
 /// The `event` of an alert.
@@ -99,8 +98,8 @@ pub struct AlertEvent {
     pub message: Option<String>,
 }
 
-impl From<&MonitorRefV1> for MonitorInfo {
-    fn from(m: &MonitorRefV1) -> Self {
+impl From<&MonitorRefV2> for MonitorInfo {
+    fn from(m: &MonitorRefV2) -> Self {
         Self {
             id: m.id,
             name: m.name.clone(),
@@ -126,7 +125,7 @@ impl From<&CheckRefV1> for CheckInfo {
 
 impl AlertEvent {
     /// The alert for a status change; `None` for a change to `pending`.
-    pub fn from_state_change(e: &StateChangedV1) -> Option<Self> {
+    pub fn from_state_change(e: &StateChangedV2) -> Option<Self> {
         Some(Self {
             event: EventType::for_status(e.status)?,
             event_id: e.event_id,
@@ -143,7 +142,7 @@ impl AlertEvent {
         })
     }
 
-    pub fn from_ssl_expiring(e: &SslExpiringV1) -> Self {
+    pub fn from_ssl_expiring(e: &SslExpiringV2) -> Self {
         Self {
             event: EventType::SslExpiring,
             event_id: e.event_id,

@@ -10,12 +10,16 @@
 pub mod api_keys;
 pub mod bus;
 pub mod checks_v2;
+pub mod checks_v3;
+pub mod events_v2;
 pub mod messages;
 pub mod streams;
 pub mod subjects;
 
 pub use api_keys::*;
 pub use checks_v2::*;
+pub use checks_v3::*;
+pub use events_v2::*;
 pub use messages::*;
 
 use bytes::Bytes;
@@ -56,9 +60,12 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<CheckResultV1>(),
         entry::<CheckDueV2>(),
         entry::<CheckResultV2>(),
+        entry::<CheckDueV3>(),
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV1>(),
         entry::<SslExpiringV1>(),
+        entry::<StateChangedV2>(),
+        entry::<SslExpiringV2>(),
         entry::<ApiKeyRevokedV1>(),
     ]
 }

@@ -7,30 +7,95 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The kind of a monitor.
+/// The kind of a monitor, every kind there is. Messages from version 3 of
+/// due checks and version 2 of events carry it; the older versions carry
+/// [`MonitorKindV1`], the three kinds they were published with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MonitorKind {
+    /// An HTTP(S) request; up on the expected status and passing assertions.
     Http,
+    /// An HTTP(S) request whose body must (not) contain a keyword.
     Keyword,
+    /// Pings from a job, checked by their arrival, never by a checker.
     Heartbeat,
+    /// A TCP connection to `host:port`.
+    Tcp,
+    /// A TLS handshake with `host:port`, with a valid certificate.
+    Tls,
+    /// A DNS query for a name.
+    Dns,
+    /// ICMP echo requests to a host.
+    Icmp,
 }
 
 impl MonitorKind {
+    pub const ALL: [MonitorKind; 7] = [
+        MonitorKind::Http,
+        MonitorKind::Keyword,
+        MonitorKind::Heartbeat,
+        MonitorKind::Tcp,
+        MonitorKind::Tls,
+        MonitorKind::Dns,
+        MonitorKind::Icmp,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             MonitorKind::Http => "http",
             MonitorKind::Keyword => "keyword",
             MonitorKind::Heartbeat => "heartbeat",
+            MonitorKind::Tcp => "tcp",
+            MonitorKind::Tls => "tls",
+            MonitorKind::Dns => "dns",
+            MonitorKind::Icmp => "icmp",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "http" => Some(MonitorKind::Http),
-            "keyword" => Some(MonitorKind::Keyword),
-            "heartbeat" => Some(MonitorKind::Heartbeat),
-            _ => None,
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether a check of this kind is an HTTP request (http, keyword).
+    pub fn is_http(self) -> bool {
+        matches!(self, MonitorKind::Http | MonitorKind::Keyword)
+    }
+}
+
+// The three kinds the version-1 messages (`check-due.v1`, `check-due.v2`,
+// `state-changed.v1`, `ssl-expiring.v1`) were published with, frozen with
+// them. Its schema keeps the name and the description it was published under
+// (the doc comment below is part of the schema: leave it as it is).
+/// The kind of a monitor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "MonitorKind")]
+pub enum MonitorKindV1 {
+    Http,
+    Keyword,
+    Heartbeat,
+}
+
+impl From<MonitorKindV1> for MonitorKind {
+    fn from(kind: MonitorKindV1) -> Self {
+        match kind {
+            MonitorKindV1::Http => MonitorKind::Http,
+            MonitorKindV1::Keyword => MonitorKind::Keyword,
+            MonitorKindV1::Heartbeat => MonitorKind::Heartbeat,
+        }
+    }
+}
+
+impl TryFrom<MonitorKind> for MonitorKindV1 {
+    /// The kind, which the version-1 messages cannot carry.
+    type Error = MonitorKind;
+
+    fn try_from(kind: MonitorKind) -> Result<Self, MonitorKind> {
+        match kind {
+            MonitorKind::Http => Ok(MonitorKindV1::Http),
+            MonitorKind::Keyword => Ok(MonitorKindV1::Keyword),
+            MonitorKind::Heartbeat => Ok(MonitorKindV1::Heartbeat),
+            other => Err(other),
         }
     }
 }
@@ -127,7 +192,7 @@ pub enum CheckOutcome {
 /// check was scheduled, so checkers never read the database.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckSpecV1 {
-    pub kind: MonitorKind,
+    pub kind: MonitorKindV1,
     /// Absolute `http://` or `https://` URL.
     pub target: String,
     pub timeout_secs: u32,
@@ -220,7 +285,7 @@ pub struct MonitorRefV1 {
     pub id: i64,
     pub user_id: i64,
     pub name: String,
-    pub kind: MonitorKind,
+    pub kind: MonitorKindV1,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
 }

@@ -9,12 +9,18 @@ pub const CHECK_RESULT_V1: &str = "uptime.checks.result.v1";
 pub const CHECK_DUE_V2: &str = "uptime.checks.due.v2";
 /// The outcome of one check, for a definition version (checker, api-gateway and scheduler → recorder).
 pub const CHECK_RESULT_V2: &str = "uptime.checks.result.v2";
+/// A check to run now, with a spec of any monitor kind (scheduler and api-gateway → checker).
+pub const CHECK_DUE_V3: &str = "uptime.checks.due.v3";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
 pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
 /// A monitor's status changed (recorder → notifier).
 pub const STATE_CHANGED_V1: &str = "uptime.events.state_changed.v1";
 /// A monitor's certificate entered its warning window (recorder → notifier).
 pub const SSL_EXPIRING_V1: &str = "uptime.events.ssl_expiring.v1";
+/// A monitor's status changed, for any monitor kind (recorder → notifier).
+pub const STATE_CHANGED_V2: &str = "uptime.events.state_changed.v2";
+/// A monitor's certificate entered its warning window, for any monitor kind (recorder → notifier).
+pub const SSL_EXPIRING_V2: &str = "uptime.events.ssl_expiring.v2";
 /// An API key was revoked (api-gateway → every api-gateway replica; core
 /// NATS, no stream).
 pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";

@@ -103,6 +103,24 @@ pub struct Monitor {
     /// Goes up by one whenever what a check of this monitor does changes;
     /// only results of the current version move its state.
     pub definition_version: i64,
+    /// What a check needs besides the target (`CheckOptionsV1` as JSON;
+    /// `None`: the kind's defaults). See [`Monitor::options`].
+    pub check_options: Option<serde_json::Value>,
+    /// The basic-auth password: write-only, never returned by the API.
+    pub http_password: Option<String>,
+    /// Heartbeats: a five-field cron expression (instead of the interval).
+    pub heartbeat_schedule: Option<String>,
+    /// Heartbeats: the IANA time zone of `heartbeat_schedule` (`None`: UTC).
+    pub heartbeat_timezone: Option<String>,
+    /// Heartbeats: when the run in progress sent its start ping.
+    pub heartbeat_started_at: Option<DateTime<Utc>>,
+}
+
+impl Monitor {
+    /// The check options, typed (the kind's defaults when the column is NULL).
+    pub fn options(&self) -> Result<uptime_contracts::CheckOptionsV1, serde_json::Error> {
+        crate::monitors::options_of(self.check_options.as_ref())
+    }
 }
 
 /// A monitor's whole definition: what the API creates a monitor with and
@@ -130,6 +148,12 @@ pub struct MonitorDefinition {
     pub latency_warn_ms: Option<i32>,
     pub heartbeat_token: Option<String>,
     pub active: bool,
+    /// `CheckOptionsV1` as JSON, without the basic-auth password; `None`:
+    /// the kind's defaults.
+    pub check_options: Option<serde_json::Value>,
+    pub http_password: Option<String>,
+    pub heartbeat_schedule: Option<String>,
+    pub heartbeat_timezone: Option<String>,
 }
 
 /// A new monitor: its owner and its definition.

@@ -12,6 +12,7 @@ use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::Deserialize;
 use std::collections::HashMap;
 use uptime_contracts::{MonitorKind, MonitorStatus};
 
@@ -22,6 +23,26 @@ pub use spec::{check_spec, CheckFields, SpecError};
 
 mod bulk;
 pub use bulk::create_many;
+
+/// A `check_options` column value, typed: NULL is the kind's defaults.
+pub fn options_of(
+    column: Option<&serde_json::Value>,
+) -> Result<uptime_contracts::CheckOptionsV1, serde_json::Error> {
+    match column {
+        None => Ok(Default::default()),
+        Some(value) => uptime_contracts::CheckOptionsV1::deserialize(value),
+    }
+}
+
+/// What the `check_options` column keeps of `options`: `None` when they are
+/// all defaults, and never the basic-auth password (which has its column).
+pub fn options_column(options: &uptime_contracts::CheckOptionsV1) -> Option<serde_json::Value> {
+    let mut stored = options.clone();
+    if let Some(auth) = stored.http.as_mut().and_then(|h| h.basic_auth.as_mut()) {
+        auth.password = None;
+    }
+    (!stored.is_empty()).then(|| serde_json::to_value(&stored).expect("plain data serialises"))
+}
 
 pub async fn create(conn: &mut AsyncPgConnection, new: NewMonitor) -> DbResult<Monitor> {
     Ok(diesel::insert_into(monitors::table)
@@ -139,8 +160,9 @@ pub async fn replace_contacts(
 impl MonitorDefinition {
     /// Whether checks made for `stored` would check something else under
     /// this definition: another type, target, timeout (a heartbeat's grace),
-    /// expected status or keyword, or another period for a heartbeat (whose
-    /// missed periods are its failed checks). Names, thresholds, contacts and
+    /// expected status, keyword, check options (request, assertions, query,
+    /// pinned certificate) or password, or another period or schedule for a
+    /// heartbeat (whose missed periods are its failed checks). Names, thresholds, contacts and
     /// pausing change nothing a check observed.
     pub fn changes_checks_of(&self, stored: &Monitor) -> bool {
         self.kind != stored.kind
@@ -149,7 +171,12 @@ impl MonitorDefinition {
             || self.expected_status != stored.expected_status
             || self.keyword != stored.keyword
             || self.keyword_type != stored.keyword_type
-            || (self.kind == MonitorKind::Heartbeat && self.interval_secs != stored.interval_secs)
+            || self.check_options != stored.check_options
+            || self.http_password != stored.http_password
+            || (self.kind == MonitorKind::Heartbeat
+                && (self.interval_secs != stored.interval_secs
+                    || self.heartbeat_schedule != stored.heartbeat_schedule
+                    || self.heartbeat_timezone != stored.heartbeat_timezone))
     }
 }
 
@@ -168,6 +195,7 @@ struct RuntimeReset {
     ssl_expires_at: Option<DateTime<Utc>>,
     ssl_warned_for: Option<DateTime<Utc>>,
     heartbeat_counted_until: Option<DateTime<Utc>>,
+    heartbeat_started_at: Option<DateTime<Utc>>,
 }
 
 /// What else changes with a monitor's definition.
@@ -212,6 +240,7 @@ pub async fn update_definition(
                 ssl_expires_at: None,
                 ssl_warned_for: None,
                 heartbeat_counted_until: None,
+                heartbeat_started_at: None,
             };
             diesel::update(target)
                 .set((set_definition, reset))

@@ -34,6 +34,11 @@ pub struct MonitorTiming {
     pub last_heartbeat_at: Option<DateTime<Utc>>,
     /// For the missed-heartbeat results, which carry it.
     pub definition_version: i64,
+    /// Heartbeats: a cron schedule instead of the interval, and its zone.
+    pub heartbeat_schedule: Option<String>,
+    pub heartbeat_timezone: Option<String>,
+    /// Heartbeats: the start ping of the run in progress.
+    pub heartbeat_started_at: Option<DateTime<Utc>>,
 }
 
 /// What a checker needs to check a monitor, read just before the check is due.
@@ -50,6 +55,8 @@ pub struct CheckConfig {
     pub keyword: Option<String>,
     pub keyword_type: Option<String>,
     pub definition_version: i64,
+    pub check_options: Option<serde_json::Value>,
+    pub http_password: Option<String>,
 }
 
 /// One page of active monitors with `id > after_id`, in id order.

@@ -67,6 +67,11 @@ diesel::table! {
         ssl_warned_for -> Nullable<Timestamptz>,
         heartbeat_counted_until -> Nullable<Timestamptz>,
         definition_version -> Int8,
+        check_options -> Nullable<Jsonb>,
+        http_password -> Nullable<Text>,
+        heartbeat_schedule -> Nullable<Text>,
+        heartbeat_timezone -> Nullable<Text>,
+        heartbeat_started_at -> Nullable<Timestamptz>,
     }
 }
 

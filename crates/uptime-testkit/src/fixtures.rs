@@ -9,7 +9,9 @@ use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
 use uptime_db::schema::monitors;
 
 /// A definition the API would accept: an http or keyword monitor of
-/// `https://example.com/health` (keyword `ok`, contains), or a heartbeat
+/// `https://example.com/health` (keyword `ok`, contains), a tcp or tls
+/// monitor of `example.com:443`, a dns monitor of `example.com` (an A
+/// query), an icmp monitor of `example.com`, or a heartbeat
 /// monitor with a fresh token; every minute, 10 s timeout (a heartbeat's
 /// grace), confirmed by one check, active.
 pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
@@ -18,7 +20,12 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
     MonitorDefinition {
         name: "site".into(),
         kind,
-        target: (!heartbeat).then(|| "https://example.com/health".into()),
+        target: match kind {
+            MonitorKind::Heartbeat => None,
+            MonitorKind::Http | MonitorKind::Keyword => Some("https://example.com/health".into()),
+            MonitorKind::Tcp | MonitorKind::Tls => Some("example.com:443".into()),
+            MonitorKind::Dns | MonitorKind::Icmp => Some("example.com".into()),
+        },
         interval_secs: 60,
         timeout_secs: 10,
         keyword: keyword.then(|| "ok".into()),
@@ -29,6 +36,10 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
         latency_warn_ms: None,
         heartbeat_token: heartbeat.then(|| format!("hb_{}", uuid::Uuid::new_v4().simple())),
         active: true,
+        check_options: None,
+        http_password: None,
+        heartbeat_schedule: None,
+        heartbeat_timezone: None,
     }
 }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use cursor::{decode_results_cursor, encode_results_cursor};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV2, CheckSpecV1, Trigger};
+use uptime_contracts::{CheckDueV3, CheckSpecV2, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -74,7 +74,7 @@ pub async fn check_now(
             check_id: holder,
         }));
     }
-    let due = CheckDueV2 {
+    let due = CheckDueV3 {
         check_id,
         monitor_id: monitor.id,
         definition_version: monitor.definition_version,
@@ -100,7 +100,7 @@ pub async fn check_now(
 /// What a checker needs, from the monitor's current definition: the one
 /// row-to-spec function the scheduler uses too. A heartbeat monitor is 409;
 /// any other refusal is a row the API would never have written, so a bug (500).
-fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV1, ApiError> {
+fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV2, ApiError> {
     uptime_db::monitors::check_spec(monitor).map_err(|error| match error {
         uptime_db::monitors::SpecError::Heartbeat => {
             ApiError::Conflict("heartbeat monitors are checked by pings")

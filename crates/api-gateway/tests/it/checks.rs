@@ -5,7 +5,7 @@ use crate::common::spawn_app;
 use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV2, Message};
+use uptime_contracts::{streams, CheckDueV3, Message};
 
 #[tokio::test]
 async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
@@ -34,9 +34,9 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     let queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
     assert_eq!(queued.len(), 1, "{queued:?}");
     let (subject, msg_id, payload) = &queued[0];
-    assert_eq!(subject, CheckDueV2::SUBJECT);
+    assert_eq!(subject, CheckDueV3::SUBJECT);
     assert_eq!(msg_id.as_deref(), Some(check_id.as_str()));
-    let due: CheckDueV2 = serde_json::from_value(payload.clone()).unwrap();
+    let due: CheckDueV3 = serde_json::from_value(payload.clone()).unwrap();
     assert_eq!(due.check_id.to_string(), check_id);
     assert_eq!(due.monitor_id, monitor.id);
     assert_eq!(due.trigger.as_str(), "manual");

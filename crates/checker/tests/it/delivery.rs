@@ -73,7 +73,7 @@ async fn a_check_longer_than_ack_wait_runs_once() {
     let checker = RunningChecker::start(settings).await;
 
     let due = h
-        .publish_due(uptime_contracts::CheckSpecV1 {
+        .publish_due(uptime_contracts::CheckSpecV2 {
             timeout_secs: 20,
             ..http_spec(&target.url("/"))
         })
@@ -169,7 +169,7 @@ async fn checks_outlasting_the_shutdown_grace_are_handed_back_at_once() {
     settings.checker.shutdown_grace_secs = 1;
     let first = RunningChecker::start(settings.clone()).await;
     let due = h
-        .publish_due(uptime_contracts::CheckSpecV1 {
+        .publish_due(uptime_contracts::CheckSpecV2 {
             timeout_secs: 60,
             ..http_spec(&target.url("/"))
         })
@@ -199,14 +199,37 @@ async fn a_due_check_is_answered_in_its_own_message_version() {
     let target = TargetServer::start().await;
     let checker = RunningChecker::start(h.settings("c")).await;
 
-    let mut v2 = due_now(http_spec(&target.url("/")));
-    v2.definition_version = 7;
+    let mut v3 = due_now(http_spec(&target.url("/")));
+    v3.definition_version = 9;
+    h.publish_due_as(&v3, &v3.check_id.to_string()).await;
+    // A version-2 due check, as a scheduler from before version 3 sends it.
+    let v1_spec = uptime_contracts::CheckSpecV1 {
+        kind: uptime_contracts::MonitorKindV1::Http,
+        target: target.url("/"),
+        timeout_secs: 10,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+    };
+    let v2 = uptime_contracts::CheckDueV2 {
+        check_id: uuid::Uuid::new_v4(),
+        monitor_id: 42,
+        definition_version: 7,
+        interval_secs: 60,
+        trigger: Trigger::Scheduled,
+        due_at: chrono::Utc::now(),
+        spec: v1_spec,
+    };
     h.publish_due_as(&v2, &v2.check_id.to_string()).await;
     // A version-1 due check, as a scheduler from before versions sends it.
-    let (v1, _) = due_now(http_spec(&target.url("/"))).into_parts();
+    let (v1, _) = v2.clone().into_parts();
+    let v1 = uptime_contracts::CheckDueV1 {
+        check_id: uuid::Uuid::new_v4(),
+        ..v1
+    };
     h.publish_due_as(&v1, &v1.check_id.to_string()).await;
 
-    h.wait_for_results(2).await;
+    h.wait_for_results(3).await;
     let results = h.raw_results().await;
     let of = |id: uuid::Uuid| {
         results
@@ -214,6 +237,9 @@ async fn a_due_check_is_answered_in_its_own_message_version() {
             .find(|(_, json)| json["check_id"] == id.to_string())
             .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
     };
+    let (subject, json) = of(v3.check_id);
+    assert_eq!(subject, subjects::CHECK_RESULT_V2);
+    assert_eq!(json["definition_version"], 9, "{json}");
     let (subject, json) = of(v2.check_id);
     assert_eq!(subject, subjects::CHECK_RESULT_V2);
     assert_eq!(json["definition_version"], 7, "{json}");

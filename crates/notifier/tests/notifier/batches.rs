@@ -14,7 +14,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashMap;
 use std::time::Duration;
-use uptime_contracts::messages::{MonitorStatus, StateChangedV1};
+use uptime_contracts::messages::MonitorStatus;
+use uptime_contracts::StateChangedV2;
 use uptime_contracts::{streams, subjects};
 use uptime_db::models::Monitor;
 use uptime_db::schema::alert_deliveries;
@@ -82,7 +83,7 @@ fn metric(name: &str) -> f64 {
 }
 
 /// A `pending → up` change of `m`: a monitor's first result.
-fn first_up(m: &Monitor) -> StateChangedV1 {
+fn first_up(m: &Monitor) -> StateChangedV2 {
     let now = Utc::now();
     change(m, MonitorStatus::Pending, MonitorStatus::Up, now, now)
 }
@@ -194,7 +195,7 @@ async fn a_redelivered_batch_creates_no_second_delivery() {
     let now = Utc::now();
     for (i, (event_id, _)) in events.iter().enumerate() {
         let (monitor, _) = &fleet[i % fleet.len()];
-        let again = StateChangedV1 {
+        let again = StateChangedV2 {
             event_id: *event_id,
             ..change(monitor, MonitorStatus::Pending, MonitorStatus::Up, now, now)
         };
@@ -219,7 +220,7 @@ async fn an_undecodable_event_in_a_batch_is_dead_lettered_and_the_rest_are_taken
     let mut events = publish_burst(&world, &fleet, 100).await;
     world
         .js
-        .publish(subjects::STATE_CHANGED_V1, "{\"not\": \"an event\"}".into())
+        .publish(subjects::STATE_CHANGED_V2, "{\"not\": \"an event\"}".into())
         .await
         .unwrap()
         .await

@@ -5,6 +5,7 @@ use chrono::{Duration as ChronoDuration, Utc};
 use serde_json::Value;
 use std::time::Duration;
 use uptime_contracts::messages::*;
+use uptime_contracts::SslExpiringV2;
 use uptime_testkit::receiver::WebhookReceiver;
 use uuid::Uuid;
 
@@ -141,7 +142,7 @@ async fn a_certificate_warning_says_when_it_expires() {
 
     let now = Utc::now();
     let expires = now + ChronoDuration::days(6);
-    let event = SslExpiringV1 {
+    let event = SslExpiringV2 {
         event_id: Uuid::new_v4(),
         monitor: monitor_ref(&monitor),
         ssl_expires_at: expires,

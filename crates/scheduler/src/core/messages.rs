@@ -5,14 +5,14 @@ use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
 use chrono::{DateTime, Utc};
-use uptime_contracts::{CheckDueV2, CheckOutcome, CheckResultV2, CheckSpecV1, Trigger};
+use uptime_contracts::{CheckDueV3, CheckOutcome, CheckResultV2, CheckSpecV2, Trigger};
 
 pub(crate) const REPORTER: &str = "scheduler";
 
 /// What a due check is made of, read from the row just before it is due.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Snapshot {
-    pub spec: CheckSpecV1,
+    pub spec: CheckSpecV2,
     /// The row's definition version, which the check and its result carry.
     pub definition_version: i64,
 }
@@ -48,8 +48,8 @@ fn to_datetime(ms: i64) -> DateTime<Utc> {
 }
 
 /// The scheduled check of `due`, named after its slot.
-pub(crate) fn check_due(due: &Due, interval_secs: u32, snapshot: Snapshot) -> CheckDueV2 {
-    CheckDueV2 {
+pub(crate) fn check_due(due: &Due, interval_secs: u32, snapshot: Snapshot) -> CheckDueV3 {
+    CheckDueV3 {
         check_id: slots::check_id(due.monitor_id, due.due_at_ms),
         monitor_id: due.monitor_id,
         definition_version: snapshot.definition_version,

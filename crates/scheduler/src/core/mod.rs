@@ -36,7 +36,7 @@ mod tests;
 pub(crate) use catchup::{CatchupPolicy, Tally};
 pub(crate) use planner::Planner;
 
-use uptime_contracts::{CheckDueV2, CheckResultV2};
+use uptime_contracts::{CheckDueV3, CheckResultV2};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 /// Rows per page of the full load and resync.
@@ -88,7 +88,7 @@ pub(crate) struct DbFailed;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Publication {
     /// A scheduled check for the checkers.
-    Check(CheckDueV2),
+    Check(CheckDueV3),
     /// The failed result of a heartbeat period that ended without a ping.
     MissedHeartbeat(CheckResultV2),
 }

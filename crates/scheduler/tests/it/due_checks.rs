@@ -5,11 +5,11 @@ use crate::common::*;
 use scheduler::{slots, Clock};
 use std::collections::HashSet;
 use std::time::Duration;
-use uptime_contracts::{CheckDueV2, KeywordType, MonitorChange, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV3, KeywordType, MonitorChange, MonitorKind, Trigger};
 
 const TEN_S: i64 = 10_000;
 
-fn due_ms(due: &CheckDueV2) -> i64 {
+fn due_ms(due: &CheckDueV3) -> i64 {
     due.due_at.timestamp_millis()
 }
 
@@ -98,12 +98,12 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
     let scheduler = start_scheduler(&env).await;
     let dues = feed.wait_for(2, Duration::from_secs(20), |_| true).await;
 
-    let schema = uptime_contracts::schema_of::<CheckDueV2>();
+    let schema = uptime_contracts::schema_of::<CheckDueV3>();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for received in &dues {
         assert!(
             validator.is_valid(&received.json),
-            "{} does not match the CheckDueV2 schema",
+            "{} does not match the CheckDueV3 schema",
             received.json
         );
     }

@@ -532,10 +532,10 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         seen.insert(subject);
     }
     for subject in [
-        uptime_contracts::subjects::CHECK_DUE_V2,
+        uptime_contracts::subjects::CHECK_DUE_V3,
         uptime_contracts::subjects::CHECK_RESULT_V2,
         uptime_contracts::subjects::MONITOR_CHANGED_V1,
-        uptime_contracts::subjects::STATE_CHANGED_V1,
+        uptime_contracts::subjects::STATE_CHANGED_V2,
     ] {
         assert!(
             seen.contains(subject),

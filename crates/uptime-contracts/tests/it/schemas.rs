@@ -63,7 +63,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let check_id = Uuid::parse_str("7d8f2c1e-4b7a-5c3d-9e1f-0a2b3c4d5e6f").unwrap();
     let event_id = Uuid::parse_str("3f1e2d4c-5b6a-5978-8877-665544332211").unwrap();
     let spec = CheckSpecV1 {
-        kind: MonitorKind::Keyword,
+        kind: MonitorKindV1::Keyword,
         target: "https://example.com/health".into(),
         timeout_secs: 30,
         expected_status: 200,
@@ -74,7 +74,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         id: 42,
         user_id: 7,
         name: "Example health".into(),
-        kind: MonitorKind::Keyword,
+        kind: MonitorKindV1::Keyword,
         target: Some("https://example.com/health".into()),
     };
     let check = CheckRefV1 {
@@ -102,7 +102,84 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         ssl_expires_at: Some(at(23, 59, 59)),
         reporter: "checker-7f9c".into(),
     };
+    let spec_v2 = CheckSpecV2 {
+        kind: MonitorKind::Http,
+        target: "https://example.com/api/health".into(),
+        timeout_secs: 10,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+        options: CheckOptionsV1 {
+            http: Some(HttpRequestV1 {
+                method: HttpMethod::Post,
+                headers: vec![HeaderV1 {
+                    name: "Content-Type".into(),
+                    value: "application/json".into(),
+                }],
+                body: Some("{\"probe\":true}".into()),
+                basic_auth: Some(BasicAuthV1 {
+                    username: "monitor".into(),
+                    password: Some("s3cret".into()),
+                }),
+            }),
+            assertions: vec![
+                AssertionV1 {
+                    source: AssertionSource::JsonBody,
+                    property: Some("$.status".into()),
+                    comparison: Comparison::Equals,
+                    target: Some("ok".into()),
+                },
+                AssertionV1 {
+                    source: AssertionSource::ResponseTime,
+                    property: None,
+                    comparison: Comparison::LessThan,
+                    target: Some("500".into()),
+                },
+            ],
+            dns: None,
+            tls: None,
+        },
+    };
+    let monitor_v2 = MonitorRefV2 {
+        id: 43,
+        user_id: 7,
+        name: "Example database port".into(),
+        kind: MonitorKind::Tcp,
+        target: Some("db.example.com:5432".into()),
+    };
     vec![
+        v(CheckDueV3 {
+            check_id,
+            monitor_id: 42,
+            definition_version: 3,
+            interval_secs: 60,
+            trigger: Trigger::Scheduled,
+            due_at: at(10, 15, 0),
+            spec: spec_v2,
+        }),
+        v(StateChangedV2 {
+            event_id,
+            monitor: monitor_v2.clone(),
+            previous_status: MonitorStatus::Up,
+            status: MonitorStatus::Down,
+            occurred_at: at(10, 15, 1),
+            previous_since: Some(at(8, 0, 0)),
+            consecutive_failures: 3,
+            check: check.clone(),
+        }),
+        v(SslExpiringV2 {
+            event_id,
+            monitor: MonitorRefV2 {
+                kind: MonitorKind::Tls,
+                target: Some("db.example.com:5432".into()),
+                ..monitor_v2
+            },
+            ssl_expires_at: at(23, 59, 59),
+            days_left: 0,
+            warn_days: 30,
+            occurred_at: at(10, 15, 1),
+            check: check.clone(),
+        }),
         v(CheckDueV2 {
             check_id,
             monitor_id: 42,
@@ -254,4 +331,36 @@ fn subjects_live_under_one_prefix_and_in_a_stream() {
             assert!(covered, "{subject} is captured by no stream");
         }
     }
+}
+
+#[test]
+fn version_one_kinds_stay_three_and_version_three_reads_them() {
+    let schema = schema_of::<CheckDueV2>();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut sample = samples()
+        .into_iter()
+        .find(|(n, _)| *n == CheckDueV2::SCHEMA)
+        .unwrap()
+        .1;
+    sample["spec"]["kind"] = "tcp".into();
+    assert!(
+        !validator.is_valid(&sample),
+        "v2 due checks cannot carry tcp"
+    );
+    assert!(MonitorKindV1::try_from(MonitorKind::Dns).is_err());
+
+    // A version-1 spec reads as version 2 with no options.
+    let v1: CheckSpecV1 = serde_json::from_value(sample["spec"].clone()).unwrap_or(CheckSpecV1 {
+        kind: MonitorKindV1::Http,
+        target: "http://x/".into(),
+        timeout_secs: 5,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+    });
+    let v2 = CheckSpecV2::from(v1.clone());
+    assert_eq!(v2.kind, MonitorKind::from(v1.kind));
+    assert!(v2.options.is_empty());
+    // An empty options object is not written at all.
+    assert!(serde_json::to_value(&v2).unwrap().get("options").is_none());
 }

@@ -6,7 +6,7 @@ use async_nats::jetstream::{self, stream};
 use std::time::Duration;
 use uptime_config::NatsSettings;
 use uptime_contracts::streams::{self, Ensured};
-use uptime_contracts::{bus, CheckDueV1, CheckSpecV1, MonitorKind, Trigger};
+use uptime_contracts::{bus, CheckDueV1, CheckSpecV1, MonitorKindV1, Trigger};
 use uptime_testkit::TestNats;
 
 async fn connect(nats: &TestNats) -> jetstream::Context {
@@ -71,7 +71,7 @@ fn due(n: u128) -> CheckDueV1 {
         trigger: Trigger::Manual,
         due_at: chrono::Utc::now(),
         spec: CheckSpecV1 {
-            kind: MonitorKind::Http,
+            kind: MonitorKindV1::Http,
             target: "https://example.com/".into(),
             timeout_secs: 5,
             expected_status: 200,

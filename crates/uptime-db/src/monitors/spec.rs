@@ -13,7 +13,7 @@
 
 use crate::models::Monitor;
 use crate::schedule::CheckConfig;
-use uptime_contracts::{CheckSpecV1, KeywordType, MonitorKind};
+use uptime_contracts::{CheckSpecV2, KeywordType, MonitorKind};
 
 /// The fields of a monitor row a check is made of, borrowed from either row
 /// type that carries them ([`Monitor`], [`CheckConfig`]).
@@ -26,6 +26,8 @@ pub struct CheckFields<'a> {
     pub expected_status: i32,
     pub keyword: Option<&'a str>,
     pub keyword_type: Option<&'a str>,
+    pub check_options: Option<&'a serde_json::Value>,
+    pub http_password: Option<&'a str>,
 }
 
 impl<'a> From<&'a Monitor> for CheckFields<'a> {
@@ -38,6 +40,8 @@ impl<'a> From<&'a Monitor> for CheckFields<'a> {
             expected_status: m.expected_status,
             keyword: m.keyword.as_deref(),
             keyword_type: m.keyword_type.as_deref(),
+            check_options: m.check_options.as_ref(),
+            http_password: m.http_password.as_deref(),
         }
     }
 }
@@ -52,6 +56,8 @@ impl<'a> From<&'a CheckConfig> for CheckFields<'a> {
             expected_status: c.expected_status,
             keyword: c.keyword.as_deref(),
             keyword_type: c.keyword_type.as_deref(),
+            check_options: c.check_options.as_ref(),
+            http_password: c.http_password.as_deref(),
         }
     }
 }
@@ -70,6 +76,8 @@ pub enum SpecError {
     ExpectedStatus { id: i64, value: i32 },
     #[error("monitor {id} has keyword_type {value:?}, which is not contains or not_contains")]
     KeywordType { id: i64, value: String },
+    #[error("monitor {id} has check_options that do not read: {reason}")]
+    Options { id: i64, reason: String },
 }
 
 /// The timeouts and expected statuses the API lets a definition have.
@@ -78,7 +86,7 @@ const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
 
 /// What a checker needs to check the monitor of `row`, exactly as the row
 /// says it (see the module's policy).
-pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV1, SpecError> {
+pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV2, SpecError> {
     let row = row.into();
     let id = row.id;
     if row.kind == MonitorKind::Heartbeat {
@@ -112,13 +120,22 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV1, Sp
             })
         })
         .transpose()?;
-    Ok(CheckSpecV1 {
+    let mut options = super::options_of(row.check_options).map_err(|e| SpecError::Options {
+        id,
+        reason: e.to_string(),
+    })?;
+    // The password lives in its own column; the checker gets it here only.
+    if let Some(auth) = options.http.as_mut().and_then(|h| h.basic_auth.as_mut()) {
+        auth.password = row.http_password.map(str::to_string);
+    }
+    Ok(CheckSpecV2 {
         kind: row.kind,
         target: target.to_string(),
         timeout_secs,
         expected_status,
         keyword: row.keyword.map(str::to_string),
         keyword_type,
+        options,
     })
 }
 
@@ -135,6 +152,8 @@ mod tests {
             expected_status: 204,
             keyword: Some("ok"),
             keyword_type: Some("not_contains"),
+            check_options: None,
+            http_password: None,
         }
     }
 
@@ -143,13 +162,14 @@ mod tests {
         let spec = check_spec(keyword_row()).unwrap();
         assert_eq!(
             spec,
-            CheckSpecV1 {
+            CheckSpecV2 {
                 kind: MonitorKind::Keyword,
                 target: "https://example.com/health".into(),
                 timeout_secs: 5,
                 expected_status: 204,
                 keyword: Some("ok".into()),
                 keyword_type: Some(KeywordType::NotContains),
+                options: Default::default(),
             }
         );
         let http = CheckFields {
@@ -166,6 +186,41 @@ mod tests {
             (MonitorKind::Http, 120, 599)
         );
         assert_eq!((spec.keyword, spec.keyword_type), (None, None));
+    }
+
+    #[test]
+    fn the_password_joins_the_stored_options_only_in_the_spec() {
+        use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpMethod, HttpRequestV1};
+        let options = CheckOptionsV1 {
+            http: Some(HttpRequestV1 {
+                method: HttpMethod::Post,
+                basic_auth: Some(BasicAuthV1 {
+                    username: "u".into(),
+                    password: Some("hunter2".into()),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let column = crate::monitors::options_column(&options).unwrap();
+        assert!(!column.to_string().contains("hunter2"), "{column}");
+        let row = CheckFields {
+            kind: MonitorKind::Http,
+            check_options: Some(&column),
+            http_password: Some("hunter2"),
+            ..keyword_row()
+        };
+        assert_eq!(check_spec(row).unwrap().options, options);
+        assert_eq!(crate::monitors::options_column(&Default::default()), None);
+        let broken = serde_json::json!({"http": {"method": "BREW"}});
+        let row = CheckFields {
+            check_options: Some(&broken),
+            ..keyword_row()
+        };
+        assert!(matches!(
+            check_spec(row),
+            Err(SpecError::Options { id: 9, .. })
+        ));
     }
 
     #[test]

@@ -7,7 +7,10 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use uptime_contracts::{CheckSpecV1, KeywordType, MonitorKind, MonitorStatus};
+use uptime_contracts::{
+    BasicAuthV1, CheckOptionsV1, CheckSpecV2, HttpMethod, HttpRequestV1, KeywordType, MonitorKind,
+    MonitorStatus,
+};
 use uptime_db::models::{MonitorDefinition, NewMonitor};
 use uptime_db::monitors::{self, DefinitionChange};
 use uptime_db::{DbError, PooledConn};
@@ -29,6 +32,10 @@ fn definition(kind: MonitorKind) -> MonitorDefinition {
         heartbeat_token: (kind == MonitorKind::Heartbeat)
             .then(|| format!("hb_{}", uuid::Uuid::new_v4().simple())),
         active: true,
+        check_options: None,
+        http_password: None,
+        heartbeat_schedule: None,
+        heartbeat_timezone: None,
     }
 }
 
@@ -189,22 +196,38 @@ async fn an_unknown_string_in_a_column_is_a_clear_error() {
 #[tokio::test]
 async fn both_row_types_give_the_same_spec() {
     let (_db, mut conn, user) = setup().await;
+    let options = CheckOptionsV1 {
+        http: Some(HttpRequestV1 {
+            method: HttpMethod::Put,
+            basic_auth: Some(BasicAuthV1 {
+                username: "probe".into(),
+                password: Some("pw".into()),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
     let new = NewMonitor {
         user_id: user,
-        definition: definition(MonitorKind::Keyword),
+        definition: MonitorDefinition {
+            check_options: monitors::options_column(&options),
+            http_password: Some("pw".into()),
+            ..definition(MonitorKind::Keyword)
+        },
     };
     let monitor = monitors::create(&mut conn, new).await.unwrap();
     let configs = uptime_db::schedule::active_check_configs(&mut conn, &[monitor.id])
         .await
         .unwrap();
 
-    let expected = CheckSpecV1 {
+    let expected = CheckSpecV2 {
         kind: MonitorKind::Keyword,
         target: "https://example.com/health".into(),
         timeout_secs: 7,
         expected_status: 204,
         keyword: Some("ok".into()),
         keyword_type: Some(KeywordType::NotContains),
+        options,
     };
     assert_eq!(monitors::check_spec(&monitor), Ok(expected.clone()));
     assert_eq!(monitors::check_spec(&configs[0]), Ok(expected));

@@ -142,6 +142,9 @@ impl Draft {
                 problems.check_len("target", label, crate::validation::MAX_URL_CHARS)
             }
             (MonitorType::Heartbeat, None) => {}
+            // Issue 12: being written (the api-gateway's part).
+            (_, None) => problems.add("target", "is required"),
+            (_, Some(_)) => {}
         }
         match (self.kind, self.keyword.as_deref()) {
             (MonitorType::Keyword, None) => {
@@ -202,6 +205,10 @@ impl Draft {
                 .transpose()?,
             heartbeat_token,
             active: self.active,
+            check_options: None,
+            http_password: None,
+            heartbeat_schedule: None,
+            heartbeat_timezone: None,
         })
     }
 }

@@ -19,6 +19,15 @@ pub enum MonitorType {
     /// Passes when pinged at `/api/v1/heartbeat/{heartbeat_token}` at least every
     /// `interval_secs` (plus `timeout_secs` of grace).
     Heartbeat,
+    /// Passes when a TCP connection to `target` (`host:port`) opens within `timeout_secs`.
+    Tcp,
+    /// Passes when a TLS handshake with `target` (`host:port` or an `https://` URL)
+    /// succeeds with a valid, unexpired certificate for the name.
+    Tls,
+    /// Passes when a DNS query for `target` is answered (with `dns_expected`, if set).
+    Dns,
+    /// Passes when `target` answers ICMP echo requests within `timeout_secs`.
+    Icmp,
 }
 
 // The API's own enums mirror the contracts' (their documentation is the
@@ -30,6 +39,10 @@ impl From<uptime_contracts::MonitorKind> for MonitorType {
             MonitorKind::Http => Self::Http,
             MonitorKind::Keyword => Self::Keyword,
             MonitorKind::Heartbeat => Self::Heartbeat,
+            MonitorKind::Tcp => Self::Tcp,
+            MonitorKind::Tls => Self::Tls,
+            MonitorKind::Dns => Self::Dns,
+            MonitorKind::Icmp => Self::Icmp,
         }
     }
 }
@@ -40,6 +53,10 @@ impl From<MonitorType> for uptime_contracts::MonitorKind {
             MonitorType::Http => Self::Http,
             MonitorType::Keyword => Self::Keyword,
             MonitorType::Heartbeat => Self::Heartbeat,
+            MonitorType::Tcp => Self::Tcp,
+            MonitorType::Tls => Self::Tls,
+            MonitorType::Dns => Self::Dns,
+            MonitorType::Icmp => Self::Icmp,
         }
     }
 }

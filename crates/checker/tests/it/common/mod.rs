@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{
-    streams, CheckDueV2, CheckResultV1, CheckSpecV1, KeywordType, Message, MonitorKind, Trigger,
+    streams, CheckDueV3, CheckResultV1, CheckSpecV2, KeywordType, Message, MonitorKind, Trigger,
 };
 use uptime_testkit::TestNats;
 use uuid::Uuid;
@@ -46,7 +46,7 @@ impl Harness {
     }
 
     /// Publishes a due check for `spec` the way the scheduler does.
-    pub async fn publish_due(&self, spec: CheckSpecV1) -> CheckDueV2 {
+    pub async fn publish_due(&self, spec: CheckSpecV2) -> CheckDueV3 {
         let due = due_now(spec);
         self.publish_due_as(&due, &due.check_id.to_string()).await;
         due
@@ -202,10 +202,10 @@ impl RunningChecker {
     }
 }
 
-/// A scheduled check of `spec` due now, for definition version 1 of a
-/// monitor checked every minute.
-pub fn due_now(spec: CheckSpecV1) -> CheckDueV2 {
-    CheckDueV2 {
+/// A scheduled check of `spec` due now (version 3), for definition
+/// version 1 of a monitor checked every minute.
+pub fn due_now(spec: CheckSpecV2) -> CheckDueV3 {
+    CheckDueV3 {
         check_id: Uuid::new_v4(),
         monitor_id: 42,
         definition_version: 1,
@@ -216,19 +216,29 @@ pub fn due_now(spec: CheckSpecV1) -> CheckDueV2 {
     }
 }
 
-pub fn http_spec(target: &str) -> CheckSpecV1 {
-    CheckSpecV1 {
+pub fn http_spec(target: &str) -> CheckSpecV2 {
+    CheckSpecV2 {
         kind: MonitorKind::Http,
         target: target.into(),
         timeout_secs: 10,
         expected_status: 200,
         keyword: None,
         keyword_type: None,
+        options: Default::default(),
     }
 }
 
-pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> CheckSpecV1 {
-    CheckSpecV1 {
+/// A check of `kind` of `target` (`host:port`, a name or a host), 10 s
+/// timeout, default options.
+pub fn spec_of(kind: MonitorKind, target: &str) -> CheckSpecV2 {
+    CheckSpecV2 {
+        kind,
+        ..http_spec(target)
+    }
+}
+
+pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> CheckSpecV2 {
+    CheckSpecV2 {
         kind: MonitorKind::Keyword,
         keyword: Some(keyword.into()),
         keyword_type: Some(keyword_type),

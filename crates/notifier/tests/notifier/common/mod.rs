@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_config::SmtpTls;
 use uptime_contracts::messages::*;
+use uptime_contracts::{MonitorRefV2, StateChangedV2};
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
 use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact};
 use uptime_db::schema::{monitor_alert_contacts, users};
@@ -132,7 +133,7 @@ impl World {
     }
 
     /// Publishes a state change as the recorder would.
-    pub async fn publish_change(&self, event: &StateChangedV1) {
+    pub async fn publish_change(&self, event: &StateChangedV2) {
         self.publish_with_id(&event.event_id.to_string(), event)
             .await;
     }
@@ -221,8 +222,8 @@ impl Drop for Running {
     }
 }
 
-pub fn monitor_ref(m: &Monitor) -> MonitorRefV1 {
-    MonitorRefV1 {
+pub fn monitor_ref(m: &Monitor) -> MonitorRefV2 {
+    MonitorRefV2 {
         id: m.id,
         user_id: m.user_id,
         name: m.name.clone(),
@@ -238,9 +239,9 @@ pub fn change(
     status: MonitorStatus,
     previous_since: DateTime<Utc>,
     at: DateTime<Utc>,
-) -> StateChangedV1 {
+) -> StateChangedV2 {
     let failed = status == MonitorStatus::Down;
-    StateChangedV1 {
+    StateChangedV2 {
         event_id: Uuid::new_v4(),
         monitor: monitor_ref(m),
         previous_status: previous,

@@ -254,9 +254,9 @@ pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome)
 
 /// Subject constants, re-exported for the tests.
 pub fn state_changed_subject() -> &'static str {
-    uptime_contracts::StateChangedV1::SUBJECT
+    uptime_contracts::StateChangedV2::SUBJECT
 }
 
 pub fn ssl_expiring_subject() -> &'static str {
-    uptime_contracts::SslExpiringV1::SUBJECT
+    uptime_contracts::SslExpiringV2::SUBJECT
 }

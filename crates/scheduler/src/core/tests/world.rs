@@ -7,7 +7,7 @@ use super::super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE}
 use crate::slots;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use uptime_contracts::{CheckDueV2, CheckResultV2, MonitorKind};
+use uptime_contracts::{CheckDueV3, CheckResultV2, MonitorKind};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 pub(super) const NOW: i64 = 1_800_000_000_000;
@@ -37,6 +37,9 @@ pub(super) fn http(id: i64, interval_secs: i32, created: i64) -> Row {
             last_checked_at: None,
             last_heartbeat_at: None,
             definition_version: 1,
+            heartbeat_schedule: None,
+            heartbeat_timezone: None,
+            heartbeat_started_at: None,
         },
         config: CheckConfig {
             id,
@@ -48,6 +51,8 @@ pub(super) fn http(id: i64, interval_secs: i32, created: i64) -> Row {
             keyword: None,
             keyword_type: None,
             definition_version: 1,
+            check_options: None,
+            http_password: None,
         },
         active: true,
     }
@@ -162,7 +167,7 @@ impl World {
         panic!("the planner never slept past {until}");
     }
 
-    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV2)> {
+    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV3)> {
         self.published
             .iter()
             .filter_map(|(t, p)| match p {
@@ -200,7 +205,7 @@ pub(super) fn loaded_by(mut planner: Planner, world: &mut World, now: i64) -> Pl
     planner
 }
 
-pub(super) fn due_ms(due: &CheckDueV2) -> i64 {
+pub(super) fn due_ms(due: &CheckDueV3) -> i64 {
     due.due_at.timestamp_millis()
 }
 
