@@ -1,6 +1,12 @@
 //! The integration tests of `checker`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod assertions;
 mod common;
 mod delivery;
+mod dns_checks;
 mod http_checks;
+mod http_requests;
+mod icmp_checks;
+mod tcp_checks;
+mod tls_checks;
