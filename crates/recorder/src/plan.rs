@@ -5,8 +5,9 @@ use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Tran
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorRefV2, MonitorStatus,
-    SslExpiringV2, StateChangedV2, Trigger,
+    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorKindV1, MonitorRefV1,
+    MonitorRefV2, MonitorStatus, SslExpiringV1, SslExpiringV2, StateChangedV1, StateChangedV2,
+    Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -214,14 +215,14 @@ impl<'a> MonitorTracker<'a> {
         if let Applied::Counted(Some(transition)) = applied {
             out.transitions.push(transition.to);
             out.events
-                .push(self.state_changed(result, stored, transition));
+                .extend(self.state_changed(result, stored, transition));
         }
         if let Some(expires_at) = result.ssl_expires_at {
             let warn_days = u32::try_from(self.monitor.ssl_warn_days).unwrap_or(0);
             if state_machine::ssl_warning_due(expires_at, self.ssl_warned_for, warn_days, now) {
                 self.ssl_warned_for = Some(expires_at);
                 out.events
-                    .push(self.ssl_expiring(result, stored, expires_at, warn_days, now));
+                    .extend(self.ssl_expiring(result, stored, expires_at, warn_days, now));
             }
         }
     }
@@ -254,7 +255,7 @@ impl<'a> MonitorTracker<'a> {
         result: &CheckResultV1,
         stored: MonitorStatus,
         transition: Transition,
-    ) -> NewOutboxEvent {
+    ) -> Vec<NewOutboxEvent> {
         let event = StateChangedV2 {
             event_id: state_event_id(result.check_id),
             monitor: self.monitor_ref(),
@@ -265,7 +266,17 @@ impl<'a> MonitorTracker<'a> {
             consecutive_failures: self.state.consecutive_failures,
             check: Self::check_ref(result, stored),
         };
-        outbox_row(event.event_id, self.monitor.id, &event)
+        let v1 = self.monitor_ref_v1().map(|monitor| StateChangedV1 {
+            event_id: event.event_id,
+            monitor,
+            previous_status: event.previous_status,
+            status: event.status,
+            occurred_at: event.occurred_at,
+            previous_since: event.previous_since,
+            consecutive_failures: event.consecutive_failures,
+            check: event.check.clone(),
+        });
+        both_versions(self.monitor.id, event.event_id, &event, v1.as_ref())
     }
 
     fn ssl_expiring(
@@ -275,7 +286,7 @@ impl<'a> MonitorTracker<'a> {
         expires_at: DateTime<Utc>,
         warn_days: u32,
         now: DateTime<Utc>,
-    ) -> NewOutboxEvent {
+    ) -> Vec<NewOutboxEvent> {
         let event = SslExpiringV2 {
             event_id: ssl_event_id(result.check_id),
             monitor: self.monitor_ref(),
@@ -285,7 +296,30 @@ impl<'a> MonitorTracker<'a> {
             occurred_at: result.checked_at,
             check: Self::check_ref(result, stored),
         };
-        outbox_row(event.event_id, self.monitor.id, &event)
+        let v1 = self.monitor_ref_v1().map(|monitor| SslExpiringV1 {
+            event_id: event.event_id,
+            monitor,
+            ssl_expires_at: event.ssl_expires_at,
+            days_left: event.days_left,
+            warn_days: event.warn_days,
+            occurred_at: event.occurred_at,
+            check: event.check.clone(),
+        });
+        both_versions(self.monitor.id, event.event_id, &event, v1.as_ref())
+    }
+
+    /// The monitor as version 1 of the events names it; `None` for the kinds
+    /// version 1 cannot carry (tcp, tls, dns, icmp), which only go out as
+    /// version 2.
+    fn monitor_ref_v1(&self) -> Option<MonitorRefV1> {
+        let m = self.monitor;
+        Some(MonitorRefV1 {
+            id: m.id,
+            user_id: m.user_id,
+            name: m.name.clone(),
+            kind: MonitorKindV1::try_from(m.kind).ok()?,
+            target: m.target.clone(),
+        })
     }
 
     fn into_update(self) -> MonitorStateUpdate {
@@ -302,6 +336,28 @@ impl<'a> MonitorTracker<'a> {
             heartbeat_counted_until: self.heartbeat_counted_until,
         }
     }
+}
+
+/// The outbox rows of one event: version 2, and version 1 beside it while
+/// anyone may still read `.v1` (docs/architecture.md: a fan-out feed sends
+/// both versions). Both carry the same `event_id`, so a reader of both (the
+/// notifier) makes one delivery per contact of them (unique
+/// `(event_id, contact_id)`); the version-1 row has an id (its
+/// `Nats-Msg-Id`) of its own, derived from the event's, so JetStream does
+/// not drop it as a duplicate of version 2 and a re-planned batch writes
+/// the same row again.
+fn both_versions<V2: Message, V1: Message>(
+    monitor_id: i64,
+    event_id: Uuid,
+    v2: &V2,
+    v1: Option<&V1>,
+) -> Vec<NewOutboxEvent> {
+    let mut rows = vec![outbox_row(event_id, monitor_id, v2)];
+    if let Some(v1) = v1 {
+        let id = Uuid::new_v5(&event_id, V1::SUBJECT.as_bytes());
+        rows.push(outbox_row(id, monitor_id, v1));
+    }
+    rows
 }
 
 fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {
@@ -397,7 +453,12 @@ mod tests {
         assert_eq!(fx.transitions, vec![MonitorStatus::Up, MonitorStatus::Down]);
         assert_eq!(fx.updates[0].status, "down");
         assert_eq!(fx.updates[0].last_checked_at, Some(t(5)));
-        let ids: Vec<Uuid> = fx.events.iter().map(|e| e.id).collect();
+        let ids: Vec<Uuid> = fx
+            .events
+            .iter()
+            .filter(|e| e.subject == StateChangedV2::SUBJECT)
+            .map(|e| e.id)
+            .collect();
         assert_eq!(
             ids,
             vec![state_event_id(up.check_id), state_event_id(down.check_id)]
@@ -454,6 +515,38 @@ mod tests {
         assert_eq!(ssl[0].payload["days_left"], 4);
         assert_eq!(fx.updates[0].ssl_warned_for, Some(expiry));
         assert_eq!(fx.updates[0].ssl_expires_at, Some(expiry));
+    }
+
+    #[test]
+    fn events_go_out_in_both_versions_unless_version_one_cannot_carry_the_kind() {
+        let http = monitor(1);
+        let mut tcp = monitor(2);
+        tcp.kind = MonitorKind::Tcp;
+        let a = result(1, 0, CheckOutcome::Fail, 0);
+        let b = result(2, 0, CheckOutcome::Fail, 0);
+        let fx = effects(&[http, tcp], &[&a, &b], t(2));
+        let subjects_of = |monitor_id: i64| -> Vec<&str> {
+            fx.events
+                .iter()
+                .filter(|e| e.monitor_id == monitor_id)
+                .map(|e| e.subject.as_str())
+                .collect()
+        };
+        assert_eq!(
+            subjects_of(1),
+            [StateChangedV2::SUBJECT, StateChangedV1::SUBJECT]
+        );
+        assert_eq!(subjects_of(2), [StateChangedV2::SUBJECT]);
+        // One event, two messages: the same event_id, distinct message ids.
+        let http_rows: Vec<_> = fx.events.iter().filter(|e| e.monitor_id == 1).collect();
+        assert_eq!(
+            http_rows[0].payload["event_id"],
+            http_rows[1].payload["event_id"]
+        );
+        assert_ne!(http_rows[0].id, http_rows[1].id);
+        assert_eq!(http_rows[1].payload["monitor"]["kind"], "http");
+        let tcp_row = fx.events.iter().find(|e| e.monitor_id == 2).unwrap();
+        assert_eq!(tcp_row.payload["monitor"]["kind"], "tcp");
     }
 
     #[test]
