@@ -1,23 +1,42 @@
 //! One HTTP or keyword check: request the target, judge the answer.
 //!
-//! - `GET` the target with one shared client that opens a fresh connection
-//!   per check (a pooled connection would hide DNS, TCP and TLS failures, and
-//!   their time, which is what monitoring is for).
-//! - Redirects are followed (up to [`MAX_REDIRECTS`]); the status judged is
-//!   that of the final response.
-//! - Pass iff the status equals `expected_status` and, for keyword monitors,
-//!   the body contains (`contains`) or does not contain (`not_contains`) the
-//!   keyword. Matching is case-sensitive and on the first `max_body_bytes` of
-//!   the body, decoded as UTF-8 (invalid bytes replaced).
+//! - Send the request of `options.http` (default: a `GET` without headers or
+//!   body): its method, its headers in order, its body, and basic auth
+//!   (which replaces any `Authorization` header given) — with one shared
+//!   client that opens a fresh connection per check (a pooled connection
+//!   would hide DNS, TCP and TLS failures, and their time, which is what
+//!   monitoring is for).
+//! - Redirects are followed (up to [`MAX_REDIRECTS`]) as browsers do (a 303,
+//!   or a 301/302 after a `POST`, goes on as a `GET` without the body);
+//!   credentials are dropped when a redirect leaves the target's origin. The
+//!   status judged is that of the final response.
+//! - Pass iff the status equals `expected_status`, for keyword monitors the
+//!   body contains (`contains`) or does not contain (`not_contains`) the
+//!   keyword, and every assertion of `options.assertions` holds
+//!   ([`crate::assertions`]); the error names the first of these that fails.
+//!   Keywords match case-sensitively on the first `max_body_bytes` of the
+//!   body, decoded as UTF-8 (invalid bytes replaced). The body is always
+//!   read up to `max_body_bytes` (its time is part of the latency) and only
+//!   decoded when a keyword or an assertion needs it.
+//! - Secrets: the basic-auth password and the values of `Authorization` and
+//!   `Proxy-Authorization` headers given are marked sensitive (hidden from
+//!   `Debug`), never logged, and redacted from assertion verdicts (which
+//!   quote the response, and a target may echo the request).
 //! - The whole exchange, body included, must finish within `timeout_secs`.
 //! - Certificates are always verified (public roots plus the configured extra
 //!   CAs); for https the final certificate's `notAfter` is reported.
 
 use crate::address::{AddressPolicy, TargetRefused};
+use crate::assertions::{self, ResponseView};
+use base64::Engine as _;
 use chrono::{DateTime, Utc};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, PROXY_AUTHORIZATION};
+use reqwest::Method;
 use std::error::Error as StdError;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckOutcome, CheckSpecV2, KeywordType, MonitorKind};
+use uptime_contracts::{
+    AssertionV1, CheckOutcome, CheckSpecV2, HttpMethod, HttpRequestV1, KeywordType, MonitorKind,
+};
 use uptime_netguard::{Refused, ResolveError};
 use url::Url;
 
@@ -119,12 +138,16 @@ impl HttpChecker {
             }
             _ => None,
         };
+        let request = match Request::of(spec.options.http.as_ref()) {
+            Ok(request) => request,
+            Err(e) => return CheckReport::failed(e),
+        };
         let timeout_secs = spec.timeout_secs.max(1);
         let timeout = Duration::from_secs(u64::from(timeout_secs));
         let started = Instant::now();
         // reqwest's own timeout covers the body too; the outer one is a
         // backstop for anything that might not honour it.
-        let exchange = tokio::time::timeout(timeout, self.exchange(url, timeout)).await;
+        let exchange = tokio::time::timeout(timeout, self.exchange(url, &request, timeout)).await;
         let latency_ms = u32::try_from(started.elapsed().as_millis()).unwrap_or(u32::MAX);
         let response = match exchange {
             Err(_elapsed) => return CheckReport::failed(timed_out(timeout_secs)),
@@ -138,50 +161,169 @@ impl HttpChecker {
             error: None,
             ssl_expires_at: response.ssl_expires_at,
         };
-        report.error = judge(spec.expected_status, keyword, &response);
+        report.error = judge(
+            spec.expected_status,
+            keyword,
+            &spec.options.assertions,
+            &response,
+            latency_ms,
+            &request.secrets,
+        );
         if report.error.is_some() {
             report.outcome = CheckOutcome::Fail;
         }
         report
     }
 
-    async fn exchange(&self, url: Url, timeout: Duration) -> Result<Exchange, reqwest::Error> {
-        let mut response = self.client.get(url).timeout(timeout).send().await?;
+    async fn exchange(
+        &self,
+        url: Url,
+        request: &Request,
+        timeout: Duration,
+    ) -> Result<Exchange, reqwest::Error> {
+        let mut builder = self
+            .client
+            .request(request.method.clone(), url)
+            .headers(request.headers.clone())
+            .timeout(timeout);
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        let mut response = builder.send().await?;
         let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect();
         let ssl_expires_at = response
             .extensions()
             .get::<reqwest::tls::TlsInfo>()
             .and_then(|info| info.peer_certificate())
             .and_then(certificate_not_after);
         let mut body = Vec::new();
+        let mut body_cut = false;
         while let Some(chunk) = response.chunk().await? {
             let room = self.max_body_bytes - body.len();
             body.extend_from_slice(&chunk[..chunk.len().min(room)]);
             if body.len() >= self.max_body_bytes {
+                body_cut = true;
                 break;
             }
         }
         Ok(Exchange {
             status,
+            headers,
             body,
+            body_cut,
             ssl_expires_at,
         })
+    }
+}
+
+/// The request a check sends, checked and built before anything is sent.
+/// Deliberately not `Debug`: it holds credentials.
+struct Request {
+    method: Method,
+    headers: HeaderMap,
+    body: Option<String>,
+    /// Texts that must not appear in a verdict: the credentials sent.
+    secrets: Vec<String>,
+}
+
+impl Request {
+    /// The request of `http` (absent: a plain `GET`). `Err`: why it cannot be
+    /// sent, never quoting a header's value.
+    fn of(http: Option<&HttpRequestV1>) -> Result<Self, String> {
+        let Some(http) = http else {
+            return Ok(Self {
+                method: Method::GET,
+                headers: HeaderMap::new(),
+                body: None,
+                secrets: Vec::new(),
+            });
+        };
+        let mut headers = HeaderMap::new();
+        let mut secrets = Vec::new();
+        for (index, header) in http.headers.iter().enumerate() {
+            let number = index + 1;
+            let name = HeaderName::from_bytes(header.name.as_bytes())
+                .map_err(|_| format!("request header {number} has an invalid name"))?;
+            let mut value = HeaderValue::from_str(&header.value)
+                .map_err(|_| format!("request header {number} ({name}) has an invalid value"))?;
+            if name == AUTHORIZATION || name == PROXY_AUTHORIZATION {
+                value.set_sensitive(true);
+                secrets.extend(credentials_of(&header.value));
+            }
+            // `append`: a name may repeat, each value is sent in order.
+            headers.append(name, value);
+        }
+        if let Some(auth) = &http.basic_auth {
+            let password = auth.password.as_deref().unwrap_or("");
+            let token = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{password}", auth.username));
+            let mut value = HeaderValue::from_str(&format!("Basic {token}"))
+                .map_err(|_| "basic auth: the username has characters a header cannot carry")?;
+            value.set_sensitive(true);
+            // Basic auth is the monitor's own setting: it wins over a header.
+            headers.insert(AUTHORIZATION, value);
+            secrets.push(token);
+            secrets.push(password.to_owned());
+        }
+        Ok(Self {
+            method: method(http.method),
+            headers,
+            body: http.body.clone(),
+            secrets,
+        })
+    }
+}
+
+/// An `Authorization` value and, after its scheme, the credentials alone.
+fn credentials_of(value: &str) -> Vec<String> {
+    let mut secrets = vec![value.trim().to_owned()];
+    if let Some((_scheme, credentials)) = value.trim().split_once(' ') {
+        secrets.push(credentials.trim().to_owned());
+    }
+    secrets
+}
+
+fn method(method: HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Head => Method::HEAD,
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Put => Method::PUT,
+        HttpMethod::Patch => Method::PATCH,
+        HttpMethod::Delete => Method::DELETE,
+        HttpMethod::Options => Method::OPTIONS,
     }
 }
 
 /// A response read as far as a check needs.
 struct Exchange {
     status: u16,
+    /// The final response's headers, in order.
+    headers: Vec<(String, String)>,
     /// At most `max_body_bytes`.
     body: Vec<u8>,
+    /// Reading stopped at `max_body_bytes`.
+    body_cut: bool,
     ssl_expires_at: Option<DateTime<Utc>>,
 }
 
-/// The failure of a response, if it fails.
+/// The failure of a response, if it fails: the status first, then the
+/// keyword, then the assertions.
 fn judge(
     expected_status: u16,
     keyword: Option<(&str, KeywordType)>,
+    assertions: &[AssertionV1],
     response: &Exchange,
+    latency_ms: u32,
+    secrets: &[String],
 ) -> Option<String> {
     if response.status != expected_status {
         return Some(format!(
@@ -189,17 +331,29 @@ fn judge(
             response.status
         ));
     }
-    let (keyword, keyword_type) = keyword?;
-    let found = String::from_utf8_lossy(&response.body).contains(keyword);
-    match (keyword_type, found) {
-        (KeywordType::Contains, false) => Some(format!("keyword {keyword:?} not found")),
-        (KeywordType::NotContains, true) => Some(format!("keyword {keyword:?} found")),
-        _ => None,
+    if let Some((keyword, keyword_type)) = keyword {
+        let found = String::from_utf8_lossy(&response.body).contains(keyword);
+        match (keyword_type, found) {
+            (KeywordType::Contains, false) => {
+                return Some(format!("keyword {keyword:?} not found"))
+            }
+            (KeywordType::NotContains, true) => return Some(format!("keyword {keyword:?} found")),
+            _ => {}
+        }
     }
+    let view = ResponseView {
+        status: response.status,
+        headers: &response.headers,
+        body: &response.body,
+        body_cut: response.body_cut,
+        latency_ms,
+        secrets,
+    };
+    assertions::evaluate(assertions, &view)
 }
 
 /// `notAfter` of a DER certificate.
-fn certificate_not_after(der: &[u8]) -> Option<DateTime<Utc>> {
+pub(crate) fn certificate_not_after(der: &[u8]) -> Option<DateTime<Utc>> {
     let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
     DateTime::from_timestamp(certificate.validity().not_after.timestamp(), 0)
 }
@@ -281,53 +435,4 @@ fn causes<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn exchange(status: u16, body: &str) -> Exchange {
-        Exchange {
-            status,
-            body: body.as_bytes().to_vec(),
-            ssl_expires_at: None,
-        }
-    }
-
-    #[test]
-    fn status_is_judged_before_the_keyword() {
-        let response = exchange(503, "maintenance");
-        assert_eq!(
-            judge(200, Some(("maintenance", KeywordType::Contains)), &response).as_deref(),
-            Some("expected status 200, got 503")
-        );
-    }
-
-    #[test]
-    fn keywords_match_case_sensitively() {
-        let response = exchange(200, "All Systems Operational");
-        let contains = |k| judge(200, Some((k, KeywordType::Contains)), &response);
-        let lacks = |k| judge(200, Some((k, KeywordType::NotContains)), &response);
-        assert_eq!(contains("Operational"), None);
-        assert_eq!(
-            contains("operational").as_deref(),
-            Some("keyword \"operational\" not found")
-        );
-        assert_eq!(lacks("error"), None);
-        assert_eq!(
-            lacks("Systems").as_deref(),
-            Some("keyword \"Systems\" found")
-        );
-    }
-
-    #[test]
-    fn invalid_utf8_does_not_hide_a_keyword() {
-        let response = Exchange {
-            status: 200,
-            body: b"\xff\xfe status: up".to_vec(),
-            ssl_expires_at: None,
-        };
-        assert_eq!(
-            judge(200, Some(("up", KeywordType::Contains)), &response),
-            None
-        );
-    }
-}
+mod tests;

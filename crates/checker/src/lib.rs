@@ -7,6 +7,7 @@
 //! [`CheckerService::run_until`] a cancellation token.
 
 pub mod address;
+pub mod assertions;
 pub mod due;
 pub mod http_check;
 pub mod metrics;

@@ -7,6 +7,12 @@
 //! - `GET /redirect-to?url=<percent-encoded URL>` answers `302 Found` with
 //!   `Location: <URL>` (no delay), to test how clients follow redirects.
 //!
+//! Any method is answered alike. A test may add headers to the answers
+//! ([`TargetServer::set_response_headers`]) and, to see what clients send,
+//! have the server keep the requests it receives, bodies included
+//! ([`TargetServer::record_requests`]; off by default, so benchmarks pay
+//! nothing for it).
+//!
 //! [`TargetServer::start_https`] serves TLS with a leaf certificate for
 //! `127.0.0.1` and `localhost` signed by a CA generated for this server alone;
 //! a client trusts it with [`TargetServer::ca_pem`]. The leaf's `notAfter` is
@@ -14,7 +20,7 @@
 //! a client reads from it.
 
 use chrono::{DateTime, DurationRound, Utc};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -23,9 +29,10 @@ use rcgen::{
     KeyUsagePurpose, SanType,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -37,6 +44,36 @@ struct Behaviour {
     body: Mutex<String>,
     delay_ms: AtomicU64,
     hits: AtomicU64,
+    /// Added to every non-redirect answer, replacing defaults of the same name.
+    response_headers: Mutex<Vec<(String, String)>>,
+    recording: AtomicBool,
+    /// The last [`MAX_RECORDED`] requests, when recording.
+    received: Mutex<VecDeque<ReceivedRequest>>,
+}
+
+/// Requests kept when recording; older ones are dropped.
+const MAX_RECORDED: usize = 1000;
+
+/// A request as the target received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedRequest {
+    pub method: String,
+    /// Path and query, e.g. `/health?x=1`.
+    pub path: String,
+    /// In the order received; names lowercase.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl ReceivedRequest {
+    /// Every value of header `name` (any case), in order.
+    pub fn header(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
 }
 
 /// The TLS side of an https target.
@@ -84,6 +121,9 @@ impl TargetServer {
             body: Mutex::new("ok".into()),
             delay_ms: AtomicU64::new(0),
             hits: AtomicU64::new(0),
+            response_headers: Mutex::new(Vec::new()),
+            recording: AtomicBool::new(false),
+            received: Mutex::new(VecDeque::new()),
         });
         let server = tokio::spawn(accept_loop(listener, acceptor, behaviour.clone()));
         Self {
@@ -141,6 +181,32 @@ impl TargetServer {
     /// Requests received so far (counted when they arrive, before any delay).
     pub fn hits(&self) -> u64 {
         self.behaviour.hits.load(Ordering::SeqCst)
+    }
+
+    /// Headers added to every answer but redirects, in order; one named like
+    /// a default header (`content-type`) replaces it.
+    pub fn set_response_headers(&self, headers: &[(&str, &str)]) {
+        *self
+            .behaviour
+            .response_headers
+            .lock()
+            .expect("headers lock") = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+    }
+
+    /// From now on, keep each request received (the last 1000), body
+    /// included, for [`requests`](Self::requests).
+    pub fn record_requests(&self) {
+        self.behaviour.recording.store(true, Ordering::SeqCst);
+    }
+
+    /// The requests kept since [`record_requests`](Self::record_requests),
+    /// oldest first.
+    pub fn requests(&self) -> Vec<ReceivedRequest> {
+        let received = self.behaviour.received.lock().expect("requests lock");
+        received.iter().cloned().collect()
     }
 
     /// The PEM of the CA that signed this https target's certificate.
@@ -211,8 +277,64 @@ async fn respond(
     behaviour: Arc<Behaviour>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     behaviour.hits.fetch_add(1, Ordering::SeqCst);
-    if req.uri().path() == "/redirect-to" {
-        let location = url::form_urlencoded::parse(req.uri().query().unwrap_or("").as_bytes())
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    // Unless recorded, the request (and its unread body) lives until the
+    // answer, as it always has.
+    let _unread = if behaviour.recording.load(Ordering::SeqCst) {
+        record(req, &behaviour).await;
+        None
+    } else {
+        Some(req)
+    };
+    answer(&path_and_query, &behaviour).await
+}
+
+/// Keeps `req`, reading its whole body. A client that hangs up mid-body is
+/// kept with the part received.
+async fn record(req: Request<Incoming>, behaviour: &Behaviour) {
+    let (parts, body) = req.into_parts();
+    let body = match body.collect().await {
+        Ok(collected) => collected.to_bytes().to_vec(),
+        Err(_) => Vec::new(),
+    };
+    let received = ReceivedRequest {
+        method: parts.method.to_string(),
+        path: parts
+            .uri
+            .path_and_query()
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                (n.as_str().to_owned(), value)
+            })
+            .collect(),
+        body,
+    };
+    let mut kept = behaviour.received.lock().expect("requests lock");
+    if kept.len() == MAX_RECORDED {
+        kept.pop_front();
+    }
+    kept.push_back(received);
+}
+
+/// The answer to a request for `path_and_query`.
+async fn answer(
+    path_and_query: &str,
+    behaviour: &Behaviour,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    if path == "/redirect-to" {
+        let location = url::form_urlencoded::parse(query.as_bytes())
             .find(|(k, _)| k == "url")
             .map(|(_, v)| v.into_owned())
             .unwrap_or_default();
@@ -230,11 +352,25 @@ async fn respond(
     let status = StatusCode::from_u16(behaviour.status.load(Ordering::SeqCst))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = behaviour.body.lock().expect("body lock").clone();
-    let response = Response::builder()
+    let mut response = Response::builder()
         .status(status)
         .header("content-type", "text/plain; charset=utf-8")
         .body(Full::new(Bytes::from(body)))
         .expect("valid response");
+    let extra = behaviour
+        .response_headers
+        .lock()
+        .expect("headers lock")
+        .clone();
+    let headers = response.headers_mut();
+    for (name, _) in &extra {
+        headers.remove(name.as_str());
+    }
+    for (name, value) in extra {
+        let name = hyper::header::HeaderName::from_bytes(name.as_bytes()).expect("header name");
+        let value = hyper::header::HeaderValue::from_str(&value).expect("header value");
+        headers.append(name, value);
+    }
     Ok(response)
 }
 
