@@ -19,6 +19,7 @@
 //! give a filter: `TEST_LOG=debug,h2=warn`); tests are silent without it.
 
 mod db;
+pub mod dns;
 pub mod fixtures;
 mod nats;
 pub mod receiver;
