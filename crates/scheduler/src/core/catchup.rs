@@ -146,11 +146,13 @@ impl Catchup {
         }
         let next_due_ms = match kind {
             Kind::Checked => slots::slot_after(id, timing.interval_ms, due_at),
-            Kind::Heartbeat => due_at + timing.interval_ms,
+            Kind::Heartbeat => timing.heartbeat_deadline_after(due_at),
         };
         let since_ms = match kind {
             Kind::Checked => timing.last_checked_ms.unwrap_or(timing.created_ms),
-            Kind::Heartbeat => due_at - timing.interval_ms,
+            // One period back (exact for an interval; for a schedule, the
+            // gap to the next run, which orders the held items as well).
+            Kind::Heartbeat => due_at.saturating_sub(next_due_ms.saturating_sub(due_at)),
         };
         let due = queue.schedule_held(id, kind, interval_secs, due_at);
         self.deadlines.push(Reverse((next_due_ms, due)));

@@ -19,8 +19,10 @@ pub(super) struct Reread {
     pub removed: bool,
 }
 
-/// Puts each deadline in `dues` back on `queue` (moved by a ping, or one
-/// interval on after a miss), given the rows read for them.
+/// Puts each deadline in `dues` back on `queue` (moved by a ping, or on to
+/// the next period's after a miss), given the rows read for them. A deadline
+/// the row now puts earlier (a start ping the scheduler had not heard of) is
+/// reported now, at the deadline it held.
 pub(super) fn reread(queue: &mut DueQueue, dues: Vec<Due>, rows: &[MonitorTiming]) -> Reread {
     let rows: HashMap<i64, Timing> = rows.iter().map(|r| (r.id, Timing::from_row(r))).collect();
     let mut out = Reread::default();
@@ -42,7 +44,7 @@ pub(super) fn reread(queue: &mut DueQueue, dues: Vec<Due>, rows: &[MonitorTiming
             continue;
         }
         out.missed.push(messages::missed_heartbeat(&due, timing));
-        let next = due.due_at_ms + timing.interval_ms;
+        let next = timing.heartbeat_deadline_after(due.due_at_ms);
         let unchanged = queue
             .entry(due.monitor_id)
             .is_some_and(|e| e.interval_secs == timing.interval_secs());

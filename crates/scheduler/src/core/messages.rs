@@ -4,8 +4,9 @@
 use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 use uptime_contracts::{CheckDueV3, CheckOutcome, CheckResultV2, CheckSpecV2, Trigger};
+use uptime_heartbeats::Period;
 
 pub(crate) const REPORTER: &str = "scheduler";
 
@@ -73,12 +74,54 @@ pub(crate) fn missed_heartbeat(due: &Due, timing: &Timing) -> CheckResultV2 {
         outcome: CheckOutcome::Fail,
         latency_ms: None,
         http_status: None,
-        error: Some(format!(
-            "no ping received within {}s + {}s grace",
-            timing.interval_ms / 1000,
-            timing.grace_ms / 1000
-        )),
+        error: Some(missed_heartbeat_error(deadline, timing)),
         ssl_expires_at: None,
         reporter: REPORTER.to_string(),
+    }
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Why the period that ended at `deadline` failed: a run that started and
+/// did not finish within the grace (its deadline is `deadline`), or no ping
+/// for the period, naming the run still in progress if there is one.
+fn missed_heartbeat_error(deadline: DateTime<Utc>, timing: &Timing) -> String {
+    let grace_secs = timing.grace_ms / 1000;
+    let Some(heartbeat) = &timing.heartbeat else {
+        return format!(
+            "no ping received within {}s + {grace_secs}s grace",
+            timing.interval_ms / 1000
+        );
+    };
+    let grace = TimeDelta::milliseconds(timing.grace_ms);
+    let run = heartbeat.unfinished_run().filter(|s| *s <= deadline);
+    // The run's own deadline; a later one is a scheduled period's, which
+    // the run in progress has not answered either.
+    if let Some(started) = run.filter(|s| *s + grace == deadline) {
+        return format!(
+            "the run started at {} did not finish within {grace_secs}s grace \
+             (no success or failure ping)",
+            rfc3339(started)
+        );
+    }
+    let missed = match &heartbeat.period {
+        Period::Interval { secs } => {
+            format!("no ping received within {secs}s + {grace_secs}s grace")
+        }
+        Period::Cron(schedule) => format!(
+            "no ping after the run scheduled for {} (\"{}\" in {}) within {grace_secs}s grace",
+            rfc3339(deadline - grace),
+            schedule.expression(),
+            schedule.timezone()
+        ),
+    };
+    match run {
+        Some(started) => format!(
+            "{missed}; the run started at {} has not finished",
+            rfc3339(started)
+        ),
+        None => missed,
     }
 }

@@ -43,6 +43,9 @@ use uptime_db::schedule::{CheckConfig, MonitorTiming};
 pub(crate) const RESYNC_PAGE: i64 = 5_000;
 
 /// What the core wants done next.
+// A publication (a due check with its spec) is most steps' payload, so boxing
+// it would cost an allocation per publish to save space in the rare others.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Step {
     /// Run this query and hand the result to [`Planner::loaded`] before

@@ -130,3 +130,112 @@ async fn a_paused_heartbeat_monitor_is_not_reported() {
     assert_eq!(scheduler.stats.monitors(), 1);
     scheduler.stop().await;
 }
+
+/// A heartbeat on a five-field cron schedule, stored as the API stores it.
+fn cron_monitor(
+    user: i64,
+    schedule: &str,
+    timezone: Option<&str>,
+    grace_secs: i32,
+) -> uptime_db::models::NewMonitor {
+    let mut monitor = heartbeat_monitor(user, 60, grace_secs);
+    monitor.definition.heartbeat_schedule = Some(schedule.to_string());
+    monitor.definition.heartbeat_timezone = timezone.map(str::to_string);
+    monitor
+}
+
+/// Every minute: the run after the creation must ping within the grace.
+#[tokio::test]
+async fn a_silent_cron_heartbeat_fails_after_its_next_run_plus_grace() {
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(
+        &env,
+        cron_monitor(user, "* * * * *", Some("Asia/Kolkata"), 5),
+    )
+    .await;
+    let clock = Clock::system();
+    let feed = result_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    eventually("the monitor loaded", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 1
+    })
+    .await;
+
+    let created = monitor.created_at.timestamp_millis();
+    let run = (created / 60_000 + 1) * 60_000;
+    clock.advance_to(run + 5_000);
+    let results = feed
+        .wait_for(1, Duration::from_secs(10), |r| r.monitor_id == monitor.id)
+        .await;
+    let result = &results[0].message;
+    assert_eq!(result.checked_at, at_ms(run + 5_000));
+    assert_eq!(
+        (result.trigger, result.outcome),
+        (Trigger::Heartbeat, CheckOutcome::Fail)
+    );
+    assert_eq!(
+        result.error.as_deref(),
+        Some(
+            format!(
+                "no ping after the run scheduled for {} (\"* * * * *\" in Asia/Kolkata) within 5s grace",
+                at_ms(run).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        result.check_id,
+        slots::missed_heartbeat_id(monitor.id, run + 5_000)
+    );
+    scheduler.stop().await;
+}
+
+/// A start ping announced as a change: the run fails when its grace ends,
+/// long before the yearly schedule's own deadline.
+#[tokio::test]
+async fn a_started_run_without_a_finish_fails_after_the_grace() {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    let env = env().await;
+    let user = insert_user(&env).await;
+    let monitor = insert_monitor(&env, cron_monitor(user, "0 0 1 1 *", None, 30)).await;
+    let clock = Clock::system();
+    let feed = result_feed_on(&env, &clock).await;
+    let scheduler = start_scheduler_on(&env, &clock).await;
+    eventually("the monitor loaded", Duration::from_secs(10), || {
+        scheduler.stats.monitors() == 1
+    })
+    .await;
+
+    let started = at_ms(clock.now_ms());
+    let mut conn = uptime_db::pool::conn(&env.db.pool).await.unwrap();
+    diesel::update(uptime_db::schema::monitors::table.find(monitor.id))
+        .set(uptime_db::schema::monitors::heartbeat_started_at.eq(started))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
+    publish_change(&env, monitor.id, uptime_contracts::MonitorChange::Upserted).await;
+    // Re-read before or after the clock moves, the run's deadline is the
+    // same: put on the timeline, or caught up at once when already passed.
+
+    let deadline = started.timestamp_millis() + 30_000;
+    clock.advance_to(deadline);
+    let results = feed
+        .wait_for(1, Duration::from_secs(10), |r| r.monitor_id == monitor.id)
+        .await;
+    let result = &results[0].message;
+    assert_eq!(result.checked_at, at_ms(deadline));
+    assert_eq!(
+        result.error.as_deref(),
+        Some(
+            format!(
+                "the run started at {} did not finish within 30s grace (no success or failure ping)",
+                started.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+            .as_str()
+        )
+    );
+    scheduler.stop().await;
+}

@@ -2,6 +2,7 @@
 //! the in-memory table of [`world`].
 
 mod catchup;
+mod heartbeats;
 mod world;
 
 use super::planner::{Planner, DB_RETRY_MS};
