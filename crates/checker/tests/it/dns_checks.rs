@@ -133,7 +133,7 @@ async fn a_missing_expected_value_fails_naming_what_was_asked_and_seen() {
         ),
         (
             dns_spec("www.example.test", Aaaa, &["192.0.2.1"], &server),
-            "expected value \"192.0.2.1\" of a AAAA check is not an IPv6 address",
+            "expected value \"192.0.2.1\" is not an IPv6 address (AAAA check)",
         ),
     ];
     let results = check_all(&h, cases.iter().map(|(s, _)| s.clone()).collect()).await;

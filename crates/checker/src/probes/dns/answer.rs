@@ -157,7 +157,7 @@ impl Expected {
 
 /// An expected value that cannot be one of the answer's values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected value {value:?} of a {} check is not {wanted}", record_type.as_str())]
+#[error("expected value {value:?} is not {wanted} ({} check)", record_type.as_str())]
 pub struct InvalidExpected {
     value: String,
     record_type: DnsRecordType,
@@ -281,11 +281,11 @@ mod tests {
     fn an_address_of_the_wrong_family_or_no_address_is_refused() {
         assert_eq!(
             Expected::parse(A, "::1").unwrap_err().to_string(),
-            "expected value \"::1\" of a A check is not an IPv4 address"
+            "expected value \"::1\" is not an IPv4 address (A check)"
         );
         assert_eq!(
             Expected::parse(Aaaa, "192.0.2.1").unwrap_err().to_string(),
-            "expected value \"192.0.2.1\" of a AAAA check is not an IPv6 address"
+            "expected value \"192.0.2.1\" is not an IPv6 address (AAAA check)"
         );
         assert!(Expected::parse(A, "example.com").is_err());
         assert!(Expected::parse(Cname, "  ").is_err());
@@ -329,8 +329,8 @@ mod tests {
             Expected::parse(Mx, "ten mail.example.com")
                 .unwrap_err()
                 .to_string(),
-            "expected value \"ten mail.example.com\" of a MX check is not \
-             \"<preference> <exchange>\" or \"<exchange>\""
+            "expected value \"ten mail.example.com\" is not \
+             \"<preference> <exchange>\" or \"<exchange>\" (MX check)"
         );
         assert!(Expected::parse(Mx, "10 a b").is_err());
         assert!(Expected::parse(Mx, "").is_err());
