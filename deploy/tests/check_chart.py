@@ -199,6 +199,24 @@ def check_deployments(label: str, docs: list[dict], ports: dict[str, int]) -> No
               "secretKeyRef" in pw.get("valueFrom", {}), str(pw))
 
 
+def sysctls_of(deploy: dict) -> dict[str, str]:
+    psc = deploy["spec"]["template"]["spec"].get("securityContext", {}) or {}
+    return {s["name"]: s["value"] for s in psc.get("sysctls", [])}
+
+
+def check_ping_sysctl(label: str, docs: list[dict], expected: str | None) -> None:
+    """icmp monitors use unprivileged ICMP sockets: the checker pods (only
+    they) get net.ipv4.ping_group_range, as a pod sysctl."""
+    deploys = by_component(docs, "Deployment")
+    for comp in COMPONENTS:
+        d = deploys.get(comp)
+        if d is None:
+            continue
+        got = sysctls_of(d).get("net.ipv4.ping_group_range")
+        want = expected if comp == "checker" else None
+        check(f"{label}: {comp} net.ipv4.ping_group_range is {want!r}", got == want, repr(got))
+
+
 def check_hpa_and_pdbs(label: str, docs: list[dict], hpa_range: tuple[int, int]) -> None:
     deploys = by_component(docs, "Deployment")
     hpas = of_kind(docs, "HorizontalPodAutoscaler")
@@ -400,6 +418,7 @@ def check_full(label: str, docs: list[dict], *, hpa_range, existing_secret, serv
     for name, fn in [
         ("k8s schemas", lambda: validate_schemas(label, docs)),
         ("deployments", lambda: check_deployments(label, docs, ports)),
+        ("ping sysctl", lambda: check_ping_sysctl(label, docs, "0 2147483647")),
         ("hpa/pdb", lambda: check_hpa_and_pdbs(label, docs, hpa_range)),
         ("migration job", lambda: check_migration_job(label, docs, existing_secret)),
         ("services", lambda: check_services(label, docs)),
@@ -468,6 +487,22 @@ def main() -> int:
               str(d["spec"].get("replicas")))
     guarded("checker.replicas", fixed_checkers)
 
+    def ping_group_range() -> None:
+        docs = chart.render("--set", "checker.pingGroupRange=10001 10001")
+        check_ping_sysctl("checker.pingGroupRange=10001 10001", docs, "10001 10001")
+        docs = chart.render("--set", "checker.pingGroupRange=")
+        check_ping_sysctl("checker.pingGroupRange empty", docs, None)
+        # Sysctls given for every pod are kept; the checker's is added to them.
+        docs = chart.render("--set", "podSecurityContext.sysctls[0].name=net.ipv4.tcp_syncookies",
+                            "--set-string", "podSecurityContext.sysctls[0].value=1")
+        d = by_component(docs, "Deployment")["checker"]
+        check("podSecurityContext.sysctls: kept, and the checker's ping_group_range added",
+              sysctls_of(d) == {"net.ipv4.tcp_syncookies": "1",
+                                "net.ipv4.ping_group_range": "0 2147483647"},
+              str(sysctls_of(d)))
+        validate_schemas("podSecurityContext.sysctls", docs)
+    guarded("ping group range", ping_group_range)
+
     def single_replica() -> None:
         docs = chart.render("--set", "scheduler.replicas=1")
         pdbs = by_component(docs, "PodDisruptionBudget")
@@ -521,7 +556,8 @@ def main() -> int:
                 "nats.url=http://nats:4222", "checker.replica=3",
                 "nats.streams.checksMaxBytes=0", "nats.streams.eventsMaxAgeSecs=60",
                 "retention.batchSize=0", "retention.deliveriesDays=-1",
-                "retention.intervalSecs=1", "retention.outboxDays=1"]:
+                "retention.intervalSecs=1", "retention.outboxDays=1",
+                "checker.pingGroupRange=all"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

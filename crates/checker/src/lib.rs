@@ -89,7 +89,7 @@ impl CheckerService {
         let probes = Probes {
             http,
             tcp: TcpProbe::new(policy.clone()),
-            tls: TlsProbe::new(policy.clone()),
+            tls: TlsProbe::new(policy.clone(), extra_root_ca_pem.as_deref()),
             dns: DnsProbe::new(policy.clone()),
             icmp: IcmpProbe::new(policy),
         };

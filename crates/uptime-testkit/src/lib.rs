@@ -25,6 +25,7 @@ mod nats;
 pub mod receiver;
 pub mod smtp;
 pub mod target;
+pub mod tls_target;
 
 pub use db::TestDb;
 pub use nats::TestNats;
