@@ -16,10 +16,8 @@ pub mod report;
 pub mod settings;
 pub mod worker;
 
-use address::AddressPolicy;
 use async_nats::jetstream;
-use http_check::{HttpChecker, HttpCheckerOptions};
-use probes::{dns::DnsProbe, icmp::IcmpProbe, tcp::TcpProbe, tls::TlsProbe, Probes};
+use probes::Probes;
 use settings::CheckerSettings;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -65,34 +63,7 @@ impl CheckerService {
         let _ = uptime_telemetry::metrics_handle();
         metrics::describe();
         let section = &settings.checker;
-        let extra_root_ca_pem = match &section.extra_root_ca_pem {
-            None => None,
-            Some(path) => Some(
-                std::fs::read(path).map_err(|source| CheckerError::RootCaFile {
-                    path: path.display().to_string(),
-                    source,
-                })?,
-            ),
-        };
-        let policy = AddressPolicy::new(
-            settings.safety.allow_private_targets,
-            section.private_allowlist.clone(),
-        );
-        let http = HttpChecker::new(
-            policy.clone(),
-            HttpCheckerOptions {
-                user_agent: section.user_agent.clone(),
-                extra_root_ca_pem: extra_root_ca_pem.clone(),
-                max_body_bytes: section.max_body_bytes.max(1),
-            },
-        )?;
-        let probes = Probes {
-            http,
-            tcp: TcpProbe::new(policy.clone()),
-            tls: TlsProbe::new(policy.clone(), extra_root_ca_pem.as_deref()),
-            dns: DnsProbe::new(policy.clone()),
-            icmp: IcmpProbe::new(policy),
-        };
+        let probes = Probes::from_settings(&settings)?;
 
         let (client, js) = bus::connect(
             &settings.nats.url,

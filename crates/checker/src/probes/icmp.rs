@@ -2,7 +2,7 @@
 //!
 //! - The target is a host name or an IP address (no port). A name is
 //!   resolved under the address rule like every check's (see
-//!   [`super::tcp::endpoint`]) and its first address, in the resolver's
+//!   [`super::endpoint`]) and its first address, in the resolver's
 //!   order, is pinged.
 //! - Up when at least one of [`ECHO_REQUESTS`] echo requests gets an echo
 //!   reply before `timeout_secs` is over; one lost packet is not an outage.
@@ -20,7 +20,7 @@
 //! (and, on raw sockets, which see every ICMP packet of the host, by this
 //! probe's identifier too).
 
-use super::tcp::endpoint::{self, timed_out};
+use super::endpoint::{self, timed_out};
 use crate::address::AddressPolicy;
 use crate::report::{millis, CheckReport};
 use futures::stream::{FuturesUnordered, StreamExt};

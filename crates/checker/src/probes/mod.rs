@@ -10,12 +10,16 @@
 //! - icmp: [`icmp`], echo requests over an unprivileged ICMP socket.
 
 pub mod dns;
+pub mod endpoint;
 pub mod icmp;
 pub mod tcp;
 pub mod tls;
 
-use crate::http_check::HttpChecker;
+use crate::address::AddressPolicy;
+use crate::http_check::{HttpChecker, HttpCheckerOptions};
 use crate::report::CheckReport;
+use crate::settings::CheckerSettings;
+use crate::CheckerError;
 use uptime_contracts::{CheckSpecV2, MonitorKind};
 
 /// Every probe, built once per process and shared by all check tasks.
@@ -28,6 +32,40 @@ pub struct Probes {
 }
 
 impl Probes {
+    /// Every probe, as `settings` configure them: one address policy for
+    /// all, and the extra root CAs for https and tls.
+    pub fn from_settings(settings: &CheckerSettings) -> Result<Self, CheckerError> {
+        let section = &settings.checker;
+        let extra_root_ca_pem = match &section.extra_root_ca_pem {
+            None => None,
+            Some(path) => Some(
+                std::fs::read(path).map_err(|source| CheckerError::RootCaFile {
+                    path: path.display().to_string(),
+                    source,
+                })?,
+            ),
+        };
+        let policy = AddressPolicy::new(
+            settings.safety.allow_private_targets,
+            section.private_allowlist.clone(),
+        );
+        let http = HttpChecker::new(
+            policy.clone(),
+            HttpCheckerOptions {
+                user_agent: section.user_agent.clone(),
+                extra_root_ca_pem: extra_root_ca_pem.clone(),
+                max_body_bytes: section.max_body_bytes.max(1),
+            },
+        )?;
+        Ok(Self {
+            http,
+            tcp: tcp::TcpProbe::new(policy.clone()),
+            tls: tls::TlsProbe::new(policy.clone(), extra_root_ca_pem.as_deref()),
+            dns: dns::DnsProbe::new(policy.clone()),
+            icmp: icmp::IcmpProbe::new(policy),
+        })
+    }
+
     /// Runs the check `spec` describes with the probe of its kind.
     pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
         match spec.kind {

@@ -5,16 +5,14 @@
 //! - Up when a TCP connection is established within `timeout_secs`; it is
 //!   then closed without a byte sent.
 //! - A name's addresses (all of them allowed by the address rule, see
-//!   [`endpoint`]) are tried in the resolver's order until one accepts.
+//!   [`super::endpoint`]) are tried in the resolver's order until one accepts.
 //! - `latency_ms` is the connect time: from the first connection attempt to
 //!   the established connection (name resolution excluded). The whole check,
 //!   resolution included, must finish within `timeout_secs`.
 
-pub mod endpoint;
-
+use super::endpoint::{self, timed_out, Endpoint, Unreachable};
 use crate::address::AddressPolicy;
 use crate::report::{millis, CheckReport};
-use endpoint::{timed_out, Endpoint, Unreachable};
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //!
 //! - The target is `host:port`, `host` (port 443) or an `https://` URL (port
 //!   443 unless given; the path is ignored). Its addresses obey the address
-//!   rule like every check's (see [`super::tcp::endpoint`]).
+//!   rule like every check's (see [`super::endpoint`]).
 //! - Up when the handshake succeeds: the chain leads to a trusted root (the
 //!   public webpki roots, as for http checks, plus the checker's
 //!   `extra_root_ca_pem`), the certificate is valid for the name (or the IP
@@ -18,7 +18,7 @@
 //!   resumed session would skip the very certificate checks monitored here.
 //!   Nothing is sent after the handshake but `close_notify`.
 
-use super::tcp::endpoint::{self, timed_out, Endpoint};
+use super::endpoint::{self, timed_out, Endpoint};
 use super::tcp::{self as tcp_probe, describe_io};
 use crate::address::AddressPolicy;
 use crate::http_check::certificate_not_after;
