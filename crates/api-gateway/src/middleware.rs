@@ -40,6 +40,8 @@ pub const PUBLIC_ROUTES: &[&str] = &[
     "/api/v1/openapi.json",
     "/api/v1/heartbeat/{token}",
     "/api/v1/heartbeat/{token}/fail",
+    "/api/v1/heartbeat/{token}/start",
+    "/api/v1/heartbeat/{token}/{exit_code}",
     "/api/v1/alert-contacts/verify/{token}",
 ];
 

@@ -38,6 +38,8 @@ use utoipa::{Modify, OpenApi};
         routes::checks::daily_uptime,
         routes::heartbeats::ping,
         routes::heartbeats::fail,
+        routes::heartbeats::start,
+        routes::heartbeats::exit_code,
         routes::monitors::create,
         routes::monitors::bulk_create,
         routes::monitors::list,

@@ -290,26 +290,68 @@ pub async fn lock_unpublished(
 }
 
 /// The heartbeat monitor a ping was recorded on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Queryable)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, QueryableByName)]
 pub struct PingedMonitor {
+    #[diesel(sql_type = BigInt)]
     pub monitor_id: i64,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
     pub active: bool,
     /// The definition the ping counts for (its result carries it).
+    #[diesel(sql_type = BigInt)]
     pub definition_version: i64,
+    /// The start ping of the run this ping ends, if one was in progress.
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub run_started_at: Option<DateTime<Utc>>,
 }
 
-/// Records a heartbeat ping: sets `last_heartbeat_at` of the heartbeat monitor
-/// with this token. `None` when no heartbeat monitor has the token.
+/// Records a heartbeat ping (success or failure): sets `last_heartbeat_at`
+/// of the heartbeat monitor with this token and ends the run in progress
+/// (`heartbeat_started_at` back to NULL), returning when that run started.
+/// One statement: the self-join reads the start the update clears. `None`
+/// when no heartbeat monitor has the token.
 pub async fn record_heartbeat(
     conn: &mut AsyncPgConnection,
     token: &str,
     at: DateTime<Utc>,
 ) -> DbResult<Option<PingedMonitor>> {
+    Ok(diesel::sql_query(
+        "UPDATE monitors m \
+         SET last_heartbeat_at = $2, heartbeat_started_at = NULL \
+         FROM (SELECT id, heartbeat_started_at FROM monitors \
+               WHERE heartbeat_token = $1 AND type = $3 FOR UPDATE) old \
+         WHERE m.id = old.id \
+         RETURNING m.id AS monitor_id, m.active, m.definition_version, \
+                   old.heartbeat_started_at AS run_started_at",
+    )
+    .bind::<Text, _>(token)
+    .bind::<Timestamptz, _>(at)
+    .bind::<Text, _>(uptime_contracts::MonitorKind::Heartbeat.as_str())
+    .get_result(conn)
+    .await
+    .optional()?)
+}
+
+/// The heartbeat monitor a start ping was recorded on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Queryable)]
+pub struct StartedMonitor {
+    pub monitor_id: i64,
+    pub active: bool,
+}
+
+/// Records a start ping: sets `heartbeat_started_at` of the heartbeat
+/// monitor with this token (a second start replaces the first). Leaves
+/// `last_heartbeat_at` alone: a start is not a ping. `None` when no
+/// heartbeat monitor has the token.
+pub async fn record_heartbeat_start(
+    conn: &mut AsyncPgConnection,
+    token: &str,
+    at: DateTime<Utc>,
+) -> DbResult<Option<StartedMonitor>> {
     Ok(diesel::update(monitors::table)
         .filter(monitors::heartbeat_token.eq(token))
         .filter(monitors::kind.eq(uptime_contracts::MonitorKind::Heartbeat.as_str()))
-        .set(monitors::last_heartbeat_at.eq(at))
-        .returning((monitors::id, monitors::active, monitors::definition_version))
+        .set(monitors::heartbeat_started_at.eq(at))
+        .returning((monitors::id, monitors::active))
         .get_result(conn)
         .await
         .optional()?)

@@ -7,18 +7,37 @@
 //! A ping stores `last_heartbeat_at` at once and publishes a check result,
 //! which the recorder applies to the monitor's status like any other check
 //! (a paused monitor's pings are accepted and recorded, its status kept).
+//!
+//! - `/heartbeat/{token}`: success.
+//! - `/heartbeat/{token}/fail`: failure; a text body becomes the error.
+//! - `/heartbeat/{token}/{exit_code}` (0-255): the job's exit status. 0 is a
+//!   success ping; anything else a failure whose error is `exit code N`
+//!   (and the body's text, as with `/fail`). Any other last segment (`256`,
+//!   `-1`, `abc`) is `404 not found`, like any path the API does not serve,
+//!   and touches nothing.
+//! - `/heartbeat/{token}/start`: the job started a run. Stores
+//!   `heartbeat_started_at` and publishes no result (a start is neither up
+//!   nor down); it announces a monitor change instead, so the scheduler
+//!   re-reads the row and fails the run if no success, failure or exit-code
+//!   ping follows within the grace (`timeout_secs`). The ping that ends the
+//!   run clears the start and carries the run's duration (ping time minus
+//!   start) as its result's `latency_ms`: check-result.v2 has no other field
+//!   for it, and so a monitor's `latency_warn_ms` marks a run that took too
+//!   long as degraded.
+//!
+//! All of them share the token's rate limit.
 
 use crate::error::{ApiError, ErrorBody};
 use crate::startup::MAX_BODY_BYTES;
 use crate::state::AppState;
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use futures::StreamExt;
 use serde::Serialize;
-use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResultV2, MonitorChange, MonitorChangedV1, Trigger};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -41,6 +60,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(fail))
             .route(web::head().to(fail))
             .route(web::post().to(fail)),
+    )
+    .service(
+        web::resource("/heartbeat/{token}/start")
+            .route(web::get().to(start))
+            .route(web::head().to(start))
+            .route(web::post().to(start)),
+    )
+    // After `fail` and `start`: resources match in the order they are added.
+    .service(
+        web::resource("/heartbeat/{token}/{exit_code}")
+            .route(web::get().to(exit_code))
+            .route(web::head().to(exit_code))
+            .route(web::post().to(exit_code)),
     );
 }
 
@@ -80,17 +112,123 @@ pub async fn fail(
     body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let text = read_text(body).await?;
-    let error = match text.trim() {
-        "" => CLIENT_FAILURE.to_string(),
+    let error = with_report(CLIENT_FAILURE.to_string(), &text);
+    record(&state, &req, &token, CheckOutcome::Fail, Some(error)).await
+}
+
+/// `error`, followed by the client's report when it sent one (up to 1000
+/// characters of it).
+fn with_report(error: String, text: &str) -> String {
+    match text.trim() {
+        "" => error,
         reported => format!(
-            "{CLIENT_FAILURE}: {}",
+            "{error}: {}",
             reported
                 .chars()
                 .take(MAX_FAILURE_MESSAGE_CHARS)
                 .collect::<String>()
         ),
-    };
+    }
+}
+
+/// Report the watched job's exit status: 0 is a success ping, 1-255 a
+/// failed check whose error is `exit code N`, followed by the text body if
+/// there is one (up to 1000 characters are kept). Any other value is 404.
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/{exit_code}", tag = "heartbeats",
+    params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)"),
+        ("exit_code" = u8, Path, description = "The job's exit status, 0-255; another value is 404")),
+    request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong (ignored for 0)"),
+    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
+pub async fn exit_code(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let (token, code) = path.into_inner();
+    let code = parse_exit_code(&code).ok_or(ApiError::NotFound)?;
+    if code == 0 {
+        return record(&state, &req, &token, CheckOutcome::Pass, None).await;
+    }
+    let text = read_text(body).await?;
+    let error = with_report(format!("exit code {code}"), &text);
     record(&state, &req, &token, CheckOutcome::Fail, Some(error)).await
+}
+
+/// `0` to `255` in plain decimal digits (no sign, no spaces).
+fn parse_exit_code(segment: &str) -> Option<u8> {
+    if segment.is_empty() || segment.len() > 3 || !segment.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    segment.parse().ok()
+}
+
+/// Report that the watched job started a run. Publishes no result; the
+/// next success, failure or exit-code ping ends the run and records its
+/// duration as `latency_ms`. A run that sends none within the monitor's
+/// grace (`timeout_secs`) counts as failed. A second start replaces the
+/// first.
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/start", tag = "heartbeats",
+    params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
+    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
+pub async fn start(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    if !well_formed(&token) {
+        return Err(ApiError::NotFound);
+    }
+    state.heartbeat_limiter.check(token.to_string())?;
+    let now = Utc::now();
+    let mut conn = state.conn().await?;
+    let started = uptime_db::recording::record_heartbeat_start(&mut conn, &token, now)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    drop(conn);
+    // The scheduler holds the period's deadline; told of the start, it
+    // re-reads the row and holds the run's (earlier) one too. Without the
+    // event the run still fails, at the period's deadline or the next
+    // resync; so a failed publish is logged, not refused.
+    let change = MonitorChangedV1 {
+        monitor_id: started.monitor_id,
+        change: MonitorChange::Upserted,
+        changed_at: now,
+    };
+    let msg_id = format!("monitor-{}-{}", started.monitor_id, Uuid::new_v4());
+    if let Err(error) = state.publish(&msg_id, &change).await {
+        tracing::warn!(
+            monitor_id = started.monitor_id,
+            ?error,
+            "heartbeat start not announced; the scheduler finds it at the period's deadline"
+        );
+    }
+    metrics::counter!("heartbeat_pings_total", "outcome" => "start").increment(1);
+    tracing::debug!(
+        monitor_id = started.monitor_id,
+        active = started.active,
+        "heartbeat run started"
+    );
+    Ok(accepted(&req))
+}
+
+fn accepted(req: &HttpRequest) -> HttpResponse {
+    if req.method() == Method::HEAD {
+        // The headers a GET would have, without the body.
+        HttpResponse::Ok().content_type("application/json").finish()
+    } else {
+        HttpResponse::Ok().json(HeartbeatAccepted { status: "ok" })
+    }
+}
+
+/// The run's duration in milliseconds, from its start ping to `end`.
+fn run_duration_ms(started: Option<DateTime<Utc>>, end: DateTime<Utc>) -> Option<u32> {
+    let ms = (end - started?).num_milliseconds();
+    // A start stored after this ping (clocks of two replicas) is no run.
+    (ms >= 0).then(|| u32::try_from(ms.min(i64::from(i32::MAX))).unwrap_or(u32::MAX))
 }
 
 /// The body as text (lossy: invalid UTF-8 and U+0000, which PostgreSQL
@@ -143,7 +281,7 @@ async fn record(
                     due_at: None,
                     checked_at: now,
                     outcome,
-                    latency_ms: None,
+                    latency_ms: run_duration_ms(pinged.run_started_at, now),
                     http_status: None,
                     error,
                     ssl_expires_at: None,
@@ -169,12 +307,7 @@ async fn record(
         outcome = outcome_label,
         "heartbeat recorded"
     );
-    if req.method() == Method::HEAD {
-        // The headers a GET would have, without the body.
-        Ok(HttpResponse::Ok().content_type("application/json").finish())
-    } else {
-        Ok(HttpResponse::Ok().json(HeartbeatAccepted { status: "ok" }))
-    }
+    Ok(accepted(req))
 }
 
 /// `hb_` followed by 32 lowercase hex characters.
@@ -186,7 +319,34 @@ fn well_formed(token: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::well_formed;
+    use super::{parse_exit_code, run_duration_ms, well_formed};
+    use chrono::{Duration, Utc};
+
+    #[test]
+    fn exit_codes_are_0_to_255_in_plain_digits() {
+        assert_eq!(parse_exit_code("0"), Some(0));
+        assert_eq!(parse_exit_code("3"), Some(3));
+        assert_eq!(parse_exit_code("255"), Some(255));
+        for refused in ["256", "-1", "+3", "abc", "", " 3", "1000", "3.0"] {
+            assert_eq!(parse_exit_code(refused), None, "{refused:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_lasts_from_its_start_to_the_ping_that_ends_it() {
+        let end = Utc::now();
+        assert_eq!(run_duration_ms(None, end), None);
+        assert_eq!(
+            run_duration_ms(Some(end - Duration::milliseconds(1500)), end),
+            Some(1500)
+        );
+        assert_eq!(run_duration_ms(Some(end + Duration::seconds(1)), end), None);
+        assert_eq!(
+            run_duration_ms(Some(end - Duration::days(40)), end),
+            Some(i32::MAX as u32),
+            "capped at what the results table's INTEGER holds"
+        );
+    }
 
     #[test]
     fn tokens_are_hb_and_32_lowercase_hex() {

@@ -1,5 +1,5 @@
 use crate::check_support::{insert_heartbeat_monitor, insert_monitor, stream_messages};
-use crate::common::{spawn_app, TestApp};
+use crate::common::{spawn_app, spawn_app_with, TestApp};
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -180,7 +180,7 @@ async fn unknown_malformed_and_non_heartbeat_tokens_are_404() {
         format!("hb_{}", "D".repeat(32)),
         "nothing".to_string(),
     ] {
-        for suffix in ["", "/fail"] {
+        for suffix in ["", "/fail", "/start", "/0", "/3"] {
             let path = format!("/api/v1/heartbeat/{token}{suffix}");
             let (status, body) = app.call(Method::GET, &path, None, None).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
@@ -223,4 +223,193 @@ async fn other_methods_get_a_json_405() {
         .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     assert!(body["error"].is_string());
+}
+
+/// The row's last ping and run start.
+async fn ping_and_start(
+    app: &TestApp,
+    monitor_id: i64,
+) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    monitors::table
+        .find(monitor_id)
+        .select((monitors::last_heartbeat_at, monitors::heartbeat_started_at))
+        .first(&mut conn)
+        .await
+        .unwrap()
+}
+
+async fn hit(app: &TestApp, method: Method, path: &str, body: &str) -> reqwest::Response {
+    app.client
+        .request(method, app.url(path))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_start_then_a_ping_records_the_runs_duration() {
+    let app = spawn_app().await;
+    let (user_id, _) = app.new_user("ops").await;
+    let (monitor, token) = insert_heartbeat_monitor(&app.state.pool, user_id, '5', true).await;
+
+    let res = hit(
+        &app,
+        Method::POST,
+        &format!("/api/v1/heartbeat/{token}/start"),
+        "",
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"status": "ok"}));
+    let (pinged, started) = ping_and_start(&app, monitor.id).await;
+    let started = started.expect("start stored");
+    assert!(pinged.is_none(), "a start is not a ping");
+    assert!(
+        published_results(&app).await.is_empty(),
+        "a start publishes no result"
+    );
+    // The scheduler is told to re-read the monitor, to hold the run's deadline.
+    let changes = stream_messages(&app.state.js, streams::MONITORS_STREAM).await;
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].0, uptime_contracts::MonitorChangedV1::SUBJECT);
+    assert_eq!(changes[0].2["monitor_id"], json!(monitor.id));
+
+    let res = hit(&app, Method::GET, &format!("/api/v1/heartbeat/{token}"), "").await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let (pinged, after) = ping_and_start(&app, monitor.id).await;
+    let pinged = pinged.expect("ping stored");
+    assert!(after.is_none(), "the ping ended the run");
+    let results = published_results(&app).await;
+    assert_eq!(results.len(), 1);
+    let result = &results[0].1;
+    assert_eq!(result.outcome, uptime_contracts::CheckOutcome::Pass);
+    let duration = (pinged - started).num_milliseconds();
+    assert_eq!(
+        result.latency_ms.map(i64::from),
+        Some(duration),
+        "the run's duration"
+    );
+
+    // The next ping ends no run: no duration.
+    hit(&app, Method::GET, &format!("/api/v1/heartbeat/{token}"), "").await;
+    let results = published_results(&app).await;
+    assert_eq!(results[1].1.latency_ms, None);
+}
+
+#[tokio::test]
+async fn exit_code_0_is_a_success_and_others_a_failure_that_ends_the_run() {
+    let app = spawn_app().await;
+    let (user_id, _) = app.new_user("ops").await;
+    let (monitor, token) = insert_heartbeat_monitor(&app.state.pool, user_id, '6', true).await;
+    let base = format!("/api/v1/heartbeat/{token}");
+
+    let res = hit(&app, Method::POST, &format!("{base}/0"), "ignored").await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"status": "ok"}));
+    assert_eq!(
+        hit(&app, Method::GET, &format!("{base}/start"), "")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        hit(&app, Method::GET, &format!("{base}/3"), "")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    let (_, started) = ping_and_start(&app, monitor.id).await;
+    assert!(started.is_none(), "a failure ends the run");
+    assert_eq!(
+        hit(&app, Method::POST, &format!("{base}/255"), "  disk full\n")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    let res = hit(&app, Method::HEAD, &format!("{base}/1"), "").await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.bytes().await.unwrap().is_empty());
+
+    let results: Vec<CheckResultV2> = published_results(&app)
+        .await
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    let seen: Vec<(uptime_contracts::CheckOutcome, Option<&str>)> = results
+        .iter()
+        .map(|r| (r.outcome, r.error.as_deref()))
+        .collect();
+    use uptime_contracts::CheckOutcome::{Fail, Pass};
+    assert_eq!(
+        seen,
+        vec![
+            (Pass, None),
+            (Fail, Some("exit code 3")),
+            (Fail, Some("exit code 255: disk full")),
+            (Fail, Some("exit code 1")),
+        ]
+    );
+    assert!(results[1].latency_ms.is_some(), "the failed run's duration");
+    assert!(results
+        .iter()
+        .all(|r| r.monitor_id == monitor.id && r.trigger.as_str() == "heartbeat"));
+}
+
+#[tokio::test]
+async fn exit_codes_outside_0_to_255_are_404_and_touch_nothing() {
+    let app = spawn_app().await;
+    let (user_id, _) = app.new_user("ops").await;
+    let (monitor, token) = insert_heartbeat_monitor(&app.state.pool, user_id, '7', true).await;
+    for code in ["256", "-1", "abc", "1000", "+3", "3.0"] {
+        for method in [Method::GET, Method::POST] {
+            let path = format!("/api/v1/heartbeat/{token}/{code}");
+            let (status, body) = app.call(method, &path, None, None).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+            assert_eq!(body, json!({"error": "not found"}));
+        }
+    }
+    assert_eq!(ping_and_start(&app, monitor.id).await, (None, None));
+    assert!(published_results(&app).await.is_empty());
+}
+
+#[tokio::test]
+async fn starts_and_exit_codes_share_the_tokens_rate_limit() {
+    let app = spawn_app_with(|s| {
+        s.heartbeat_limit.per_second = 1;
+        s.heartbeat_limit.burst = 3;
+    })
+    .await;
+    let (user_id, _) = app.new_user("ops").await;
+    let (monitor, token) = insert_heartbeat_monitor(&app.state.pool, user_id, '8', true).await;
+    // Hammered in turn until each has been refused once: past the burst of
+    // 3, refills (one a second) let through only the odd one.
+    let mut refused = std::collections::BTreeSet::new();
+    for suffix in ["/start", "/3", "/0"].into_iter().cycle().take(300) {
+        let before = ping_and_start(&app, monitor.id).await;
+        let published = published_results(&app).await.len();
+        let res = hit(
+            &app,
+            Method::POST,
+            &format!("/api/v1/heartbeat/{token}{suffix}"),
+            "",
+        )
+        .await;
+        if res.status() == StatusCode::OK {
+            continue;
+        }
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS, "{suffix}");
+        assert!(res.headers().contains_key("retry-after"));
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"], "rate limit exceeded");
+        // The refused request wrote and published nothing.
+        assert_eq!(ping_and_start(&app, monitor.id).await, before, "{suffix}");
+        assert_eq!(published_results(&app).await.len(), published, "{suffix}");
+        refused.insert(suffix);
+        if refused.len() == 3 {
+            return;
+        }
+    }
+    panic!("not throttled: only {refused:?} were refused");
 }
