@@ -111,14 +111,23 @@ pub const HEARTBEAT_TOKEN_PATTERN: &str = "^hb_[0-9a-f]{32}$";
 pub const VERIFICATION_TOKEN_PATTERN: &str = "^[A-Za-z0-9_-]{43}$";
 
 /// Request schemas whose string properties get [`NAME_PATTERN`] (names) or
-/// [`TEXT_PATTERN`] (everything else).
+/// [`TEXT_PATTERN`] (everything else), unless their annotation gives a
+/// pattern of its own.
 const REQUEST_SCHEMAS: &[&str] = &[
     "CreateMonitor",
     "UpdateMonitor",
     "CreateContact",
     "UpdateContact",
     "CreateApiKey",
+    "AssertionInput",
+    "BasicAuthInput",
+    "RequestHeader",
 ];
+
+/// Request properties that are arrays of strings, with the bounds of each
+/// string (1 to this many characters, not only whitespace), which utoipa's
+/// annotations cannot put on array items.
+const STRING_ITEMS: &[(&str, usize)] = &[("dns_expected", 255)];
 
 /// The served document: the annotations plus what every operation shares.
 pub fn document() -> &'static Value {
@@ -252,6 +261,15 @@ fn set_pattern(schema: &mut Value, pattern: &str) {
     }
 }
 
+/// Sets `pattern` unless the schema has one (an annotation's own wins).
+fn default_pattern(schema: &mut Value, pattern: &str) {
+    if let Some(schema) = schema.as_object_mut() {
+        schema
+            .entry("pattern")
+            .or_insert_with(|| Value::String(pattern.into()));
+    }
+}
+
 fn is_string(schema: &Value) -> bool {
     match &schema["type"] {
         Value::String(t) => t == "string",
@@ -268,7 +286,7 @@ fn add_patterns(doc: &mut Value) {
         };
         for (field, schema) in properties.iter_mut() {
             if is_string(schema) {
-                set_pattern(
+                default_pattern(
                     schema,
                     if field == "name" {
                         NAME_PATTERN
@@ -276,6 +294,14 @@ fn add_patterns(doc: &mut Value) {
                         TEXT_PATTERN
                     },
                 );
+            }
+            if let Some(&(_, max)) = STRING_ITEMS.iter().find(|(f, _)| f == field) {
+                let items = &mut schema["items"];
+                if is_string(items) {
+                    items["minLength"] = json!(1);
+                    items["maxLength"] = json!(max);
+                    set_pattern(items, NAME_PATTERN);
+                }
             }
         }
     }

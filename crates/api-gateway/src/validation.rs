@@ -5,6 +5,8 @@ use crate::error::{ApiError, FieldError};
 
 mod json;
 pub use json::{Json, NUL_MESSAGE};
+mod targets;
+pub use targets::{check_domain_name, parse_dns_server, parse_host, parse_host_port, Host};
 
 #[derive(Default)]
 pub struct Problems(Vec<FieldError>);

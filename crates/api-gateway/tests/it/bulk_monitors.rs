@@ -128,7 +128,13 @@ async fn bulk_create_makes_a_full_batch_in_request_order_and_announces_each() {
         assert_eq!(status, StatusCode::CREATED, "{single}");
         let mut bulk = created[i].clone();
         let mut single = single;
-        for volatile in ["id", "created_at", "updated_at", "heartbeat_token"] {
+        for volatile in [
+            "id",
+            "created_at",
+            "updated_at",
+            "heartbeat_token",
+            "next_expected_at",
+        ] {
             assert_eq!(
                 bulk[volatile].is_null(),
                 single[volatile].is_null(),

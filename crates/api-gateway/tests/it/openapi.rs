@@ -136,7 +136,7 @@ async fn the_schemas_name_every_contract_field() {
             .cloned()
             .unwrap_or_default()
     };
-    assert_eq!(values("MonitorType").len(), 3, "{}", schemas["MonitorType"]);
+    assert_eq!(values("MonitorType").len(), 7, "{}", schemas["MonitorType"]);
     assert_eq!(
         values("MonitorStatus").len(),
         4,
@@ -221,7 +221,7 @@ async fn the_document_carries_every_bound_of_the_contract() {
     let values = |name: &str| schemas[name]["enum"].clone();
     assert_eq!(
         values("MonitorType"),
-        json!(["http", "keyword", "heartbeat"])
+        json!(["http", "keyword", "heartbeat", "tcp", "tls", "dns", "icmp"])
     );
     assert_eq!(values("KeywordType"), json!(["contains", "not_contains"]));
     assert_eq!(values("ContactType"), json!(["email", "slack", "webhook"]));
@@ -335,4 +335,95 @@ async fn public_routes_are_the_documented_ones() {
         .collect();
     served.sort();
     assert_eq!(public, served);
+}
+
+/// Issue 12: the new monitor types' fields, each described and bounded.
+#[tokio::test]
+async fn the_document_states_the_new_fields_and_their_bounds() {
+    let spec = fetch_spec().await;
+    let schemas = &spec["components"]["schemas"];
+    let enum_of = |name: &str| schemas[name]["enum"].clone();
+    assert_eq!(
+        enum_of("HttpMethod"),
+        json!(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+    );
+    assert_eq!(
+        enum_of("DnsRecordType"),
+        json!(["A", "AAAA", "CNAME", "MX", "TXT", "NS"])
+    );
+    assert_eq!(
+        enum_of("AssertionSource"),
+        json!([
+            "status_code",
+            "header",
+            "json_body",
+            "text_body",
+            "response_time"
+        ])
+    );
+    assert_eq!(enum_of("AssertionComparison").as_array().unwrap().len(), 9);
+
+    for schema in ["CreateMonitor", "UpdateMonitor"] {
+        let field = |name: &str| schemas[schema]["properties"][name].clone();
+        for name in ["headers", "assertions", "dns_expected"] {
+            assert_eq!(field(name)["maxItems"], 20, "{schema}.{name}");
+        }
+        assert_eq!(field("body")["maxLength"], 16384, "{schema}");
+        assert_eq!(field("schedule")["maxLength"], 255, "{schema}");
+        assert_eq!(field("timezone")["maxLength"], 64, "{schema}");
+        assert_eq!(field("dns_server")["maxLength"], 64, "{schema}");
+        assert_eq!(field("dns_expected")["items"]["maxLength"], 255, "{schema}");
+        assert!(
+            field("tls_fingerprint_sha256")["pattern"]
+                .as_str()
+                .unwrap()
+                .contains("{64}"),
+            "{schema}"
+        );
+        for name in crate::monitor_kinds::OPTION_FIELDS {
+            assert!(
+                field(name)["description"].is_string()
+                    || field(name)["oneOf"][1]["description"].is_string(),
+                "{schema}.{name} is described: {}",
+                field(name)
+            );
+        }
+    }
+    let update = &schemas["UpdateMonitor"]["properties"];
+    for name in crate::monitor_kinds::OPTION_FIELDS {
+        assert!(
+            update[name].to_string().contains("null"),
+            "UpdateMonitor.{name} takes null"
+        );
+    }
+    let header = &schemas["RequestHeader"];
+    assert_eq!(header["properties"]["name"]["maxLength"], 128);
+    assert_eq!(header["properties"]["value"]["maxLength"], 1024);
+    assert!(header["properties"]["name"]["pattern"].is_string());
+    assert_eq!(header["additionalProperties"], false);
+    let assertion = &schemas["AssertionInput"];
+    assert_eq!(assertion["properties"]["property"]["maxLength"], 256);
+    assert_eq!(schemas["AssertionTarget"]["oneOf"][0]["maxLength"], 1024);
+    assert_eq!(
+        schemas["BasicAuthInput"]["properties"]["password"]["maxLength"],
+        256
+    );
+
+    let response = schemas["MonitorResponse"]["properties"]
+        .as_object()
+        .unwrap();
+    for name in crate::monitor_kinds::OPTION_FIELDS.into_iter().chain([
+        "schedule",
+        "timezone",
+        "next_expected_at",
+    ]) {
+        assert!(response.contains_key(name), "MonitorResponse.{name}");
+    }
+    assert!(
+        !schemas["BasicAuthView"]
+            .to_string()
+            .contains("\"password\""),
+        "responses have no password: {}",
+        schemas["BasicAuthView"]
+    );
 }

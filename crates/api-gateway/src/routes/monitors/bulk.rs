@@ -34,8 +34,10 @@ use uptime_db::models::NewMonitor;
 use utoipa::ToSchema;
 
 /// This route's body limit (the others have 64 KiB): a full default batch of
-/// the largest monitors (1000 × about 3.5 KB) fits; typical monitors are
-/// about 200 bytes.
+/// monitors without request options (1000 × at most about 3.5 KB) fits;
+/// typical monitors are about 200 bytes. Monitors with large request
+/// options (headers, body and assertions can take up to about 60 KB) fit
+/// fewer to a batch.
 pub const BULK_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Announcements awaiting their publish ack at once.

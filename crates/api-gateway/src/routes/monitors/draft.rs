@@ -2,6 +2,7 @@
 //! create, a PATCH merged into the stored monitor, every rule, and the
 //! definition as stored once nothing is wrong.
 
+use super::draft_options::OptionsDraft;
 use super::types::{CreateMonitor, KeywordType, MonitorType, UpdateMonitor};
 use crate::error::ApiError;
 use crate::validation::{not_null, Problems, UrlRules};
@@ -17,6 +18,8 @@ pub const DEFAULT_SSL_WARN_DAYS: i64 = 30;
 const MAX_NAME_CHARS: usize = 200;
 const MAX_KEYWORD_BYTES: usize = 1024;
 const HEARTBEAT_TOKEN_PREFIX: &str = "hb_";
+const MAX_SCHEDULE_CHARS: usize = 255;
+const MAX_TIMEZONE_CHARS: usize = 64;
 /// A monitor definition in API terms, before validation: what a create
 /// request asks for with defaults applied, or a stored monitor with a PATCH
 /// merged in. Numbers stay wide until validated, so out-of-range input gets a
@@ -35,6 +38,12 @@ pub(super) struct Draft {
     pub(super) ssl_warn_days: i64,
     pub(super) latency_warn_ms: Option<i64>,
     pub(super) active: bool,
+    pub(super) options: OptionsDraft,
+    /// Heartbeats: a cron schedule instead of the interval, and its zone.
+    pub(super) schedule: Option<String>,
+    pub(super) timezone: Option<String>,
+    /// Whether the request named `interval_secs` (which a schedule excludes).
+    pub(super) interval_given: bool,
 }
 
 /// The default timeout for an interval: 30 s, or the interval when shorter.
@@ -43,7 +52,9 @@ fn default_timeout(interval_secs: i64) -> i64 {
 }
 
 impl Draft {
-    pub(super) fn from_create(req: CreateMonitor) -> Self {
+    pub(super) fn from_create(mut req: CreateMonitor) -> Self {
+        let options = OptionsDraft::from_create(&mut req);
+        let interval_given = req.interval_secs.is_some();
         let interval_secs = req.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
         let keyword_type = match req.kind {
             MonitorType::Keyword => Some(req.keyword_type.unwrap_or(KeywordType::Contains)),
@@ -64,6 +75,10 @@ impl Draft {
             ssl_warn_days: req.ssl_warn_days.unwrap_or(DEFAULT_SSL_WARN_DAYS),
             latency_warn_ms: req.latency_warn_ms,
             active: req.active.unwrap_or(true),
+            options,
+            schedule: req.schedule,
+            timezone: req.timezone,
+            interval_given,
         }
     }
 
@@ -71,14 +86,39 @@ impl Draft {
     /// be cleared is recorded in `problems`.
     pub(super) fn merge(
         stored: &Monitor,
-        patch: UpdateMonitor,
+        mut patch: UpdateMonitor,
         problems: &mut Problems,
     ) -> Result<Self, ApiError> {
         let stored_kind = MonitorType::from(stored.kind);
         let kind = not_null(problems, "type", patch.kind).unwrap_or(stored_kind);
+        let stored_options = stored.options().map_err(|e| {
+            ApiError::Internal(format!(
+                "monitor {} has unreadable check_options: {e}",
+                stored.id
+            ))
+        })?;
+        let options = OptionsDraft::merge(
+            kind,
+            stored_options,
+            stored.http_password.as_deref(),
+            &mut patch,
+        );
 
+        let interval_given = matches!(patch.interval_secs, Some(Some(_)));
         let interval_secs = not_null(problems, "interval_secs", patch.interval_secs)
             .unwrap_or(i64::from(stored.interval_secs));
+        let heartbeat = kind == MonitorType::Heartbeat;
+        let keep = |stored: &Option<String>| stored.clone().filter(|_| heartbeat);
+        let timezone = match (&patch.timezone, &patch.schedule) {
+            (Some(given), _) => given.clone(),
+            // The zone is the schedule's: clearing the schedule drops it.
+            (None, Some(None)) => None,
+            (None, _) => keep(&stored.heartbeat_timezone),
+        };
+        let schedule = match patch.schedule {
+            Some(given) => given,
+            None => keep(&stored.heartbeat_schedule),
+        };
         let timeout_secs = not_null(problems, "timeout_secs", patch.timeout_secs)
             // Not given: keep the stored timeout, lowered to a new, shorter interval.
             .unwrap_or_else(|| i64::from(stored.timeout_secs).min(interval_secs).max(1));
@@ -120,6 +160,10 @@ impl Draft {
                 None => stored.latency_warn_ms.map(i64::from),
             },
             active: not_null(problems, "active", patch.active).unwrap_or(stored.active),
+            options,
+            schedule,
+            timezone,
+            interval_given,
         })
     }
 
@@ -142,10 +186,30 @@ impl Draft {
                 problems.check_len("target", label, crate::validation::MAX_URL_CHARS)
             }
             (MonitorType::Heartbeat, None) => {}
-            // Issue 12: being written (the api-gateway's part).
-            (_, None) => problems.add("target", "is required"),
-            (_, Some(_)) => {}
+            (kind, None) => problems.add(
+                "target",
+                format!("is required for {} monitors", kind_name(kind)),
+            ),
+            (_, Some(t)) if t.chars().count() > crate::validation::MAX_URL_CHARS => problems.add(
+                "target",
+                format!(
+                    "must be at most {} characters",
+                    crate::validation::MAX_URL_CHARS
+                ),
+            ),
+            (MonitorType::Tcp, Some(t)) => {
+                problems.check_host_port("target", t, allow_private_targets)
+            }
+            (MonitorType::Tls, Some(t)) => {
+                problems.check_tls_target("target", t, allow_private_targets)
+            }
+            (MonitorType::Dns, Some(t)) => {
+                problems.check_domain("target", t, allow_private_targets)
+            }
+            (MonitorType::Icmp, Some(t)) => problems.check_host("target", t, allow_private_targets),
         }
+        self.options
+            .validate(self.kind, problems, allow_private_targets);
         match (self.kind, self.keyword.as_deref()) {
             (MonitorType::Keyword, None) => {
                 problems.add("keyword", "is required for keyword monitors")
@@ -164,7 +228,11 @@ impl Draft {
         }
         problems.check_range("interval_secs", self.interval_secs, 10..=86_400);
         problems.check_range("timeout_secs", self.timeout_secs, 1..=120);
-        if (1..=120).contains(&self.timeout_secs)
+        self.validate_schedule(problems);
+        // With a schedule the interval is unused: the timeout (the grace)
+        // need not fit in it.
+        if self.schedule.is_none()
+            && (1..=120).contains(&self.timeout_secs)
             && (10..=86_400).contains(&self.interval_secs)
             && self.timeout_secs > self.interval_secs
         {
@@ -178,6 +246,62 @@ impl Draft {
         }
     }
 
+    fn validate_schedule(&self, problems: &mut Problems) {
+        if self.kind != MonitorType::Heartbeat {
+            for (field, set) in [
+                ("schedule", self.schedule.is_some()),
+                ("timezone", self.timezone.is_some()),
+            ] {
+                if set {
+                    problems.add(field, "is only for heartbeat monitors");
+                }
+            }
+            return;
+        }
+        if let Some(zone) = &self.timezone {
+            problems.check_len("timezone", zone, MAX_TIMEZONE_CHARS);
+            if self.schedule.is_none() {
+                problems.add(
+                    "timezone",
+                    "is the time zone of a schedule: set schedule too",
+                );
+            }
+        }
+        let Some(expression) = &self.schedule else {
+            return;
+        };
+        if self.interval_given {
+            problems.add(
+                "interval_secs",
+                "is not used with a schedule: give either interval_secs or schedule \
+                 (schedule null goes back to the interval)",
+            );
+        }
+        let n = expression.chars().count();
+        if n == 0 || n > MAX_SCHEDULE_CHARS {
+            return problems.add(
+                "schedule",
+                format!("must be 1 to {MAX_SCHEDULE_CHARS} characters long"),
+            );
+        }
+        if self
+            .timezone
+            .as_ref()
+            .is_some_and(|z| z.chars().count() > MAX_TIMEZONE_CHARS)
+        {
+            return;
+        }
+        match uptime_heartbeats::Schedule::parse(expression, self.timezone.as_deref()) {
+            Ok(_) => {}
+            Err(e @ uptime_heartbeats::ScheduleError::Timezone(_)) => {
+                problems.add("timezone", e.to_string())
+            }
+            Err(e @ uptime_heartbeats::ScheduleError::Cron { .. }) => {
+                problems.add("schedule", e.to_string())
+            }
+        }
+    }
+
     /// The definition as stored. Call after [`Draft::validate`] found nothing:
     /// every number then fits an `i32`.
     pub(super) fn into_definition(
@@ -187,6 +311,16 @@ impl Draft {
         let narrow = |field: &str, v: i64| {
             i32::try_from(v)
                 .map_err(|_| ApiError::Internal(format!("{field} {v} passed validation")))
+        };
+        let (options, http_password) = self.options.into_stored(self.kind);
+        // Stored as the schedule reads them: fields one space apart, the
+        // zone's canonical name.
+        let schedule = match self.schedule.as_deref() {
+            Some(expression) => Some(
+                uptime_heartbeats::Schedule::parse(expression, self.timezone.as_deref())
+                    .map_err(|e| ApiError::Internal(format!("schedule passed validation: {e}")))?,
+            ),
+            None => None,
         };
         Ok(MonitorDefinition {
             name: self.name.trim().to_string(),
@@ -205,10 +339,14 @@ impl Draft {
                 .transpose()?,
             heartbeat_token,
             active: self.active,
-            check_options: None,
-            http_password: None,
-            heartbeat_schedule: None,
-            heartbeat_timezone: None,
+            check_options: uptime_db::monitors::options_column(&options),
+            http_password,
+            heartbeat_schedule: schedule.as_ref().map(|s| s.expression().to_string()),
+            // A zone only when one was given: none reads as UTC.
+            heartbeat_timezone: match (&schedule, &self.timezone) {
+                (Some(s), Some(_)) => Some(s.timezone().to_string()),
+                _ => None,
+            },
         })
     }
 }
@@ -233,6 +371,11 @@ pub(super) fn new_monitor(
         definition: draft.into_definition(token)?,
     };
     Ok((new, contact_ids))
+}
+
+/// The type as requests name it.
+fn kind_name(kind: MonitorType) -> &'static str {
+    uptime_contracts::MonitorKind::from(kind).as_str()
 }
 
 /// `hb_` and 32 lowercase hex characters (128 bits from the OS's CSPRNG).

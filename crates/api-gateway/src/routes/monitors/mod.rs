@@ -26,9 +26,21 @@
 //!   is watched changes (the type, or the target of an http/keyword monitor):
 //!   then the monitor starts again as `pending`.
 //!
+//! - Issue 12 (docs/architecture.md, "Monitor kinds and check options"):
+//!   tcp, tls, dns and icmp targets are checked by type under the same
+//!   address rule as http targets (`dns_server` too); the options (`method`,
+//!   `headers`, `body`, `basic_auth`, `assertions`, `dns_*`,
+//!   `tls_fingerprint_sha256`, `schedule`, `timezone`) are flat fields, each
+//!   for some types only, shown with their defaults on those types and
+//!   `null` on the others, stored without defaults (a NULL column for a
+//!   monitor without options) and dropped when a PATCH changes the type.
+//!   The basic-auth password is write-only (`password_set` in responses).
+//!
 //! The module is split by what a reader looks for: [`types`] holds the
-//! request and response bodies (the OpenAPI schemas), [`draft`] the
-//! definition being validated (defaults, PATCH merging, every rule), and
+//! request and response bodies (the OpenAPI schemas), [`options`] those of
+//! the check options, [`draft`] the definition being validated (defaults,
+//! PATCH merging, every rule) with [`draft_options`] and [`option_rules`]
+//! for the options, [`shown`] what responses add to the row, and
 //! [`handlers`] the endpoints and their transactions; [`bulk`] creates many
 //! monitors in one request.
 
@@ -36,7 +48,11 @@ use actix_web::web;
 
 mod bulk;
 mod draft;
+mod draft_options;
 mod handlers;
+mod option_rules;
+mod options;
+mod shown;
 mod types;
 
 pub use draft::{
@@ -47,6 +63,7 @@ pub use draft::{
 // `openapi.rs` names through this module.
 pub use bulk::*;
 pub use handlers::*;
+pub use options::*;
 pub use types::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

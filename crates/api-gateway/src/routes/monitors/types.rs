@@ -1,6 +1,10 @@
 //! The request and response bodies of `/api/v1/monitors`, as the OpenAPI
 //! document shows them, and their conversions from the typed rows.
 
+use super::options::{
+    Assertion, AssertionInput, BasicAuthInput, BasicAuthView, DnsRecordType, HttpMethod,
+    RequestHeader,
+};
 use crate::error::ApiError;
 use crate::validation::double_option;
 use chrono::{DateTime, Utc};
@@ -113,8 +117,10 @@ impl From<uptime_contracts::MonitorStatus> for MonitorStatus {
     }
 }
 
-/// A new monitor. Only `name` and `type` are required (and `target` for http
-/// and keyword monitors, `keyword` for keyword monitors); the rest have defaults.
+/// A new monitor. Only `name` and `type` are required (and `target` for
+/// every type but heartbeat, `keyword` for keyword monitors); the rest have
+/// defaults. Options of another type than the monitor's (e.g. `headers` on a
+/// tcp monitor) are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateMonitor {
@@ -123,9 +129,16 @@ pub struct CreateMonitor {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: MonitorType,
-    /// http/keyword: an absolute `http://` or `https://` URL without
-    /// credentials (required). heartbeat: an optional label, never contacted.
-    /// At most 2048 characters.
+    /// Required for every type but heartbeat. http/keyword: an absolute
+    /// `http://` or `https://` URL without credentials. tcp: `host:port`
+    /// (IPv6 in brackets: `[2001:db8::1]:22`). tls: `host:port` or an
+    /// `https://` URL (port 443 unless it names one). dns: the domain name to
+    /// query. icmp: a host name or an IP address (IPv6 without brackets).
+    /// Host names are ASCII (international names in their `xn--` form);
+    /// literal private, loopback, link-local and metadata addresses are
+    /// refused unless the deployment allows private targets (names are
+    /// screened after resolution, at check time). heartbeat: an optional
+    /// label, never contacted. At most 2048 characters.
     #[schema(min_length = 1, max_length = 2048)]
     pub target: Option<String>,
     /// Seconds between checks, 10 to 86400 (default 300).
@@ -158,6 +171,52 @@ pub struct CreateMonitor {
     pub alert_contact_ids: Option<Vec<i64>>,
     /// `false` creates the monitor paused (default `true`).
     pub active: Option<bool>,
+    /// http and keyword monitors: the request's method (default `GET`).
+    pub method: Option<HttpMethod>,
+    /// http and keyword monitors: request headers, in order, at most 20
+    /// (default none).
+    #[schema(max_items = 20)]
+    pub headers: Option<Vec<RequestHeader>>,
+    /// http and keyword monitors: the request body, sent as it is, 1 to 16384
+    /// bytes (default none; set a matching `Content-Type` header).
+    #[schema(min_length = 1, max_length = 16384)]
+    pub body: Option<String>,
+    /// http and keyword monitors: basic authentication (default none). The
+    /// password is write-only.
+    pub basic_auth: Option<BasicAuthInput>,
+    /// http and keyword monitors: conditions on the response that must all
+    /// hold, at most 20 (default none). `expected_status` (and the keyword)
+    /// still apply.
+    #[schema(max_items = 20)]
+    pub assertions: Option<Vec<AssertionInput>>,
+    /// dns monitors: the record type asked for (default `A`).
+    pub dns_record_type: Option<DnsRecordType>,
+    /// dns monitors: values that must all be in the answer, at most 20 of 1
+    /// to 255 characters (an address, a name, `10 mail.example.com.` for MX,
+    /// a TXT record's text). Default none: any answer passes.
+    #[schema(max_items = 20)]
+    pub dns_expected: Option<Vec<String>>,
+    /// dns monitors: the server to ask, `ip`, `ip:port` or `[ipv6]:port`
+    /// (port 53 unless given), under the same address rules as targets.
+    /// Default: the checker's system resolver.
+    #[schema(min_length = 1, max_length = 64)]
+    pub dns_server: Option<String>,
+    /// tls monitors: the SHA-256 fingerprint of the leaf certificate (64 hex
+    /// digits, or 32 colon-separated pairs; any case), stored as 64
+    /// lowercase hex digits. Any other certificate fails the check.
+    #[schema(pattern = "^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$")]
+    pub tls_fingerprint_sha256: Option<String>,
+    /// heartbeat monitors: a five-field cron expression (minute hour
+    /// day-of-month month day-of-week, as crontab reads it) after each of
+    /// whose times a ping is expected, within `timeout_secs` of grace;
+    /// instead of `interval_secs` (give one or the other). At most 255
+    /// characters. Default none: the interval.
+    #[schema(min_length = 1, max_length = 255)]
+    pub schedule: Option<String>,
+    /// heartbeat monitors with a `schedule`: the IANA time zone its times
+    /// are read in, e.g. `Europe/Berlin` (default `UTC`).
+    #[schema(min_length = 1, max_length = 64)]
+    pub timezone: Option<String>,
 }
 
 /// A partial update: fields left out keep their value. See the field
@@ -171,7 +230,8 @@ pub struct UpdateMonitor {
     #[serde(default, rename = "type", deserialize_with = "double_option")]
     #[schema(value_type = MonitorType, required = false)]
     pub kind: Option<Option<MonitorType>>,
-    /// `null` clears it (heartbeat monitors only).
+    /// `null` clears it (heartbeat monitors only). The rules per type are
+    /// those of the create request.
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 2048)]
     pub target: Option<Option<String>>,
@@ -210,6 +270,56 @@ pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = bool, required = false)]
     pub active: Option<Option<bool>>,
+    /// `null` resets it to `GET`.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<HttpMethod>, nullable)]
+    pub method: Option<Option<HttpMethod>>,
+    /// Replaces the headers; `null` or `[]` removes them.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Vec<RequestHeader>>, nullable, max_items = 20)]
+    pub headers: Option<Option<Vec<RequestHeader>>>,
+    /// `null` removes the body.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 16384)]
+    pub body: Option<Option<String>>,
+    /// `null` removes user name and password. A new user name without a
+    /// password keeps the stored password.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<BasicAuthInput>, nullable)]
+    pub basic_auth: Option<Option<BasicAuthInput>>,
+    /// Replaces the assertions; `null` or `[]` removes them.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Vec<AssertionInput>>, nullable, max_items = 20)]
+    pub assertions: Option<Option<Vec<AssertionInput>>>,
+    /// `null` resets it to `A`.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<DnsRecordType>, nullable)]
+    pub dns_record_type: Option<Option<DnsRecordType>>,
+    /// Replaces the values; `null` or `[]` removes them.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Vec<String>>, nullable, max_items = 20)]
+    pub dns_expected: Option<Option<Vec<String>>>,
+    /// `null`: the system resolver.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
+    pub dns_server: Option<Option<String>>,
+    /// `null` unpins the certificate.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(
+        value_type = Option<String>,
+        nullable,
+        pattern = "^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$"
+    )]
+    pub tls_fingerprint_sha256: Option<Option<String>>,
+    /// `null` goes back to `interval_secs` (and drops the time zone).
+    /// Giving `interval_secs` while a schedule stays is a 400.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 255)]
+    pub schedule: Option<Option<String>>,
+    /// `null` resets it to `UTC`.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
+    pub timezone: Option<Option<String>>,
 }
 
 /// A monitor, with its definition and its runtime state.
@@ -245,18 +355,61 @@ pub struct MonitorResponse {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Goes up by one whenever a change alters what a check does (type,
-    /// target, timeout, expected status, keyword, a heartbeat's period).
+    /// target, timeout, expected status, keyword, request, assertions, dns
+    /// query, pinned certificate, a heartbeat's period or schedule).
     /// Each result records the version it was made for; only results of the
     /// current version move `status`.
     #[schema(minimum = 1)]
     pub definition_version: i64,
     /// Ascending.
     pub alert_contact_ids: Vec<i64>,
+    /// http and keyword monitors: the request's method; `null` for other types.
+    pub method: Option<HttpMethod>,
+    /// http and keyword monitors: the request headers (`[]` for none);
+    /// `null` for other types.
+    pub headers: Option<Vec<RequestHeader>>,
+    /// http and keyword monitors: the request body, if any.
+    pub body: Option<String>,
+    /// http and keyword monitors: the user name and whether a password is
+    /// set (the password itself is never shown).
+    pub basic_auth: Option<BasicAuthView>,
+    /// http and keyword monitors: the assertions (`[]` for none); `null` for
+    /// other types.
+    pub assertions: Option<Vec<Assertion>>,
+    /// dns monitors: the record type asked for; `null` for other types.
+    pub dns_record_type: Option<DnsRecordType>,
+    /// dns monitors: the values that must be in the answer (`[]` for none);
+    /// `null` for other types.
+    pub dns_expected: Option<Vec<String>>,
+    /// dns monitors: the server asked; `null`: the system resolver.
+    pub dns_server: Option<String>,
+    /// tls monitors: the pinned certificate's SHA-256, 64 lowercase hex digits.
+    pub tls_fingerprint_sha256: Option<String>,
+    /// heartbeat monitors: the cron schedule (fields separated by single
+    /// spaces), if any; `interval_secs` is unused while one is set.
+    pub schedule: Option<String>,
+    /// The schedule's IANA time zone (`UTC` unless one was given); `null`
+    /// without a schedule.
+    pub timezone: Option<String>,
+    /// Active heartbeat monitors: when the next ping is expected (before the
+    /// grace of `timeout_secs`), computed when the response is made; once a
+    /// period's deadline has passed, the next period's. `null` for other
+    /// types and paused monitors.
+    pub next_expected_at: Option<DateTime<Utc>>,
 }
 
 impl MonitorResponse {
     pub(super) fn from_row(m: Monitor, alert_contact_ids: Vec<i64>) -> Result<Self, ApiError> {
+        let options = super::shown::ShownOptions::of(&m)?;
+        let next_expected_at = super::shown::next_expected_at(&m, Utc::now());
+        let timezone = m
+            .heartbeat_schedule
+            .as_ref()
+            .map(|_| m.heartbeat_timezone.clone().unwrap_or_else(|| "UTC".into()));
         Ok(Self {
+            schedule: m.heartbeat_schedule.clone(),
+            timezone,
+            next_expected_at,
             kind: m.kind.into(),
             keyword_type: m
                 .keyword_type
@@ -285,6 +438,15 @@ impl MonitorResponse {
             updated_at: m.updated_at,
             definition_version: m.definition_version,
             alert_contact_ids,
+            method: options.method,
+            headers: options.headers,
+            body: options.body,
+            basic_auth: options.basic_auth,
+            assertions: options.assertions,
+            dns_record_type: options.dns_record_type,
+            dns_expected: options.dns_expected,
+            dns_server: options.dns_server,
+            tls_fingerprint_sha256: options.tls_fingerprint_sha256,
         })
     }
 }
