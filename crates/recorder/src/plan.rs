@@ -11,6 +11,7 @@ use uptime_contracts::{
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
+use uptime_heartbeats::Period;
 use uuid::Uuid;
 
 /// The namespace of the recorder's deterministic event ids.
@@ -133,6 +134,21 @@ struct MonitorTracker<'a> {
     ssl_expires_at: Option<DateTime<Utc>>,
     ssl_warned_for: Option<DateTime<Utc>>,
     heartbeat_counted_until: Option<DateTime<Utc>>,
+    /// The heartbeat's period, parsed at its first counted ping.
+    period: Option<Period>,
+}
+
+/// A heartbeat monitor's period: its cron schedule, else its interval. A
+/// schedule the API should have refused is logged and the interval used.
+fn heartbeat_period(monitor: &Monitor) -> Period {
+    let schedule = monitor.heartbeat_schedule.as_deref();
+    let timezone = monitor.heartbeat_timezone.as_deref();
+    Period::of(monitor.interval_secs, schedule, timezone).unwrap_or_else(|error| {
+        tracing::warn!(monitor_id = monitor.id, %error, "heartbeat schedule unusable; counting by its interval");
+        Period::Interval {
+            secs: monitor.interval_secs.max(1).unsigned_abs(),
+        }
+    })
 }
 
 impl<'a> MonitorTracker<'a> {
@@ -154,14 +170,16 @@ impl<'a> MonitorTracker<'a> {
             ssl_expires_at: monitor.ssl_expires_at,
             ssl_warned_for: monitor.ssl_warned_for,
             heartbeat_counted_until: monitor.heartbeat_counted_until,
+            period: None,
         }
     }
 
     /// Whether `result` is one check of the daily uptime. A heartbeat
     /// monitor's uptime counts periods, not pings: a passing ping counts only
-    /// when it opens a new period (the last counted one's interval, less a
-    /// tenth of slack for a job that pings a little early each time, is
-    /// over), so pinging a thousand times hides no missed period. Each missed
+    /// when it opens a new period (the last counted one's interval, or its
+    /// scheduled run, less a tenth of slack for a job that pings a little
+    /// early, is over; see `uptime_heartbeats::Period::counted_until`), so
+    /// pinging a thousand times hides no missed period. Each missed
     /// period (a failed result from the scheduler) and each `/fail` report
     /// counts, as every scheduled check does.
     fn counts_in_uptime(&mut self, result: &CheckResultV1) -> bool {
@@ -177,10 +195,10 @@ impl<'a> MonitorTracker<'a> {
         {
             return false;
         }
-        let interval_ms = i64::from(self.monitor.interval_secs.max(1)) * 1000;
-        self.heartbeat_counted_until = Some(
-            result.checked_at + chrono::Duration::milliseconds(interval_ms - interval_ms / 10),
-        );
+        let period = self
+            .period
+            .get_or_insert_with(|| heartbeat_period(self.monitor));
+        self.heartbeat_counted_until = Some(period.counted_until(result.checked_at));
         true
     }
 
@@ -583,6 +601,30 @@ mod tests {
         let fx = effects(std::slice::from_ref(&m), &[&early, &late], t(200));
         assert_eq!(fx.increments[0].total_checks, 1);
         assert_eq!(fx.updates[0].heartbeat_counted_until, Some(t(190 + 54)));
+    }
+
+    #[test]
+    fn cron_heartbeat_uptime_counts_scheduled_runs_not_pings() {
+        // Every five minutes; t(0) is 2027-01-15T08:00:00Z, a run.
+        let mut m = monitor(1);
+        m.kind = MonitorKind::Heartbeat;
+        m.interval_secs = 3600;
+        m.heartbeat_schedule = Some("*/5 * * * *".into());
+        m.heartbeat_timezone = Some("Europe/Berlin".into());
+        let ping = |secs: i64| {
+            let mut r = result(1, secs, CheckOutcome::Pass, 0);
+            r.trigger = Trigger::Heartbeat;
+            r
+        };
+        // The 08:00 run pings thrice, the 08:05 run 10 s early and once
+        // more on time, the 08:10 run once: three runs, three checks (the
+        // hour-long interval would have counted one).
+        let results = [ping(5), ping(20), ping(60), ping(290), ping(301), ping(605)];
+        let refs: Vec<&CheckResultV1> = results.iter().collect();
+        let fx = effects(std::slice::from_ref(&m), &refs, t(700));
+        assert_eq!(fx.increments[0].total_checks, 3);
+        // 08:10:05 counted: until 08:15, less 30 s of slack.
+        assert_eq!(fx.updates[0].heartbeat_counted_until, Some(t(900 - 30)));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use chrono_tz::Tz;
 use croner::parser::{CronParser, Seconds, Year};
 use croner::Cron;
@@ -143,6 +143,46 @@ impl Period {
             None => Ok(Period::Interval {
                 secs: interval_secs.max(1).unsigned_abs(),
             }),
+        }
+    }
+}
+
+impl Period {
+    /// For the daily uptime, which counts periods, not pings: after a ping
+    /// counted at `ping`, pings before the returned instant belong to the
+    /// same period and count for nothing more.
+    ///
+    /// A tenth of the period is slack for a job that pings a little early:
+    /// - interval: `ping + interval - interval / 10`;
+    /// - cron: the next scheduled run after `ping + slack`, less the slack,
+    ///   where slack is a tenth of the gap between the runs around `ping`. A
+    ///   ping just before a run counts for that run, and a second ping for
+    ///   the same run (a retry) does not count again.
+    ///
+    /// A schedule with no next run (never accepted) returns `ping`: every
+    /// ping counts.
+    pub fn counted_until(&self, ping: DateTime<Utc>) -> DateTime<Utc> {
+        match self {
+            Period::Interval { secs } => {
+                let interval_ms = i64::from((*secs).max(1)) * 1000;
+                ping + TimeDelta::milliseconds(interval_ms - interval_ms / 10)
+            }
+            Period::Cron(schedule) => {
+                let Some(next) = schedule.next_after(ping) else {
+                    return ping;
+                };
+                let previous = schedule.latest_at_or_before(ping);
+                let gap = match previous {
+                    Some(previous) => next - previous,
+                    None => schedule
+                        .next_after(next)
+                        .map_or(TimeDelta::zero(), |n| n - next),
+                };
+                let slack = gap / 10;
+                schedule
+                    .next_after(ping + slack)
+                    .map_or(ping, |end| end - slack)
+            }
         }
     }
 }

@@ -166,3 +166,37 @@ fn a_row_has_a_schedule_or_an_interval() {
     );
     assert!(Period::of(300, Some("0 3 * *"), None).is_err());
 }
+
+#[test]
+fn an_interval_period_counts_a_tenth_short_of_the_interval() {
+    let period = Period::Interval { secs: 60 };
+    assert_eq!(
+        period.counted_until(at("2030-01-01T10:00:00Z")),
+        at("2030-01-01T10:00:54Z")
+    );
+}
+
+#[test]
+fn a_cron_period_ends_a_tenth_of_its_gap_before_the_next_run() {
+    let period = Period::Cron(parse("0 * * * *", None));
+    // A ping after the 10:00 run: the next run (11:00) opens a new period,
+    // and a ping up to six minutes early already counts for it.
+    assert_eq!(
+        period.counted_until(at("2030-01-01T10:02:00Z")),
+        at("2030-01-01T10:54:00Z")
+    );
+    // A ping a minute before 11:00 counts for the 11:00 run: a retry at
+    // 11:01 is the same run.
+    assert_eq!(
+        period.counted_until(at("2030-01-01T10:59:00Z")),
+        at("2030-01-01T11:54:00Z")
+    );
+    // Weekdays at 09:00: Friday's run's period lasts over the weekend.
+    let weekdays = Period::Cron(parse("0 9 * * MON-FRI", None));
+    let monday_nine = at("2030-01-07T09:00:00Z");
+    let slack = monday_nine - at("2030-01-04T09:00:00Z");
+    assert_eq!(
+        weekdays.counted_until(at("2030-01-04T09:03:00Z")),
+        monday_nine - slack / 10
+    );
+}
