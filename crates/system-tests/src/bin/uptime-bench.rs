@@ -8,6 +8,9 @@
 //! - `scheduler`: the scheduler alone at 100k monitors / 10 s and 1M / 60 s;
 //! - `burst`:     publishing 100k due checks;
 //! - `on-demand`: API call → stored result;
+//! - `kinds`:     checks/s end to end and CPU per check for each monitor kind
+//!   (http, tcp, tls, dns, icmp) against loopback servers, beside each
+//!   kind's probe alone;
 //! - `alert-latency`: target turns failing → webhook received, undisturbed and
 //!   under one fault each (SIGKILL of a service or NATS, PostgreSQL stopped);
 //! - `million`:   a million monitors at 300 s created through the bulk API,
@@ -58,6 +61,13 @@ async fn main() -> anyhow::Result<()> {
     }
     if wanted("on-demand") {
         on_demand().await?;
+    }
+    if wanted("kinds") {
+        system_tests::kinds_bench::run(system_tests::kinds_bench::KindsOptions {
+            checks: env_usize("UPTIME_BENCH_KINDS_CHECKS", 20_000),
+            probe_checks: env_usize("UPTIME_BENCH_KINDS_PROBE_CHECKS", 20_000),
+        })
+        .await?;
     }
     if wanted("alert-latency") {
         alert_latency().await?;

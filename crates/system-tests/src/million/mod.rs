@@ -9,7 +9,7 @@
 
 mod blackbox;
 mod load;
-mod procstat;
+pub(crate) mod procstat;
 mod target;
 
 use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes, PIPELINE_SERVICES};

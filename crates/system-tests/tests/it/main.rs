@@ -2,4 +2,6 @@
 //! per area, sharing the harness modules.
 
 mod architecture;
+mod common;
 mod end_to_end;
+mod kinds;

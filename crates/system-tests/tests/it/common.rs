@@ -1,0 +1,111 @@
+//! What the end-to-end tests share: a webhook receiver and calls on a
+//! monitor through the API.
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use system_tests::Stack;
+
+/// A webhook receiver that keeps every request body it gets.
+pub struct Receiver {
+    pub url: String,
+    pub bodies: Arc<Mutex<Vec<Value>>>,
+    _server: actix_web::dev::ServerHandle,
+}
+
+impl Receiver {
+    pub async fn start() -> Self {
+        let bodies: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let shared = bodies.clone();
+        let server = HttpServer::new(move || {
+            let shared = shared.clone();
+            App::new().default_service(web::to(move |_req: HttpRequest, body: web::Bytes| {
+                let shared = shared.clone();
+                async move {
+                    if let Ok(v) = serde_json::from_slice::<Value>(&body) {
+                        shared.lock().unwrap().push(v);
+                    }
+                    HttpResponse::Ok().finish()
+                }
+            }))
+        })
+        .workers(1)
+        .disable_signals()
+        .bind("127.0.0.1:0")
+        .unwrap();
+        let url = format!("http://{}/hook", server.addrs()[0]);
+        let server = server.run();
+        let handle = server.handle();
+        tokio::spawn(server);
+        Self {
+            url,
+            bodies,
+            _server: handle,
+        }
+    }
+
+    pub fn events(&self) -> Vec<String> {
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|b| b["event"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+pub async fn monitor(stack: &Stack, key: &str, id: i64) -> Value {
+    stack
+        .call(Method::GET, &format!("/api/v1/monitors/{id}"), key, None)
+        .await
+        .unwrap()
+        .1
+}
+
+pub async fn wait_status(stack: &Stack, key: &str, id: i64, status: &str) -> Value {
+    stack
+        .eventually(Duration::from_secs(15), || async {
+            let m = monitor(stack, key, id).await;
+            (m["status"] == status).then_some(m)
+        })
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "monitor {id} never became {status}: {}",
+                futures::executor::block_on(monitor(stack, key, id))
+            )
+        })
+}
+
+pub async fn check_now(stack: &Stack, key: &str, id: i64) -> String {
+    let (status, body) = stack
+        .call(
+            Method::POST,
+            &format!("/api/v1/monitors/{id}/check"),
+            key,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["status"], "queued");
+    body["check_id"]
+        .as_str()
+        .expect("check_id in the 202")
+        .to_string()
+}
+
+pub async fn results(stack: &Stack, key: &str, id: i64) -> Vec<Value> {
+    let (_, body) = stack
+        .call(
+            Method::GET,
+            &format!("/api/v1/monitors/{id}/results?limit=100"),
+            key,
+            None,
+        )
+        .await
+        .unwrap();
+    body["results"].as_array().cloned().unwrap_or_default()
+}
