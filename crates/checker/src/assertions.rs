@@ -50,10 +50,10 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use uptime_contracts::{AssertionSource, AssertionV1, Comparison};
 
-/// Longest `matches` pattern accepted, in bytes.
-pub const MAX_PATTERN_BYTES: usize = 1024;
+/// Longest `matches` pattern accepted, in bytes (the API's bound too).
+pub const MAX_PATTERN_BYTES: usize = uptime_contracts::ASSERTION_PATTERN_MAX_BYTES;
 /// Compiled size limit of a `matches` pattern (and of its lazy DFA cache).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
 /// How much of a seen value a verdict quotes.
 pub const MAX_SEEN_CHARS: usize = 200;
 /// How much of a target, property or parse error a verdict quotes.

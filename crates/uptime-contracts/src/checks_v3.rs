@@ -204,6 +204,14 @@ pub struct AssertionV1 {
     pub target: Option<String>,
 }
 
+/// Longest `matches` pattern of an assertion, in bytes: the API refuses a
+/// longer one and a checker fails a check that carries one.
+pub const ASSERTION_PATTERN_MAX_BYTES: usize = 1024;
+/// Compiled size limit of a `matches` pattern (the `regex` crate's
+/// `size_limit` and lazy-DFA cache), the same for the API's validation and
+/// the checker's matching.
+pub const ASSERTION_REGEX_SIZE_LIMIT: usize = 1 << 20;
+
 /// Where an assertion's value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -26,10 +26,10 @@ pub const FORBIDDEN_HEADERS: [&str; 10] = [
     "proxy-connection",
 ];
 
-/// Longest `matches` pattern, in bytes, and its compiled size limit (the
-/// checker's own bounds).
-const MAX_PATTERN_BYTES: usize = 1024;
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Longest `matches` pattern, in bytes, and its compiled size limit: the
+/// bounds the checker matches with, from the contract both follow.
+const MAX_PATTERN_BYTES: usize = uptime_contracts::ASSERTION_PATTERN_MAX_BYTES;
+const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
 /// Largest `response_time` target: the longest timeout, in milliseconds.
 const MAX_RESPONSE_TIME_MS: f64 = 120_000.0;
 
