@@ -24,14 +24,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-    KeyUsagePurpose, SanType,
-};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -374,61 +369,11 @@ async fn answer(
     Ok(response)
 }
 
-/// A fresh CA and a leaf for 127.0.0.1 and localhost that it signed.
+/// A fresh CA and a leaf for 127.0.0.1 and localhost that it signed
+/// (`tls_target`'s certificate maker).
 fn tls_acceptor(not_after: DateTime<Utc>) -> (tokio_rustls::TlsAcceptor, TlsMaterial) {
-    let not_after = not_after
-        .duration_trunc(chrono::Duration::seconds(1))
-        .expect("truncate to seconds");
-    let to_time = |t: DateTime<Utc>| {
-        time::OffsetDateTime::from_unix_timestamp(t.timestamp()).expect("timestamp in range")
-    };
-
-    let ca_key = KeyPair::generate().expect("CA key");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "uptime-testkit CA");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    ca_params.not_before = to_time(Utc::now() - chrono::Duration::days(1));
-    ca_params.not_after = to_time(not_after + chrono::Duration::days(365));
-    let ca_cert = ca_params.self_signed(&ca_key).expect("self-sign CA");
-
-    let leaf_key = KeyPair::generate().expect("leaf key");
-    let mut leaf_params =
-        CertificateParams::new(vec!["localhost".to_string()]).expect("leaf params");
-    leaf_params
-        .subject_alt_names
-        .push(SanType::IpAddress(IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    leaf_params
-        .distinguished_name
-        .push(DnType::CommonName, "localhost");
-    leaf_params.is_ca = IsCa::NoCa;
-    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    leaf_params.not_before = to_time(Utc::now() - chrono::Duration::days(1));
-    leaf_params.not_after = to_time(not_after);
-    let leaf = leaf_params
-        .signed_by(&leaf_key, &ca_cert, &ca_key)
-        .expect("sign leaf");
-
-    let chain: Vec<CertificateDer<'static>> = vec![leaf.der().clone(), ca_cert.der().clone()];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("TLS versions")
-    .with_no_client_auth()
-    .with_single_cert(chain, key)
-    .expect("server certificate");
+    let leaf = crate::tls_target::LeafOptions::expiring_at(not_after);
+    let (config, ca_pem, _leaf_der, not_after) = crate::tls_target::server_config(&leaf);
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let material = TlsMaterial {
-        ca_pem: ca_cert.pem(),
-        not_after,
-    };
-    (acceptor, material)
+    (acceptor, TlsMaterial { ca_pem, not_after })
 }

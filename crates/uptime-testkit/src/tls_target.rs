@@ -174,7 +174,9 @@ fn to_time(t: DateTime<Utc>) -> time::OffsetDateTime {
 
 /// A fresh CA, a leaf as `leaf` says signed by it, and the server config:
 /// (config, CA PEM, leaf DER, leaf notAfter).
-fn server_config(leaf: &LeafOptions) -> (rustls::ServerConfig, String, Vec<u8>, DateTime<Utc>) {
+pub(crate) fn server_config(
+    leaf: &LeafOptions,
+) -> (rustls::ServerConfig, String, Vec<u8>, DateTime<Utc>) {
     let not_after = leaf
         .not_after
         .duration_trunc(chrono::Duration::seconds(1))
@@ -192,7 +194,8 @@ fn server_config(leaf: &LeafOptions) -> (rustls::ServerConfig, String, Vec<u8>, 
         KeyUsagePurpose::DigitalSignature,
     ];
     ca_params.not_before = to_time(Utc::now() - chrono::Duration::days(365));
-    ca_params.not_after = to_time(Utc::now() + chrono::Duration::days(365));
+    // Outlives the leaf, however far ahead the test put its expiry.
+    ca_params.not_after = to_time(not_after.max(Utc::now()) + chrono::Duration::days(365));
     let ca_cert = ca_params.self_signed(&ca_key).expect("self-sign CA");
 
     let leaf_key = KeyPair::generate().expect("leaf key");
