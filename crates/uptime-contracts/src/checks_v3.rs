@@ -178,13 +178,23 @@ pub struct HeaderV1 {
 
 /// HTTP basic authentication. The password travels only in due checks (the
 /// checker needs it); the API never returns it, and alerts and logs never
-/// show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// show it (its `Debug` prints `[redacted]`, so a `{:?}` of a spec cannot
+/// leak it).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BasicAuthV1 {
     pub username: String,
     /// Absent in the stored options; present in due checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
+}
+
+impl std::fmt::Debug for BasicAuthV1 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BasicAuthV1")
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
 }
 
 /// A condition on an http check's response, in the spirit of Checkly's

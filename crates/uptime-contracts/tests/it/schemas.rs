@@ -364,3 +364,15 @@ fn version_one_kinds_stay_three_and_version_three_reads_them() {
     // An empty options object is not written at all.
     assert!(serde_json::to_value(&v2).unwrap().get("options").is_none());
 }
+
+#[test]
+fn a_debug_print_of_a_spec_hides_the_basic_auth_password() {
+    let auth = BasicAuthV1 {
+        username: "probe".into(),
+        password: Some("hunter2".into()),
+    };
+    let printed = format!("{auth:?}");
+    assert!(printed.contains("probe"), "{printed}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+    assert!(printed.contains("[redacted]"), "{printed}");
+}
