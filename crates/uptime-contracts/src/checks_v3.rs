@@ -176,10 +176,11 @@ pub struct HeaderV1 {
     pub value: String,
 }
 
+// Its `Debug` prints the password as `[redacted]` (by hand, below), so a
+// `{:?}` of a spec cannot leak it.
 /// HTTP basic authentication. The password travels only in due checks (the
 /// checker needs it); the API never returns it, and alerts and logs never
-/// show it (its `Debug` prints `[redacted]`, so a `{:?}` of a spec cannot
-/// leak it).
+/// show it.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BasicAuthV1 {
     pub username: String,
