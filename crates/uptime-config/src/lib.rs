@@ -253,3 +253,61 @@ mod tests {
         );
     }
 }
+
+/// The deployment's regions (issue 13), the same for every service that
+/// reads them (api-gateway, scheduler, recorder). A region is a group of
+/// checkers (`checker.region`); a monitor is checked from its `regions`, or
+/// from `default` when it names none.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct RegionsSettings {
+    /// Every region monitors may name (`UPTIME_REGIONS__KNOWN=eu,us,ap`).
+    #[serde(deserialize_with = "name_list")]
+    pub known: Vec<String>,
+    /// The regions of a monitor that names none (`UPTIME_REGIONS__DEFAULT`);
+    /// each must be in `known`.
+    #[serde(deserialize_with = "name_list")]
+    pub default: Vec<String>,
+    /// How long a checker's announcement lives unless renewed: a region with
+    /// no announcement younger than this is `offline`.
+    pub presence_ttl_secs: u64,
+}
+
+impl Default for RegionsSettings {
+    fn default() -> Self {
+        Self {
+            known: vec!["default".into()],
+            default: vec!["default".into()],
+            presence_ttl_secs: 30,
+        }
+    }
+}
+
+impl RegionsSettings {
+    /// The regions a monitor is checked from: `chosen`, or the default ones.
+    pub fn of<'a>(&'a self, chosen: Option<&'a [String]>) -> &'a [String] {
+        match chosen {
+            Some(regions) if !regions.is_empty() => regions,
+            _ => &self.default,
+        }
+    }
+}
+
+/// Accepts `["eu", "us"]` or `"eu, us"`.
+fn name_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrString {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(match ListOrString::deserialize(deserializer)? {
+        ListOrString::List(list) => list,
+        ListOrString::Text(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+    })
+}

@@ -54,6 +54,23 @@ pub async fn publish<M: Message>(
     })
 }
 
+/// Like [`publish`], on `subject` instead of the message type's own: for
+/// messages with a subject per region ([`crate::CheckDueV4::subject`]).
+pub async fn publish_on<M: Message>(
+    js: &jetstream::Context,
+    subject: String,
+    headers: HeaderMap,
+    msg: &M,
+) -> Result<AckFuture, PublishError> {
+    let inner = js
+        .publish_with_headers(subject, headers, msg.to_bytes())
+        .await?;
+    Ok(AckFuture {
+        inner,
+        subject: M::SUBJECT,
+    })
+}
+
 /// The stream's acknowledgement of one publish; await it.
 #[derive(Debug)]
 pub struct AckFuture {

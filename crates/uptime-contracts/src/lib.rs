@@ -13,6 +13,7 @@ pub mod checks_v2;
 pub mod checks_v3;
 pub mod events_v2;
 pub mod messages;
+pub mod regions;
 pub mod streams;
 pub mod subjects;
 
@@ -21,6 +22,7 @@ pub use checks_v2::*;
 pub use checks_v3::*;
 pub use events_v2::*;
 pub use messages::*;
+pub use regions::*;
 
 use bytes::Bytes;
 use serde::{de::DeserializeOwned, Serialize};
@@ -61,11 +63,14 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<CheckDueV2>(),
         entry::<CheckResultV2>(),
         entry::<CheckDueV3>(),
+        entry::<CheckDueV4>(),
+        entry::<CheckResultV3>(),
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV1>(),
         entry::<SslExpiringV1>(),
         entry::<StateChangedV2>(),
         entry::<SslExpiringV2>(),
+        entry::<StateChangedV3>(),
         entry::<ApiKeyRevokedV1>(),
     ]
 }

@@ -11,6 +11,11 @@ pub const CHECK_DUE_V2: &str = "uptime.checks.due.v2";
 pub const CHECK_RESULT_V2: &str = "uptime.checks.result.v2";
 /// A check to run now, with a spec of any monitor kind (scheduler and api-gateway → checker).
 pub const CHECK_DUE_V3: &str = "uptime.checks.due.v3";
+/// The prefix of the per-region due checks, version 4: `uptime.checks.due.v4.<region>`
+/// (scheduler and api-gateway → the region's checkers).
+pub const CHECK_DUE_V4_PREFIX: &str = "uptime.checks.due.v4";
+/// The outcome of one check in one region, naming its round (checker, api-gateway and scheduler → recorder).
+pub const CHECK_RESULT_V3: &str = "uptime.checks.result.v3";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
 pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
 /// A monitor's status changed (recorder → notifier).
@@ -21,6 +26,13 @@ pub const SSL_EXPIRING_V1: &str = "uptime.events.ssl_expiring.v1";
 pub const STATE_CHANGED_V2: &str = "uptime.events.state_changed.v2";
 /// A monitor's certificate entered its warning window, for any monitor kind (recorder → notifier).
 pub const SSL_EXPIRING_V2: &str = "uptime.events.ssl_expiring.v2";
+/// A monitor's status changed, with the round of regions that changed it (recorder → notifier).
+pub const STATE_CHANGED_V3: &str = "uptime.events.state_changed.v3";
 /// An API key was revoked (api-gateway → every api-gateway replica; core
 /// NATS, no stream).
 pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";
+
+/// The subject of `region`'s due checks (version 4).
+pub fn due_v4(region: &str) -> String {
+    format!("{CHECK_DUE_V4_PREFIX}.{region}")
+}

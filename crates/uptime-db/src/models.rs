@@ -114,6 +114,12 @@ pub struct Monitor {
     pub heartbeat_timezone: Option<String>,
     /// Heartbeats: when the run in progress sent its start ping.
     pub heartbeat_started_at: Option<DateTime<Utc>>,
+    /// The regions the monitor is checked from (`None`: the deployment's
+    /// default regions).
+    pub regions: Option<Vec<String>>,
+    /// How many regions must see a failure for a round to fail (`None`: a
+    /// majority of the regions).
+    pub quorum: Option<i32>,
 }
 
 impl Monitor {
@@ -154,6 +160,8 @@ pub struct MonitorDefinition {
     pub http_password: Option<String>,
     pub heartbeat_schedule: Option<String>,
     pub heartbeat_timezone: Option<String>,
+    pub regions: Option<Vec<String>>,
+    pub quorum: Option<i32>,
 }
 
 /// A new monitor: its owner and its definition.
@@ -195,6 +203,10 @@ pub struct CheckResult {
     /// The monitor's `definition_version` the check was made for; `None` for
     /// results that came as version-1 messages.
     pub definition_version: Option<i64>,
+    /// Where the check ran (`None`: recorded before regions existed).
+    pub region: Option<String>,
+    /// The round the check was part of.
+    pub round_id: Option<Uuid>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -173,6 +173,8 @@ impl MonitorDefinition {
             || self.keyword_type != stored.keyword_type
             || self.check_options != stored.check_options
             || self.http_password != stored.http_password
+            || self.regions != stored.regions
+            || self.quorum != stored.quorum
             || (self.kind == MonitorKind::Heartbeat
                 && (self.interval_secs != stored.interval_secs
                     || self.heartbeat_schedule != stored.heartbeat_schedule

@@ -72,6 +72,8 @@ diesel::table! {
         heartbeat_schedule -> Nullable<Text>,
         heartbeat_timezone -> Nullable<Text>,
         heartbeat_started_at -> Nullable<Timestamptz>,
+        regions -> Nullable<Array<Text>>,
+        quorum -> Nullable<Int4>,
     }
 }
 
@@ -101,6 +103,8 @@ diesel::table! {
         recorded_at -> Timestamptz,
         definition_version -> Nullable<Int8>,
         slot_at -> Timestamptz,
+        region -> Nullable<Text>,
+        round_id -> Nullable<Uuid>,
     }
 }
 
@@ -211,3 +215,23 @@ diesel::table! {
         on_create -> Bool,
     }
 }
+
+diesel::table! {
+    check_rounds (round_id) {
+        round_id -> Uuid,
+        monitor_id -> Int8,
+        definition_version -> Int8,
+        trigger -> Text,
+        due_at -> Timestamptz,
+        deadline_at -> Timestamptz,
+        regions -> Array<Text>,
+        quorum -> Int4,
+        answers -> Jsonb,
+        decided_at -> Nullable<Timestamptz>,
+        verdict -> Nullable<Text>,
+        decision -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(check_rounds -> monitors (monitor_id));

@@ -40,6 +40,8 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
         http_password: None,
         heartbeat_schedule: None,
         heartbeat_timezone: None,
+        regions: None,
+        quorum: None,
     }
 }
 

@@ -39,6 +39,8 @@ fn monitor(id: i64) -> Monitor {
         heartbeat_schedule: None,
         heartbeat_timezone: None,
         heartbeat_started_at: None,
+        regions: None,
+        quorum: None,
     }
 }
 

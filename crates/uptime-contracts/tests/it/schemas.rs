@@ -147,7 +147,101 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         kind: MonitorKind::Tcp,
         target: Some("db.example.com:5432".into()),
     };
-    vec![
+    let round_id = Uuid::parse_str("5a4b3c2d-1e0f-5a9b-8c7d-6e5f4a3b2c1d").unwrap();
+    let eu_check = check_id_in_round(round_id, "eu", 3);
+    let regional = vec![
+        v(CheckDueV4 {
+            check_id: eu_check,
+            monitor_id: 42,
+            definition_version: 3,
+            interval_secs: 60,
+            trigger: Trigger::Scheduled,
+            due_at: at(10, 15, 0),
+            spec: CheckSpecV2 {
+                kind: MonitorKind::Tcp,
+                target: "db.example.com:5432".into(),
+                timeout_secs: 5,
+                expected_status: 200,
+                keyword: None,
+                keyword_type: None,
+                options: Default::default(),
+            },
+            region: "eu".into(),
+            round_id,
+        }),
+        v(CheckResultV3 {
+            check_id: eu_check,
+            monitor_id: 42,
+            definition_version: 3,
+            trigger: Trigger::Scheduled,
+            due_at: Some(at(10, 15, 0)),
+            checked_at: at(10, 15, 0),
+            outcome: CheckOutcome::Fail,
+            latency_ms: None,
+            http_status: None,
+            error: Some("connection refused".into()),
+            ssl_expires_at: None,
+            reporter: "checker-eu-1".into(),
+            region: "eu".into(),
+            round_id: Some(round_id),
+        }),
+        v(StateChangedV3 {
+            event_id,
+            monitor: MonitorRefV2 {
+                id: 42,
+                user_id: 7,
+                name: "Example database port".into(),
+                kind: MonitorKind::Tcp,
+                target: Some("db.example.com:5432".into()),
+            },
+            previous_status: MonitorStatus::Up,
+            status: MonitorStatus::Down,
+            occurred_at: at(10, 15, 6),
+            previous_since: Some(at(8, 0, 0)),
+            consecutive_failures: 1,
+            check: CheckRefV1 {
+                check_id: eu_check,
+                trigger: Trigger::Scheduled,
+                checked_at: at(10, 15, 0),
+                status: MonitorStatus::Down,
+                latency_ms: None,
+                http_status: None,
+                error: Some("connection refused".into()),
+            },
+            round: Some(RoundV1 {
+                round_id,
+                quorum: 2,
+                regions: vec![
+                    RegionOutcomeV1 {
+                        region: "eu".into(),
+                        seen: RegionSeen::Failed,
+                        check_id: Some(eu_check),
+                        latency_ms: None,
+                        http_status: None,
+                        error: Some("connection refused".into()),
+                    },
+                    RegionOutcomeV1 {
+                        region: "us".into(),
+                        seen: RegionSeen::Failed,
+                        check_id: Some(check_id_in_round(round_id, "us", 3)),
+                        latency_ms: Some(5000),
+                        http_status: None,
+                        error: Some("timed out after 5 s".into()),
+                    },
+                    RegionOutcomeV1 {
+                        region: "ap".into(),
+                        seen: RegionSeen::Passed,
+                        check_id: Some(check_id_in_round(round_id, "ap", 3)),
+                        latency_ms: Some(41),
+                        http_status: None,
+                        error: None,
+                    },
+                ],
+                note: None,
+            }),
+        }),
+    ];
+    let mut all = vec![
         v(CheckDueV3 {
             check_id,
             monitor_id: 42,
@@ -240,7 +334,9 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             key_sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into(),
             revoked_at: at(10, 20, 0),
         }),
-    ]
+    ];
+    all.extend(regional);
+    all
 }
 
 #[test]

@@ -33,6 +33,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000010_hot_runtime_updates", "185437cedf6cc201cf86f3a0dcf586be63a073de58f07eb5f63e6c4a22f94457"),
     ("2026-11-22-000011_user_monitor_counts", "6a56d1516e5053700875eca3b3a178827e4d0af78e81847915e0301185f599c7"),
     ("2026-11-22-000012_more_monitor_kinds", "4f6ccd89c70f1d75137050aa718be3b0a69789921f421eea4c06ebfa46295026"),
+    ("2026-11-22-000013_regions_and_rounds", "7372ac10daf80c3a68f976f297f8f7cc24622f56b712491c66cdd49dd7327347"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

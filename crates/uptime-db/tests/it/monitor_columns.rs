@@ -36,6 +36,8 @@ fn definition(kind: MonitorKind) -> MonitorDefinition {
         http_password: None,
         heartbeat_schedule: None,
         heartbeat_timezone: None,
+        regions: None,
+        quorum: None,
     }
 }
 

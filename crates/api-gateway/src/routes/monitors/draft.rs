@@ -347,6 +347,9 @@ impl Draft {
                 (Some(s), Some(_)) => Some(s.timezone().to_string()),
                 _ => None,
             },
+            // Issue 13 (being written): the API's regions and quorum.
+            regions: None,
+            quorum: None,
         })
     }
 }
