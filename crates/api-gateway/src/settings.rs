@@ -2,7 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SmtpSettings,
+    TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -34,6 +35,8 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
+    /// The regions monitors may name and the default ones (issue 13).
+    pub regions: RegionsSettings,
 }
 
 impl Default for GatewaySettings {
@@ -59,8 +62,61 @@ impl Default for GatewaySettings {
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
+            regions: RegionsSettings::default(),
         }
     }
+}
+
+impl GatewaySettings {
+    /// Refuses settings the gateway cannot serve, before it starts.
+    pub fn validate(&self) -> Result<(), InvalidSettings> {
+        validate_regions(&self.regions)
+    }
+}
+
+/// A setting the gateway refuses to start with.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid setting {field}: {reason}")]
+pub struct InvalidSettings {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+/// Every region a name a checker can use, at least one known and one
+/// default, and the default ones known: a monitor that names no regions is
+/// checked from `default`, so an unknown one there would never be checked.
+pub fn validate_regions(regions: &RegionsSettings) -> Result<(), InvalidSettings> {
+    let invalid = |field, reason: String| Err(InvalidSettings { field, reason });
+    for (field, list) in [
+        ("regions.known", &regions.known),
+        ("regions.default", &regions.default),
+    ] {
+        if list.is_empty() {
+            return invalid(field, "must name at least one region".into());
+        }
+        if let Some(bad) = list
+            .iter()
+            .find(|r| !uptime_contracts::regions::is_valid_region(r))
+        {
+            return invalid(
+                field,
+                format!(
+                    "{bad:?} is not a region name (1 to {} of a-z, 0-9 and -, not starting with -)",
+                    uptime_contracts::regions::MAX_REGION_CHARS
+                ),
+            );
+        }
+    }
+    if let Some(unknown) = regions.default.iter().find(|r| !regions.known.contains(r)) {
+        return invalid(
+            "regions.default",
+            format!("{unknown:?} is not in regions.known"),
+        );
+    }
+    if regions.presence_ttl_secs == 0 {
+        return invalid("regions.presence_ttl_secs", "must be at least 1".into());
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -231,5 +287,38 @@ pub struct BulkCreateSettings {
 impl Default for BulkCreateSettings {
     fn default() -> Self {
         Self { max_items: 1000 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regions(known: &[&str], default: &[&str]) -> RegionsSettings {
+        RegionsSettings {
+            known: known.iter().map(|s| s.to_string()).collect(),
+            default: default.iter().map(|s| s.to_string()).collect(),
+            presence_ttl_secs: 30,
+        }
+    }
+
+    #[test]
+    fn the_default_regions_are_valid() {
+        GatewaySettings::default().validate().unwrap();
+        validate_regions(&regions(&["eu", "us", "ap"], &["eu", "us"])).unwrap();
+    }
+
+    #[test]
+    fn bad_regions_are_refused_naming_the_setting() {
+        for (known, default, field) in [
+            (&[][..], &["default"][..], "regions.known"),
+            (&["eu"][..], &[][..], "regions.default"),
+            (&["EU"][..], &["EU"][..], "regions.known"),
+            (&["eu"][..], &["eu.west"][..], "regions.default"),
+            (&["eu", "us"][..], &["ap"][..], "regions.default"),
+        ] {
+            let err = validate_regions(&regions(known, default)).unwrap_err();
+            assert_eq!(err.field, field, "{known:?} {default:?}: {err}");
+        }
     }
 }

@@ -30,6 +30,7 @@ impl Application {
     /// Connects to PostgreSQL and NATS, creates the streams and binds the
     /// API and ops listeners (port 0 picks a free one).
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
+        settings.validate()?;
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
         uptime_contracts::streams::ensure(&js, &settings.nats).await?;
