@@ -34,7 +34,7 @@ use utoipa::{Modify, OpenApi};
         routes::api_keys::list,
         routes::api_keys::revoke,
         routes::checks::check_now,
-        routes::checks::results,
+        routes::checks::results::results,
         routes::checks::daily_uptime,
         routes::heartbeats::ping,
         routes::heartbeats::fail,

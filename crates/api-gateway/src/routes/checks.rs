@@ -1,12 +1,11 @@
-//! A monitor's checks: run one now, list its results, and its daily uptime.
+//! A monitor's checks: run one now, list its results (`results`), and its
+//! daily uptime.
 
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
-use crate::validation::PageQuery;
 use actix_web::{web, HttpResponse};
-use chrono::{DateTime, NaiveDate, Utc};
-use cursor::{decode_results_cursor, encode_results_cursor};
+use chrono::{NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uptime_contracts::{CheckDueV3, CheckSpecV2, Trigger};
@@ -14,11 +13,12 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 mod cursor;
+pub mod results;
 pub use cursor::RESULTS_CURSOR_PATTERN;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/monitors/{id}/check").post(check_now))
-        .service(web::resource("/monitors/{id}/results").get(results))
+        .service(web::resource("/monitors/{id}/results").get(results::results))
         .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
 }
 
@@ -107,129 +107,6 @@ fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV2, ApiError
         }
         other => ApiError::Internal(other.to_string()),
     })
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ResultsQuery {
-    /// Results per page, 1 to 100 (default 50).
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
-    /// The `next_cursor` of the previous page; omit for the newest results.
-    pub before: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CheckResultResponse {
-    pub id: i64,
-    /// The check this result is for (the `check_id` of a manual check's 202).
-    pub check_id: Uuid,
-    pub checked_at: DateTime<Utc>,
-    /// `up`, `degraded` (passed, but slower than `latency_warn_ms`) or `down`.
-    #[schema(example = "up")]
-    pub status: String,
-    pub latency_ms: Option<i32>,
-    pub http_status: Option<i32>,
-    /// Why the check failed, in words.
-    pub error: Option<String>,
-    /// `scheduled`, `manual` or `heartbeat`.
-    #[schema(example = "scheduled")]
-    pub trigger: String,
-    pub ssl_expires_at: Option<DateTime<Utc>>,
-    /// The monitor's `definition_version` this check was made for; a result
-    /// of an older version is history and did not move the monitor's status.
-    /// `null` for results recorded from version-1 messages.
-    pub definition_version: Option<i64>,
-}
-
-impl From<uptime_db::models::CheckResult> for CheckResultResponse {
-    fn from(r: uptime_db::models::CheckResult) -> Self {
-        Self {
-            id: r.id,
-            check_id: r.check_id,
-            checked_at: r.checked_at,
-            status: r.status,
-            latency_ms: r.latency_ms,
-            http_status: r.http_status,
-            error: r.error,
-            trigger: r.trigger,
-            ssl_expires_at: r.ssl_expires_at,
-            definition_version: r.definition_version,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CheckResultsPage {
-    pub monitor_id: i64,
-    /// Newest first: by the time the check was due (a ping's: when it
-    /// arrived), then by `id`.
-    pub results: Vec<CheckResultResponse>,
-    /// Pass as `before` for the next (older) page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
-
-/// A monitor's check results, newest first, a page at a time. Results are
-/// ordered by the time their check was due (a ping's: when it arrived), then
-/// by `id`. They are kept `retention.results_days` (90 by default; a whole
-/// day expires at once); the daily uptime outlives them. A `before` cursor
-/// handed out before results were partitioned (one beginning `aWQ6`) is 400:
-/// start again from the first page.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", tag = "checks", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
-    responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn results(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-    query: web::Query<ResultsQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let query = query.into_inner();
-    // The same limits as every other list; the cursor is the results' own
-    // (a position in time and id, not an id).
-    let limit = PageQuery {
-        limit: query.limit,
-        cursor: None,
-    }
-    .validate();
-    let before = query
-        .before
-        .as_deref()
-        .map(decode_results_cursor)
-        .transpose();
-    let (limit, before) = match (limit, before) {
-        (Ok(page), Ok(before)) => (page.limit, before),
-        (limit, before) => {
-            let mut problems = match limit {
-                Err(ApiError::InvalidQuery(problems)) => problems,
-                Err(other) => return Err(other),
-                Ok(_) => Vec::new(),
-            };
-            problems.extend(before.err());
-            return Err(ApiError::InvalidQuery(problems));
-        }
-    };
-    let mut conn = state.conn().await?;
-    let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let mut rows =
-        uptime_db::results::page(&mut conn, monitor.id, before, limit + 1, Utc::now()).await?;
-    // The extra row only tells that another page exists.
-    let limit = usize::try_from(limit).unwrap_or(0);
-    let next_cursor = if rows.len() > limit {
-        rows.truncate(limit);
-        rows.last()
-            .map(|(_, cursor)| encode_results_cursor(*cursor))
-    } else {
-        None
-    };
-    Ok(HttpResponse::Ok().json(CheckResultsPage {
-        monitor_id: monitor.id,
-        results: rows.into_iter().map(|(r, _)| r.into()).collect(),
-        next_cursor,
-    }))
 }
 
 pub const DEFAULT_UPTIME_DAYS: i64 = 30;
