@@ -75,6 +75,7 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let ops_task = tokio::spawn(ops.run(shutdown.clone()));
 
     Scheduler::new(pool, js, settings.database.url.clone(), settings.scheduler)
+        .with_regions(settings.regions)
         .run(shutdown.clone())
         .await;
     shutdown.cancel();

@@ -23,7 +23,8 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
 /// A message ready to go.
 pub(crate) struct Outbound {
     pub kind: PublishKind,
-    pub subject: &'static str,
+    /// A region's own subject for a due check.
+    pub subject: String,
     pub headers: HeaderMap,
     pub payload: Bytes,
 }
@@ -66,7 +67,11 @@ impl Publisher {
         }
         let first = self
             .js
-            .publish_with_headers(out.subject, out.headers.clone(), out.payload.clone())
+            .publish_with_headers(
+                out.subject.clone(),
+                out.headers.clone(),
+                out.payload.clone(),
+            )
             .await;
         self.in_flight.push(Box::pin(until_acked(
             self.js.clone(),
@@ -145,8 +150,8 @@ async fn until_acked(
             Err(error) => {
                 // A full stream is counted and logged as such (it lasts
                 // until the checkers or the recorder catch up).
-                uptime_contracts::bus::note_failed_publish(out.subject, &error);
-                tracing::warn!(%error, subject = out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
+                uptime_contracts::bus::note_failed_publish(&out.subject, &error);
+                tracing::warn!(%error, subject = %out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
                 metrics::counter!(PUBLISH_RETRIES_TOTAL, "kind" => out.kind.as_str()).increment(1);
                 tokio::select! {
                     _ = give_up.cancelled() => return Acked::Abandoned,
@@ -154,7 +159,11 @@ async fn until_acked(
                 }
                 delay = (delay * 2).min(MAX_RETRY_DELAY);
                 attempt = js
-                    .publish_with_headers(out.subject, out.headers.clone(), out.payload.clone())
+                    .publish_with_headers(
+                        out.subject.clone(),
+                        out.headers.clone(),
+                        out.payload.clone(),
+                    )
                     .await;
             }
         }

@@ -9,6 +9,7 @@ use crate::stats::SchedulerStats;
 use async_nats::jetstream;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use uptime_config::RegionsSettings;
 
 /// One replica. Build it with the service's pool and JetStream context (or a
 /// benchmark's), then [`Scheduler::run`] it; [`Scheduler::stats`] reports what
@@ -18,6 +19,7 @@ pub struct Scheduler {
     js: jetstream::Context,
     database_url: String,
     config: ScheduleSettings,
+    regions: RegionsSettings,
     stats: Arc<SchedulerStats>,
     clock: Clock,
 }
@@ -36,6 +38,7 @@ impl Scheduler {
             js,
             database_url: database_url.into(),
             config,
+            regions: RegionsSettings::default(),
             stats: Arc::new(SchedulerStats::default()),
             clock: Clock::system(),
         }
@@ -45,6 +48,13 @@ impl Scheduler {
     /// forward rather than wait).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Checks monitors from the deployment's `regions` (the default: one
+    /// region, `default`): one due check per region of a monitor each slot.
+    pub fn with_regions(mut self, regions: RegionsSettings) -> Self {
+        self.regions = regions;
         self
     }
 
@@ -68,6 +78,7 @@ impl Scheduler {
                         self.pool.clone(),
                         self.js.clone(),
                         self.config.clone(),
+                        self.regions.clone(),
                         self.stats.clone(),
                         self.clock.clone(),
                     );

@@ -2,7 +2,9 @@
 
 use serde::Deserialize;
 use std::time::Duration;
-use uptime_config::{DatabaseSettings, NatsSettings, OpsSettings, TelemetrySettings};
+use uptime_config::{
+    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, TelemetrySettings,
+};
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default)]
@@ -12,6 +14,8 @@ pub struct SchedulerSettings {
     pub telemetry: TelemetrySettings,
     pub ops: OpsSettings,
     pub scheduler: ScheduleSettings,
+    /// Where monitors are checked from (`UPTIME_REGIONS__*`).
+    pub regions: RegionsSettings,
 }
 
 /// `UPTIME_SCHEDULER__*`

@@ -14,8 +14,9 @@ use futures::{FutureExt, StreamExt};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use uptime_config::RegionsSettings;
 use uptime_contracts::streams::MONITORS_STREAM;
-use uptime_contracts::{CheckDueV3, CheckResultV2, Message, MonitorChangedV1};
+use uptime_contracts::{CheckResultV2, Message, MonitorChangedV1};
 use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
 use uptime_db::DbError;
 
@@ -58,11 +59,12 @@ impl Engine {
         pool: uptime_db::Pool,
         js: jetstream::Context,
         config: ScheduleSettings,
+        regions: RegionsSettings,
         stats: Arc<SchedulerStats>,
         clock: Clock,
     ) -> Self {
         let publisher = Publisher::new(js.clone(), config.max_in_flight);
-        let planner = Planner::new(config.lookahead(), config.catchup());
+        let planner = Planner::new(config.lookahead(), config.catchup()).with_regions(regions);
         Self {
             pool,
             js,
@@ -149,16 +151,12 @@ impl Engine {
         let due_at_ms = publication.due_at_ms();
         let (kind, subject, headers, payload) = match publication {
             Publication::Check(due) => {
-                let span = tracing::info_span!("schedule_check", monitor_id = due.monitor_id, check_id = %due.check_id);
+                let span = tracing::info_span!("schedule_check", monitor_id = due.monitor_id, check_id = %due.check_id, region = %due.region);
                 let headers = span.in_scope(|| {
                     uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string())
                 });
-                (
-                    PublishKind::Check,
-                    CheckDueV3::SUBJECT,
-                    headers,
-                    due.to_bytes(),
-                )
+                // Its region's subject, so only that region's checkers take it.
+                (PublishKind::Check, due.subject(), headers, due.to_bytes())
             }
             Publication::MissedHeartbeat(result) => {
                 let span = tracing::info_span!("missed_heartbeat", monitor_id = result.monitor_id, check_id = %result.check_id);
@@ -168,7 +166,7 @@ impl Engine {
                 span.in_scope(|| tracing::info!("no heartbeat ping before the deadline"));
                 (
                     PublishKind::MissedHeartbeat,
-                    CheckResultV2::SUBJECT,
+                    CheckResultV2::SUBJECT.to_string(),
                     headers,
                     result.to_bytes(),
                 )

@@ -21,6 +21,9 @@ pub use crate::models::MonitorDefinition;
 mod spec;
 pub use spec::{check_spec, CheckFields, SpecError};
 
+mod round;
+pub use round::{round_checks, RoundOf};
+
 mod bulk;
 pub use bulk::create_many;
 

@@ -57,6 +57,9 @@ pub struct CheckConfig {
     pub definition_version: i64,
     pub check_options: Option<serde_json::Value>,
     pub http_password: Option<String>,
+    /// The regions the round goes to (`None`: the deployment's default
+    /// ones), read with the rest so a slot stays one query.
+    pub regions: Option<Vec<String>>,
 }
 
 /// One page of active monitors with `id > after_id`, in id order.

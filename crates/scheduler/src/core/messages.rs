@@ -5,17 +5,17 @@ use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
-use uptime_contracts::{CheckDueV3, CheckOutcome, CheckResultV2, CheckSpecV2, Trigger};
+use uptime_contracts::{CheckDueV4, CheckOutcome, CheckResultV2, Trigger};
+use uptime_db::monitors::RoundOf;
 use uptime_heartbeats::Period;
 
 pub(crate) const REPORTER: &str = "scheduler";
 
-/// What a due check is made of, read from the row just before it is due.
+/// A slot's round, built from the row read just before it is due: one due
+/// check per region the monitor is checked from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Snapshot {
-    pub spec: CheckSpecV2,
-    /// The row's definition version, which the check and its result carry.
-    pub definition_version: i64,
+    pub round: Vec<CheckDueV4>,
 }
 
 /// An item taken off the timeline, waiting for its due instant.
@@ -48,16 +48,15 @@ fn to_datetime(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
-/// The scheduled check of `due`, named after its slot.
-pub(crate) fn check_due(due: &Due, interval_secs: u32, snapshot: Snapshot) -> CheckDueV3 {
-    CheckDueV3 {
-        check_id: slots::check_id(due.monitor_id, due.due_at_ms),
-        monitor_id: due.monitor_id,
-        definition_version: snapshot.definition_version,
-        interval_secs,
+/// The scheduled round of `due`, named after its slot (a single-region
+/// round's one check has the slot's id, as before regions existed).
+pub(crate) fn round_of(due: &Due, interval_secs: u32, definition_version: i64) -> RoundOf {
+    RoundOf {
+        round_id: slots::check_id(due.monitor_id, due.due_at_ms),
         trigger: Trigger::Scheduled,
         due_at: to_datetime(due.due_at_ms),
-        spec: snapshot.spec,
+        definition_version,
+        interval_secs,
     }
 }
 

@@ -36,7 +36,7 @@ mod tests;
 pub(crate) use catchup::{CatchupPolicy, Tally};
 pub(crate) use planner::Planner;
 
-use uptime_contracts::{CheckDueV3, CheckResultV2};
+use uptime_contracts::{CheckDueV4, CheckResultV2};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 /// Rows per page of the full load and resync.
@@ -88,10 +88,13 @@ pub(crate) enum Rows {
 pub(crate) struct DbFailed;
 
 /// A message to publish.
+// Due checks are nearly all publications; boxing them would cost an
+// allocation each to shrink the rare missed-heartbeat results.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Publication {
-    /// A scheduled check for the checkers.
-    Check(CheckDueV3),
+    /// One region's check of a scheduled round, for that region's checkers.
+    Check(CheckDueV4),
     /// The failed result of a heartbeat period that ended without a ping.
     MissedHeartbeat(CheckResultV2),
 }

@@ -11,6 +11,7 @@ use crate::slots;
 use crate::timing::Timing;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
+use uptime_config::RegionsSettings;
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 /// How long the scheduler waits before retrying after a failed query.
@@ -76,6 +77,8 @@ pub(crate) struct Planner {
     awaiting: Option<Awaiting>,
     /// Publications and reports decided but not handed out yet.
     outbox: VecDeque<Step>,
+    /// Where a monitor naming no regions is checked from.
+    regions: RegionsSettings,
 }
 
 impl Planner {
@@ -95,7 +98,14 @@ impl Planner {
             phase: Phase::Changes,
             awaiting: None,
             outbox: VecDeque::new(),
+            regions: RegionsSettings::default(),
         }
+    }
+
+    /// The deployment's regions (the default: one region, `default`).
+    pub(crate) fn with_regions(mut self, regions: RegionsSettings) -> Self {
+        self.regions = regions;
+        self
     }
 
     /// Starts a walk over all active monitors, unless one is running. The
@@ -311,15 +321,13 @@ impl Planner {
                 self.pending_changes.insert(due.monitor_id);
                 continue;
             }
-            // The one row-to-spec function the api-gateway uses too; a row
+            // The one row-to-round function the api-gateway uses too; a row
             // it refuses is a bug (the API validates), logged and skipped.
-            match uptime_db::monitors::check_spec(&config) {
-                Ok(spec) => self.ready.push(Reverse(Ready {
+            let round = messages::round_of(&due, entry.interval_secs, config.definition_version);
+            match uptime_db::monitors::round_checks(&config, &self.regions, round) {
+                Ok(round) => self.ready.push(Reverse(Ready {
                     due,
-                    snapshot: Some(Snapshot {
-                        spec,
-                        definition_version: config.definition_version,
-                    }),
+                    snapshot: Some(Snapshot { round }),
                 })),
                 Err(error) => {
                     tracing::warn!(
@@ -358,9 +366,11 @@ impl Planner {
                     let Some(entry) = self.queue.entry(due.monitor_id).copied() else {
                         continue;
                     };
-                    let message = messages::check_due(&due, entry.interval_secs, snapshot);
-                    self.outbox
-                        .push_back(Step::Publish(Publication::Check(message)));
+                    // Each region's check goes out on its own subject.
+                    for check in snapshot.round {
+                        self.outbox
+                            .push_back(Step::Publish(Publication::Check(check)));
+                    }
                     let interval_ms = i64::from(entry.interval_secs) * 1000;
                     self.queue.requeue(Due {
                         due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),

@@ -6,4 +6,5 @@ mod common;
 mod due_checks;
 mod heartbeats;
 mod leadership;
+mod regions;
 mod service;

@@ -28,6 +28,9 @@ pub struct CheckFields<'a> {
     pub keyword_type: Option<&'a str>,
     pub check_options: Option<&'a serde_json::Value>,
     pub http_password: Option<&'a str>,
+    /// The regions the monitor is checked from (`None`: the deployment's
+    /// default regions); not part of the spec, but of the round.
+    pub regions: Option<&'a [String]>,
 }
 
 impl<'a> From<&'a Monitor> for CheckFields<'a> {
@@ -42,6 +45,7 @@ impl<'a> From<&'a Monitor> for CheckFields<'a> {
             keyword_type: m.keyword_type.as_deref(),
             check_options: m.check_options.as_ref(),
             http_password: m.http_password.as_deref(),
+            regions: m.regions.as_deref(),
         }
     }
 }
@@ -58,6 +62,7 @@ impl<'a> From<&'a CheckConfig> for CheckFields<'a> {
             keyword_type: c.keyword_type.as_deref(),
             check_options: c.check_options.as_ref(),
             http_password: c.http_password.as_deref(),
+            regions: c.regions.as_deref(),
         }
     }
 }
@@ -154,6 +159,7 @@ mod tests {
             keyword_type: Some("not_contains"),
             check_options: None,
             http_password: None,
+            regions: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod catchup;
 mod heartbeats;
+mod regions;
 mod world;
 
 use super::planner::{Planner, DB_RETRY_MS};

@@ -174,9 +174,20 @@ pub async fn start_scheduler_with_clock(
     config: ScheduleSettings,
     clock: Clock,
 ) -> Running {
+    start_scheduler_in(env, config, clock, Default::default()).await
+}
+
+/// A scheduler checking monitors from `regions`.
+pub async fn start_scheduler_in(
+    env: &TestEnv,
+    config: ScheduleSettings,
+    clock: Clock,
+    regions: uptime_config::RegionsSettings,
+) -> Running {
     let (_client, js) = env.nats.jetstream().await;
-    let scheduler =
-        Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config).with_clock(clock);
+    let scheduler = Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config)
+        .with_clock(clock)
+        .with_regions(regions);
     let stats = scheduler.stats();
     let shutdown = CancellationToken::new();
     let token = shutdown.clone();
@@ -208,6 +219,7 @@ pub async fn sleep_until_ms(at_ms: i64) {
 /// One message as a test consumer received it.
 #[derive(Debug, Clone)]
 pub struct Received<M> {
+    pub subject: String,
     pub msg_id: Option<String>,
     pub json: serde_json::Value,
     pub message: M,
@@ -258,6 +270,7 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
                 let message = M::from_bytes(&msg.payload).unwrap();
                 msg.ack().await.unwrap();
                 sink.lock().unwrap().push(Received {
+                    subject: msg.subject.to_string(),
                     msg_id,
                     json,
                     message,
@@ -303,11 +316,11 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
     }
 }
 
-pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV3> {
+pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV4> {
     due_feed_on(env, &Clock::system()).await
 }
 
-pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV3> {
+pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV4> {
     Feed::start(env, CHECKS_STREAM, clock.clone()).await
 }
 

@@ -1,0 +1,171 @@
+//! The one way a monitor row becomes a round's due checks (issue 13): one
+//! [`CheckDueV4`] per region the monitor is checked from, shared by the
+//! scheduler (each slot) and the api-gateway (each manual check), so both
+//! name a round's checks the same way.
+
+use super::spec::{check_spec, CheckFields, SpecError};
+use chrono::{DateTime, Utc};
+use uptime_config::RegionsSettings;
+use uptime_contracts::{check_id_in_round, CheckDueV4, Trigger, DEFAULT_REGION};
+use uuid::Uuid;
+
+/// What names a round and what every check of it carries besides the spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundOf {
+    /// The slot's check id (scheduled) or the request's (manual).
+    pub round_id: Uuid,
+    pub trigger: Trigger,
+    pub due_at: DateTime<Utc>,
+    pub definition_version: i64,
+    pub interval_secs: u32,
+}
+
+/// The due checks of `round` for the monitor of `row`: one per region of
+/// the row (or of `regions.default` when the row names none), in the row's
+/// order, each with its region's check id. A round of one region has one
+/// check whose id is the round's, exactly as before regions existed.
+pub fn round_checks<'a>(
+    row: impl Into<CheckFields<'a>>,
+    regions: &RegionsSettings,
+    round: RoundOf,
+) -> Result<Vec<CheckDueV4>, SpecError> {
+    let row = row.into();
+    let spec = check_spec(row)?;
+    let mut chosen = regions.of(row.regions);
+    // A deployment configured with no default region still checks its
+    // monitors where a single-region install would.
+    let fallback = [DEFAULT_REGION.to_string()];
+    if chosen.is_empty() {
+        chosen = &fallback;
+    }
+    let n = chosen.len();
+    Ok(chosen
+        .iter()
+        .map(|region| CheckDueV4 {
+            check_id: check_id_in_round(round.round_id, region, n),
+            monitor_id: row.id,
+            definition_version: round.definition_version,
+            interval_secs: round.interval_secs,
+            trigger: round.trigger,
+            due_at: round.due_at,
+            spec: spec.clone(),
+            region: region.clone(),
+            round_id: round.round_id,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use uptime_contracts::MonitorKind;
+
+    fn row(regions: Option<&[String]>) -> CheckFields<'_> {
+        CheckFields {
+            id: 7,
+            kind: MonitorKind::Http,
+            target: Some("https://example.com"),
+            timeout_secs: 5,
+            expected_status: 200,
+            keyword: None,
+            keyword_type: None,
+            check_options: None,
+            http_password: None,
+            regions,
+        }
+    }
+
+    fn round() -> RoundOf {
+        RoundOf {
+            round_id: Uuid::from_u128(42),
+            trigger: Trigger::Scheduled,
+            due_at: DateTime::from_timestamp(1_700_000_000, 0).unwrap(),
+            definition_version: 3,
+            interval_secs: 60,
+        }
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_default_monitor_has_one_check_named_after_the_round() {
+        let checks = round_checks(row(None), &RegionsSettings::default(), round()).unwrap();
+        assert_eq!(checks.len(), 1);
+        let due = &checks[0];
+        assert_eq!(due.check_id, round().round_id);
+        assert_eq!(due.round_id, round().round_id);
+        assert_eq!(due.region, DEFAULT_REGION);
+        assert_eq!(due.subject(), "uptime.checks.due.v4.default");
+        assert_eq!(
+            (due.monitor_id, due.definition_version, due.interval_secs),
+            (7, 3, 60)
+        );
+        assert_eq!(
+            (due.trigger, due.due_at),
+            (Trigger::Scheduled, round().due_at)
+        );
+        assert_eq!(due.spec, check_spec(row(None)).unwrap());
+    }
+
+    #[test]
+    fn several_regions_get_one_check_each_in_one_round() {
+        let chosen = names(&["eu", "us", "ap"]);
+        let settings = RegionsSettings {
+            known: names(&["eu", "us", "ap"]),
+            ..Default::default()
+        };
+        let checks = round_checks(row(Some(&chosen)), &settings, round()).unwrap();
+        let regions: Vec<_> = checks.iter().map(|c| c.region.as_str()).collect();
+        assert_eq!(regions, ["eu", "us", "ap"]);
+        let ids: std::collections::HashSet<_> = checks.iter().map(|c| c.check_id).collect();
+        assert_eq!(ids.len(), 3);
+        assert!(!ids.contains(&round().round_id));
+        for due in &checks {
+            assert_eq!(due.round_id, round().round_id);
+            assert_eq!(
+                due.check_id,
+                check_id_in_round(round().round_id, &due.region, 3)
+            );
+            assert_eq!(
+                due.subject(),
+                format!("uptime.checks.due.v4.{}", due.region)
+            );
+        }
+        // The same round built again (a republish) has the same ids.
+        let again = round_checks(row(Some(&chosen)), &settings, round()).unwrap();
+        assert_eq!(again, checks);
+    }
+
+    #[test]
+    fn a_row_naming_no_region_takes_the_deployment_defaults() {
+        let settings = RegionsSettings {
+            known: names(&["eu", "us"]),
+            default: names(&["eu", "us"]),
+            ..Default::default()
+        };
+        let checks = round_checks(row(None), &settings, round()).unwrap();
+        let regions: Vec<_> = checks.iter().map(|c| c.region.as_str()).collect();
+        assert_eq!(regions, ["eu", "us"]);
+        let empty = RegionsSettings {
+            default: Vec::new(),
+            ..Default::default()
+        };
+        let checks = round_checks(row(None), &empty, round()).unwrap();
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].region, DEFAULT_REGION);
+    }
+
+    #[test]
+    fn a_row_with_no_spec_has_no_round() {
+        let heartbeat = CheckFields {
+            kind: MonitorKind::Heartbeat,
+            ..row(None)
+        };
+        assert_eq!(
+            round_checks(heartbeat, &RegionsSettings::default(), round()),
+            Err(SpecError::Heartbeat)
+        );
+    }
+}
