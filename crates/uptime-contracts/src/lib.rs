@@ -13,6 +13,7 @@ pub mod checks_v2;
 pub mod checks_v3;
 pub mod events_v2;
 pub mod messages;
+pub mod presence;
 pub mod regions;
 pub mod streams;
 pub mod subjects;

@@ -1,5 +1,6 @@
 //! The integration tests of `uptime-contracts`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod presence;
 mod schemas;
 mod stream_limits;
