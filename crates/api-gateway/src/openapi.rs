@@ -35,7 +35,9 @@ use utoipa::{Modify, OpenApi};
         routes::api_keys::revoke,
         routes::checks::check_now,
         routes::checks::results::results,
+        routes::checks::rounds::rounds,
         routes::checks::daily_uptime,
+        routes::regions::list,
         routes::heartbeats::ping,
         routes::heartbeats::fail,
         routes::heartbeats::start,
@@ -128,6 +130,9 @@ const REQUEST_SCHEMAS: &[&str] = &[
 /// string (1 to this many characters, not only whitespace), which utoipa's
 /// annotations cannot put on array items.
 const STRING_ITEMS: &[(&str, usize)] = &[("dns_expected", 255)];
+
+/// A region's name (`uptime_contracts::regions::is_valid_region`).
+pub const REGION_PATTERN: &str = "^[a-z0-9][a-z0-9-]{0,31}$";
 
 /// The served document: the annotations plus what every operation shares.
 pub fn document() -> &'static Value {
@@ -294,6 +299,17 @@ fn add_patterns(doc: &mut Value) {
                         TEXT_PATTERN
                     },
                 );
+            }
+            if field == "regions" {
+                // Distinct region names; which ones exist is the
+                // deployment's (`GET /api/v1/regions`), a 400 otherwise.
+                schema["uniqueItems"] = json!(true);
+                let items = &mut schema["items"];
+                if is_string(items) {
+                    items["minLength"] = json!(1);
+                    items["maxLength"] = json!(uptime_contracts::regions::MAX_REGION_CHARS);
+                    set_pattern(items, REGION_PATTERN);
+                }
             }
             if let Some(&(_, max)) = STRING_ITEMS.iter().find(|(f, _)| f == field) {
                 let items = &mut schema["items"];

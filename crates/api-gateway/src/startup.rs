@@ -34,10 +34,17 @@ impl Application {
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
         uptime_contracts::streams::ensure(&js, &settings.nats).await?;
+        let presence = uptime_contracts::presence::open_or_create_replicated(
+            &js,
+            std::time::Duration::from_secs(settings.regions.presence_ttl_secs),
+            settings.nats.stream_replicas,
+        )
+        .await?;
         let state = web::Data::new(AppState {
             pool,
             nats,
             js,
+            presence,
             rate_limiter: RateLimiter::new(settings.rate_limit.clone()),
             heartbeat_limiter: RateLimiter::new(settings.heartbeat_limit.clone().into()),
             unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),

@@ -10,6 +10,8 @@ pub struct AppState {
     pub pool: uptime_db::Pool,
     pub nats: async_nats::Client,
     pub js: jetstream::Context,
+    /// The checkers' presence bucket, read by `GET /api/v1/regions`.
+    pub presence: jetstream::kv::Store,
     pub settings: GatewaySettings,
     /// Requests per user (all of a user's keys together).
     pub rate_limiter: RateLimiter,

@@ -31,7 +31,8 @@ const WINDOWS_DAYS: [u64; 3] = [1, 7, 31];
 
 /// Up to `limit` results of a monitor, newest first (by `slot_at`, then id),
 /// strictly before `before`, each with its cursor. `now` anchors the first
-/// page.
+/// page. With `region`, only the results of that region (`default` also
+/// takes those recorded before regions existed, whose region is NULL).
 ///
 /// Each query is bounded in `slot_at` with bound values, so PostgreSQL plans
 /// only the partitions of its window and reads them through the
@@ -42,6 +43,7 @@ pub async fn page(
     conn: &mut AsyncPgConnection,
     monitor_id: i64,
     before: Option<ResultCursor>,
+    region: Option<&str>,
     limit: i64,
     now: DateTime<Utc>,
 ) -> DbResult<Vec<(CheckResult, ResultCursor)>> {
@@ -67,6 +69,17 @@ pub async fn page(
         let mut query = check_results::table
             .filter(check_results::monitor_id.eq(monitor_id))
             .into_boxed();
+        match region {
+            Some(r) if r == uptime_contracts::regions::DEFAULT_REGION => {
+                query = query.filter(
+                    check_results::region
+                        .eq(r)
+                        .or(check_results::region.is_null()),
+                )
+            }
+            Some(r) => query = query.filter(check_results::region.eq(r)),
+            None => {}
+        }
         if let Some(lower) = lower {
             query = query.filter(check_results::slot_at.ge(lower));
         }

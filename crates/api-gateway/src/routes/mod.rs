@@ -8,6 +8,7 @@ pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
 pub mod monitors;
+pub mod regions;
 
 /// Registers every route. Each module registers its own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -22,6 +23,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(monitors::configure)
             .configure(checks::configure)
             .configure(heartbeats::configure)
+            .configure(regions::configure)
             // Before `contacts`: `/alert-contacts/verify/{token}` must not
             // be taken for `/alert-contacts/{id}`.
             .configure(alerts::configure)

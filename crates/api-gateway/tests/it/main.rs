@@ -22,6 +22,7 @@ mod nul_bytes;
 mod openapi;
 mod ops;
 mod quotas;
+mod regions;
 mod results_retention;
 mod stream_limits;
 mod verification_mail;

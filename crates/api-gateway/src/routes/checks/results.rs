@@ -2,7 +2,7 @@
 
 use super::cursor::{decode_results_cursor, encode_results_cursor};
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use crate::validation::PageQuery;
 use actix_web::{web, HttpResponse};
@@ -19,6 +19,10 @@ pub struct ResultsQuery {
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page; omit for the newest results.
     pub before: Option<String>,
+    /// Only the results of this region (`default`: also those recorded
+    /// before regions existed). Any region name, known or not.
+    #[param(pattern = "^[a-z0-9][a-z0-9-]{0,31}$")]
+    pub region: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -42,6 +46,14 @@ pub struct CheckResultResponse {
     /// of an older version is history and did not move the monitor's status.
     /// `null` for results recorded from version-1 messages.
     pub definition_version: Option<i64>,
+    /// Where the check ran (`default` for single-region installs, heartbeat
+    /// pings and results recorded before regions existed).
+    #[schema(example = "default")]
+    pub region: String,
+    /// The round the check was part of (for a monitor checked from one
+    /// region, the check itself); `null` for heartbeat pings and results
+    /// recorded before rounds existed.
+    pub round_id: Option<Uuid>,
 }
 
 impl From<uptime_db::models::CheckResult> for CheckResultResponse {
@@ -57,6 +69,10 @@ impl From<uptime_db::models::CheckResult> for CheckResultResponse {
             trigger: r.trigger,
             ssl_expires_at: r.ssl_expires_at,
             definition_version: r.definition_version,
+            region: r
+                .region
+                .unwrap_or_else(|| uptime_contracts::regions::DEFAULT_REGION.to_string()),
+            round_id: r.round_id,
         }
     }
 }
@@ -76,7 +92,9 @@ pub struct CheckResultsPage {
 /// by `id`. They are kept `retention.results_days` (90 by default; a whole
 /// day expires at once); the daily uptime outlives them. A `before` cursor
 /// handed out before results were partitioned (one beginning `aWQ6`) is 400:
-/// start again from the first page.
+/// start again from the first page. Each result names the region it was
+/// checked from and its round; `region` keeps one region's results (give
+/// the same `region` with each page's cursor).
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/results", tag = "checks", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
     responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
@@ -100,15 +118,26 @@ pub async fn results(
         .as_deref()
         .map(decode_results_cursor)
         .transpose();
-    let (limit, before) = match (limit, before) {
-        (Ok(page), Ok(before)) => (page.limit, before),
-        (limit, before) => {
+    let region = match query.region.as_deref() {
+        Some(r) if !uptime_contracts::regions::is_valid_region(r) => Err(FieldError::new(
+            "region",
+            format!(
+                "must be a region name: 1 to {} of a-z, 0-9 and -, not starting with -",
+                uptime_contracts::regions::MAX_REGION_CHARS
+            ),
+        )),
+        region => Ok(region),
+    };
+    let (limit, before, region) = match (limit, before, region) {
+        (Ok(page), Ok(before), Ok(region)) => (page.limit, before, region),
+        (limit, before, region) => {
             let mut problems = match limit {
                 Err(ApiError::InvalidQuery(problems)) => problems,
                 Err(other) => return Err(other),
                 Ok(_) => Vec::new(),
             };
             problems.extend(before.err());
+            problems.extend(region.err());
             return Err(ApiError::InvalidQuery(problems));
         }
     };
@@ -117,7 +146,8 @@ pub async fn results(
         .await?
         .ok_or(ApiError::NotFound)?;
     let mut rows =
-        uptime_db::results::page(&mut conn, monitor.id, before, limit + 1, Utc::now()).await?;
+        uptime_db::results::page(&mut conn, monitor.id, before, region, limit + 1, Utc::now())
+            .await?;
     // The extra row only tells that another page exists.
     let limit = usize::try_from(limit).unwrap_or(0);
     let next_cursor = if rows.len() > limit {

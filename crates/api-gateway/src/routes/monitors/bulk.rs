@@ -71,6 +71,7 @@ fn validate_items(
     user_id: i64,
     items: Vec<serde_json::Value>,
     allow_private_targets: bool,
+    regions: &uptime_config::RegionsSettings,
 ) -> Result<Vec<(NewMonitor, Vec<i64>)>, ApiError> {
     let mut details = Vec::new();
     let mut valid = Vec::with_capacity(items.len());
@@ -82,7 +83,7 @@ fn validate_items(
                 continue;
             }
         };
-        match new_monitor(user_id, req, allow_private_targets) {
+        match new_monitor(user_id, req, allow_private_targets, regions) {
             Ok((new, mut contact_ids)) => {
                 contact_ids.sort_unstable();
                 contact_ids.dedup();
@@ -137,6 +138,7 @@ pub async fn bulk_create(
         user.user_id,
         items,
         state.settings.safety.allow_private_targets,
+        &state.settings.regions,
     )?;
     let (news, contact_ids): (Vec<NewMonitor>, Vec<Vec<i64>>) = valid.into_iter().unzip();
 
@@ -194,7 +196,7 @@ pub async fn bulk_create(
     let monitors = rows
         .into_iter()
         .zip(contact_ids)
-        .map(|(row, ids)| MonitorResponse::from_row(row, ids))
+        .map(|(row, ids)| MonitorResponse::from_row(row, ids, &state.settings.regions))
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Created().json(BulkCreatedMonitors { monitors }))
 }

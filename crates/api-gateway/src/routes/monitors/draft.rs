@@ -44,6 +44,9 @@ pub(super) struct Draft {
     pub(super) timezone: Option<String>,
     /// Whether the request named `interval_secs` (which a schedule excludes).
     pub(super) interval_given: bool,
+    /// `None`: the deployment's default regions, a majority of them.
+    pub(super) regions: Option<Vec<String>>,
+    pub(super) quorum: Option<i64>,
 }
 
 /// The default timeout for an interval: 30 s, or the interval when shorter.
@@ -79,6 +82,8 @@ impl Draft {
             schedule: req.schedule,
             timezone: req.timezone,
             interval_given,
+            regions: req.regions,
+            quorum: req.quorum,
         }
     }
 
@@ -123,6 +128,21 @@ impl Draft {
             // Not given: keep the stored timeout, lowered to a new, shorter interval.
             .unwrap_or_else(|| i64::from(stored.timeout_secs).min(interval_secs).max(1));
 
+        // A heartbeat has no regions: the stored ones go (a monitor turned
+        // into a heartbeat), and only values in this request are kept (to be
+        // refused). `null` clears to the defaults.
+        let (regions, quorum) = if heartbeat {
+            (patch.regions.flatten(), patch.quorum.flatten())
+        } else {
+            (
+                patch.regions.unwrap_or_else(|| stored.regions.clone()),
+                match patch.quorum {
+                    Some(given) => given,
+                    None => stored.quorum.map(i64::from),
+                },
+            )
+        };
+
         let (keyword, keyword_type) = if kind == MonitorType::Keyword {
             let keyword = patch.keyword.unwrap_or_else(|| stored.keyword.clone());
             let stored_type = stored
@@ -164,12 +184,26 @@ impl Draft {
             schedule,
             timezone,
             interval_given,
+            regions,
+            quorum,
         })
     }
 
     /// Checks every rule, adding each broken one to `problems`.
-    pub(super) fn validate(&self, problems: &mut Problems, allow_private_targets: bool) {
+    pub(super) fn validate(
+        &self,
+        problems: &mut Problems,
+        allow_private_targets: bool,
+        regions: &uptime_config::RegionsSettings,
+    ) {
         problems.check_len("name", &self.name, MAX_NAME_CHARS);
+        super::placement::validate(
+            self.kind,
+            self.regions.as_deref(),
+            self.quorum,
+            regions,
+            problems,
+        );
         match (self.kind, self.target.as_deref()) {
             (MonitorType::Http | MonitorType::Keyword, None) => {
                 problems.add("target", "is required for http and keyword monitors")
@@ -347,9 +381,8 @@ impl Draft {
                 (Some(s), Some(_)) => Some(s.timezone().to_string()),
                 _ => None,
             },
-            // Issue 13 (being written): the API's regions and quorum.
-            regions: None,
-            quorum: None,
+            regions: super::placement::stored(self.regions),
+            quorum: self.quorum.map(|q| narrow("quorum", q)).transpose()?,
         })
     }
 }
@@ -362,11 +395,12 @@ pub(super) fn new_monitor(
     user_id: i64,
     mut req: CreateMonitor,
     allow_private_targets: bool,
+    regions: &uptime_config::RegionsSettings,
 ) -> Result<(NewMonitor, Vec<i64>), ApiError> {
     let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
     let draft = Draft::from_create(req);
     let mut problems = Problems::new();
-    draft.validate(&mut problems, allow_private_targets);
+    draft.validate(&mut problems, allow_private_targets, regions);
     problems.into_result()?;
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
     let new = NewMonitor {

@@ -73,6 +73,7 @@ pub async fn create(
         user.user_id,
         body.into_inner(),
         state.settings.safety.allow_private_targets,
+        &state.settings.regions,
     )?;
 
     let quotas = state.settings.quotas.clone();
@@ -97,7 +98,11 @@ pub async fn create(
         .await?;
     drop(conn);
     announce(&state, row.id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Created().json(MonitorResponse::from_row(row, contact_ids)?))
+    Ok(HttpResponse::Created().json(MonitorResponse::from_row(
+        row,
+        contact_ids,
+        &state.settings.regions,
+    )?))
 }
 
 /// List the caller's monitors in id order, a page at a time.
@@ -121,7 +126,7 @@ pub async fn list(
         .into_iter()
         .map(|m| {
             let contact_ids = contacts.remove(&m.id).unwrap_or_default();
-            MonitorResponse::from_row(m, contact_ids)
+            MonitorResponse::from_row(m, contact_ids, &state.settings.regions)
         })
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(MonitorList {
@@ -148,7 +153,11 @@ pub async fn get(
         .await?
         .remove(&id)
         .unwrap_or_default();
-    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(row, contact_ids)?))
+    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(
+        row,
+        contact_ids,
+        &state.settings.regions,
+    )?))
 }
 
 /// Change some fields of one of the caller's monitors; `active` pauses and resumes it.
@@ -166,6 +175,7 @@ pub async fn update(
     let id = id.into_inner();
     let mut patch = body.into_inner();
     let allow_private = state.settings.safety.allow_private_targets;
+    let regions = state.settings.regions.clone();
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -180,7 +190,7 @@ pub async fn update(
                     patch.alert_contact_ids.take(),
                 );
                 let draft = Draft::merge(&stored, patch, &mut problems)?;
-                draft.validate(&mut problems, allow_private);
+                draft.validate(&mut problems, allow_private, &regions);
                 problems.into_result()?;
 
                 let watched_changed = uptime_contracts::MonitorKind::from(draft.kind)
@@ -212,7 +222,11 @@ pub async fn update(
         .await?;
     drop(conn);
     announce(&state, id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(row, contact_ids)?))
+    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(
+        row,
+        contact_ids,
+        &state.settings.regions,
+    )?))
 }
 
 /// Delete one of the caller's monitors. Its results disappear from the API at

@@ -35,6 +35,14 @@
 //!   `null` on the others, stored without defaults (a NULL column for a
 //!   monitor without options) and dropped when a PATCH changes the type.
 //!   The basic-auth password is write-only (`password_set` in responses).
+//! - Issue 13 ([`placement`]): `regions` (1 to 16 distinct known regions,
+//!   stored sorted) and `quorum` (1 to the number of regions); `null` or
+//!   absent stores NULL, the deployment's default regions and a majority,
+//!   which responses show as their effective values. Heartbeats refuse both
+//!   and show `null`; a monitor turned into a heartbeat drops them. Like
+//!   every rule, the quorum is checked against the merged monitor, so a
+//!   PATCH that leaves fewer regions than the stored quorum is a 400 on
+//!   `quorum`.
 //!
 //! The module is split by what a reader looks for: [`types`] holds the
 //! request and response bodies (the OpenAPI schemas), [`options`] those of
@@ -52,6 +60,7 @@ mod draft_options;
 mod handlers;
 mod option_rules;
 mod options;
+mod placement;
 mod shown;
 mod types;
 

@@ -217,6 +217,19 @@ pub struct CreateMonitor {
     /// are read in, e.g. `Europe/Berlin` (default `UTC`).
     #[schema(min_length = 1, max_length = 64)]
     pub timezone: Option<String>,
+    /// Every monitor but heartbeats: the regions it is checked from, 1 to
+    /// 16 distinct names of the deployment's regions (`GET /api/v1/regions`);
+    /// stored sorted. Default (or `null`): the deployment's default regions,
+    /// whatever they are at the time of each check.
+    #[schema(min_items = 1, max_items = 16)]
+    pub regions: Option<Vec<String>>,
+    /// Every monitor but heartbeats: how many regions must see a check fail
+    /// for the round to fail, 1 to the number of regions. Default (or
+    /// `null`): a majority of the regions (more than half). Fewer failing
+    /// regions are a regional problem: recorded, not counted towards
+    /// `confirmation_count`.
+    #[schema(minimum = 1, maximum = 16)]
+    pub quorum: Option<i64>,
 }
 
 /// A partial update: fields left out keep their value. See the field
@@ -320,6 +333,15 @@ pub struct UpdateMonitor {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
     pub timezone: Option<Option<String>>,
+    /// Replaces the regions; `null`: the deployment's default regions.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Vec<String>>, nullable, min_items = 1, max_items = 16)]
+    pub regions: Option<Option<Vec<String>>>,
+    /// `null`: a majority of the regions. Must stay within the number of
+    /// regions when `regions` changes.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 16)]
+    pub quorum: Option<Option<i64>>,
 }
 
 /// A monitor, with its definition and its runtime state.
@@ -396,11 +418,23 @@ pub struct MonitorResponse {
     /// period's deadline has passed, the next period's. `null` for other
     /// types and paused monitors.
     pub next_expected_at: Option<DateTime<Utc>>,
+    /// The regions the monitor is checked from: its own, or the
+    /// deployment's default ones. `null` for heartbeat monitors.
+    pub regions: Option<Vec<String>>,
+    /// How many regions must see a check fail for a round to fail: its own,
+    /// or a majority of `regions`. `null` for heartbeat monitors.
+    pub quorum: Option<i32>,
 }
 
 impl MonitorResponse {
-    pub(super) fn from_row(m: Monitor, alert_contact_ids: Vec<i64>) -> Result<Self, ApiError> {
+    pub(super) fn from_row(
+        m: Monitor,
+        alert_contact_ids: Vec<i64>,
+        regions: &uptime_config::RegionsSettings,
+    ) -> Result<Self, ApiError> {
         let options = super::shown::ShownOptions::of(&m)?;
+        let (regions, quorum) =
+            super::placement::shown(m.kind, m.regions.as_deref(), m.quorum, regions);
         let next_expected_at = super::shown::next_expected_at(&m, Utc::now());
         let timezone = m
             .heartbeat_schedule
@@ -447,6 +481,8 @@ impl MonitorResponse {
             dns_expected: options.dns_expected,
             dns_server: options.dns_server,
             tls_fingerprint_sha256: options.tls_fingerprint_sha256,
+            regions,
+            quorum,
         })
     }
 }

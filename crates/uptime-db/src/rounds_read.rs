@@ -1,0 +1,45 @@
+//! Reading a monitor's rounds (`check_rounds`) for the API. The recorder
+//! writes them ([`crate::rounds`]); this is the read side only.
+
+use crate::schema::check_rounds;
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+/// A round as the API shows it: decided or still open.
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = check_rounds)]
+pub struct RoundRow {
+    pub round_id: Uuid,
+    pub monitor_id: i64,
+    pub definition_version: i64,
+    pub trigger: String,
+    pub due_at: DateTime<Utc>,
+    pub deadline_at: DateTime<Utc>,
+    pub regions: Vec<String>,
+    pub quorum: i32,
+    /// `{"<region>": <CheckResultV3>}`, the answers so far.
+    pub answers: serde_json::Value,
+    pub decided_at: Option<DateTime<Utc>>,
+    pub verdict: Option<String>,
+    /// The decided round (`RoundV1`).
+    pub decision: Option<serde_json::Value>,
+}
+
+/// The newest `limit` rounds of a monitor, newest first (by when they were
+/// due, then id), read through `check_rounds_monitor_idx`.
+pub async fn newest(
+    conn: &mut AsyncPgConnection,
+    monitor_id: i64,
+    limit: i64,
+) -> DbResult<Vec<RoundRow>> {
+    Ok(check_rounds::table
+        .filter(check_rounds::monitor_id.eq(monitor_id))
+        .order((check_rounds::due_at.desc(), check_rounds::round_id.desc()))
+        .limit(limit)
+        .select(RoundRow::as_select())
+        .load(conn)
+        .await?)
+}
