@@ -6,12 +6,13 @@
 //! (`uptime_consumer`).
 
 use crate::outbox;
+use crate::rounds::RoundRules;
 use crate::store::{self, BatchOutcome, Incoming};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use uptime_consumer::{Consumer, DeadReason, Delivery};
-use uptime_contracts::{subjects, CheckResultV1, CheckResultV2, Message as _};
+use uptime_contracts::{subjects, CheckResultV1, CheckResultV2, CheckResultV3, Message as _};
 use uptime_db::{DbError, Pool};
 
 pub use uptime_consumer::Batching;
@@ -22,6 +23,8 @@ pub struct BatchHandler {
     pub pool: Pool,
     pub js: jetstream::Context,
     pub retry_delay: Duration,
+    /// How results of monitors checked from several regions form rounds.
+    pub rounds: RoundRules,
 }
 
 /// How an attempt to record some results ended.
@@ -83,7 +86,8 @@ impl BatchHandler {
 
     async fn attempt(&self, batch: &[(Delivery, Incoming)]) -> Attempt {
         let results: Vec<Incoming> = batch.iter().map(|(_, r)| r.clone()).collect();
-        match store::record_batch(&self.pool, &results, chrono::Utc::now()).await {
+        match store::record_batch_with(&self.pool, &results, &self.rounds, chrono::Utc::now()).await
+        {
             Ok(outcome) => {
                 self.after_commit(outcome).await;
                 for (message, _) in batch {
@@ -126,6 +130,9 @@ impl BatchHandler {
         metrics::counter!("results_duplicate_total").increment(outcome.duplicates as u64);
         metrics::counter!("results_dropped_total").increment(outcome.dropped.len() as u64);
         metrics::counter!("results_outdated_total").increment(outcome.outdated.len() as u64);
+        metrics::counter!("round_answers_total").increment(outcome.answers as u64);
+        metrics::counter!("rounds_decided_total", "by" => "all_answered")
+            .increment(outcome.rounds_decided as u64);
         for to in &outcome.transitions {
             metrics::counter!("state_changes_total", "to" => to.as_str()).increment(1);
         }
@@ -142,9 +149,27 @@ impl BatchHandler {
 /// Decodes a result by the version its `subject` names.
 fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> {
     if subject == subjects::CHECK_RESULT_V1 {
-        return CheckResultV1::from_bytes(payload).map(|result| Incoming {
-            result,
-            definition_version: None,
+        return CheckResultV1::from_bytes(payload).map(Incoming::from);
+    }
+    if subject == subjects::CHECK_RESULT_V3 {
+        let r = CheckResultV3::from_bytes(payload)?;
+        return Ok(Incoming {
+            result: CheckResultV1 {
+                check_id: r.check_id,
+                monitor_id: r.monitor_id,
+                trigger: r.trigger,
+                due_at: r.due_at,
+                checked_at: r.checked_at,
+                outcome: r.outcome,
+                latency_ms: r.latency_ms,
+                http_status: r.http_status,
+                error: r.error,
+                ssl_expires_at: r.ssl_expires_at,
+                reporter: r.reporter,
+            },
+            definition_version: Some(r.definition_version),
+            region: Some(r.region),
+            round_id: r.round_id,
         });
     }
     // Version 2, or a newer one that only adds fields.
@@ -152,6 +177,8 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> 
     Ok(Incoming {
         result,
         definition_version: Some(version),
+        region: None,
+        round_id: None,
     })
 }
 

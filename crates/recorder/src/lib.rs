@@ -7,6 +7,8 @@
 //! - [`consumer`]: batches of messages, acks, naks and dead letters.
 //! - [`store`]: the one transaction per batch.
 //! - [`plan`] and [`state_machine`]: the decisions, free of I/O.
+//! - [`round`]: deciding a round of several regions by quorum, free of I/O;
+//!   [`rounds`]: rounds in the database, and the sweeper of overdue ones.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
 //!
 //! It also runs retention (`uptime_retention::runner`): old result partitions
@@ -15,6 +17,8 @@
 pub mod consumer;
 pub mod outbox;
 pub mod plan;
+pub mod round;
+pub mod rounds;
 pub mod settings;
 pub mod state_machine;
 pub mod store;
@@ -118,6 +122,16 @@ impl Recorder {
             self.settings.retention.clone(),
             shutdown.clone(),
         ));
+        // Rounds past their deadline, on every replica (they share the work
+        // through row locks).
+        let sweeper = tokio::spawn(rounds::run_sweeper(
+            self.pool.clone(),
+            self.js.clone(),
+            Duration::from_secs(self.settings.regions.presence_ttl_secs.max(1)),
+            options.round_sweep_interval(),
+            i64::from(options.round_sweep_batch.max(1)),
+            shutdown.clone(),
+        ));
         tracing::info!(ops = %ops_addr, "recorder started");
         consumer::run(
             uptime_consumer::Consumer::new(
@@ -130,6 +144,10 @@ impl Recorder {
                 pool: self.pool.clone(),
                 js: self.js.clone(),
                 retry_delay: options.retry_delay(),
+                rounds: rounds::RoundRules {
+                    default_regions: self.settings.regions.default.clone(),
+                    grace: Duration::from_secs(options.round_grace_secs),
+                },
             },
             consumer::Batching {
                 max_messages: options.batch_size,
@@ -140,6 +158,7 @@ impl Recorder {
         .await;
         let _ = relay.await;
         let _ = retention.await;
+        let _ = sweeper.await;
         if let Ok(Err(e)) = ops.await {
             tracing::warn!(error = %e, "ops server stopped with an error");
         }

@@ -6,8 +6,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
     CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorKindV1, MonitorRefV1,
-    MonitorRefV2, MonitorStatus, SslExpiringV1, SslExpiringV2, StateChangedV1, StateChangedV2,
-    Trigger,
+    MonitorRefV2, MonitorStatus, RoundV1, SslExpiringV1, SslExpiringV2, StateChangedV1,
+    StateChangedV2, StateChangedV3, Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -78,6 +78,18 @@ pub struct Effects {
 /// Applies newly stored `results` (any order) to their `monitors` (the locked
 /// rows). Every result must belong to one of `monitors`.
 pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<Utc>) -> Effects {
+    effects_with_rounds(monitors, results, &HashMap::new(), now)
+}
+
+/// [`effects`], where some results are the verdicts of rounds decided by
+/// quorum: `rounds` maps such a verdict's `check_id` (the round's id) to
+/// the round, which its state-change event carries.
+pub fn effects_with_rounds(
+    monitors: &[Monitor],
+    results: &[&CheckResultV1],
+    rounds: &HashMap<Uuid, RoundV1>,
+    now: DateTime<Utc>,
+) -> Effects {
     let mut by_monitor: BTreeMap<i64, Vec<&CheckResultV1>> = BTreeMap::new();
     for r in results {
         by_monitor.entry(r.monitor_id).or_default().push(r);
@@ -93,7 +105,7 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<U
         // Oldest first; ties broken by check id so the order is the same on
         // every replica and every redelivery.
         results.sort_by_key(|r| (r.checked_at, r.check_id));
-        let mut tracker = MonitorTracker::new(monitor);
+        let mut tracker = MonitorTracker::new(monitor, rounds);
         for result in results {
             let stored = state_machine::result_status(
                 result.outcome,
@@ -128,6 +140,8 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<U
 /// One monitor's state while its results of the batch are applied.
 struct MonitorTracker<'a> {
     monitor: &'a Monitor,
+    /// The rounds behind verdicts, by round id.
+    rounds: &'a HashMap<Uuid, RoundV1>,
     state: MonitorState,
     rules: Rules,
     last_heartbeat_at: Option<DateTime<Utc>>,
@@ -152,9 +166,10 @@ fn heartbeat_period(monitor: &Monitor) -> Period {
 }
 
 impl<'a> MonitorTracker<'a> {
-    fn new(monitor: &'a Monitor) -> Self {
+    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, RoundV1>) -> Self {
         Self {
             monitor,
+            rounds,
             state: MonitorState {
                 status: monitor.status,
                 status_since: monitor.status_since,
@@ -294,7 +309,32 @@ impl<'a> MonitorTracker<'a> {
             consecutive_failures: event.consecutive_failures,
             check: event.check.clone(),
         });
-        both_versions(self.monitor.id, event.event_id, &event, v1.as_ref())
+        let v3 = StateChangedV3 {
+            event_id: event.event_id,
+            monitor: event.monitor.clone(),
+            previous_status: event.previous_status,
+            status: event.status,
+            occurred_at: event.occurred_at,
+            previous_since: event.previous_since,
+            consecutive_failures: event.consecutive_failures,
+            check: event.check.clone(),
+            round: self.rounds.get(&result.check_id).cloned(),
+        };
+        // Version 3 first: a reader of several versions (the notifier, one
+        // delivery per event and contact) takes the first it meets, and only
+        // version 3 says what each region saw.
+        let mut rows = vec![outbox_row(
+            Uuid::new_v5(&event.event_id, StateChangedV3::SUBJECT.as_bytes()),
+            self.monitor.id,
+            &v3,
+        )];
+        rows.extend(both_versions(
+            self.monitor.id,
+            event.event_id,
+            &event,
+            v1.as_ref(),
+        ));
+        rows
     }
 
     fn ssl_expiring(
@@ -363,7 +403,8 @@ impl<'a> MonitorTracker<'a> {
 /// `(event_id, contact_id)`); the version-1 row has an id (its
 /// `Nats-Msg-Id`) of its own, derived from the event's, so JetStream does
 /// not drop it as a duplicate of version 2 and a re-planned batch writes
-/// the same row again.
+/// the same row again. A state change also goes out as version 3, ahead of
+/// these, with an id derived the same way.
 fn both_versions<V2: Message, V1: Message>(
     monitor_id: i64,
     event_id: Uuid,

@@ -17,6 +17,8 @@ pub struct RecorderSettings {
     pub recorder: RecorderOptions,
     /// What is kept how long, and how often the retention round runs.
     pub retention: uptime_retention::RetentionSettings,
+    /// The regions monitors are checked from (`UPTIME_REGIONS__DEFAULT`, ...).
+    pub regions: uptime_config::RegionsSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -36,6 +38,13 @@ pub struct RecorderOptions {
     pub ack_wait_secs: u64,
     /// Delay before a batch that failed on a transient database error is redelivered.
     pub retry_delay_ms: u64,
+    /// A round of several regions is decided without the regions still
+    /// silent this long after its due time plus the monitor's timeout.
+    pub round_grace_secs: u64,
+    /// How often the rounds past their deadline are swept.
+    pub round_sweep_interval_ms: u64,
+    /// Most rounds decided in one sweeping transaction.
+    pub round_sweep_batch: u32,
 }
 
 impl Default for RecorderOptions {
@@ -47,6 +56,9 @@ impl Default for RecorderOptions {
             relay_min_age_ms: 2_000,
             ack_wait_secs: 6,
             retry_delay_ms: 2_000,
+            round_grace_secs: 5,
+            round_sweep_interval_ms: 1_000,
+            round_sweep_batch: 200,
         }
     }
 }
@@ -62,6 +74,10 @@ impl RecorderOptions {
 
     pub fn retry_delay(&self) -> Duration {
         Duration::from_millis(self.retry_delay_ms)
+    }
+
+    pub fn round_sweep_interval(&self) -> Duration {
+        Duration::from_millis(self.round_sweep_interval_ms.max(10))
     }
 }
 

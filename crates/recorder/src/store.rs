@@ -4,11 +4,13 @@
 //! redelivered batch changes nothing twice.
 
 use crate::plan;
+use crate::rounds::{self, RoundRules};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use std::collections::{HashMap, HashSet};
 use uptime_contracts::{CheckResultV1, MonitorStatus};
+use uptime_db::recording::ResultPlace;
 
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
@@ -20,6 +22,10 @@ use uuid::Uuid;
 pub struct Incoming {
     pub result: CheckResultV1,
     pub definition_version: Option<i64>,
+    /// Where it was checked (`None`: a result from before regions).
+    pub region: Option<String>,
+    /// The round it is part of (`None`: before rounds, or a heartbeat).
+    pub round_id: Option<Uuid>,
 }
 
 impl From<CheckResultV1> for Incoming {
@@ -27,6 +33,8 @@ impl From<CheckResultV1> for Incoming {
         Self {
             result,
             definition_version: None,
+            region: None,
+            round_id: None,
         }
     }
 }
@@ -47,12 +55,29 @@ pub struct BatchOutcome {
     pub events: Vec<NewOutboxEvent>,
     /// The status each transition went to.
     pub transitions: Vec<MonitorStatus>,
+    /// Regions' results merged into their rounds (not applied alone).
+    pub answers: usize,
+    /// Rounds this batch completed and decided.
+    pub rounds_decided: usize,
 }
 
-/// Records `results` in one transaction. `now` decides certificate windows.
+/// Records `results` in one transaction with the default round rules (one
+/// region). `now` decides certificate windows.
 pub async fn record_batch(
     pool: &Pool,
     incoming: &[Incoming],
+    now: DateTime<Utc>,
+) -> DbResult<BatchOutcome> {
+    record_batch_with(pool, incoming, &RoundRules::default(), now).await
+}
+
+/// Records `results` in one transaction. A result of a monitor checked from
+/// several regions is stored and merged into its round; the rounds it
+/// completes are decided here, and only their verdicts move state.
+pub async fn record_batch_with(
+    pool: &Pool,
+    incoming: &[Incoming],
+    rules: &RoundRules,
     now: DateTime<Utc>,
 ) -> DbResult<BatchOutcome> {
     // The same result twice in one batch (a republish) counts once.
@@ -73,11 +98,16 @@ pub async fn record_batch(
 
             let mut outcome = BatchOutcome::default();
             let mut rows = Vec::with_capacity(results.len());
+            let mut places = Vec::with_capacity(results.len());
             let mut known = Vec::with_capacity(results.len());
             for r in &results {
                 match by_id.get(&r.result.monitor_id) {
                     Some(monitor) => {
                         rows.push(plan::result_row(&r.result, r.definition_version, monitor));
+                        places.push(ResultPlace {
+                            region: r.region.clone(),
+                            round_id: r.round_id,
+                        });
                         known.push(*r);
                     }
                     // Deleted after the check was scheduled: nothing to record it on.
@@ -87,7 +117,7 @@ pub async fn record_batch(
                 }
             }
 
-            let inserted: HashSet<Uuid> = recording::insert_results(conn, &rows)
+            let inserted: HashSet<Uuid> = recording::insert_placed_results(conn, &rows, &places)
                 .await?
                 .into_iter()
                 .collect();
@@ -98,30 +128,48 @@ pub async fn record_batch(
             // made for the monitor's current definition: a check that was in
             // flight when the monitor was edited says nothing about what it
             // watches now.
+            // A region's result of a round is an answer of that round, never
+            // applied alone: only the round's verdict moves state.
             let mut fresh: Vec<&CheckResultV1> = Vec::with_capacity(known.len());
+            let mut answers = Vec::new();
             for r in known {
                 if !inserted.contains(&r.result.check_id) {
                     continue;
                 }
                 let monitor = by_id[&r.result.monitor_id];
-                if plan::is_current(r.definition_version, monitor) {
-                    fresh.push(&r.result);
-                } else {
+                if !plan::is_current(r.definition_version, monitor) {
                     outcome
                         .outdated
                         .push((r.result.check_id, r.result.monitor_id));
+                    continue;
+                }
+                match rules.answer_of(
+                    &r.result,
+                    r.definition_version,
+                    r.region.as_deref(),
+                    r.round_id,
+                    monitor,
+                ) {
+                    Some(answer) => answers.push(answer),
+                    None => fresh.push(&r.result),
                 }
             }
-            if fresh.is_empty() {
+            outcome.answers = answers.len();
+            // Rounds already decided are left alone by the merge and not
+            // returned: a late answer is stored and moves nothing.
+            let open =
+                uptime_db::rounds::merge_answers(conn, &rounds::merge_by_round(answers)).await?;
+            let complete: Vec<_> = open.into_iter().filter(|r| r.is_complete()).collect();
+            if fresh.is_empty() && complete.is_empty() {
                 return Ok(outcome);
             }
-
-            let effects = plan::effects(&monitors, &fresh, now);
-            recording::update_monitor_states(conn, &effects.updates).await?;
-            recording::add_daily_uptime(conn, &effects.increments).await?;
-            recording::insert_outbox(conn, &effects.events).await?;
-            outcome.events = effects.events;
-            outcome.transitions = effects.transitions;
+            // Every region answered, so none is offline.
+            let applied =
+                rounds::decide_and_apply(conn, &monitors, &fresh, &complete, &HashSet::new(), now)
+                    .await?;
+            outcome.events = applied.events;
+            outcome.transitions = applied.transitions;
+            outcome.rounds_decided = applied.decided;
             Ok(outcome)
         }
         .scope_boxed()

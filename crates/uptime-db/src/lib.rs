@@ -13,6 +13,7 @@ pub mod quotas;
 pub mod recording;
 pub mod results;
 pub mod retention;
+pub mod rounds;
 pub mod rounds_read;
 pub mod schedule;
 pub mod schema;

@@ -115,6 +115,24 @@ pub async fn insert_results(
     conn: &mut AsyncPgConnection,
     results: &[NewCheckResult],
 ) -> DbResult<Vec<Uuid>> {
+    insert_placed_results(conn, results, &[]).await
+}
+
+/// Where a result was checked: its region and round (`None`: a result from
+/// before regions, or a heartbeat).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResultPlace {
+    pub region: Option<String>,
+    pub round_id: Option<Uuid>,
+}
+
+/// [`insert_results`], with each result's region and round: `places[i]` is
+/// `results[i]`'s (missing entries: NULL).
+pub async fn insert_placed_results(
+    conn: &mut AsyncPgConnection,
+    results: &[NewCheckResult],
+    places: &[ResultPlace],
+) -> DbResult<Vec<Uuid>> {
     if results.is_empty() {
         return Ok(Vec::new());
     }
@@ -131,14 +149,18 @@ pub async fn insert_results(
     let reporters: Vec<String> = results.iter().map(|r| r.reporter.clone()).collect();
     let versions: Vec<Option<i64>> = results.iter().map(|r| r.definition_version).collect();
     let slots: Vec<DateTime<Utc>> = results.iter().map(NewCheckResult::slot_at).collect();
+    let place = |i: usize| places.get(i).cloned().unwrap_or_default();
+    let regions: Vec<Option<String>> = (0..results.len()).map(|i| place(i).region).collect();
+    let rounds: Vec<Option<Uuid>> = (0..results.len()).map(|i| place(i).round_id).collect();
 
     let inserted: Vec<InsertedCheck> = diesel::sql_query(
         "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \
              latency_ms, http_status, error, ssl_expires_at, reporter, definition_version, \
-             slot_at) \
+             slot_at, region, round_id) \
          SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::text[], \
              $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], \
-             $10::timestamptz[], $11::text[], $12::bigint[], $13::timestamptz[]) \
+             $10::timestamptz[], $11::text[], $12::bigint[], $13::timestamptz[], \
+             $14::text[], $15::uuid[]) \
          ON CONFLICT (check_id, slot_at) DO NOTHING \
          RETURNING check_id",
     )
@@ -155,6 +177,8 @@ pub async fn insert_results(
     .bind::<Array<Text>, _>(reporters)
     .bind::<Array<Nullable<BigInt>>, _>(versions)
     .bind::<Array<Timestamptz>, _>(slots)
+    .bind::<Array<Nullable<Text>>, _>(regions)
+    .bind::<Array<Nullable<diesel::sql_types::Uuid>>, _>(rounds)
     .load(conn)
     .await?;
     Ok(inserted.into_iter().map(|r| r.check_id).collect())

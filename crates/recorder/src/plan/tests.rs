@@ -163,17 +163,28 @@ fn events_go_out_in_both_versions_unless_version_one_cannot_carry_the_kind() {
     };
     assert_eq!(
         subjects_of(1),
-        [StateChangedV2::SUBJECT, StateChangedV1::SUBJECT]
+        [
+            StateChangedV3::SUBJECT,
+            StateChangedV2::SUBJECT,
+            StateChangedV1::SUBJECT
+        ]
     );
-    assert_eq!(subjects_of(2), [StateChangedV2::SUBJECT]);
-    // One event, two messages: the same event_id, distinct message ids.
-    let http_rows: Vec<_> = fx.events.iter().filter(|e| e.monitor_id == 1).collect();
     assert_eq!(
-        http_rows[0].payload["event_id"],
-        http_rows[1].payload["event_id"]
+        subjects_of(2),
+        [StateChangedV3::SUBJECT, StateChangedV2::SUBJECT]
     );
-    assert_ne!(http_rows[0].id, http_rows[1].id);
-    assert_eq!(http_rows[1].payload["monitor"]["kind"], "http");
+    // One event, three messages: the same event_id, distinct message ids.
+    let http_rows: Vec<_> = fx.events.iter().filter(|e| e.monitor_id == 1).collect();
+    for row in &http_rows[1..] {
+        assert_eq!(http_rows[0].payload["event_id"], row.payload["event_id"]);
+    }
+    let ids: std::collections::HashSet<Uuid> = http_rows.iter().map(|e| e.id).collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(http_rows[2].payload["monitor"]["kind"], "http");
+    assert!(
+        http_rows[0].payload.get("round").is_none(),
+        "a single-region change has no round"
+    );
     let tcp_row = fx.events.iter().find(|e| e.monitor_id == 2).unwrap();
     assert_eq!(tcp_row.payload["monitor"]["kind"], "tcp");
 }

@@ -4,3 +4,4 @@
 mod common;
 mod recording;
 mod recovery;
+mod rounds;

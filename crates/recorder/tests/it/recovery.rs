@@ -87,8 +87,8 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
         .await
         .unwrap();
     assert_eq!(committed.inserted, 20);
-    // pending→up, up→down, each as state-changed v2 and v1.
-    assert_eq!(committed.events.len(), 4, "{:?}", committed.events);
+    // pending→up, up→down, each as state-changed v3, v2 and v1.
+    assert_eq!(committed.events.len(), 6, "{:?}", committed.events);
 
     // The replacement gets every message again once the ack wait runs out.
     h.start_recorder().await;

@@ -72,7 +72,14 @@ impl Harness {
     }
 
     pub async fn start_recorder(&mut self) {
-        let rec = recorder::Recorder::build(self.settings())
+        self.start_recorder_with(|_| {}).await;
+    }
+
+    /// Starts a recorder with `tweak`ed settings.
+    pub async fn start_recorder_with(&mut self, tweak: impl FnOnce(&mut RecorderSettings)) {
+        let mut settings = self.settings();
+        tweak(&mut settings);
+        let rec = recorder::Recorder::build(settings)
             .await
             .expect("build recorder");
         let addr = rec.ops_addr();
