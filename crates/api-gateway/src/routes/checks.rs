@@ -8,19 +8,17 @@ use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV3, CheckSpecV2, Trigger};
+use uptime_contracts::{CheckDueV4, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 mod cursor;
 pub mod results;
-pub mod rounds;
 pub use cursor::RESULTS_CURSOR_PATTERN;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/monitors/{id}/check").post(check_now))
         .service(web::resource("/monitors/{id}/results").get(results::results))
-        .service(web::resource("/monitors/{id}/rounds").get(rounds::rounds))
         .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
 }
 
@@ -29,11 +27,14 @@ pub struct CheckQueued {
     /// Always `queued`.
     #[schema(example = "queued")]
     pub status: &'static str,
-    /// The id the check's result will carry in the results endpoint.
+    /// The id of the check's round: for a monitor checked from one region,
+    /// the id its result carries in the results endpoint; from several, the
+    /// `round_id` of each region's result.
     pub check_id: Uuid,
 }
 
-/// Run a check of the monitor now. The check goes straight to the checkers;
+/// Run a check of the monitor now: a round of one check per region the
+/// monitor is checked from. The checks go straight to the checkers;
 /// its result appears in the results endpoint with `trigger` `manual`. Paused
 /// monitors can be checked this way too (the request is explicit); their
 /// status does not change. Heartbeat monitors are checked by their pings and
@@ -56,36 +57,28 @@ pub async fn check_now(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
+    // The round's id; the in-flight slot is per round, not per region.
     let check_id = Uuid::new_v4();
     let window = std::time::Duration::from_secs(state.settings.manual_checks.in_flight_secs);
     // One connection for both: the monitor, then its in-flight slot.
-    let (monitor, spec, holder) = {
+    let (monitor, round) = {
         let mut conn = state.conn().await?;
         let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
             .await?
             .ok_or(ApiError::NotFound)?;
-        let spec = spec_of(&monitor)?;
+        let round = round_of(&monitor, &state.settings.regions, check_id)?;
         let holder =
             uptime_db::manual_checks::claim(&mut conn, monitor.id, check_id, window).await?;
-        (monitor, spec, holder)
+        if holder != check_id {
+            metrics::counter!("manual_checks_coalesced_total").increment(1);
+            return Ok(HttpResponse::Accepted().json(CheckQueued {
+                status: "queued",
+                check_id: holder,
+            }));
+        }
+        (monitor, round)
     };
-    if holder != check_id {
-        metrics::counter!("manual_checks_coalesced_total").increment(1);
-        return Ok(HttpResponse::Accepted().json(CheckQueued {
-            status: "queued",
-            check_id: holder,
-        }));
-    }
-    let due = CheckDueV3 {
-        check_id,
-        monitor_id: monitor.id,
-        definition_version: monitor.definition_version,
-        interval_secs: u32::try_from(monitor.interval_secs).unwrap_or(1).max(1),
-        trigger: Trigger::Manual,
-        due_at: Utc::now(),
-        spec,
-    };
-    if let Err(error) = state.publish(&due.check_id.to_string(), &due).await {
+    if let Err(error) = publish_round(&state, &round).await {
         // Not queued after all: free the slot so the next request can try.
         if let Ok(mut conn) = state.conn().await {
             let _ = uptime_db::manual_checks::release(&mut conn, monitor.id, check_id).await;
@@ -95,15 +88,49 @@ pub async fn check_now(
     metrics::counter!("manual_checks_total").increment(1);
     Ok(HttpResponse::Accepted().json(CheckQueued {
         status: "queued",
-        check_id: due.check_id,
+        check_id,
     }))
 }
 
-/// What a checker needs, from the monitor's current definition: the one
-/// row-to-spec function the scheduler uses too. A heartbeat monitor is 409;
+/// Publishes every region's check of `round` on its region's subject (all
+/// handed to the client before any acknowledgement is awaited), then waits
+/// for every acknowledgement; 503 if NATS does not give them. A retry of a
+/// publish that did land is harmless: each carries its check id as
+/// `Nats-Msg-Id`.
+async fn publish_round(state: &AppState, round: &[CheckDueV4]) -> Result<(), ApiError> {
+    let unavailable = |subject: &str, e: &dyn std::fmt::Display| {
+        ApiError::Unavailable(format!("publishing to {subject}: {e}"))
+    };
+    let mut acks = Vec::with_capacity(round.len());
+    for due in round {
+        let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());
+        let ack = uptime_contracts::bus::publish_on(&state.js, due.subject(), headers, due)
+            .await
+            .map_err(|e| unavailable(&due.subject(), &e))?;
+        acks.push((due, ack));
+    }
+    for (due, ack) in acks {
+        ack.await.map_err(|e| unavailable(&due.subject(), &e))?;
+    }
+    Ok(())
+}
+
+/// The round's checks, from the monitor's current definition: the one
+/// row-to-round function the scheduler uses too. A heartbeat monitor is 409;
 /// any other refusal is a row the API would never have written, so a bug (500).
-fn spec_of(monitor: &uptime_db::models::Monitor) -> Result<CheckSpecV2, ApiError> {
-    uptime_db::monitors::check_spec(monitor).map_err(|error| match error {
+fn round_of(
+    monitor: &uptime_db::models::Monitor,
+    regions: &uptime_config::RegionsSettings,
+    round_id: Uuid,
+) -> Result<Vec<CheckDueV4>, ApiError> {
+    let round = uptime_db::monitors::RoundOf {
+        round_id,
+        trigger: Trigger::Manual,
+        due_at: Utc::now(),
+        definition_version: monitor.definition_version,
+        interval_secs: u32::try_from(monitor.interval_secs).unwrap_or(1).max(1),
+    };
+    uptime_db::monitors::round_checks(monitor, regions, round).map_err(|error| match error {
         uptime_db::monitors::SpecError::Heartbeat => {
             ApiError::Conflict("heartbeat monitors are checked by pings")
         }

@@ -5,7 +5,7 @@ use crate::common::spawn_app;
 use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV3, Message};
+use uptime_contracts::{streams, CheckDueV4};
 
 #[tokio::test]
 async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
@@ -34,10 +34,13 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     let queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
     assert_eq!(queued.len(), 1, "{queued:?}");
     let (subject, msg_id, payload) = &queued[0];
-    assert_eq!(subject, CheckDueV3::SUBJECT);
+    // A monitor naming no regions: a round of one, in the default region.
+    assert_eq!(subject, "uptime.checks.due.v4.default");
     assert_eq!(msg_id.as_deref(), Some(check_id.as_str()));
-    let due: CheckDueV3 = serde_json::from_value(payload.clone()).unwrap();
+    let due: CheckDueV4 = serde_json::from_value(payload.clone()).unwrap();
     assert_eq!(due.check_id.to_string(), check_id);
+    assert_eq!(due.round_id.to_string(), check_id);
+    assert_eq!(due.region, "default");
     assert_eq!(due.monitor_id, monitor.id);
     assert_eq!(due.trigger.as_str(), "manual");
     assert_eq!(due.definition_version, monitor.definition_version);
@@ -50,6 +53,78 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     assert_eq!(
         due.spec.keyword_type.map(|k| k.as_str()),
         Some("not_contains")
+    );
+}
+
+#[tokio::test]
+async fn a_manual_check_of_a_two_region_monitor_queues_a_round_of_two() {
+    let app = crate::common::spawn_app_with(|s| {
+        s.regions.known = vec!["default".into(), "eu".into(), "us".into()];
+    })
+    .await;
+    let (user_id, key) = app.new_user("ops").await;
+    let monitor = insert_monitor(&app.state.pool, user_id, |_| {}).await;
+    {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use uptime_db::schema::monitors;
+        let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+        diesel::update(monitors::table.find(monitor.id))
+            .set(monitors::regions.eq(Some(vec!["eu".to_string(), "us".to_string()])))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    let (status, body) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/monitors/{}/check", monitor.id),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let round_id = body["check_id"].as_str().expect("check_id").to_string();
+
+    let mut queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
+    queued.sort_by(|a, b| a.0.cmp(&b.0));
+    let subjects: Vec<&str> = queued.iter().map(|(s, _, _)| s.as_str()).collect();
+    assert_eq!(
+        subjects,
+        ["uptime.checks.due.v4.eu", "uptime.checks.due.v4.us"]
+    );
+    let dues: Vec<CheckDueV4> = queued
+        .iter()
+        .map(|(_, _, payload)| serde_json::from_value(payload.clone()).unwrap())
+        .collect();
+    for ((_, msg_id, _), due) in queued.iter().zip(&dues) {
+        assert_eq!(due.round_id.to_string(), round_id, "one round");
+        assert_eq!(msg_id.as_deref(), Some(due.check_id.to_string().as_str()));
+        assert_eq!(due.trigger.as_str(), "manual");
+        assert_eq!(
+            due.check_id,
+            uptime_contracts::check_id_in_round(due.round_id, &due.region, 2)
+        );
+    }
+    assert_ne!(dues[0].check_id, dues[1].check_id);
+
+    // A second request while the round is in flight queues nothing more and
+    // names the same round.
+    let (status, again) = app
+        .call(
+            Method::POST,
+            &format!("/api/v1/monitors/{}/check", monitor.id),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    assert_eq!(again["check_id"].as_str(), Some(round_id.as_str()));
+    assert_eq!(
+        stream_messages(&app.state.js, streams::CHECKS_STREAM)
+            .await
+            .len(),
+        2
     );
 }
 

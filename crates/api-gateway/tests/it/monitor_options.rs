@@ -7,7 +7,7 @@ use crate::common::{spawn_app, TestApp};
 use crate::monitor_kinds::{assert_invalid, create, patch, stored, with, MONITORS};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV3, HttpMethod};
+use uptime_contracts::{streams, CheckDueV4, HttpMethod};
 
 const SECRET: &str = "s3cr3t-Pa55-w0rd";
 
@@ -135,7 +135,7 @@ async fn queued_password(app: &TestApp, key: &str, id: &Value) -> Option<String>
         .rev()
         .find(|(_, _, p)| p["monitor_id"] == *id)
         .expect("a due check of the monitor");
-    let due: CheckDueV3 = serde_json::from_value(payload.clone()).unwrap();
+    let due: CheckDueV4 = serde_json::from_value(payload.clone()).unwrap();
     let http = due.spec.options.http.expect("the request");
     assert_eq!(http.method, HttpMethod::Get);
     http.basic_auth.expect("basic auth").password
