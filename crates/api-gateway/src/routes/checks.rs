@@ -14,11 +14,13 @@ use uuid::Uuid;
 
 mod cursor;
 pub mod results;
+pub mod rounds;
 pub use cursor::RESULTS_CURSOR_PATTERN;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/monitors/{id}/check").post(check_now))
         .service(web::resource("/monitors/{id}/results").get(results::results))
+        .service(web::resource("/monitors/{id}/rounds").get(rounds::rounds))
         .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
 }
 
