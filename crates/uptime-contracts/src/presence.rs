@@ -190,22 +190,29 @@ pub async fn withdraw(
 /// Every live checker, ordered by region and instance id. Deleted and
 /// expired entries are not live; an entry that is not a
 /// [`CheckerPresenceV1`] (someone's hand-made key) is skipped with a warning.
+///
+/// The keys come from the stream's per-subject counts, then each entry is
+/// read directly. (The client's `keys()` listing follows an ordered consumer
+/// that waits for as many messages as were pending when it started: an
+/// entry expiring meanwhile left it waiting forever.)
 pub async fn live(store: &kv::Store) -> Result<Vec<CheckerPresenceV1>, PresenceError> {
-    let keys: Vec<String> = store
-        .keys()
+    let list_error = |e: &dyn std::fmt::Display| PresenceError::List(e.to_string());
+    let subjects: Vec<(String, usize)> = store
+        .stream
+        .info_with_subjects(format!("{}>", store.prefix))
         .await
-        .map_err(|e| PresenceError::List(e.to_string()))?
+        .map_err(|e| list_error(&e))?
         .try_collect()
         .await
-        .map_err(|e| PresenceError::List(e.to_string()))?;
-    let mut live = Vec::with_capacity(keys.len());
-    for key in keys {
-        // Gone between listing and reading (withdrawn or expired): not live.
-        let Some(value) = store
-            .get(key.as_str())
-            .await
-            .map_err(|e| PresenceError::List(e.to_string()))?
-        else {
+        .map_err(|e| list_error(&e))?;
+    let mut live = Vec::with_capacity(subjects.len());
+    for (subject, _) in subjects {
+        let Some(key) = subject.strip_prefix(store.prefix.as_str()) else {
+            continue;
+        };
+        // None: a delete or purge marker, or gone since the listing
+        // (withdrawn or expired). Not live either way.
+        let Some(value) = store.get(key).await.map_err(|e| list_error(&e))? else {
             continue;
         };
         match serde_json::from_slice::<CheckerPresenceV1>(&value) {
