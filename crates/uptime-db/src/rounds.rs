@@ -213,35 +213,43 @@ pub async fn mark_decided(
     .await?)
 }
 
-/// Retention: deletes up to `limit` rounds decided before `decided_before`
-/// or still undecided and created before `open_before`; returns how many.
+/// Retention: deletes up to `limit` rounds decided before `decided_before`,
+/// then, while under `limit`, rounds still undecided and created before
+/// `open_before` (`None`: none); returns how many went (at most `limit`).
 pub async fn delete_old_rounds(
     conn: &mut AsyncPgConnection,
     decided_before: DateTime<Utc>,
-    open_before: DateTime<Utc>,
+    open_before: Option<DateTime<Utc>>,
     limit: i64,
 ) -> DbResult<u64> {
-    // Two index scans (check_rounds_decided_idx, check_rounds_undecided_idx
-    // is on the deadline, which is a little after creation); the rows found
-    // are handed over as an array so the DELETE is key lookups, and locked
-    // rows (a round being decided) are skipped.
-    let n = diesel::sql_query(
+    // Each finds its rows through a partial index (check_rounds_decided_idx;
+    // check_rounds_undecided_idx is on the deadline, a little after
+    // creation) and hands them over as an array, so the DELETE is key
+    // lookups; a round locked right now (being decided) is skipped.
+    let decided = diesel::sql_query(
         "DELETE FROM check_rounds WHERE round_id = ANY (ARRAY( \
-             (SELECT round_id FROM check_rounds \
-                 WHERE decided_at IS NOT NULL AND decided_at < $1 \
-                 LIMIT $3 FOR UPDATE SKIP LOCKED) \
-             UNION ALL \
-             (SELECT round_id FROM check_rounds \
-                 WHERE decided_at IS NULL AND deadline_at < $2 AND created_at < $2 \
-                 LIMIT $3 FOR UPDATE SKIP LOCKED) \
-             LIMIT $3)) \
-         AND ((decided_at IS NOT NULL AND decided_at < $1) \
-              OR (decided_at IS NULL AND created_at < $2))",
+             SELECT round_id FROM check_rounds \
+             WHERE decided_at IS NOT NULL AND decided_at < $1 \
+             LIMIT $2 FOR UPDATE SKIP LOCKED)) \
+         AND decided_at IS NOT NULL AND decided_at < $1",
     )
     .bind::<Timestamptz, _>(decided_before)
-    .bind::<Timestamptz, _>(open_before)
     .bind::<BigInt, _>(limit)
     .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await? as i64;
+    let Some(open_before) = open_before.filter(|_| decided < limit) else {
+        return Ok(decided as u64);
+    };
+    let open = diesel::sql_query(
+        "DELETE FROM check_rounds WHERE round_id = ANY (ARRAY( \
+             SELECT round_id FROM check_rounds \
+             WHERE decided_at IS NULL AND deadline_at < $1 AND created_at < $1 \
+             LIMIT $2 FOR UPDATE SKIP LOCKED)) \
+         AND decided_at IS NULL AND created_at < $1",
+    )
+    .bind::<Timestamptz, _>(open_before)
+    .bind::<BigInt, _>(limit - decided)
+    .execute(conn)
+    .await? as i64;
+    Ok((decided + open) as u64)
 }

@@ -8,6 +8,7 @@
 //! | verification tokens | clears `alert_contacts.verification_token_sha256` (the contact stays) | `verification_token_hours` from issue |
 //! | rollups | `daily_uptime` rows | `rollups_days` |
 //! | revoked API keys | `api_keys` rows revoked | `revoked_api_keys_days` from revocation |
+//! | rounds | decided `check_rounds`; undecided ones (a round nobody decided) | `results_days` from decision; `open_rounds_hours` from creation |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -32,11 +33,12 @@ pub struct PruneReport {
     pub verification_tokens: u64,
     pub daily_uptime: u64,
     pub api_keys: u64,
+    pub check_rounds: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 6] {
+    pub fn by_table(&self) -> [(&'static str, u64); 7] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -44,6 +46,7 @@ impl PruneReport {
             ("verification_tokens", self.verification_tokens),
             ("daily_uptime", self.daily_uptime),
             ("api_keys", self.api_keys),
+            ("check_rounds", self.check_rounds),
         ]
     }
 
@@ -84,6 +87,11 @@ pub async fn prune(
         cutoff(now, hours(settings.verification_token_hours)).map(Step::VerificationTokens),
         first_day_kept(now, settings.rollups_days).map(Step::Rollups),
         cutoff(now, days(settings.revoked_api_keys_days)).map(Step::RevokedApiKeys),
+        // Decided rounds live as long as their results; an undecided one
+        // past `open_rounds_hours` was never going to be decided (its
+        // monitor's regions changed, a sweeper long gone).
+        cutoff(now, days(settings.results_days))
+            .map(|decided| Step::Rounds(decided, cutoff(now, hours(settings.open_rounds_hours)))),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -100,6 +108,7 @@ pub async fn prune(
             Step::VerificationTokens(_) => report.verification_tokens = removed.rows,
             Step::Rollups(_) => report.daily_uptime = removed.rows,
             Step::RevokedApiKeys(_) => report.api_keys = removed.rows,
+            Step::Rounds(..) => report.check_rounds = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -136,6 +145,8 @@ enum Step {
     VerificationTokens(DateTime<Utc>),
     Rollups(NaiveDate),
     RevokedApiKeys(DateTime<Utc>),
+    /// (decided before, undecided and created before; `None`: kept).
+    Rounds(DateTime<Utc>, Option<DateTime<Utc>>),
 }
 
 impl Step {
@@ -146,6 +157,7 @@ impl Step {
             Step::VerificationTokens(_) => "verification_tokens",
             Step::Rollups(_) => "rollups",
             Step::RevokedApiKeys(_) => "revoked_api_keys",
+            Step::Rounds(..) => "rounds",
         }
     }
 
@@ -167,6 +179,10 @@ impl Step {
             Step::RevokedApiKeys(before) => {
                 (sql::delete_revoked_api_keys(conn, before, limit).await?, 0)
             }
+            Step::Rounds(decided, open) => (
+                uptime_db::rounds::delete_old_rounds(conn, decided, open, limit).await?,
+                0,
+            ),
         })
     }
 }

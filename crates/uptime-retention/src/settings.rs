@@ -2,7 +2,7 @@
 //! (`UPTIME_RETENTION__RESULTS_DAYS`, ...). The recorder runs retention.
 //!
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
-//! `verification_token_hours`, `revoked_api_keys_days`) zero means "never
+//! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`) zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -28,6 +28,10 @@ pub struct RetentionSettings {
     pub verification_token_hours: u32,
     /// Revoked API keys are kept this many days after their revocation.
     pub revoked_api_keys_days: u32,
+    /// A round of several regions still undecided this many hours after it
+    /// was created is removed (decided rounds go with the results, after
+    /// `results_days`).
+    pub open_rounds_hours: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -44,6 +48,7 @@ impl Default for RetentionSettings {
             outbox_hours: 24,
             verification_token_hours: 7 * 24,
             revoked_api_keys_days: 30,
+            open_rounds_hours: 24,
             interval_secs: 300,
             batch_size: 1000,
         }

@@ -175,6 +175,30 @@ pub mod seed {
         .id
     }
 
+    /// A round of three regions created at `created_at`, decided at `decided_at`.
+    pub async fn round(
+        conn: &mut AsyncPgConnection,
+        monitor_id: i64,
+        created_at: DateTime<Utc>,
+        decided_at: Option<DateTime<Utc>>,
+    ) -> Uuid {
+        let id = Uuid::new_v4();
+        diesel::sql_query(
+            "INSERT INTO check_rounds (round_id, monitor_id, definition_version, trigger, due_at,
+                                       deadline_at, regions, quorum, created_at, decided_at, verdict)
+             VALUES ($1, $2, 1, 'scheduled', $3, $3 + interval '15 seconds', '{eu,us,ap}', 2,
+                     $3, $4, CASE WHEN $4 IS NULL THEN NULL ELSE 'up' END)",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<BigInt, _>(monitor_id)
+        .bind::<Timestamptz, _>(created_at)
+        .bind::<Nullable<Timestamptz>, _>(decided_at)
+        .execute(conn)
+        .await
+        .unwrap();
+        id
+    }
+
     pub async fn rollup(conn: &mut AsyncPgConnection, monitor_id: i64, day: NaiveDate) {
         diesel::sql_query(
             "INSERT INTO daily_uptime (monitor_id, day, total_checks, up_checks)
@@ -346,6 +370,47 @@ async fn revoked_api_keys_go_after_their_retention_and_live_ones_stay() {
     assert_eq!(count(&mut conn, &left(long_revoked)).await, 0);
     assert_eq!(count(&mut conn, &left(just_revoked)).await, 1);
     assert_eq!(count(&mut conn, &left(live)).await, 1);
+}
+
+#[tokio::test]
+async fn decided_rounds_go_with_the_results_and_abandoned_open_ones_after_a_day() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let user = seed::user(&mut conn).await;
+    let monitor = seed::monitor(&mut conn, user).await;
+    for _ in 0..5 {
+        seed::round(&mut conn, monitor, days_ago(95), Some(days_ago(91))).await;
+    }
+    let kept_decided = seed::round(&mut conn, monitor, days_ago(89), Some(days_ago(89))).await;
+    seed::round(&mut conn, monitor, hours_ago(30), None).await;
+    let kept_open = seed::round(&mut conn, monitor, hours_ago(1), None).await;
+    let settings = RetentionSettings {
+        batch_size: 2,
+        ..RetentionSettings::default()
+    };
+
+    let out = prune_now(&db, &settings).await;
+
+    assert_eq!(
+        out.report,
+        PruneReport {
+            check_rounds: 6,
+            ..PruneReport::default()
+        }
+    );
+    let left = seed::count(&mut conn, "check_rounds").await;
+    assert_eq!(left, 2);
+    for kept in [kept_decided, kept_open] {
+        let sql = format!("check_rounds WHERE round_id = '{kept}'");
+        assert_eq!(seed::count(&mut conn, &sql).await, 1, "{kept}");
+    }
+    // A zero age keeps open rounds forever.
+    seed::round(&mut conn, monitor, days_ago(30), None).await;
+    let settings = RetentionSettings {
+        open_rounds_hours: 0,
+        ..RetentionSettings::default()
+    };
+    assert_eq!(prune_now(&db, &settings).await.report.check_rounds, 0);
 }
 
 #[tokio::test]
