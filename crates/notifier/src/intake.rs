@@ -1,4 +1,5 @@
-//! Events in: each `StateChangedV2` / `SslExpiringV2` (or version 1) becomes one pending
+//! Events in: each `StateChangedV3` / `StateChangedV2` / `SslExpiringV2` (or
+//! version 1) becomes one pending
 //! delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
@@ -22,6 +23,13 @@
 //!   an alert lost, and the error may be the database's (a broken
 //!   migration), not the event's.
 //!
+//! Versions: the recorder publishes a status change as version 3 (with the
+//! round of a monitor checked from several regions) and, beside it under the
+//! same `event_id`, as versions 2 and 1, in that order. Deliveries are
+//! unique per `(event_id, contact)`, so the first one stored wins: version
+//! 3's, whose payload names the regions. Versions 2 and 1 alone (an older
+//! recorder) still alert.
+//!
 //! Order: batches are handled one after another, and within a batch
 //! deliveries are numbered in stream order (`seq`, the order the worker sends
 //! a contact's deliveries in), so one monitor's events reach each contact in
@@ -36,6 +44,7 @@ use uptime_alerts::AlertEvent;
 use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
 use uptime_contracts::{
     subjects, Message as _, SslExpiringV1, SslExpiringV2, StateChangedV1, StateChangedV2,
+    StateChangedV3,
 };
 use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
@@ -62,6 +71,11 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, Undecodab
         reason,
     };
     match subject {
+        subjects::STATE_CHANGED_V3 => {
+            let event =
+                StateChangedV3::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
+            Ok(AlertEvent::from_state_change_v3(&event))
+        }
         subjects::STATE_CHANGED_V2 => {
             let event =
                 StateChangedV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
@@ -329,5 +343,71 @@ mod tests {
         assert_eq!(to_store(&alert).unwrap().event_type, "monitor.down");
         // The version-1 decoder cannot read it: the subject decides.
         assert!(decode(subjects::STATE_CHANGED_V1, &event.to_bytes()).is_err());
+    }
+
+    #[test]
+    fn version_three_carries_the_round_into_the_alert() {
+        use uptime_contracts::{RegionOutcomeV1, RegionSeen, RoundV1};
+        let v2 = StateChangedV2::from(change(MonitorStatus::Up, MonitorStatus::Down));
+        let region = |name: &str, seen, error: Option<&str>| RegionOutcomeV1 {
+            region: name.into(),
+            seen,
+            check_id: Some(Uuid::new_v4()),
+            latency_ms: Some(40),
+            http_status: None,
+            error: error.map(String::from),
+        };
+        let event = StateChangedV3 {
+            event_id: v2.event_id,
+            monitor: v2.monitor,
+            previous_status: v2.previous_status,
+            status: v2.status,
+            occurred_at: v2.occurred_at,
+            previous_since: v2.previous_since,
+            consecutive_failures: v2.consecutive_failures,
+            check: v2.check,
+            round: Some(RoundV1 {
+                round_id: Uuid::new_v4(),
+                quorum: 2,
+                regions: vec![
+                    region("eu", RegionSeen::Failed, Some("connection refused")),
+                    region("us", RegionSeen::Failed, Some("timed out after 5 s")),
+                    region("ap", RegionSeen::Passed, None),
+                ],
+                note: None,
+            }),
+        };
+        let alert = decode(subjects::STATE_CHANGED_V3, &event.to_bytes())
+            .unwrap()
+            .expect("an alert");
+        let row = to_store(&alert).expect("about a monitor");
+        assert_eq!(row.event_id, event.event_id);
+        assert_eq!(row.event_type, "monitor.down");
+        let payload: serde_json::Value = serde_json::from_str(&row.payload).unwrap();
+        let regions: Vec<(&str, &str)> = payload["round"]["regions"]
+            .as_array()
+            .expect("the round in the payload")
+            .iter()
+            .map(|r| (r["region"].as_str().unwrap(), r["seen"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            regions,
+            [("eu", "failed"), ("us", "failed"), ("ap", "passed")]
+        );
+        assert_eq!(payload["round"]["quorum"], 2);
+        assert_eq!(
+            payload["round"]["regions"][0]["error"],
+            "connection refused"
+        );
+
+        // Without a round (one region): no `round` in the payload.
+        let single = StateChangedV3 {
+            round: None,
+            ..event
+        };
+        let alert = decode(subjects::STATE_CHANGED_V3, &single.to_bytes())
+            .unwrap()
+            .expect("an alert");
+        assert!(alert.to_json().get("round").is_none());
     }
 }

@@ -85,6 +85,10 @@ impl Notifier {
                     subjects::SSL_EXPIRING_V1.to_string(),
                     subjects::STATE_CHANGED_V2.to_string(),
                     subjects::SSL_EXPIRING_V2.to_string(),
+                    // With the round of a monitor checked from several
+                    // regions; published first, so its payload is the one
+                    // stored (deliveries are unique per event and contact).
+                    subjects::STATE_CHANGED_V3.to_string(),
                 ],
                 ..streams::durable_pull(
                     streams::NOTIFIER_CONSUMER,

@@ -5,7 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
-use uptime_contracts::{MonitorRefV2, SslExpiringV2, StateChangedV2};
+use uptime_contracts::{
+    MonitorRefV2, RegionOutcomeV1, RegionSeen, RoundV1, SslExpiringV2, StateChangedV2,
+    StateChangedV3,
+};
 use uuid::Uuid;
 
 /// The `event` of an alert.
@@ -69,8 +72,60 @@ pub struct CheckInfo {
     pub error: Option<String>,
 }
 
+/// The round of several regions that changed a monitor's status: how many
+/// failing regions make it fail, what each region saw, and why it was
+/// decided so when that needs saying.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundInfo {
+    pub round_id: Uuid,
+    pub quorum: u32,
+    pub regions: Vec<RegionInfo>,
+    pub note: Option<String>,
+}
+
+/// What one region saw in a round. Every field is present (null when
+/// unknown), like [`CheckInfo`]'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionInfo {
+    pub region: String,
+    /// `passed`, `failed`, `no_answer` (live checkers, no result by the
+    /// deadline) or `offline` (no live checker: not counted).
+    pub seen: RegionSeen,
+    pub check_id: Option<Uuid>,
+    pub latency_ms: Option<u32>,
+    pub http_status: Option<u16>,
+    pub error: Option<String>,
+}
+
+impl From<&RegionOutcomeV1> for RegionInfo {
+    fn from(r: &RegionOutcomeV1) -> Self {
+        Self {
+            region: r.region.clone(),
+            seen: r.seen,
+            check_id: r.check_id,
+            latency_ms: r.latency_ms,
+            http_status: r.http_status,
+            error: r.error.clone(),
+        }
+    }
+}
+
+impl From<&RoundV1> for RoundInfo {
+    fn from(r: &RoundV1) -> Self {
+        Self {
+            round_id: r.round_id,
+            quorum: r.quorum,
+            regions: r.regions.iter().map(Into::into).collect(),
+            note: r.note.clone(),
+        }
+    }
+}
+
 /// An alert: the JSON body of a webhook delivery.
 ///
+/// - `round` (monitors checked from several regions only; absent
+///   otherwise): the round that changed the status, with what each region
+///   saw.
 /// - `monitor.*` events: `previous_status` → `status` at `occurred_at`;
 ///   `previous_since` is when the monitor entered `previous_status`.
 /// - `ssl.expiring`: adds `ssl_expires_at`, `days_left` and `warn_days`;
@@ -96,6 +151,8 @@ pub struct AlertEvent {
     pub warn_days: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<RoundInfo>,
 }
 
 impl From<&MonitorRefV2> for MonitorInfo {
@@ -139,6 +196,26 @@ impl AlertEvent {
             days_left: None,
             warn_days: None,
             message: None,
+            round: None,
+        })
+    }
+
+    /// The alert for a status change with its round (version 3); `None`
+    /// for a change to `pending`.
+    pub fn from_state_change_v3(e: &StateChangedV3) -> Option<Self> {
+        let v2 = StateChangedV2 {
+            event_id: e.event_id,
+            monitor: e.monitor.clone(),
+            previous_status: e.previous_status,
+            status: e.status,
+            occurred_at: e.occurred_at,
+            previous_since: e.previous_since,
+            consecutive_failures: e.consecutive_failures,
+            check: e.check.clone(),
+        };
+        Some(Self {
+            round: e.round.as_ref().map(Into::into),
+            ..Self::from_state_change(&v2)?
         })
     }
 
@@ -156,6 +233,7 @@ impl AlertEvent {
             days_left: Some(e.days_left),
             warn_days: Some(e.warn_days),
             message: None,
+            round: None,
         }
     }
 
@@ -177,6 +255,7 @@ impl AlertEvent {
                 "This is a test alert. Alerts for your monitors will arrive here like this one."
                     .into(),
             ),
+            round: None,
         }
     }
 

@@ -1,10 +1,16 @@
 //! How an alert reads to people: an email subject and plain-text body, and a
 //! Slack message. Both carry the same facts: what changed, since when, and
-//! the check that caused it.
+//! the check that caused it, and, for monitors checked from several regions,
+//! what each region saw.
+//!
+//! Text from users and targets (monitor names, targets, errors) is inert:
+//! plain text in email, and in Slack escaped (`&`, `<`) so it can neither
+//! mention (`<!channel>`) nor link.
 
-use crate::event::{AlertEvent, CheckInfo, EventType, VerificationRequest};
+use crate::event::{AlertEvent, CheckInfo, EventType, RoundInfo, VerificationRequest};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use uptime_contracts::RegionSeen;
 
 /// An email's subject and plain-text body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +101,90 @@ fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
     if let Some(check) = &event.check {
         lines.extend(check_facts(check));
     }
+    if let Some(round) = &event.round {
+        lines.push(("Regions", bounded(&regions_line(round), MAX_FACT_CHARS)));
+        if let Some(note) = &round.note {
+            lines.push(("Round", bounded(note, MAX_FACT_CHARS)));
+        }
+    }
     lines
+}
+
+/// The longest a fact's value gets (a Slack field holds 2000 characters).
+const MAX_FACT_CHARS: usize = 1900;
+/// The longest error of one region an alert repeats.
+const MAX_REGION_ERROR_CHARS: usize = 200;
+
+/// `text` cut to `max` characters (`…` marking the cut), on one line.
+fn bounded(text: &str, max: usize) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let mut cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// What each region saw, failures first, e.g. `Failed in eu (connection
+/// refused), us (timed out after 5 s); passed in ap (80 ms); quorum 2 of 3`.
+pub fn regions_line(round: &RoundInfo) -> String {
+    let named = |seen: RegionSeen, detail: &dyn Fn(&crate::event::RegionInfo) -> Option<String>| {
+        round
+            .regions
+            .iter()
+            .filter(|r| r.seen == seen)
+            .map(|r| match detail(r) {
+                Some(d) => format!("{} ({d})", r.region),
+                None => r.region.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let failed = named(RegionSeen::Failed, &|r| {
+        r.error
+            .as_deref()
+            .map(|e| bounded(e, MAX_REGION_ERROR_CHARS))
+            .or_else(|| r.http_status.map(|s| format!("HTTP {s}")))
+    });
+    let passed = named(RegionSeen::Passed, &|r| {
+        r.latency_ms.map(|ms| format!("{ms} ms"))
+    });
+    let silent = named(RegionSeen::NoAnswer, &|_| None);
+    let offline = named(RegionSeen::Offline, &|_| None);
+    let mut parts = Vec::new();
+    for (label, regions) in [
+        ("failed in", failed),
+        ("passed in", passed),
+        ("no answer from", silent),
+        ("offline:", offline),
+    ] {
+        if !regions.is_empty() {
+            parts.push(format!("{label} {regions}"));
+        }
+    }
+    parts.push(format!(
+        "quorum {} of {}",
+        round.quorum,
+        round.regions.len()
+    ));
+    let line = parts.join("; ");
+    let mut chars = line.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => line,
+    }
+}
+
+/// Slack's escaping of `&` and `<`: user text shows as written and cannot
+/// mention (`<!channel>`), link or name anyone, since every such sequence
+/// begins with `<`. A lone `>` is left as it is (our `up -> down` reads the
+/// same either way, and it starts nothing).
+fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;")
 }
 
 fn check_facts(check: &CheckInfo) -> Vec<(&'static str, String)> {
@@ -178,14 +267,17 @@ pub fn verification_email(request: &VerificationRequest) -> EmailContent {
 /// The alert as a Slack incoming-webhook message: `text` (the notification
 /// and fallback) plus blocks with the facts.
 pub fn slack(event: &AlertEvent) -> Value {
-    let text = format!("{} {}", headline(event), summary(event));
+    let text = slack_escape(&format!("{} {}", headline(event), summary(event)));
     let fields: Vec<Value> = facts(event)
         .into_iter()
-        .map(|(label, value)| json!({"type": "mrkdwn", "text": format!("*{label}*\n{value}")}))
+        .map(|(label, value)| {
+            json!({"type": "mrkdwn", "text": format!("*{label}*\n{}", slack_escape(&value))})
+        })
         .collect();
     let mut blocks = vec![
+        // Plain text: shown as it is, nothing to escape.
         json!({"type": "header", "text": {"type": "plain_text", "text": headline(event)}}),
-        json!({"type": "section", "text": {"type": "mrkdwn", "text": summary(event)}}),
+        json!({"type": "section", "text": {"type": "mrkdwn", "text": slack_escape(&summary(event))}}),
     ];
     // Slack allows at most 10 fields per section.
     for chunk in fields.chunks(10) {
@@ -208,5 +300,159 @@ mod tests {
         assert_eq!(human_duration(t0, at(2 * 3600 + 5 * 60)), "2h 5m");
         assert_eq!(human_duration(t0, at(3 * 86_400 + 4 * 3600)), "3d 4h");
         assert_eq!(human_duration(at(10), t0), "0s", "never negative");
+    }
+
+    fn down_in_two_of_three(name: &str) -> AlertEvent {
+        use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
+        use uptime_contracts::{MonitorRefV2, RegionOutcomeV1, RoundV1, StateChangedV3};
+        let at = Utc.with_ymd_and_hms(2026, 11, 23, 5, 0, 0).unwrap();
+        let round_id = uuid::Uuid::new_v4();
+        let region = |name: &str, seen, latency_ms, error: Option<&str>| RegionOutcomeV1 {
+            region: name.into(),
+            seen,
+            check_id: Some(uuid::Uuid::new_v4()),
+            latency_ms,
+            http_status: None,
+            error: error.map(String::from),
+        };
+        let event = StateChangedV3 {
+            event_id: uuid::Uuid::new_v4(),
+            monitor: MonitorRefV2 {
+                id: 7,
+                user_id: 1,
+                name: name.into(),
+                kind: MonitorKind::Http,
+                target: Some("https://example.com/?a=1&b=2".into()),
+            },
+            previous_status: MonitorStatus::Up,
+            status: MonitorStatus::Down,
+            occurred_at: at,
+            previous_since: None,
+            consecutive_failures: 2,
+            check: CheckRefV1 {
+                check_id: round_id,
+                trigger: Trigger::Scheduled,
+                checked_at: at,
+                status: MonitorStatus::Down,
+                latency_ms: Some(5000),
+                http_status: None,
+                error: Some("eu: connection refused; us: timed out after 5 s".into()),
+            },
+            round: Some(RoundV1 {
+                round_id,
+                quorum: 2,
+                regions: vec![
+                    region("ap", RegionSeen::Passed, Some(80), None),
+                    region(
+                        "eu",
+                        RegionSeen::Failed,
+                        Some(3),
+                        Some("connection refused"),
+                    ),
+                    region(
+                        "us",
+                        RegionSeen::Failed,
+                        Some(5000),
+                        Some("timed out after 5 s"),
+                    ),
+                ],
+                note: None,
+            }),
+        };
+        AlertEvent::from_state_change_v3(&event).expect("an alert")
+    }
+
+    const EXPECTED_REGIONS: &str =
+        "Failed in eu (connection refused), us (timed out after 5 s); passed in ap (80 ms); quorum 2 of 3";
+
+    #[test]
+    fn the_email_names_the_failing_regions_and_what_each_saw() {
+        let email = email(&down_in_two_of_three("Shop"));
+        assert!(
+            email
+                .body
+                .contains(&format!("Regions: {EXPECTED_REGIONS}\n")),
+            "{}",
+            email.body
+        );
+    }
+
+    #[test]
+    fn slack_names_the_regions_and_keeps_user_text_inert() {
+        let message = slack(&down_in_two_of_three("Shop <!channel> & co"));
+        // Every mrkdwn text: the notification text, the summary, the fields.
+        let mut mrkdwn = vec![message["text"].as_str().unwrap().to_string()];
+        for block in message["blocks"].as_array().unwrap() {
+            if block["text"]["type"] == "mrkdwn" {
+                mrkdwn.push(block["text"]["text"].as_str().unwrap().to_string());
+            }
+            for field in block["fields"].as_array().cloned().unwrap_or_default() {
+                mrkdwn.push(field["text"].as_str().unwrap().to_string());
+            }
+        }
+        assert!(
+            mrkdwn.contains(&format!("*Regions*\n{EXPECTED_REGIONS}")),
+            "{mrkdwn:?}"
+        );
+        for text in &mrkdwn {
+            assert!(!text.contains("<!channel>"), "{text}");
+        }
+        assert!(
+            mrkdwn[1].contains("Shop &lt;!channel> &amp; co"),
+            "{mrkdwn:?}"
+        );
+    }
+
+    #[test]
+    fn the_webhook_carries_the_round_and_single_region_alerts_do_not() {
+        let alert = down_in_two_of_three("Shop");
+        let body = alert.to_json();
+        let regions = body["round"]["regions"].as_array().expect("the round");
+        assert_eq!(body["round"]["quorum"], 2);
+        assert_eq!(regions.len(), 3);
+        assert_eq!(regions[1]["region"], "eu");
+        assert_eq!(regions[1]["seen"], "failed");
+        assert_eq!(regions[1]["error"], "connection refused");
+        assert_eq!(regions[0]["latency_ms"], 80);
+        assert_eq!(
+            regions[0]["http_status"],
+            serde_json::Value::Null,
+            "present"
+        );
+        let back: AlertEvent = serde_json::from_value(body).unwrap();
+        assert_eq!(back, alert, "a stored payload reads back");
+
+        let single = AlertEvent {
+            round: None,
+            ..alert
+        };
+        assert!(single.to_json().get("round").is_none(), "absent, as before");
+        assert!(!email(&single).body.contains("Regions:"));
+    }
+
+    #[test]
+    fn silent_and_offline_regions_and_the_note_are_said() {
+        let mut alert = down_in_two_of_three("Shop");
+        let round = alert.round.as_mut().unwrap();
+        round.regions[0].seen = RegionSeen::Offline;
+        round.regions.push(crate::event::RegionInfo {
+            region: "sa".into(),
+            seen: RegionSeen::NoAnswer,
+            check_id: None,
+            latency_ms: None,
+            http_status: None,
+            error: None,
+        });
+        round.regions[1].error = Some("x".repeat(5000));
+        round.note = Some("quorum 2 needs 2 regions".into());
+        let line = regions_line(alert.round.as_ref().unwrap());
+        assert!(
+            line.ends_with("; no answer from sa; offline: ap; quorum 2 of 4"),
+            "{line}"
+        );
+        assert!(line.len() < 400, "a long error is cut: {line}");
+        assert!(email(&alert)
+            .body
+            .contains("Round: quorum 2 needs 2 regions\n"));
     }
 }

@@ -7,4 +7,5 @@ mod channels;
 mod common;
 mod leases;
 mod ordering;
+mod regions;
 mod reliability;

@@ -1,0 +1,197 @@
+//! A status change of a monitor checked from several regions arrives three
+//! times: version 3 (with the round) first, then versions 2 and 1 under the
+//! same `event_id`. Each contact gets one delivery, and its payload is
+//! version 3's: it names the regions and what each saw.
+
+use crate::common::*;
+use async_nats::jetstream;
+use chrono::{Duration as ChronoDuration, Utc};
+use std::time::Duration;
+use uptime_contracts::messages::{MonitorKindV1, MonitorRefV1, MonitorStatus};
+use uptime_contracts::{
+    streams, Message, RegionOutcomeV1, RegionSeen, RoundV1, StateChangedV1, StateChangedV2,
+    StateChangedV3,
+};
+use uptime_db::models::Monitor;
+use uptime_testkit::receiver::WebhookReceiver;
+use uuid::Uuid;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The three versions of one change of `m` to down, failed in eu and us.
+fn three_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2, StateChangedV1) {
+    let now = Utc::now();
+    let v2 = change(
+        m,
+        MonitorStatus::Up,
+        MonitorStatus::Down,
+        now - ChronoDuration::hours(1),
+        now,
+    );
+    let region = |name: &str, seen, error: Option<&str>| RegionOutcomeV1 {
+        region: name.into(),
+        seen,
+        check_id: Some(Uuid::new_v4()),
+        latency_ms: Some(25),
+        http_status: None,
+        error: error.map(String::from),
+    };
+    let v3 = StateChangedV3 {
+        event_id: v2.event_id,
+        monitor: v2.monitor.clone(),
+        previous_status: v2.previous_status,
+        status: v2.status,
+        occurred_at: v2.occurred_at,
+        previous_since: v2.previous_since,
+        consecutive_failures: v2.consecutive_failures,
+        check: v2.check.clone(),
+        round: Some(RoundV1 {
+            round_id: v2.check.check_id,
+            quorum: 2,
+            regions: vec![
+                region("ap", RegionSeen::Passed, None),
+                region("eu", RegionSeen::Failed, Some("connection refused")),
+                region("us", RegionSeen::Failed, Some("timed out after 5 s")),
+            ],
+            note: None,
+        }),
+    };
+    let v1 = StateChangedV1 {
+        event_id: v2.event_id,
+        monitor: MonitorRefV1 {
+            id: m.id,
+            user_id: m.user_id,
+            name: m.name.clone(),
+            kind: MonitorKindV1::Http,
+            target: m.target.clone(),
+        },
+        previous_status: v2.previous_status,
+        status: v2.status,
+        occurred_at: v2.occurred_at,
+        previous_since: v2.previous_since,
+        consecutive_failures: v2.consecutive_failures,
+        check: v2.check.clone(),
+    };
+    (v3, v2, v1)
+}
+
+/// As the recorder's outbox does: version 2 under the event id, the others
+/// under ids derived from it (so JetStream keeps all three).
+async fn publish_all(
+    world: &World,
+    (v3, v2, v1): &(StateChangedV3, StateChangedV2, StateChangedV1),
+) {
+    let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
+    world
+        .publish_with_id(&derived(StateChangedV3::SUBJECT), v3)
+        .await;
+    world.publish_with_id(&v2.event_id.to_string(), v2).await;
+    world
+        .publish_with_id(&derived(StateChangedV1::SUBJECT), v1)
+        .await;
+}
+
+/// Waits until the notifier has taken and settled every event in the stream.
+async fn drained(world: &World) {
+    let until = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let mut consumer: jetstream::consumer::PullConsumer = world
+            .js
+            .get_stream(streams::EVENTS_STREAM)
+            .await
+            .expect("events stream")
+            .get_consumer(streams::NOTIFIER_CONSUMER)
+            .await
+            .expect("notifier consumer");
+        let info = consumer.info().await.expect("consumer info");
+        if info.num_pending == 0 && info.num_ack_pending == 0 {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < until, "events not taken");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn assert_names_the_regions(payload: &serde_json::Value) {
+    let regions: Vec<(&str, &str, Option<&str>)> = payload["round"]["regions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no round in {payload}"))
+        .iter()
+        .map(|r| {
+            (
+                r["region"].as_str().unwrap(),
+                r["seen"].as_str().unwrap(),
+                r["error"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        regions,
+        [
+            ("ap", "passed", None),
+            ("eu", "failed", Some("connection refused")),
+            ("us", "failed", Some("timed out after 5 s")),
+        ]
+    );
+    assert_eq!(payload["round"]["quorum"], 2);
+}
+
+#[tokio::test]
+async fn three_versions_in_one_batch_make_one_delivery_with_the_regions() {
+    let world = World::start().await;
+    let user = world.user("ops").await;
+    let monitor = world.monitor(user, "Shop", true).await;
+    let hook = WebhookReceiver::start().await;
+    world
+        .contact(user, monitor.id, "webhook", &hook.url("/h"), true)
+        .await;
+    let versions = three_versions(&monitor);
+    // Waiting in the stream before the notifier starts: taken together.
+    publish_all(&world, &versions).await;
+    let _notifier = Running::start(world.settings()).await;
+
+    let event_id = versions.1.event_id;
+    let rows = world.settled(event_id, 1, DEADLINE).await;
+    assert_eq!(rows[0].0.status, "delivered", "{rows:#?}");
+    drained(&world).await;
+    let received = hook.wait_for(1, DEADLINE).await;
+    assert_eq!(received.len(), 1, "one delivery of the three versions");
+    let body = received[0].json();
+    assert_eq!(body["event_id"], event_id.to_string());
+    assert_names_the_regions(&body);
+    assert_eq!(world.deliveries_of(event_id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn versions_taken_one_by_one_keep_the_first_payload_the_round() {
+    let world = World::start().await;
+    let user = world.user("ops").await;
+    let monitor = world.monitor(user, "Shop", true).await;
+    world
+        .contact(user, monitor.id, "email", "oncall@example.com", true)
+        .await;
+    let _notifier = Running::start(world.settings()).await;
+    let (v3, v2, v1) = three_versions(&monitor);
+    let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
+
+    world
+        .publish_with_id(&derived(StateChangedV3::SUBJECT), &v3)
+        .await;
+    drained(&world).await;
+    world.publish_with_id(&v2.event_id.to_string(), &v2).await;
+    drained(&world).await;
+    world
+        .publish_with_id(&derived(StateChangedV1::SUBJECT), &v1)
+        .await;
+    drained(&world).await;
+
+    let rows = world.settled(v2.event_id, 1, DEADLINE).await;
+    assert_names_the_regions(&rows[0].0.payload);
+    let mails = world.smtp.wait_for(1, DEADLINE).await;
+    assert_eq!(mails.len(), 1);
+    let mail = mails[0].text_body();
+    assert!(
+        mail.contains("Failed in eu (connection refused), us (timed out after 5 s); passed in ap (25 ms); quorum 2 of 3"),
+        "{mail}"
+    );
+}
