@@ -296,6 +296,9 @@ pub async fn mark_published(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> DbRes
 
 /// Up to `limit` unpublished events created before `created_before`, oldest
 /// first, locked so that another relay running at the same moment skips them.
+/// Rows of one transaction (the same `created_at`) go newest version first
+/// (`...v3` before `...v2` before `...v1`), the order the batch published
+/// them in, so a reader of several versions meets the newest first.
 pub async fn lock_unpublished(
     conn: &mut AsyncPgConnection,
     created_before: DateTime<Utc>,
@@ -304,7 +307,10 @@ pub async fn lock_unpublished(
     Ok(outbox_events::table
         .filter(outbox_events::published_at.is_null())
         .filter(outbox_events::created_at.lt(created_before))
-        .order(outbox_events::created_at.asc())
+        .order((
+            outbox_events::created_at.asc(),
+            outbox_events::subject.desc(),
+        ))
         .limit(limit)
         .for_update()
         .skip_locked()

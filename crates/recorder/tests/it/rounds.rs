@@ -376,3 +376,35 @@ async fn single_region_results_raise_state_changed_v3_without_a_round() {
         .unwrap();
     assert_eq!(rounds, 0, "a round of one region is never written");
 }
+
+#[tokio::test]
+async fn the_relay_sends_the_versions_of_one_event_newest_first() {
+    use uptime_db::schema::outbox_events;
+    let h = Harness::started().await;
+    let id = h.monitor(|_| {}).await;
+    // One stranded state change, as one transaction writes it (one
+    // created_at), inserted oldest version first.
+    let at = Utc::now() - Duration::minutes(1);
+    let subjects = [
+        uptime_contracts::StateChangedV1::SUBJECT,
+        uptime_contracts::StateChangedV2::SUBJECT,
+        StateChangedV3::SUBJECT,
+    ];
+    for subject in subjects {
+        diesel::insert_into(outbox_events::table)
+            .values((
+                outbox_events::id.eq(Uuid::new_v4()),
+                outbox_events::monitor_id.eq(id),
+                outbox_events::subject.eq(subject),
+                outbox_events::payload.eq(serde_json::json!({ "version": subject })),
+                outbox_events::created_at.eq(at),
+            ))
+            .execute(&mut h.conn().await)
+            .await
+            .unwrap();
+    }
+    h.events(StateChangedV3::SUBJECT).await;
+    let all = crate::common::read_subject(&h.js, "uptime.events.state_changed.>").await;
+    let order: Vec<&str> = all.iter().map(|e| e["version"].as_str().unwrap()).collect();
+    assert_eq!(order, [subjects[2], subjects[1], subjects[0]]);
+}
