@@ -454,3 +454,34 @@ async fn rounds_are_listed_newest_first_with_what_each_region_saw() {
     let (status, _) = app.get(&path, &other_key).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "another user's monitor");
 }
+
+#[tokio::test]
+async fn the_document_states_the_regions_routes_and_bounds() {
+    let app = three_region_app().await;
+    let (_, doc) = app
+        .call(Method::GET, "/api/v1/openapi.json", None, None)
+        .await;
+    for path in ["/api/v1/regions", "/api/v1/monitors/{id}/rounds"] {
+        assert!(doc["paths"][path]["get"]["security"].is_array(), "{path}");
+    }
+    for schema in ["CreateMonitor", "UpdateMonitor"] {
+        let props = &doc["components"]["schemas"][schema]["properties"];
+        let regions = &props["regions"];
+        assert_eq!(regions["maxItems"], 16, "{schema}: {regions}");
+        assert_eq!(regions["uniqueItems"], true, "{schema}: {regions}");
+        assert_eq!(
+            regions["items"]["pattern"], "^[a-z0-9][a-z0-9-]{0,31}$",
+            "{schema}: {regions}"
+        );
+        assert_eq!(props["quorum"]["minimum"], 1, "{schema}");
+    }
+    let results = &doc["paths"]["/api/v1/monitors/{id}/results"]["get"]["parameters"];
+    assert!(
+        results
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "region" && p["schema"]["pattern"].is_string()),
+        "{results}"
+    );
+}
