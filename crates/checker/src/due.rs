@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use uptime_contracts::{
-    subjects, CheckDueV1, CheckDueV2, CheckDueV3, CheckResultV1, CheckSpecV2, DueVersioning,
-    Message, Trigger,
+    subjects, CheckDueV1, CheckDueV2, CheckDueV3, CheckDueV4, CheckResultV1, CheckResultV3,
+    CheckSpecV2, DueVersioning, Message, Trigger,
 };
 use uuid::Uuid;
 
@@ -32,11 +32,28 @@ impl From<CheckDueV1> for DueCheck {
 }
 
 /// A due check as received, plus the versioning of version 2 and later
-/// (whose results go out as `check-result.v2`; version 1 gets version 1).
+/// (whose results go out as `check-result.v2`; version 1 gets version 1)
+/// and the round of version 4 (answered with `check-result.v3`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Received {
     pub due: DueCheck,
     pub versioning: Option<DueVersioning>,
+    pub round: Option<RoundOf>,
+}
+
+/// Where a version-4 due check belongs: its region and round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundOf {
+    pub region: String,
+    pub round_id: Uuid,
+    pub definition_version: i64,
+}
+
+/// The prefix of the version-4 subjects, one per region.
+fn is_v4(subject: &str) -> bool {
+    subject
+        .strip_prefix(subjects::CHECK_DUE_V4_PREFIX)
+        .is_some_and(|rest| rest.starts_with('.'))
 }
 
 /// Decodes `payload` by the version its `subject` names.
@@ -45,12 +62,37 @@ pub fn decode(subject: &str, payload: &[u8]) -> Result<Received, serde_json::Err
         subjects::CHECK_DUE_V1 => CheckDueV1::from_bytes(payload).map(|due| Received {
             due: due.into(),
             versioning: None,
+            round: None,
         }),
         subjects::CHECK_DUE_V2 => {
             let (due, versioning) = CheckDueV2::from_bytes(payload)?.into_parts();
             Ok(Received {
                 due: due.into(),
                 versioning: Some(versioning),
+                round: None,
+            })
+        }
+        v4 if is_v4(v4) => {
+            let v4 = CheckDueV4::from_bytes(payload)?;
+            Ok(Received {
+                versioning: Some(DueVersioning {
+                    definition_version: v4.definition_version,
+                    interval_secs: v4.interval_secs,
+                }),
+                // The due check's own region: the consumer's filter
+                // delivers only this checker's region's subject anyway.
+                round: Some(RoundOf {
+                    region: v4.region,
+                    round_id: v4.round_id,
+                    definition_version: v4.definition_version,
+                }),
+                due: DueCheck {
+                    check_id: v4.check_id,
+                    monitor_id: v4.monitor_id,
+                    trigger: v4.trigger,
+                    due_at: v4.due_at,
+                    spec: v4.spec,
+                },
             })
         }
         // Version 3 and anything newer on the stream's subjects: a newer
@@ -58,6 +100,7 @@ pub fn decode(subject: &str, payload: &[u8]) -> Result<Received, serde_json::Err
         _ => {
             let v3 = CheckDueV3::from_bytes(payload)?;
             Ok(Received {
+                round: None,
                 versioning: Some(DueVersioning {
                     definition_version: v3.definition_version,
                     interval_secs: v3.interval_secs,
@@ -89,12 +132,35 @@ impl Received {
             && now - self.due.due_at > TimeDelta::seconds(i64::from(versioning.interval_secs))
     }
 
-    /// The message to publish for `result`: the version the due check came in.
+    /// The message to publish for `result`: the version the due check came
+    /// in (version 4 is answered with `check-result.v3`).
     pub fn publishable(&self, result: CheckResultV1) -> Publishable {
-        match self.versioning {
-            None => Publishable::V1(result),
-            Some(v) => Publishable::V2(result.with_definition_version(v.definition_version)),
+        match (&self.round, self.versioning) {
+            (Some(round), _) => Publishable::V3(result_v3(result, round)),
+            (None, None) => Publishable::V1(result),
+            (None, Some(v)) => {
+                Publishable::V2(result.with_definition_version(v.definition_version))
+            }
         }
+    }
+}
+
+fn result_v3(r: CheckResultV1, round: &RoundOf) -> CheckResultV3 {
+    CheckResultV3 {
+        check_id: r.check_id,
+        monitor_id: r.monitor_id,
+        definition_version: round.definition_version,
+        trigger: r.trigger,
+        due_at: r.due_at,
+        checked_at: r.checked_at,
+        outcome: r.outcome,
+        latency_ms: r.latency_ms,
+        http_status: r.http_status,
+        error: r.error,
+        ssl_expires_at: r.ssl_expires_at,
+        reporter: r.reporter,
+        region: round.region.clone(),
+        round_id: Some(round.round_id),
     }
 }
 
@@ -103,6 +169,7 @@ impl Received {
 pub enum Publishable {
     V1(CheckResultV1),
     V2(uptime_contracts::CheckResultV2),
+    V3(CheckResultV3),
 }
 
 #[cfg(test)]
@@ -180,5 +247,51 @@ mod tests {
             ..check
         };
         assert_eq!(old.publishable(result.clone()), Publishable::V1(result));
+    }
+
+    #[test]
+    fn a_version_four_check_is_answered_with_its_region_and_round() {
+        let (v1, versioning) = v2(Trigger::Scheduled, Utc::now()).into_parts();
+        let round_id = Uuid::new_v4();
+        let due = CheckDueV4 {
+            check_id: uptime_contracts::check_id_in_round(round_id, "eu", 3),
+            monitor_id: v1.monitor_id,
+            definition_version: versioning.definition_version,
+            interval_secs: versioning.interval_secs,
+            trigger: v1.trigger,
+            due_at: v1.due_at,
+            spec: v1.spec.into(),
+            region: "eu".into(),
+            round_id,
+        };
+        let check = decode(&due.subject(), &due.to_bytes()).unwrap();
+        assert_eq!(check.due.check_id, due.check_id);
+        assert!(!check.is_stale(due.due_at), "version 4 keeps the interval");
+        let result = CheckResultV1 {
+            check_id: due.check_id,
+            monitor_id: 1,
+            trigger: Trigger::Scheduled,
+            due_at: Some(due.due_at),
+            checked_at: due.due_at,
+            outcome: uptime_contracts::CheckOutcome::Fail,
+            latency_ms: None,
+            http_status: None,
+            error: Some("refused".into()),
+            ssl_expires_at: None,
+            reporter: "c".into(),
+        };
+        match check.publishable(result) {
+            Publishable::V3(r) => {
+                assert_eq!(r.region, "eu");
+                assert_eq!(r.round_id, Some(round_id));
+                assert_eq!(r.check_id, due.check_id);
+                assert_eq!(r.definition_version, 4);
+                assert_eq!(r.error.as_deref(), Some("refused"));
+            }
+            other => panic!("expected version 3, got {other:?}"),
+        }
+        // A subject that merely starts like version 4 is not version 4.
+        assert!(!is_v4("uptime.checks.due.v4"));
+        assert!(!is_v4("uptime.checks.due.v45.eu"));
     }
 }

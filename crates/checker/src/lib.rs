@@ -1,7 +1,8 @@
-//! The checker: stateless replicas that pull due checks from one shared
-//! durable JetStream consumer, run them (every kind but heartbeats, see
-//! [`probes`]) and publish a result for each. [`worker`] explains the
-//! delivery guarantees; [`address`] which targets may be reached.
+//! The checker: stateless replicas that pull due checks from their region's
+//! shared durable JetStream consumer ([`region`]), run them (every kind but
+//! heartbeats, see [`probes`]) and publish a result for each. [`worker`]
+//! explains the delivery guarantees; [`address`] which targets may be
+//! reached; [`presence`] how a region's live checkers are known.
 //!
 //! Tests run it in-process: [`CheckerService::build`] then
 //! [`CheckerService::run_until`] a cancellation token.
@@ -11,7 +12,9 @@ pub mod assertions;
 pub mod due;
 pub mod http_check;
 pub mod metrics;
+pub mod presence;
 pub mod probes;
+pub mod region;
 pub mod report;
 pub mod settings;
 pub mod worker;
@@ -23,12 +26,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{bus, streams};
+use uptime_contracts::{bus, streams, DEFAULT_REGION};
 use worker::Worker;
 
 /// Why the checker could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckerError {
+    #[error("{0}")]
+    Region(String),
     #[error("reading checker.extra_root_ca_pem {path}: {source}")]
     RootCaFile {
         path: String,
@@ -44,6 +49,10 @@ pub enum CheckerError {
     Stream(#[from] jetstream::context::GetStreamError),
     #[error("creating the checker consumer: {0}")]
     Consumer(#[from] jetstream::stream::ConsumerError),
+    #[error("giving the default region's checker consumer its filter: {0}")]
+    DefaultConsumer(#[source] jetstream::stream::ConsumerUpdateError),
+    #[error(transparent)]
+    Presence(#[from] uptime_contracts::presence::PresenceError),
     #[error("ops server: {0}")]
     Ops(#[source] std::io::Error),
 }
@@ -52,17 +61,20 @@ pub enum CheckerError {
 pub struct CheckerService {
     worker: Arc<Worker>,
     consumer: uptime_consumer::Consumer,
+    presence: presence::Presence,
+    region: String,
     ops: uptime_ops::OpsServer,
 }
 
 impl CheckerService {
-    /// Builds the check client, connects to NATS, creates the streams and the
-    /// shared consumer, and binds the ops server.
+    /// Builds the check client, connects to NATS, creates the streams, the
+    /// region's consumer and the presence bucket, and binds the ops server.
     pub async fn build(settings: CheckerSettings) -> Result<Self, CheckerError> {
+        let section = &settings.checker;
+        region::validate(&section.region).map_err(CheckerError::Region)?;
         // Install the recorder now: metrics recorded before it would be lost.
         let _ = uptime_telemetry::metrics_handle();
         metrics::describe();
-        let section = &settings.checker;
         let probes = Probes::from_settings(&settings)?;
 
         let (client, js) = bus::connect(
@@ -72,27 +84,48 @@ impl CheckerService {
         .await?;
         streams::ensure(&js, &settings.nats).await?;
         let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
-        let consumer = js
-            .get_stream(streams::CHECKS_STREAM)
-            .await?
-            // Create or update: a changed ack wait applies to an existing
-            // consumer too (an upgrade from a longer one).
-            .create_consumer(streams::durable_pull(
-                streams::CHECKER_CONSUMER,
-                ack_wait,
-                section.max_deliver,
-            ))
-            .await?;
+        let stream = js.get_stream(streams::CHECKS_STREAM).await?;
+        if section.region != DEFAULT_REGION {
+            filter_default_consumer(&stream).await?;
+        }
+        let consumer_name = region::consumer_name(&section.region);
+        let mut config = streams::durable_pull(&consumer_name, ack_wait, section.max_deliver);
+        config.filter_subjects = region::filter_subjects(&section.region);
+        // Create or update: a changed ack wait applies to an existing
+        // consumer too (an upgrade from a longer one), and so does the
+        // filter (an upgrade from before regions, when `checker` took all).
+        let consumer = stream.create_consumer(config).await?;
+
+        let ttl = Duration::from_secs(settings.regions.presence_ttl_secs.max(1));
+        let store = uptime_contracts::presence::open_or_create_replicated(
+            &js,
+            ttl,
+            settings.nats.stream_replicas,
+        )
+        .await?;
+        let presence = presence::Presence::new(
+            store,
+            section.region.clone(),
+            section.instance_id.clone(),
+            ttl,
+        );
 
         let readiness = uptime_ops::Readiness::new().with_nats(&client);
         let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
             .map_err(CheckerError::Ops)?;
 
+        // The scaffold labels metrics with a `&'static str`; one name per
+        // process, so leaking it costs a few bytes once.
+        let consumer_label: &'static str = if consumer_name == streams::CHECKER_CONSUMER {
+            streams::CHECKER_CONSUMER
+        } else {
+            Box::leak(consumer_name.into_boxed_str())
+        };
         let consumer = uptime_consumer::Consumer::new(
             js.clone(),
             consumer,
             streams::CHECKS_STREAM,
-            streams::CHECKER_CONSUMER,
+            consumer_label,
         );
         let worker = Arc::new(Worker {
             probes,
@@ -104,6 +137,8 @@ impl CheckerService {
         Ok(Self {
             worker,
             consumer,
+            presence,
+            region: section.region.clone(),
             ops,
         })
     }
@@ -118,14 +153,30 @@ impl CheckerService {
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), CheckerError> {
         tracing::info!(
             instance_id = %self.worker.instance_id,
+            region = %self.region,
             concurrency = self.worker.concurrency,
             ops = %self.ops.addr,
             "checker running"
         );
         let ops = tokio::spawn(self.ops.run(shutdown.clone()));
-        // Also reports `nats_consumer_pending{consumer="checker"}`: the
-        // signal to add checkers.
+        if let Err(e) = self.presence.announce().await {
+            tracing::warn!(error = %e, "announcing this checker failed; retrying at the next renewal");
+        }
+        let presence = Arc::new(self.presence);
+        let renewing = tokio::spawn({
+            let presence = presence.clone();
+            let shutdown = shutdown.clone();
+            async move { presence.renew_until(shutdown).await }
+        });
+        // Also reports `nats_consumer_pending{consumer="checker"}` (or
+        // `checker-<region>`): the signal to add checkers.
         self.worker.run(self.consumer, shutdown).await;
+        // Withdrawn once the checks in flight are done: until then this
+        // checker still answers for its region.
+        if let Err(e) = renewing.await {
+            tracing::error!(error = %e, "presence task failed");
+        }
+        presence.withdraw().await;
         match ops.await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(CheckerError::Ops(e)),
@@ -134,6 +185,42 @@ impl CheckerService {
         tracing::info!("checker stopped");
         Ok(())
     }
+}
+
+/// Before regions, the consumer `checker` took every due subject. A work
+/// queue refuses a second consumer whose filter overlaps, so a regional
+/// checker started beside such a consumer (its default-region checkers not
+/// yet upgraded) first gives it the default region's filter, keeping the
+/// rest of its configuration. A consumer that has a filter is left alone.
+async fn filter_default_consumer(stream: &jetstream::stream::Stream) -> Result<(), CheckerError> {
+    let existing = stream
+        .get_consumer::<jetstream::consumer::pull::Config>(streams::CHECKER_CONSUMER)
+        .await;
+    let Ok(consumer) = existing else {
+        // Not there (or not readable): nothing can overlap with it.
+        return Ok(());
+    };
+    let current = &consumer.cached_info().config;
+    if !current.filter_subject.is_empty() || !current.filter_subjects.is_empty() {
+        return Ok(());
+    }
+    tracing::info!(
+        consumer = streams::CHECKER_CONSUMER,
+        "the default region's consumer takes every due subject; restricting it to its own"
+    );
+    // What the default region's checkers create, with the consumer's own
+    // ack wait and deliveries.
+    let mut config = streams::durable_pull(
+        streams::CHECKER_CONSUMER,
+        current.ack_wait,
+        current.max_deliver,
+    );
+    config.filter_subjects = region::filter_subjects(DEFAULT_REGION);
+    stream
+        .update_consumer(config)
+        .await
+        .map(|_| ())
+        .map_err(CheckerError::DefaultConsumer)
 }
 
 /// Builds and runs the checker until `shutdown`.

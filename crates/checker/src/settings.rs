@@ -4,7 +4,9 @@
 use serde::{Deserialize, Deserializer};
 use std::net::IpAddr;
 use std::path::PathBuf;
-use uptime_config::{NatsSettings, OpsSettings, SafetySettings, TelemetrySettings};
+use uptime_config::{
+    NatsSettings, OpsSettings, RegionsSettings, SafetySettings, TelemetrySettings,
+};
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default)]
@@ -14,6 +16,8 @@ pub struct CheckerSettings {
     pub ops: OpsSettings,
     pub safety: SafetySettings,
     pub checker: CheckerSection,
+    /// Shared with every service; the checker uses `presence_ttl_secs`.
+    pub regions: RegionsSettings,
 }
 
 /// The `[checker]` section.
@@ -45,6 +49,11 @@ pub struct CheckerSection {
     /// On shutdown, how long in-flight checks may take to finish before they
     /// are handed back to JetStream for another replica.
     pub shutdown_grace_secs: u64,
+    /// The region this replica checks from (`UPTIME_CHECKER__REGION`): it
+    /// takes only its region's due checks, answers naming the region and
+    /// names it in every request's `User-Agent`. A name that is not a valid
+    /// region refuses to start.
+    pub region: String,
 }
 
 impl Default for CheckerSection {
@@ -59,6 +68,7 @@ impl Default for CheckerSection {
             max_body_bytes: 1024 * 1024,
             private_allowlist: Vec::new(),
             shutdown_grace_secs: 30,
+            region: uptime_contracts::DEFAULT_REGION.to_string(),
         }
     }
 }
@@ -126,5 +136,6 @@ mod tests {
         assert_eq!(section.concurrency, 256);
         assert_eq!(section.ack_wait_secs, 6);
         assert!(!section.instance_id.is_empty());
+        assert_eq!(section.region, "default");
     }
 }

@@ -120,6 +120,7 @@ impl Worker {
         let published = match &result {
             Publishable::V1(r) => bus::publish(&self.js, headers, r).await,
             Publishable::V2(r) => bus::publish(&self.js, headers, r).await,
+            Publishable::V3(r) => bus::publish(&self.js, headers, r).await,
         };
         let published = match published {
             Ok(ack) => ack.await,

@@ -52,7 +52,7 @@ impl Probes {
         let http = HttpChecker::new(
             policy.clone(),
             HttpCheckerOptions {
-                user_agent: section.user_agent.clone(),
+                user_agent: crate::region::user_agent(&section.user_agent, &section.region),
                 extra_root_ca_pem: extra_root_ca_pem.clone(),
                 max_body_bytes: section.max_body_bytes.max(1),
             },

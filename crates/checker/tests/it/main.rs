@@ -8,5 +8,6 @@ mod dns_checks;
 mod http_checks;
 mod http_requests;
 mod icmp_checks;
+mod regions;
 mod tcp_checks;
 mod tls_checks;

@@ -266,3 +266,67 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A version-4 due check of `spec` for `region`, in round `round_id` of
+/// `regions_in_round` regions, scheduled now.
+pub fn due_v4(
+    spec: CheckSpecV2,
+    region: &str,
+    round_id: Uuid,
+    regions_in_round: usize,
+) -> uptime_contracts::CheckDueV4 {
+    let v3 = due_now(spec);
+    uptime_contracts::CheckDueV4 {
+        check_id: uptime_contracts::check_id_in_round(round_id, region, regions_in_round),
+        monitor_id: v3.monitor_id,
+        definition_version: v3.definition_version,
+        interval_secs: v3.interval_secs,
+        trigger: v3.trigger,
+        due_at: v3.due_at,
+        spec: v3.spec,
+        region: region.into(),
+        round_id,
+    }
+}
+
+impl Harness {
+    /// Publishes a version-4 due check on its region's subject, as the
+    /// scheduler does.
+    pub async fn publish_due_v4(&self, due: &uptime_contracts::CheckDueV4) {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(uptime_contracts::MSG_ID_HEADER, due.check_id.to_string());
+        uptime_contracts::bus::publish_on(&self.js, due.subject(), headers, due)
+            .await
+            .expect("publish due check")
+            .await
+            .expect("due check stored");
+    }
+
+    /// Waits for the result of `check_id` and returns (subject, JSON).
+    pub async fn raw_result_of(&self, check_id: Uuid) -> (String, serde_json::Value) {
+        let wanted = check_id.to_string();
+        let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
+        loop {
+            if let Some(found) = self
+                .raw_results()
+                .await
+                .into_iter()
+                .find(|(_, json)| json["check_id"] == wanted.as_str())
+            {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no result for {check_id} within {RESULT_DEADLINE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Settings for a checker of `region`.
+    pub fn settings_in(&self, instance_id: &str, region: &str) -> CheckerSettings {
+        let mut settings = self.settings(instance_id);
+        settings.checker.region = region.into();
+        settings
+    }
+}
