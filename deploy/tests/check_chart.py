@@ -550,6 +550,93 @@ def main() -> int:
                for d in of_kind(docs, "Deployment") + of_kind(docs, "Job")} == {"uptime-irsa"})
     guarded("service account", no_sa)
 
+    def checker_regions() -> None:
+        # Default: one region "default", the checker objects of before regions.
+        docs = chart.render()
+        deploys = by_component(docs, "Deployment")
+        check("regions default: one checker Deployment, named as before regions",
+              [c for c in deploys if c.startswith("checker")] == ["checker"]
+              and deploys["checker"]["metadata"]["name"] == f"{RELEASE}-checker",
+              str(sorted(deploys)))
+        check("regions default: no UPTIME_CHECKER__REGION (the checker's default)",
+              "UPTIME_CHECKER__REGION" not in env_map(container(deploys["checker"])))
+        check_configmap("regions default", docs, {
+            "UPTIME_REGIONS__KNOWN": "default", "UPTIME_REGIONS__DEFAULT": "default",
+            "UPTIME_REGIONS__PRESENCE_TTL_SECS": "30"})
+
+        args = ["--set-json", 'checker.regions=[{"name": "default"},'
+                ' {"name": "eu", "autoscaling": {"minReplicas": 1, "maxReplicas": 4}},'
+                ' {"name": "us", "replicas": 3, "autoscaling": {"enabled": false}}]',
+                "--set-json", 'regions.known=["default", "eu", "us", "ap"]',
+                "--set-json", 'regions.default=["eu", "us"]',
+                "--set", "regions.presenceTtlSecs=12"]
+        docs = chart.render(*args)
+        validate_schemas("checker.regions", docs)
+        deploys = by_component(docs, "Deployment")
+        checkers = sorted(c for c in deploys if c.startswith("checker"))
+        check("checker.regions: a Deployment per region", checkers == ["checker", "checker-eu",
+                                                                        "checker-us"], str(checkers))
+        for comp, region in [("checker-eu", "eu"), ("checker-us", "us")]:
+            d = deploys.get(comp)
+            if d is None:
+                continue
+            c = container(d)
+            check(f"checker.regions: {comp} is named {RELEASE}-{comp}",
+                  d["metadata"]["name"] == f"{RELEASE}-{comp}", d["metadata"]["name"])
+            check(f"checker.regions: {comp} runs the checker binary in region {region}",
+                  c["command"] == ["/usr/local/bin/checker"]
+                  and env_map(c).get("UPTIME_CHECKER__REGION", {}).get("value") == region,
+                  f"{c['command']} {env_map(c).get('UPTIME_CHECKER__REGION')}")
+            check(f"checker.regions: {comp} pods get the ping sysctl too",
+                  "net.ipv4.ping_group_range" in sysctls_of(d))
+            ops = services_of(docs, comp, "ops")
+            check(f"checker.regions: {comp} has its ops Service (metrics)",
+                  len(ops) == 1 and matches(ops[0]["spec"]["selector"],
+                                            d["spec"]["template"]["metadata"]["labels"]),
+                  f"{len(ops)} found")
+        check("checker.regions: the default region's Deployment is unchanged",
+              "UPTIME_CHECKER__REGION" not in env_map(container(deploys["checker"])))
+        check("checker.regions: a fixed-size region gets its replicas",
+              deploys["checker-us"]["spec"].get("replicas") == 3,
+              str(deploys["checker-us"]["spec"].get("replicas")))
+        hpas = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]
+                for h in of_kind(docs, "HorizontalPodAutoscaler")}
+        check("checker.regions: an HPA per autoscaled region, with its own bounds",
+              {n: (h["minReplicas"], h["maxReplicas"]) for n, h in hpas.items()}
+              == {f"{RELEASE}-checker": (2, 10), f"{RELEASE}-checker-eu": (1, 4)}, str(hpas))
+        # Selectors must not overlap: each region's pods are its own Deployment's.
+        for comp in checkers:
+            labels = deploys[comp]["spec"]["template"]["metadata"]["labels"]
+            owners = [c for c in checkers
+                      if matches(deploys[c]["spec"]["selector"]["matchLabels"], labels)]
+            pdbs = [p for p in of_kind(docs, "PodDisruptionBudget")
+                    if matches(p["spec"]["selector"]["matchLabels"], labels)]
+            check(f"checker.regions: {comp} pods are selected by their Deployment and one PDB",
+                  owners == [comp] and len(pdbs) == 1, f"{owners} {len(pdbs)} PDBs")
+        check_configmap("checker.regions", docs, {
+            "UPTIME_REGIONS__KNOWN": "default,eu,us,ap", "UPTIME_REGIONS__DEFAULT": "eu,us",
+            "UPTIME_REGIONS__PRESENCE_TTL_SECS": "12"})
+
+        # Only regional checkers (the default region's run elsewhere, or none).
+        docs = chart.render("--set-json", 'checker.regions=[{"name": "eu"}]',
+                            "--set-json", 'regions.known=["eu"]',
+                            "--set-json", 'regions.default=["eu"]')
+        checkers = sorted(c for c in by_component(docs, "Deployment") if c.startswith("checker"))
+        check("checker.regions without default: only that region's checker",
+              checkers == ["checker-eu"], str(checkers))
+
+        for why, bad in [
+            ("a region not in regions.known",
+             ["--set-json", 'checker.regions=[{"name": "eu"}]']),
+            ("a region listed twice",
+             ["--set-json", 'checker.regions=[{"name": "default"}, {"name": "default"}]']),
+        ]:
+            proc = chart.template(*bad)
+            check(f"checker.regions: {why} is refused",
+                  proc.returncode != 0 and "checker.regions" in proc.stderr,
+                  f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
+    guarded("checker regions", checker_regions)
+
     # 4. values.schema.json rejects bad values.
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
@@ -557,7 +644,9 @@ def main() -> int:
                 "nats.streams.checksMaxBytes=0", "nats.streams.eventsMaxAgeSecs=60",
                 "retention.batchSize=0", "retention.deliveriesDays=-1",
                 "retention.intervalSecs=1", "retention.outboxDays=1",
-                "checker.pingGroupRange=all"]:
+                "checker.pingGroupRange=all", "checker.regions[0].name=EU",
+                "regions.presenceTtlSecs=0", "regions.known[0]=eu.west",
+                "checker.regions[0].colour=red"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

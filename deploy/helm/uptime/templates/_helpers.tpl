@@ -47,6 +47,33 @@ notifier: {values: notifier, public: false}
 {{- end }}
 
 {{/*
+The checker's Deployments, one per entry of checker.regions, as a YAML list
+of {name, region, svc}: svc is the checker section with the entry's own
+values (replicas, autoscaling, resources, ...) merged over it. Region
+"default" keeps the name "checker" (the Deployment, HPA and PDB of installs
+from before regions) and no UPTIME_CHECKER__REGION (its default); any other
+region r is "checker-r". Every region must be listed in regions.known.
+*/}}
+{{- define "uptime.checkerInstances" -}}
+{{- $base := .Values.checker }}
+{{- $out := list }}
+{{- $seen := dict }}
+{{- range $r := $base.regions }}
+{{- if hasKey $seen $r.name }}
+{{- fail (printf "checker.regions: region %q is listed twice" $r.name) }}
+{{- end }}
+{{- $_ := set $seen $r.name true }}
+{{- if not (has $r.name $.Values.regions.known) }}
+{{- fail (printf "checker.regions: region %q is not in regions.known %v" $r.name $.Values.regions.known) }}
+{{- end }}
+{{- $isDefault := eq $r.name "default" }}
+{{- $svc := mergeOverwrite (deepCopy (omit $base "regions")) (omit $r "name") }}
+{{- $out = append $out (dict "name" (ternary "checker" (printf "checker-%s" $r.name) $isDefault) "region" (ternary "" $r.name $isDefault) "svc" $svc) }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/*
 Labels
 */}}
 
@@ -187,6 +214,11 @@ UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS: {{ .Values.safety.allowPrivateTargets | qu
 UPTIME_HTTP__PUBLIC_BASE_URL: {{ . | quote }}
 {{- end }}
 UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
+{{- with .Values.regions }}
+UPTIME_REGIONS__KNOWN: {{ join "," .known | quote }}
+UPTIME_REGIONS__DEFAULT: {{ join "," .default | quote }}
+UPTIME_REGIONS__PRESENCE_TTL_SECS: {{ .presenceTtlSecs | int64 | quote }}
+{{- end }}
 {{- with .Values.smtp.host }}
 UPTIME_SMTP__HOST: {{ . | quote }}
 {{- end }}
