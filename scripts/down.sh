@@ -17,6 +17,10 @@ stop_pid() { # stop_pid NAME: SIGTERM, wait up to 10 s, then SIGKILL
 }
 
 for svc in api-gateway scheduler checker recorder notifier; do stop_pid "$svc"; done
+# A checker per region (UPTIME_LOCAL_REGIONS): checker-<region>.pid.
+for f in "$RUN"/checker-*.pid; do
+  if [ -e "$f" ]; then stop_pid "$(basename "$f" .pid)"; fi
+done
 [ "${1:-}" = "--services-only" ] && exit 0
 stop_pid smtp-sink
 stop_pid nats-server

@@ -18,6 +18,15 @@ export UPTIME_SMTP__PORT="$SMTP_PORT"
 export UPTIME_SMTP__TLS=none
 export UPTIME_SMTP__FROM="uptime@localhost"
 
+# Regions: UPTIME_LOCAL_REGIONS="eu,us,ap" runs one checker per named region
+# (scripts/up.sh) and makes them the known and default regions, so a new
+# monitor is checked from all of them; unset, one checker in "default".
+# UPTIME_REGIONS__KNOWN/DEFAULT set before `just up` win.
+LOCAL_REGIONS="${UPTIME_LOCAL_REGIONS:-default}"
+LOCAL_REGIONS="${LOCAL_REGIONS// /}"
+export UPTIME_REGIONS__KNOWN="${UPTIME_REGIONS__KNOWN:-$LOCAL_REGIONS}"
+export UPTIME_REGIONS__DEFAULT="${UPTIME_REGIONS__DEFAULT:-$LOCAL_REGIONS}"
+
 nc_ok() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 # Stream bounds for a laptop: JetStream reserves the sum of every stream's

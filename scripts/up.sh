@@ -37,9 +37,26 @@ BIN="$REPO/target/release"
 log "migrating"
 "$BIN/api-gateway" migrate
 
+IFS=',' read -r -a regions <<<"$LOCAL_REGIONS"
+for region in "${regions[@]}"; do
+  [[ "$region" =~ ^[a-z0-9][a-z0-9-]{0,31}$ ]] \
+    || die "UPTIME_LOCAL_REGIONS: '$region' is not a region name (a-z, 0-9, '-'; at most 32)"
+done
 ops=9101
 for svc in scheduler checker recorder notifier; do
-  UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
+  if [ "$svc" = checker ]; then
+    # One checker per region: the first on :9102, the others on :9110 and up.
+    checker_ops=9110
+    for region in "${regions[@]}"; do
+      name=checker; [ "$region" = default ] || name="checker-$region"
+      port=$ops; [ "$region" = "${regions[0]}" ] || { port=$checker_ops; checker_ops=$((checker_ops + 1)); }
+      UPTIME_OPS__LISTEN="127.0.0.1:$port" UPTIME_CHECKER__REGION="$region" \
+        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_bg "$name" "$BIN/checker" serve
+      checker_ports="${checker_ports:+$checker_ports, }$name :$port"
+    done
+  else
+    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
+  fi
   ops=$((ops + 1))
 done
 # The gateway's /metrics is on its own ops port, never on the API port.
@@ -61,7 +78,8 @@ Everything is running (logs in $RUN/, stop with \`just down\`).
   NATS           nats://127.0.0.1:$NATS_PORT   (tap it: nats sub 'uptime.>')
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
-  Service ops    api-gateway :9100, scheduler :9101, checker :9102, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
+  Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
+  Regions        $UPTIME_REGIONS__KNOWN (UPTIME_LOCAL_REGIONS="eu,us,ap" just up: one checker each)
 
 Demo user's API key:
   $key
