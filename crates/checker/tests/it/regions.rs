@@ -214,3 +214,31 @@ async fn a_consumer_from_before_regions_gets_the_default_filter() {
     default_checker.stop().await;
     eu.stop().await;
 }
+
+#[tokio::test]
+async fn an_upgraded_default_checker_filters_its_own_consumer() {
+    let h = Harness::start().await;
+    let stream = h.js.get_stream(streams::CHECKS_STREAM).await.unwrap();
+    stream
+        .create_consumer(streams::durable_pull(
+            streams::CHECKER_CONSUMER,
+            Duration::from_secs(5),
+            10,
+        ))
+        .await
+        .unwrap();
+
+    let default_checker = RunningChecker::start(h.settings("c-default")).await;
+    let mut consumer: PullConsumer = stream
+        .get_consumer(streams::CHECKER_CONSUMER)
+        .await
+        .unwrap();
+    assert_eq!(
+        consumer.info().await.unwrap().config.filter_subjects,
+        checker::region::filter_subjects(DEFAULT_REGION)
+    );
+    // So a regional consumer can now be created beside it.
+    let eu = RunningChecker::start(h.settings_in("c-eu", "eu")).await;
+    eu.stop().await;
+    default_checker.stop().await;
+}
