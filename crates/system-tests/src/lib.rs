@@ -9,6 +9,7 @@ pub mod alert_latency;
 pub mod kinds_bench;
 pub mod million;
 pub mod processes;
+pub mod regions_bench;
 pub mod storage_bench;
 
 /// A count from the environment variable `name`, else `default`.
@@ -91,6 +92,10 @@ pub struct StackOptions {
     pub gateway: bool,
     /// PEM of a CA the checkers trust in addition to the system roots.
     pub extra_root_ca_pem: Option<std::path::PathBuf>,
+    /// The deployment's regions, each with `checkers` checkers, every
+    /// monitor checked from all of them by default; empty: the one
+    /// `default` region, as a single-region install.
+    pub regions: Vec<String>,
 }
 
 impl Default for StackOptions {
@@ -104,7 +109,36 @@ impl Default for StackOptions {
             notifier: true,
             gateway: true,
             extra_root_ca_pem: None,
+            regions: Vec::new(),
         }
+    }
+}
+
+impl StackOptions {
+    /// The regions settings every service of the stack gets.
+    pub fn regions_settings(&self) -> uptime_config::RegionsSettings {
+        if self.regions.is_empty() {
+            return uptime_config::RegionsSettings::default();
+        }
+        uptime_config::RegionsSettings {
+            known: self.regions.clone(),
+            default: self.regions.clone(),
+            // Short, so a killed checker's region goes offline within a test.
+            presence_ttl_secs: 3,
+        }
+    }
+
+    /// The region of each checker to start, in order.
+    fn checker_regions(&self) -> Vec<String> {
+        let regions = if self.regions.is_empty() {
+            vec![uptime_contracts::DEFAULT_REGION.to_string()]
+        } else {
+            self.regions.clone()
+        };
+        regions
+            .iter()
+            .flat_map(|r| std::iter::repeat_n(r.clone(), self.checkers))
+            .collect()
     }
 }
 
@@ -157,6 +191,7 @@ impl Stack {
             s.database = db.clone();
             s.nats = nats.clone();
             s.safety.allow_private_targets = true;
+            s.regions = options.regions_settings();
             s.rate_limit.per_second = 0;
             s.ops.listen = "127.0.0.1:0".into();
             let app = api_gateway::startup::Application::build(s)
@@ -175,6 +210,9 @@ impl Stack {
             };
             s.recorder.relay_interval_ms = 200;
             s.recorder.relay_min_age_ms = 500;
+            s.regions = options.regions_settings();
+            // A round waits this long past its timeout for a silent region.
+            s.recorder.round_grace_secs = 1;
             let service = recorder::Recorder::build(s).await.context("recorder")?;
             stack.ops.push(("recorder", service.ops_addr()));
             let token = stack.shutdown.child_token();
@@ -199,14 +237,15 @@ impl Stack {
                 let _ = service.run_until(token).await;
             });
         }
-        for _ in 0..options.checkers {
-            stack.add_checker().await?;
+        for region in options.checker_regions() {
+            stack.add_checker_in(&region).await?;
         }
         if options.scheduler {
             let s = scheduler::settings::SchedulerSettings {
                 database: db.clone(),
                 nats: nats.clone(),
                 ops: ops.clone(),
+                regions: options.regions_settings(),
                 ..Default::default()
             };
             let token = stack.shutdown.child_token();
@@ -219,6 +258,11 @@ impl Stack {
 
     /// Starts one more checker replica; returns its index.
     pub async fn add_checker(&mut self) -> anyhow::Result<usize> {
+        self.add_checker_in(uptime_contracts::DEFAULT_REGION).await
+    }
+
+    /// Starts one more checker replica in `region`; returns its index.
+    pub async fn add_checker_in(&mut self, region: &str) -> anyhow::Result<usize> {
         let mut s = checker::settings::CheckerSettings {
             nats: self.env.nats.settings(),
             ops: uptime_config::OpsSettings {
@@ -230,7 +274,9 @@ impl Stack {
         s.checker.concurrency = self.options.checker_concurrency;
         s.checker.ack_wait_secs = self.options.checker_ack_wait_secs;
         s.checker.extra_root_ca_pem = self.options.extra_root_ca_pem.clone();
-        s.checker.instance_id = format!("checker-{}", self.checkers.len());
+        s.checker.instance_id = format!("checker-{}-{}", region, self.checkers.len());
+        s.checker.region = region.to_string();
+        s.regions = self.options.regions_settings();
         let service = checker::CheckerService::build(s).await.context("checker")?;
         self.ops.push(("checker", service.ops_addr()));
         let token = self.shutdown.child_token();

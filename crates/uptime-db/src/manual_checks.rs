@@ -1,6 +1,7 @@
 //! The one on-demand check a monitor may have in flight (`manual_checks`).
 //! A check is in flight from the moment the api-gateway queues it until its
-//! result is in `check_results`, or until `window` has passed (a lost check
+//! result is in `check_results` (for a round of several regions: until the
+//! round is decided in `check_rounds`), or until `window` has passed (a lost check
 //! must not block the monitor forever).
 
 use crate::DbResult;
@@ -47,6 +48,11 @@ pub async fn claim(
           WHERE manual_checks.queued_at < now() - make_interval(secs => $3)
              OR EXISTS (SELECT 1 FROM check_results r
                          WHERE r.check_id = manual_checks.check_id AND r.slot_at >= $4)
+             -- A round of several regions (its id holds the slot, its
+             -- checks have ids of their own) is done once decided.
+             OR EXISTS (SELECT 1 FROM check_rounds cr
+                         WHERE cr.round_id = manual_checks.check_id
+                           AND cr.decided_at IS NOT NULL)
          RETURNING check_id",
     )
     .bind::<BigInt, _>(monitor_id)

@@ -8,6 +8,8 @@
 //! - `scheduler`: the scheduler alone at 100k monitors / 10 s and 1M / 60 s;
 //! - `burst`:     publishing 100k due checks;
 //! - `on-demand`: API call → stored result;
+//! - `regions`:   rounds/s and checks/s with three regions beside one, and
+//!   the time from a round's last regional result to its verdict;
 //! - `kinds`:     checks/s end to end and CPU per check for each monitor kind
 //!   (http, tcp, tls, dns, icmp) against loopback servers, beside each
 //!   kind's probe alone;
@@ -61,6 +63,12 @@ async fn main() -> anyhow::Result<()> {
     }
     if wanted("on-demand") {
         on_demand().await?;
+    }
+    if wanted("regions") {
+        system_tests::regions_bench::run(system_tests::regions_bench::RegionsOptions {
+            rounds: env_usize("UPTIME_BENCH_REGIONS_ROUNDS", 10_000),
+        })
+        .await?;
     }
     if wanted("kinds") {
         system_tests::kinds_bench::run(system_tests::kinds_bench::KindsOptions {

@@ -65,18 +65,21 @@ pub async fn monitor(stack: &Stack, key: &str, id: i64) -> Value {
 }
 
 pub async fn wait_status(stack: &Stack, key: &str, id: i64, status: &str) -> Value {
-    stack
+    match stack
         .eventually(Duration::from_secs(15), || async {
             let m = monitor(stack, key, id).await;
             (m["status"] == status).then_some(m)
         })
         .await
-        .unwrap_or_else(|| {
-            panic!(
-                "monitor {id} never became {status}: {}",
-                futures::executor::block_on(monitor(stack, key, id))
-            )
-        })
+    {
+        Some(m) => m,
+        // Read the last state before panicking: blocking on a request inside
+        // the test's runtime would hang instead of failing.
+        None => {
+            let last = monitor(stack, key, id).await;
+            panic!("monitor {id} never became {status}: {last}")
+        }
+    }
 }
 
 pub async fn check_now(stack: &Stack, key: &str, id: i64) -> String {

@@ -5,3 +5,4 @@ mod architecture;
 mod common;
 mod end_to_end;
 mod kinds;
+mod regions;

@@ -65,7 +65,11 @@ fn a_three_region_round_is_three_checks_on_three_subjects() {
         let ids: std::collections::HashSet<_> = round.iter().map(|(_, d)| d.check_id).collect();
         assert_eq!(ids.len(), 3, "a check id per region");
         for (sent_at, due) in round {
-            assert_eq!(*sent_at, slot.max(NOW), "all at once, at the slot (or at load)");
+            assert_eq!(
+                *sent_at,
+                slot.max(NOW),
+                "all at once, at the slot (or at load)"
+            );
             assert_eq!(due.round_id, round_id, "one round, named after the slot");
             assert_eq!(due.check_id, check_id_in_round(round_id, &due.region, 3));
             assert_eq!(due_ms(due), slot);
