@@ -16,7 +16,7 @@
 //! settings, never a deployment's default).
 
 use crate::million::procstat;
-use crate::{Stack, StackOptions};
+use crate::{count, Stack, StackOptions, N};
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
@@ -288,15 +288,4 @@ async fn seed(stack: &Stack, kind: MonitorKind, target: &str, n: usize) -> anyho
     .execute(&mut conn)
     .await?;
     count(stack, "SELECT min(id) AS n FROM monitors").await
-}
-
-#[derive(diesel::QueryableByName)]
-struct N {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-async fn count(stack: &Stack, sql: &str) -> anyhow::Result<i64> {
-    let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
-    Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
 }

@@ -388,3 +388,18 @@ pub async fn publish_all(
     }
     Ok(started.elapsed())
 }
+
+/// One `n` column, for the benchmarks' counting queries.
+#[derive(diesel::QueryableByName)]
+pub(crate) struct N {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub n: i64,
+}
+
+/// The `n` that `sql` (one row, one `BIGINT` column named `n`) answers in
+/// `stack`'s database.
+pub(crate) async fn count(stack: &Stack, sql: &str) -> anyhow::Result<i64> {
+    use diesel_async::RunQueryDsl;
+    let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
+    Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
+}

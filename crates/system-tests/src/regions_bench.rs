@@ -8,7 +8,7 @@
 //! `check-due.v4` (one message per region per round). Counted where the
 //! work lands: rows in `check_results` and decided rows in `check_rounds`.
 
-use crate::{Stack, StackOptions};
+use crate::{count, Stack, StackOptions, N};
 use diesel::sql_types::{BigInt, Double};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
@@ -170,17 +170,6 @@ async fn publish(js: &async_nats::jetstream::Context, dues: Vec<CheckDueV4>) -> 
         ack?;
     }
     Ok(())
-}
-
-#[derive(diesel::QueryableByName)]
-struct N {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-async fn count(stack: &Stack, sql: &str) -> anyhow::Result<i64> {
-    let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
-    Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
 }
 
 /// A user and `n` http monitors of `target` (the deployment's regions,
