@@ -149,9 +149,13 @@ pub async fn insert_placed_results(
     let reporters: Vec<String> = results.iter().map(|r| r.reporter.clone()).collect();
     let versions: Vec<Option<i64>> = results.iter().map(|r| r.definition_version).collect();
     let slots: Vec<DateTime<Utc>> = results.iter().map(NewCheckResult::slot_at).collect();
-    let place = |i: usize| places.get(i).cloned().unwrap_or_default();
-    let regions: Vec<Option<String>> = (0..results.len()).map(|i| place(i).region).collect();
-    let rounds: Vec<Option<Uuid>> = (0..results.len()).map(|i| place(i).round_id).collect();
+    let place = |i: usize| places.get(i);
+    let regions: Vec<Option<String>> = (0..results.len())
+        .map(|i| place(i).and_then(|p| p.region.clone()))
+        .collect();
+    let rounds: Vec<Option<Uuid>> = (0..results.len())
+        .map(|i| place(i).and_then(|p| p.round_id))
+        .collect();
 
     let inserted: Vec<InsertedCheck> = diesel::sql_query(
         "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \

@@ -112,3 +112,18 @@ pub async fn results(stack: &Stack, key: &str, id: i64) -> Vec<Value> {
         .unwrap();
     body["results"].as_array().cloned().unwrap_or_default()
 }
+
+/// Creates a webhook contact to `url`, asserting the 201; the contact.
+pub async fn webhook_contact(stack: &Stack, key: &str, url: &str) -> Value {
+    let (s, contact) = stack
+        .call(
+            Method::POST,
+            "/api/v1/alert-contacts",
+            key,
+            Some(serde_json::json!({"name": "hook", "type": "webhook", "value": url})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(s, StatusCode::CREATED, "{contact}");
+    contact
+}

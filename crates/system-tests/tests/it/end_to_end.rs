@@ -2,7 +2,7 @@
 //! notifier, against real PostgreSQL, real NATS JetStream and real HTTP
 //! targets on loopback.
 
-use crate::common::{check_now, monitor, results, wait_status, Receiver};
+use crate::common::{check_now, monitor, results, wait_status, webhook_contact, Receiver};
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -31,16 +31,7 @@ async fn a_monitor_goes_down_and_up_and_each_change_alerts_once() {
     let receiver = Receiver::start().await;
     let key = stack.new_user("ops").await.unwrap();
 
-    let (s, contact) = stack
-        .call(
-            Method::POST,
-            "/api/v1/alert-contacts",
-            &key,
-            Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(s, StatusCode::CREATED, "{contact}");
+    let contact = webhook_contact(&stack, &key, &receiver.url).await;
     let (s, m) = stack
         .call(
             Method::POST,

@@ -2,7 +2,7 @@
 //! API, scheduled, checked by the checker's probe of their kind, recorded,
 //! and alerted on with the kind in the alert (issue 12).
 
-use crate::common::{check_now, results, wait_status, Receiver};
+use crate::common::{check_now, results, wait_status, webhook_contact, Receiver};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use std::time::Duration;
@@ -28,16 +28,7 @@ async fn a_tcp_monitor_is_up_while_its_port_listens_and_down_when_it_closes() {
     let addr = listener.local_addr().unwrap();
     let server = serve(listener);
 
-    let (s, contact) = stack
-        .call(
-            Method::POST,
-            "/api/v1/alert-contacts",
-            &key,
-            Some(json!({"name": "hook", "type": "webhook", "value": receiver.url})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(s, StatusCode::CREATED, "{contact}");
+    let contact = webhook_contact(&stack, &key, &receiver.url).await;
     let (s, m) = stack
         .call(
             Method::POST,

@@ -3,7 +3,7 @@
 //! for the regions a test names (it tells them apart by the `User-Agent`
 //! each region's checks send), rounds run on demand.
 
-use crate::common::{check_now, monitor, wait_status, Receiver};
+use crate::common::{check_now, monitor, wait_status, webhook_contact, Receiver};
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -88,16 +88,7 @@ async fn watched_monitor(
     hook: &str,
     confirmation: u32,
 ) -> i64 {
-    let (s, contact) = stack
-        .call(
-            Method::POST,
-            "/api/v1/alert-contacts",
-            key,
-            Some(json!({"name": "hook", "type": "webhook", "value": hook})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(s, StatusCode::CREATED, "{contact}");
+    let contact = webhook_contact(stack, key, hook).await;
     let (s, m) = stack
         .call(
             Method::POST,
