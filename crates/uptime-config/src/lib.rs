@@ -9,14 +9,16 @@
 //!    `UPTIME_DATABASE__URL` or `UPTIME_CHECKER__CONCURRENCY`.
 //!
 //! The sections every service shares ([`DatabaseSettings`], [`NatsSettings`],
-//! [`TelemetrySettings`], [`OpsSettings`]) live here so that one variable name
+//! [`TelemetrySettings`], [`OpsSettings`], [`SecretsSettings`]) live here so that one variable name
 //! means the same thing to every binary and to the Helm chart.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::path::Path;
 
+mod secrets;
 mod streams;
+pub use secrets::SecretsSettings;
 pub use streams::StreamLimits;
 
 /// The environment variable that names an optional configuration file.
