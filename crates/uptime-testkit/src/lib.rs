@@ -12,6 +12,8 @@
 //!   requests it receives and answers with scripted replies, for webhooks.
 //! - [`fixtures`]: a valid monitor definition and its insert, the row most
 //!   tests start from.
+//! - [`endless::EndlessBodyServer`]: a loopback server answering `500` with a
+//!   body that never ends, counting what it wrote, to test bounded reads.
 //! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
 //!   receives, for tests of email alerts.
 //!
@@ -20,6 +22,7 @@
 
 mod db;
 pub mod dns;
+pub mod endless;
 pub mod fixtures;
 mod nats;
 pub mod receiver;

@@ -9,6 +9,7 @@ use serde_json::json;
 use sha2::Sha256;
 use std::time::Duration;
 use uptime_db::models::{AlertContact, NewAlertContact};
+use uptime_testkit::endless::EndlessBodyServer;
 use uptime_testkit::receiver::{Reply, WebhookReceiver};
 use uptime_testkit::smtp::SmtpServer;
 
@@ -386,6 +387,39 @@ async fn the_test_alert_answers_sent_failed_unverified_or_not_found() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// A receiver chooses how long its error body is; the gateway reads only a
+/// few KiB of it (an endless one once grew it by gigabytes). Seen failing
+/// with the whole body read: the client read until its timeout, hundreds of
+/// MiB, and the snippet was lost.
+#[tokio::test]
+async fn a_test_alert_reads_only_the_head_of_an_endless_error_body() {
+    let app = spawn_app().await;
+    let (user, key) = app.new_user("ops").await;
+    let endless = EndlessBodyServer::start().await;
+    let hook = contact(&app, user, "webhook", &endless.url("/endless"), true).await;
+
+    let (status, body) = app
+        .post(
+            &format!("/api/v1/alert-contacts/{}/test", hook.id),
+            &key,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    let cause = body["details"][0]["message"].as_str().unwrap();
+    assert!(cause.contains("500"), "{cause}");
+    assert!(cause.contains("xxxx"), "the snippet of the body is kept: {cause}");
+
+    // The gateway closed the connection after the head: what the server got
+    // to write is the kernel's socket buffers, not the body.
+    endless.wait_closed(1, Duration::from_secs(60)).await;
+    let written = endless.bytes_written();
+    assert!(
+        written < 64 * 1024 * 1024,
+        "{written} body bytes were taken from the receiver"
+    );
 }
 
 #[tokio::test]

@@ -13,6 +13,11 @@ use uuid::Uuid;
 
 /// How much of an error response's body the log keeps.
 const BODY_SNIPPET_CHARS: usize = 200;
+/// How much of an error response's body is read at most. A receiver chooses
+/// its body's size, so reading it whole would let it fill our memory (an
+/// endless 500 body once grew the api-gateway by gigabytes through test
+/// alerts); the snippet needs at most 200 characters, four bytes each.
+pub(crate) const MAX_ERROR_BODY_BYTES: usize = 4 * 1024;
 
 #[derive(Clone)]
 pub(crate) struct HttpChannel {
@@ -129,10 +134,8 @@ async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
         .get(reqwest::header::LOCATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let snippet: String = response
-        .text()
-        .await
-        .unwrap_or_default()
+    let head = read_head(response, MAX_ERROR_BODY_BYTES).await;
+    let snippet: String = String::from_utf8_lossy(&head)
         .chars()
         .take(BODY_SNIPPET_CHARS)
         .collect();
@@ -155,6 +158,23 @@ async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
         retry,
         http_status: Some(status.as_u16()),
     })
+}
+
+/// At most `limit` bytes of the body, chunk by chunk; the rest is never read
+/// (dropping the response closes the connection). A body that fails midway
+/// gives what arrived before: it only feeds a log line.
+async fn read_head(mut response: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut head = Vec::new();
+    while head.len() < limit {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = limit - head.len();
+                head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    head
 }
 
 /// `Retry-After` as seconds or an HTTP date.
