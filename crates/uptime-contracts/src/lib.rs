@@ -11,6 +11,7 @@ pub mod api_keys;
 pub mod bus;
 pub mod checks_v2;
 pub mod checks_v3;
+pub mod checks_v5;
 pub mod events_v2;
 pub mod messages;
 pub mod presence;
@@ -21,6 +22,7 @@ pub mod subjects;
 pub use api_keys::*;
 pub use checks_v2::*;
 pub use checks_v3::*;
+pub use checks_v5::*;
 pub use events_v2::*;
 pub use messages::*;
 pub use regions::*;
@@ -65,6 +67,7 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<CheckResultV2>(),
         entry::<CheckDueV3>(),
         entry::<CheckDueV4>(),
+        entry::<CheckDueV5>(),
         entry::<CheckResultV3>(),
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV1>(),

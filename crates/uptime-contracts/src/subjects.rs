@@ -14,6 +14,9 @@ pub const CHECK_DUE_V3: &str = "uptime.checks.due.v3";
 /// The prefix of the per-region due checks, version 4: `uptime.checks.due.v4.<region>`
 /// (scheduler and api-gateway → the region's checkers).
 pub const CHECK_DUE_V4_PREFIX: &str = "uptime.checks.due.v4";
+/// The prefix of the per-region due checks, version 5 (secrets sealed):
+/// `uptime.checks.due.v5.<region>` (scheduler and api-gateway → the region's checkers).
+pub const CHECK_DUE_V5_PREFIX: &str = "uptime.checks.due.v5";
 /// The outcome of one check in one region, naming its round (checker, api-gateway and scheduler → recorder).
 pub const CHECK_RESULT_V3: &str = "uptime.checks.result.v3";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
@@ -35,4 +38,9 @@ pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";
 /// The subject of `region`'s due checks (version 4).
 pub fn due_v4(region: &str) -> String {
     format!("{CHECK_DUE_V4_PREFIX}.{region}")
+}
+
+/// The subject of `region`'s due checks (version 5).
+pub fn due_v5(region: &str) -> String {
+    format!("{CHECK_DUE_V5_PREFIX}.{region}")
 }

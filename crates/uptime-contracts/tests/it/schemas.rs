@@ -169,6 +169,21 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             region: "eu".into(),
             round_id,
         }),
+        v(CheckDueV5 {
+            check_id: eu_check,
+            monitor_id: 42,
+            definition_version: 3,
+            interval_secs: 60,
+            trigger: Trigger::Scheduled,
+            due_at: at(10, 15, 0),
+            // The v3 sample's request, its password sealed (a value the
+            // api-gateway's keyring made; no key here opens it).
+            spec: spec_v2.clone().sealed(Some(
+                "v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVoKsqMBp6b0KcJMDd3oLVU".into(),
+            )),
+            region: "eu".into(),
+            round_id,
+        }),
         v(CheckResultV3 {
             check_id: eu_check,
             monitor_id: 42,
@@ -471,4 +486,32 @@ fn a_debug_print_of_a_spec_hides_the_basic_auth_password() {
     assert!(printed.contains("probe"), "{printed}");
     assert!(!printed.contains("hunter2"), "{printed}");
     assert!(printed.contains("[redacted]"), "{printed}");
+}
+
+/// Issue 19: a due check on the wire has no place for a plaintext password.
+/// Version 5 is what the services publish; its schema names
+/// `password_sealed` and no `password` anywhere.
+#[test]
+fn version_five_carries_no_plaintext_password() {
+    fn property_names(schema: &serde_json::Value, out: &mut Vec<String>) {
+        match schema {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::Object(props)) = map.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                map.values().for_each(|v| property_names(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| property_names(v, out)),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    property_names(&schema_of::<CheckDueV5>(), &mut names);
+    assert!(names.iter().any(|n| n == "password_sealed"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "password"), "{names:?}");
+    let (_, sample) = samples()
+        .into_iter()
+        .find(|(n, _)| *n == CheckDueV5::SCHEMA)
+        .unwrap();
+    assert!(!sample.to_string().contains("s3cret"), "{sample}");
 }
