@@ -184,9 +184,31 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> 
 
 /// Whether trying again later may succeed.
 fn is_retryable(e: &DbError) -> bool {
-    // Deadlocks cannot happen between recorders (monitors are locked in id
-    // order) but may with other writers; PostgreSQL reports them as 40P01.
-    e.is_transient() || e.to_string().contains("deadlock detected")
+    e.is_transient() || is_deadlock(e)
+}
+
+/// The primary message PostgreSQL sends with SQLSTATE 40P01
+/// (`deadlock_detected`) when its `lc_messages` is English or `C`.
+const DEADLOCK_MESSAGE: &str = "deadlock detected";
+
+/// Whether PostgreSQL rolled the batch back as the victim of a deadlock
+/// (SQLSTATE 40P01). Nothing was written, and the same batch succeeds once
+/// the other transaction is done, so it is retried rather than recorded
+/// result by result (which a second deadlock would turn into a dead letter).
+/// Deadlocks cannot happen between recorders (monitors are locked in id
+/// order) but may with another writer of the same rows.
+///
+/// The SQLSTATE itself is out of reach: diesel 2.3's `DatabaseErrorKind` has
+/// no deadlock variant, diesel-async 0.7 maps every code but six to
+/// `Unknown` and keeps the server's error (with its code) in a private
+/// wrapper, and `DatabaseErrorInformation` has no accessor for the code. So
+/// this compares the structured primary message, exactly, rather than
+/// searching the whole error text. A server whose `lc_messages` translates
+/// it is not recognised here; its deadlocks are handled as any other failed
+/// batch (result by result).
+fn is_deadlock(e: &DbError) -> bool {
+    use diesel::result::Error;
+    matches!(e, DbError::Query(Error::DatabaseError(_, info)) if info.message() == DEADLOCK_MESSAGE)
 }
 
 /// Pulls batches from `consumer` and hands them to `handler` until `shutdown`.

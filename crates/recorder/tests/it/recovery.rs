@@ -1,10 +1,12 @@
 //! Crashes between the steps of a batch lose nothing and duplicate nothing.
 
-use crate::common::{result, state_changed_subject, Harness};
+use crate::common::{eventually, result, state_changed_subject, Harness};
 use async_nats::jetstream;
 use chrono::{Duration, Utc};
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel::sql_types::{Bool, Integer};
+use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures::StreamExt;
 use std::collections::HashSet;
 use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message, MonitorStatus};
@@ -122,11 +124,147 @@ async fn a_stopped_recorder_finishes_its_batch_and_a_restart_continues() {
     // Published while no recorder runs: nothing is lost, it waits in the stream.
     let later = result(id, t0 + Duration::seconds(1), CheckOutcome::Fail);
     h.publish(&later).await;
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // Not stored because nobody can take it, rather than not stored yet: the
+    // server holds no pull request on the recorder's consumer (the stopped
+    // recorder's went with it), has nothing delivered and unacked, and counts
+    // the result as pending. From here only a new pull can hand it out, and
+    // only a started recorder pulls, so the count below holds until then
+    // however slow the machine. A recorder still running after its stop
+    // keeps a pull request open or takes the result, and this never holds.
+    let hr = &h;
+    eventually(
+        "the result waits undelivered, with no pull request open",
+        || async move {
+            let info = hr.recorder_consumer().await;
+            info.num_waiting == 0 && info.num_ack_pending == 0 && info.num_pending == 1
+        },
+    )
+    .await;
     assert_eq!(h.results_of(id).await.len(), 1);
 
     h.start_recorder().await;
     h.wait_drained().await;
     assert_eq!(h.results_of(id).await.len(), 2);
     assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Down);
+}
+
+/// The backend process id of `conn`'s session.
+async fn backend_pid(conn: &mut AsyncPgConnection) -> i32 {
+    diesel::select(sql::<Integer>("pg_backend_pid()"))
+        .get_result(conn)
+        .await
+        .unwrap()
+}
+
+/// Waits until some session other than `waiter` is waiting for a lock that
+/// `holder`'s session holds; with `waiter`, until that one is.
+async fn wait_blocked(h: &Harness, holder: i32, waiter: Option<i32>, what: &str) {
+    let only = waiter.map_or(String::new(), |pid| format!("AND pid = {pid}"));
+    let query = format!(
+        "EXISTS (SELECT 1 FROM pg_stat_activity WHERE {holder} = ANY(pg_blocking_pids(pid)) {only})"
+    );
+    eventually(what, || {
+        let query = query.clone();
+        async move {
+            diesel::select(sql::<Bool>(&query))
+                .get_result(&mut h.conn().await)
+                .await
+                .unwrap()
+        }
+    })
+    .await;
+}
+
+/// Locks monitor `id` (`FOR UPDATE`) in the transaction open on `conn`.
+async fn lock_monitor(conn: &mut AsyncPgConnection, id: i64) {
+    conn.batch_execute(&format!(
+        "SELECT id FROM monitors WHERE id = {id} FOR UPDATE"
+    ))
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_batch_rolled_back_as_a_deadlock_victim_is_retried_whole() {
+    let mut h = Harness::new().await;
+    // The recorder locks a batch's monitors in id order: a, then b, then c.
+    let a = h.monitor(|_| {}).await;
+    let b = h.monitor(|_| {}).await;
+    let c = h.monitor(|_| {}).await;
+    assert!(a < b && b < c);
+    let t0 = Utc::now() - Duration::minutes(1);
+    let results: Vec<CheckResultV1> = [a, b, c]
+        .iter()
+        .map(|&id| result(id, t0, CheckOutcome::Pass))
+        .collect();
+    // In the stream before the recorder starts: one batch takes all three.
+    for r in &results {
+        h.publish(r).await;
+    }
+
+    // Two other writers. `first` holds c and will ask for a: the opposite of
+    // the recorder's order. It never runs the deadlock check (its timeout
+    // is far away), so the recorder's session is the one that finds the
+    // deadlock and is rolled back, whatever the timing. `gate` holds b to
+    // stop the recorder between a and c, so that `first` can queue behind
+    // the recorder's a before the recorder reaches c.
+    let mut first = h.conn().await;
+    let first_pid = backend_pid(&mut first).await;
+    first
+        .batch_execute("BEGIN; SET LOCAL deadlock_timeout = '10min'")
+        .await
+        .unwrap();
+    lock_monitor(&mut first, c).await;
+    let mut gate = h.conn().await;
+    let gate_pid = backend_pid(&mut gate).await;
+    gate.batch_execute("BEGIN").await.unwrap();
+    lock_monitor(&mut gate, b).await;
+
+    h.start_recorder().await;
+    wait_blocked(&h, gate_pid, None, "the recorder holding a, waiting for b").await;
+    assert!(
+        h.results_of(a).await.is_empty(),
+        "the results came in more than one batch; this test needs them in one"
+    );
+    let recorder_pid: i32 = diesel::select(sql::<Integer>(&format!(
+        "(SELECT pid FROM pg_stat_activity WHERE {gate_pid} = ANY(pg_blocking_pids(pid)))"
+    )))
+    .get_result(&mut h.conn().await)
+    .await
+    .unwrap();
+    let first_locks_a = tokio::spawn(async move {
+        lock_monitor(&mut first, a).await;
+        first
+    });
+    // `first` waits for the recorder's a; the recorder, once b is free,
+    // waits for `first`'s c: a cycle PostgreSQL breaks by failing the
+    // recorder's transaction with 40P01.
+    wait_blocked(
+        &h,
+        recorder_pid,
+        Some(first_pid),
+        "the other writer waiting for a",
+    )
+    .await;
+    gate.batch_execute("COMMIT").await.unwrap();
+    // Granted a only once the recorder's transaction is rolled back.
+    let mut first = first_locks_a.await.unwrap();
+    first.batch_execute("COMMIT").await.unwrap();
+
+    h.wait_drained().await;
+    for id in [a, b, c] {
+        assert_eq!(h.results_of(id).await.len(), 1, "monitor {id}");
+    }
+    // Retried whole: the batch was handed back (nak) and every result came
+    // again. Taken as a failure instead, the results would have been
+    // recorded one by one from the first delivery, each delivered once.
+    let info = h.recorder_consumer().await;
+    assert!(
+        info.delivered.consumer_sequence >= 2 * results.len() as u64,
+        "each result delivered twice: {:?}",
+        info.delivered
+    );
+    let dead = uptime_consumer::dead::read_all(&h.js).await.unwrap();
+    assert!(dead.is_empty(), "{dead:?}");
+    h.stop_recorder().await;
 }

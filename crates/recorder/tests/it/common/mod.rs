@@ -176,6 +176,16 @@ impl Harness {
         .await;
     }
 
+    /// The recorder's durable consumer as the server sees it now.
+    pub async fn recorder_consumer(&self) -> jetstream::consumer::Info {
+        let stream = self.js.get_stream(streams::RESULTS_STREAM).await.unwrap();
+        let mut consumer: jetstream::consumer::PullConsumer = stream
+            .get_consumer(streams::RECORDER_CONSUMER)
+            .await
+            .unwrap();
+        consumer.info().await.unwrap().clone()
+    }
+
     /// Waits until every outbox row is published, then returns the payloads on
     /// `subject` in the events stream.
     pub async fn events(&self, subject: &str) -> Vec<serde_json::Value> {
