@@ -2,7 +2,7 @@
 //! defaults → `UPTIME_CONFIG` file → `UPTIME_<SECTION>__<KEY>` variables).
 
 use serde::{Deserialize, Deserializer};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use uptime_config::{
     NatsSettings, OpsSettings, RegionsSettings, SafetySettings, TelemetrySettings,
@@ -54,6 +54,23 @@ pub struct CheckerSection {
     /// names it in every request's `User-Agent`. A name that is not a valid
     /// region refuses to start.
     pub region: String,
+    /// dns checks (`[checker.dns]`).
+    pub dns: DnsSection,
+}
+
+/// The `[checker.dns]` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DnsSection {
+    /// The resolvers dns checks naming no `dns_server` ask (`ip` or
+    /// `ip:port`, port 53 by default), in place of the checker's own
+    /// (`/etc/resolv.conf`): public recursive resolvers that know nothing of
+    /// the deployment's internal names, so that tenants cannot read them.
+    /// Trusted as the operator's, so not screened. Empty: the checker's own.
+    /// A list in the file, or comma-separated in the environment
+    /// (`UPTIME_CHECKER__DNS__TENANT_RESOLVERS`).
+    #[serde(deserialize_with = "resolver_list")]
+    pub tenant_resolvers: Vec<SocketAddr>,
 }
 
 impl Default for CheckerSection {
@@ -69,6 +86,7 @@ impl Default for CheckerSection {
             private_allowlist: Vec::new(),
             shutdown_grace_secs: 30,
             region: uptime_contracts::DEFAULT_REGION.to_string(),
+            dns: DnsSection::default(),
         }
     }
 }
@@ -112,6 +130,26 @@ fn ip_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<IpAddr>, D:
     }
 }
 
+/// Accepts `["9.9.9.9", "[2620:fe::fe]:53"]` or `"9.9.9.9, 149.112.112.112:53"`.
+fn resolver_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<SocketAddr>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrString {
+        List(Vec<String>),
+        Text(String),
+    }
+    let written = match ListOrString::deserialize(deserializer)? {
+        ListOrString::List(list) => list,
+        ListOrString::Text(text) => text.split(',').map(str::to_string).collect(),
+    };
+    written
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| crate::probes::dns::parse_server(s).map_err(serde::de::Error::custom))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +166,50 @@ mod tests {
         assert!(
             serde_json::from_str::<CheckerSection>(r#"{"private_allowlist": "nope"}"#).is_err()
         );
+    }
+
+    #[test]
+    fn tenant_resolvers_are_ips_with_an_optional_port() {
+        let expected: Vec<SocketAddr> = vec![
+            "9.9.9.9:53".parse().unwrap(),
+            "[2620:fe::fe]:5353".parse().unwrap(),
+        ];
+        for written in [
+            r#"{"dns": {"tenant_resolvers": ["9.9.9.9", "[2620:fe::fe]:5353"]}}"#,
+            r#"{"dns": {"tenant_resolvers": " 9.9.9.9 , [2620:fe::fe]:5353 "}}"#,
+        ] {
+            let section: CheckerSection = serde_json::from_str(written).unwrap();
+            assert_eq!(section.dns.tenant_resolvers, expected, "{written}");
+        }
+        let error = serde_json::from_str::<CheckerSection>(
+            r#"{"dns": {"tenant_resolvers": "dns.quad9.net"}}"#,
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("dns.quad9.net"), "{error}");
+        assert!(CheckerSection::default().dns.tenant_resolvers.is_empty());
+    }
+
+    #[test]
+    fn tenant_resolvers_come_from_the_file_or_the_environment() {
+        let file = std::env::temp_dir().join(format!("checker-dns-{}.toml", std::process::id()));
+        std::fs::write(&file, "[checker.dns]\ntenant_resolvers = [\"9.9.9.9\"]\n").unwrap();
+        let loaded: CheckerSettings = uptime_config::load_from(Some(&file)).unwrap();
+        assert_eq!(
+            loaded.checker.dns.tenant_resolvers,
+            vec!["9.9.9.9:53".parse::<SocketAddr>().unwrap()]
+        );
+
+        // The name the Helm chart sets.
+        let var = "UPTIME_CHECKER__DNS__TENANT_RESOLVERS";
+        std::env::set_var(var, "149.112.112.112:5353, 9.9.9.9");
+        let loaded = uptime_config::load_from::<CheckerSettings>(Some(&file));
+        std::env::remove_var(var);
+        std::fs::remove_file(&file).unwrap();
+        let expected: Vec<SocketAddr> = vec![
+            "149.112.112.112:5353".parse().unwrap(),
+            "9.9.9.9:53".parse().unwrap(),
+        ];
+        assert_eq!(loaded.unwrap().checker.dns.tenant_resolvers, expected);
     }
 
     #[test]

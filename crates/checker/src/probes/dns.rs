@@ -11,19 +11,26 @@
 //!   ([`AddressPolicy::check_ip`]): a user must not make checkers probe the
 //!   deployment's own network. Its resolver is built for the check (cheap:
 //!   no connection until the query) and dropped after it.
-//! - otherwise the system resolver (`/etc/resolv.conf`), built once. It is
-//!   the deployment's own, so it is not screened.
+//! - otherwise the tenant resolvers (`checker.dns.tenant_resolvers`) when
+//!   the operator names some, else the system resolver (`/etc/resolv.conf`),
+//!   built once. Either is the deployment's own, so it is not screened.
 //!
 //! Either way the resolver may ask the *same* server again for a CNAME's
-//! target (as any stub resolver does), never another one, and nothing
-//! answered is ever connected to, so answers are not screened. Names are
-//! asked as written and fully qualified: no search domains, no hosts file.
-//! Nothing is cached: a monitoring check must ask every time.
+//! target (as any stub resolver does), never another one. Nothing answered
+//! is connected to, but answers are read back to the monitor's owner, so
+//! while private targets are refused what a check reports of them follows
+//! [`screen`]: no non-public address in an answer or a message, and nothing
+//! of what the system resolver (which knows the cluster's internal names)
+//! answered beyond the verdict. Names are asked as written and fully
+//! qualified: no search domains, no hosts file. Nothing is cached: a
+//! monitoring check must ask every time.
 
 mod answer;
+mod screen;
 
 use crate::address::AddressPolicy;
 use crate::report::{millis, CheckReport};
+use crate::settings::DnsSection;
 use answer::Value;
 use hickory_resolver::config::{NameServerConfigGroup, ResolveHosts, ResolverConfig, ResolverOpts};
 use hickory_resolver::lookup::Lookup;
@@ -32,6 +39,7 @@ use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{RData, RecordType};
 use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::{Name, ResolveError, TokioResolver};
+use screen::Screen;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 use uptime_contracts::{CheckSpecV2, DnsRecordType};
@@ -43,32 +51,69 @@ pub struct DnsProbe {
     policy: AddressPolicy,
     /// The resolver of checks without a server, or why there is none (no
     /// readable `/etc/resolv.conf`): those checks then fail saying so.
-    system: Result<TokioResolver, String>,
+    shared: Result<Shared, String>,
+}
+
+/// The resolver of checks without a server.
+struct Shared {
+    resolver: TokioResolver,
+    /// It is the system's, which knows the deployment's internal names (a
+    /// tenant resolver is one that does not).
+    internal: bool,
 }
 
 impl DnsProbe {
-    /// Reads the system resolver configuration once, now.
-    pub fn new(policy: AddressPolicy) -> Self {
-        let system = hickory_resolver::system_conf::read_system_conf()
-            .map(|(config, options)| build_resolver(config, options, None))
-            .map_err(|e| format!("reading the system resolver configuration: {e}"));
-        if let Err(e) = &system {
-            tracing::warn!(error = %e, "dns checks without a server will fail");
-        }
-        Self { policy, system }
+    /// Asks the tenant resolvers `settings` name, else the system's, whose
+    /// configuration is read once, now.
+    pub fn new(policy: AddressPolicy, settings: &DnsSection) -> Self {
+        Self::choosing(policy, &settings.tenant_resolvers, || {
+            hickory_resolver::system_conf::read_system_conf()
+                .map_err(|e| format!("reading the system resolver configuration: {e}"))
+        })
     }
 
-    /// A probe whose checks without a server ask `config`'s servers instead
-    /// of the system's (tests).
+    /// A probe whose system resolver asks `config`'s servers instead of
+    /// `/etc/resolv.conf`'s (tests).
     pub fn with_system_config(
         policy: AddressPolicy,
         config: ResolverConfig,
         options: ResolverOpts,
+        tenant_resolvers: &[SocketAddr],
     ) -> Self {
-        Self {
-            policy,
-            system: Ok(build_resolver(config, options, None)),
+        Self::choosing(policy, tenant_resolvers, || Ok((config, options)))
+    }
+
+    fn choosing(
+        policy: AddressPolicy,
+        tenant_resolvers: &[SocketAddr],
+        system: impl FnOnce() -> Result<(ResolverConfig, ResolverOpts), String>,
+    ) -> Self {
+        if !tenant_resolvers.is_empty() {
+            let shared = Shared {
+                resolver: tenant_resolver(tenant_resolvers),
+                internal: false,
+            };
+            return Self {
+                policy,
+                shared: Ok(shared),
+            };
         }
+        let shared = system().map(|(config, options)| Shared {
+            resolver: build_resolver(config, options, None),
+            internal: true,
+        });
+        match &shared {
+            Err(e) => tracing::warn!(error = %e, "dns checks without a server will fail"),
+            // Its answers are screened and withheld, but a tenant's check
+            // still tells an internal name that exists from one that does not.
+            Ok(_) if !policy.guard().allows_private() => tracing::warn!(
+                "dns checks without a server ask the checker's own resolver, which \
+                 answers for the deployment's internal names; name public resolvers in \
+                 checker.dns.tenant_resolvers"
+            ),
+            Ok(_) => {}
+        }
+        Self { policy, shared }
     }
 
     /// Runs the check; every problem is a failed check with its reason.
@@ -92,13 +137,13 @@ impl DnsProbe {
             Err(e) => return CheckReport::failed(e.to_string()),
         };
         let timeout = Duration::from_secs(u64::from(spec.timeout_secs.max(1)));
-        let resolver = match &query.server {
+        let (resolver, internal) = match &query.server {
             Some(server) => match self.server_resolver(server, timeout) {
-                Ok(resolver) => resolver,
+                Ok(resolver) => (resolver, false),
                 Err(reason) => return CheckReport::failed(reason),
             },
-            None => match &self.system {
-                Ok(resolver) => resolver.clone(),
+            None => match &self.shared {
+                Ok(shared) => (shared.resolver.clone(), shared.internal),
                 Err(reason) => return CheckReport::failed(reason.clone()),
             },
         };
@@ -108,6 +153,7 @@ impl DnsProbe {
             target,
             name: &name,
             timeout,
+            screen: Screen::new(&self.policy, internal),
         };
         let started = Instant::now();
         let outcome = tokio::time::timeout(
@@ -125,7 +171,12 @@ impl DnsProbe {
         if seen.is_empty() {
             return answered_but_failed(asked.no_records(&name), latency_ms);
         }
-        match answer::compare(record_type, target, &expected, &seen) {
+        // Before any comparison: an expected value must not tell a tenant
+        // whether a refused address is in the answer.
+        if let Some(refusal) = asked.screen.refused_answer(target, &seen) {
+            return answered_but_failed(refusal, latency_ms);
+        }
+        match answer::compare(record_type, target, &expected, &seen, &asked.screen) {
             Ok(()) => CheckReport::passed(latency_ms),
             Err(reason) => answered_but_failed(reason, latency_ms),
         }
@@ -151,7 +202,7 @@ impl DnsProbe {
 }
 
 /// `server` as `ip`, `ip:port` or `[ipv6]:port`.
-fn parse_server(server: &str) -> Result<SocketAddr, String> {
+pub(crate) fn parse_server(server: &str) -> Result<SocketAddr, String> {
     let server = server.trim();
     if let Ok(addr) = server.parse::<SocketAddr>() {
         return Ok(addr);
@@ -160,6 +211,21 @@ fn parse_server(server: &str) -> Result<SocketAddr, String> {
         .parse::<IpAddr>()
         .map(|ip| SocketAddr::new(ip, DNS_PORT))
         .map_err(|_| format!("dns server {server:?} is not an IP address or ip:port"))
+}
+
+/// A resolver asking the operator's tenant resolvers (trusted: not screened).
+fn tenant_resolver(servers: &[SocketAddr]) -> TokioResolver {
+    let mut group = NameServerConfigGroup::with_capacity(servers.len() * 2);
+    for server in servers {
+        // UDP, and TCP when an answer is truncated.
+        group.merge(NameServerConfigGroup::from_ips_clear(
+            &[server.ip()],
+            server.port(),
+            true,
+        ));
+    }
+    let config = ResolverConfig::from_parts(None, vec![], group);
+    build_resolver(config, ResolverOpts::default(), None)
 }
 
 /// A resolver that never answers from a cache, nor from the hosts file.
@@ -244,6 +310,8 @@ struct Asked<'a> {
     target: &'a str,
     name: &'a Name,
     timeout: Duration,
+    /// What may be told of the answer.
+    screen: Screen<'a>,
 }
 
 impl Asked<'_> {
@@ -257,15 +325,18 @@ impl Asked<'_> {
     }
 
     /// The target, and the name actually answered about when that is a
-    /// CNAME's target.
+    /// CNAME's target (and may be told).
     fn subject(&self, answered: &Name) -> String {
         if answered == self.name || answered.is_root() {
             self.target.to_string()
+        } else if self.screen.withholds() {
+            format!("{} (via CNAME)", self.target)
         } else {
             format!(
                 "{} (via CNAME, {})",
                 self.target,
-                answer::normalise_name(&answered.to_ascii())
+                self.screen
+                    .redact(&answer::normalise_name(&answered.to_ascii()))
             )
         }
     }
@@ -306,10 +377,13 @@ impl Asked<'_> {
     }
 
     fn failed_with(&self, error: &ResolveError) -> String {
+        // The resolver's words may hold an address (the cluster resolver's
+        // own, say).
         format!(
-            "the {} query for {} failed: {error}",
+            "the {} query for {} failed: {}",
             self.record_type.as_str(),
-            self.target
+            self.target,
+            self.screen.redact(&error.to_string())
         )
     }
 }

@@ -61,7 +61,7 @@ impl Probes {
             http,
             tcp: tcp::TcpProbe::new(policy.clone()),
             tls: tls::TlsProbe::new(policy.clone(), extra_root_ca_pem.as_deref()),
-            dns: dns::DnsProbe::new(policy.clone()),
+            dns: dns::DnsProbe::new(policy.clone(), &section.dns),
             icmp: icmp::IcmpProbe::new(policy),
         })
     }

@@ -43,6 +43,9 @@ fn example_zone() -> Zone {
         .record("@", Record::Txt(vec!["v=spf1 ".into(), "-all".into()]))
         .record("@", Record::Ns("ns1".into()))
         .record("@", Record::Ns("ns2.example.test.".into()))
+        // Public (the rest are documentation addresses, which checks refusing
+        // private targets refuse in answers too).
+        .record("public", Record::A("1.2.3.4".parse().unwrap()))
 }
 
 /// Publishes every spec, then returns their results in the same order.
@@ -294,12 +297,13 @@ async fn a_loopback_dns_server_is_refused_unless_private_targets_are_allowed() {
     assert_eq!(dns.queries(), 0, "a refused server is never asked");
     strict.stop().await;
 
-    // The same check where the deployment allows this one address.
+    // The same server where the deployment allows this one address.
     let mut settings = h.settings("allowlisted");
     settings.safety.allow_private_targets = false;
     settings.checker.private_allowlist = vec![dns.addr().ip()];
     let allowlisted = RunningChecker::start(settings).await;
-    let results = check_all(&h, vec![cases[0].0.clone()]).await;
+    let public = dns_spec("public.example.test", A, &[], &dns.addr().to_string());
+    let results = check_all(&h, vec![public]).await;
     assert_eq!(results[0].outcome, CheckOutcome::Pass, "{results:?}");
     assert_eq!(dns.queries(), 1);
     allowlisted.stop().await;

@@ -5,6 +5,7 @@ mod assertions;
 mod common;
 mod delivery;
 mod dns_checks;
+mod dns_isolation;
 mod http_checks;
 mod http_requests;
 mod icmp_checks;

@@ -16,8 +16,10 @@
 //!   read them (RFC 7208 §3.3), compared exactly (case and spaces matter).
 //!
 //! An expected value is in the answer when one record of the queried type
-//! has it; every expected value must be.
+//! has it; every expected value must be. What a failure may show of the
+//! answer is [`Screen`]'s to say.
 
+use super::screen::{Screen, MAX_ADDRESS_CHARS};
 use hickory_resolver::proto::rr::Name;
 use std::fmt;
 use std::net::IpAddr;
@@ -28,7 +30,7 @@ use uptime_contracts::DnsRecordType;
 const MAX_LISTED: usize = 10;
 /// Characters of one value a failure message shows at most (TXT records can
 /// be kilobytes long).
-const MAX_VALUE_CHARS: usize = 100;
+pub(super) const MAX_VALUE_CHARS: usize = 100;
 
 /// One answer record's value, normalised.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -197,13 +199,14 @@ pub fn normalise_name(name: &str) -> String {
 
 /// `Ok` when every expected value is in `seen`; otherwise the failure, naming
 /// the missing values and what the answer held, e.g. `expected 192.0.2.1 in
-/// the A answer for example.com, got 192.0.2.7`. `seen` is not empty (an
-/// empty answer fails before any comparison).
+/// the A answer for example.com, got 192.0.2.7`, as far as `screen` lets it.
+/// `seen` is not empty (an empty answer fails before any comparison).
 pub fn compare(
     record_type: DnsRecordType,
     target: &str,
     expected: &[Expected],
     seen: &[Value],
+    screen: &Screen,
 ) -> Result<(), String> {
     let missing: Vec<&Expected> = expected
         .iter()
@@ -216,22 +219,27 @@ pub fn compare(
     let mut seen: Vec<&Value> = seen.iter().collect();
     seen.sort();
     seen.dedup();
+    let got = if screen.withholds() {
+        let records = if seen.len() == 1 { "record" } else { "records" };
+        format!(
+            "{} {records} (not listed: answered by the deployment's own resolver)",
+            seen.len()
+        )
+    } else {
+        list(&seen, |value| redacted(&value.to_string(), screen))
+    };
+    // The expected values and the target are the user's own: shown as written.
     Err(format!(
-        "expected {} in the {} answer for {}, got {}",
-        list(&missing),
+        "expected {} in the {} answer for {}, got {got}",
+        list(&missing, |value| bounded(&value.to_string())),
         record_type.as_str(),
         bounded(target),
-        list(&seen)
     ))
 }
 
-/// At most [`MAX_LISTED`] values, each bounded, comma-separated.
-fn list<T: fmt::Display>(values: &[T]) -> String {
-    let mut shown: Vec<String> = values
-        .iter()
-        .take(MAX_LISTED)
-        .map(|v| bounded(&v.to_string()))
-        .collect();
+/// At most [`MAX_LISTED`] values, each as `show` writes it, comma-separated.
+fn list<T>(values: &[T], show: impl Fn(&T) -> String) -> String {
+    let mut shown: Vec<String> = values.iter().take(MAX_LISTED).map(show).collect();
     if values.len() > MAX_LISTED {
         shown.push(format!("and {} more", values.len() - MAX_LISTED));
     }
@@ -246,10 +254,43 @@ fn bounded(text: &str) -> String {
     }
 }
 
+/// [`bounded`], with the addresses `screen` refuses redacted first. Only the
+/// shown part plus one address's length is redacted, which is cheap on a
+/// kilobyte TXT record and still catches an address the cut would split.
+pub(super) fn redacted(text: &str, screen: &Screen) -> String {
+    let (head, cut) = match text.char_indices().nth(MAX_VALUE_CHARS + MAX_ADDRESS_CHARS) {
+        None => (text, false),
+        Some((at, _)) => (&text[..at], true),
+    };
+    let mut shown = bounded(&screen.redact(head));
+    if cut && !shown.ends_with('…') {
+        shown.push('…');
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::AddressPolicy;
     use DnsRecordType::*;
+
+    /// [`compare`] with private targets allowed: everything shown as is.
+    fn cmp(
+        record_type: DnsRecordType,
+        target: &str,
+        expected: &[Expected],
+        seen: &[Value],
+    ) -> Result<(), String> {
+        let open = AddressPolicy::new(true, vec![]);
+        compare(
+            record_type,
+            target,
+            expected,
+            seen,
+            &Screen::new(&open, true),
+        )
+    }
 
     fn parse(record_type: DnsRecordType, raw: &str) -> Expected {
         Expected::parse(record_type, raw).unwrap()
@@ -358,12 +399,12 @@ mod tests {
             Value::Addr("192.0.2.1".parse().unwrap()),
         ];
         let expected = parse_expected(A, &["192.0.2.1".into(), "192.0.2.7".into()]).unwrap();
-        assert_eq!(compare(A, "example.com", &expected, &seen), Ok(()));
-        assert_eq!(compare(A, "example.com", &[], &seen), Ok(()));
+        assert_eq!(cmp(A, "example.com", &expected, &seen), Ok(()));
+        assert_eq!(cmp(A, "example.com", &[], &seen), Ok(()));
 
         let expected = parse_expected(A, &["192.0.2.1".into(), "192.0.2.9".into()]).unwrap();
         assert_eq!(
-            compare(A, "example.com", &expected, &seen),
+            cmp(A, "example.com", &expected, &seen),
             Err(
                 "expected 192.0.2.9 in the A answer for example.com, got 192.0.2.1, 192.0.2.7"
                     .into()
@@ -375,12 +416,12 @@ mod tests {
     fn the_failure_shows_values_in_their_normalised_form() {
         let expected = parse_expected(Mx, &["20 MX.example.com.".into()]).unwrap();
         assert_eq!(
-            compare(Mx, "example.com", &expected, &[mx(10, "Mail.Example.com.")]),
+            cmp(Mx, "example.com", &expected, &[mx(10, "Mail.Example.com.")]),
             Err("expected 20 mx.example.com in the MX answer for example.com, got 10 mail.example.com".into())
         );
         let expected = parse_expected(Txt, &["v=spf1 -all".into()]).unwrap();
         assert_eq!(
-            compare(Txt, "example.com", &expected, &[Value::Txt("hello \"world\"".into())]),
+            cmp(Txt, "example.com", &expected, &[Value::Txt("hello \"world\"".into())]),
             Err(r#"expected "v=spf1 -all" in the TXT answer for example.com, got "hello \"world\"""#.into())
         );
     }
@@ -391,7 +432,7 @@ mod tests {
             .map(|i| Value::Addr(format!("192.0.2.{i}").parse().unwrap()))
             .collect();
         let expected = parse_expected(A, &["198.51.100.1".into()]).unwrap();
-        let error = compare(A, "example.com", &expected, &seen).unwrap_err();
+        let error = cmp(A, "example.com", &expected, &seen).unwrap_err();
         assert_eq!(
             error,
             "expected 198.51.100.1 in the A answer for example.com, got 192.0.2.1, 192.0.2.2, \
@@ -401,7 +442,7 @@ mod tests {
 
         let long = "x".repeat(5000);
         let expected = parse_expected(Txt, &["short".into()]).unwrap();
-        let error = compare(Txt, "example.com", &expected, &[Value::Txt(long)]).unwrap_err();
+        let error = cmp(Txt, "example.com", &expected, &[Value::Txt(long)]).unwrap_err();
         assert!(error.len() < 200, "{error}");
         assert!(error.ends_with('…'), "{error}");
     }

@@ -7,20 +7,27 @@ use hickory_resolver::config::NameServerConfigGroup;
 use uptime_contracts::{CheckOutcome, DnsQueryV1, MonitorKind};
 use uptime_testkit::dns::{DnsServer, Failure, Record, Zone};
 
-fn probe_asking(server: &DnsServer) -> DnsProbe {
+/// Public addresses (in no non-public range), answered and never reached.
+const PUBLIC: &str = "1.2.3.4";
+const OTHER_PUBLIC: &str = "5.6.7.8";
+
+/// A probe refusing private targets whose system resolver is `system`, and
+/// with `tenant_resolvers`.
+fn probe_asking(system: &DnsServer, tenant_resolvers: &[SocketAddr]) -> DnsProbe {
     let config = ResolverConfig::from_parts(
         None,
         vec![],
-        NameServerConfigGroup::from_ips_clear(&[server.addr().ip()], server.addr().port(), true),
+        NameServerConfigGroup::from_ips_clear(&[system.addr().ip()], system.addr().port(), true),
     );
     DnsProbe::with_system_config(
         AddressPolicy::new(false, vec![]),
         config,
         ResolverOpts::default(),
+        tenant_resolvers,
     )
 }
 
-fn a_check(target: &str) -> CheckSpecV2 {
+fn check_of(target: &str, expected: &[&str]) -> CheckSpecV2 {
     CheckSpecV2 {
         kind: MonitorKind::Dns,
         target: target.into(),
@@ -30,7 +37,7 @@ fn a_check(target: &str) -> CheckSpecV2 {
         keyword_type: None,
         options: uptime_contracts::CheckOptionsV1 {
             dns: Some(DnsQueryV1 {
-                expected: vec!["192.0.2.1".into()],
+                expected: expected.iter().map(|e| e.to_string()).collect(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -38,16 +45,17 @@ fn a_check(target: &str) -> CheckSpecV2 {
     }
 }
 
+fn a(ip: &str) -> Record {
+    Record::A(ip.parse().unwrap())
+}
+
 #[tokio::test]
 async fn the_shared_resolver_asks_every_time() {
-    let server = DnsServer::start(vec![
-        Zone::new("example.test").record("www", Record::A("192.0.2.1".parse().unwrap()))
-    ])
-    .await;
+    let server = DnsServer::start(vec![Zone::new("example.test").record("www", a(PUBLIC))]).await;
     // Private targets are refused, yet this loopback resolver is asked: the
     // system resolver is the deployment's own, not a user's target.
-    let probe = probe_asking(&server);
-    let spec = a_check("www.example.test");
+    let probe = probe_asking(&server, &[]);
+    let spec = check_of("www.example.test", &[PUBLIC]);
 
     let first = probe.check(&spec).await;
     assert_eq!(first.outcome, CheckOutcome::Pass, "{first:?}");
@@ -63,6 +71,97 @@ async fn the_shared_resolver_asks_every_time() {
         failed.error.as_deref(),
         Some("the A query for www.example.test failed: the server answered SERVFAIL")
     );
+}
+
+#[tokio::test]
+async fn the_system_resolver_s_answers_give_a_verdict_and_nothing_more_when_strict() {
+    let system = DnsServer::start(vec![Zone::new("cluster.test")
+        .record("db", a("10.0.0.5"))
+        .record("www", a(PUBLIC))
+        .record("away", Record::Cname("elsewhere.other.".into()))
+        .record("ext", Record::Cname("ip-10-0-0-7.db.example.".into()))])
+    .await;
+    let probe = probe_asking(&system, &[]);
+
+    for (spec, error) in [
+        // Refused whatever was expected: no oracle either.
+        (
+            check_of("db.cluster.test", &[]),
+            "answer refused: db.cluster.test resolves to a private address, \
+             which dns checks may not reveal",
+        ),
+        (
+            check_of("db.cluster.test", &["10.0.0.5"]),
+            "answer refused: db.cluster.test resolves to a private address, \
+             which dns checks may not reveal",
+        ),
+        (
+            check_of("www.cluster.test", &[OTHER_PUBLIC]),
+            "expected 5.6.7.8 in the A answer for www.cluster.test, \
+             got 1 record (not listed: answered by the deployment's own resolver)",
+        ),
+        (
+            check_of("away.cluster.test", &[]),
+            "the A query for away.cluster.test (via CNAME) failed: the server answered REFUSED",
+        ),
+    ] {
+        let report = probe.check(&spec).await;
+        assert_eq!(report.outcome, CheckOutcome::Fail, "{spec:?}");
+        assert_eq!(report.error.as_deref(), Some(error), "{spec:?}");
+        assert!(report.latency_ms.is_some(), "answered: {report:?}");
+    }
+
+    // A name's value is compared all the same.
+    let cname = CheckSpecV2 {
+        options: uptime_contracts::CheckOptionsV1 {
+            dns: Some(DnsQueryV1 {
+                record_type: uptime_contracts::DnsRecordType::Cname,
+                expected: vec!["ip-10-0-0-7.db.example".into()],
+                server: None,
+            }),
+            ..Default::default()
+        },
+        ..check_of("ext.cluster.test", &[])
+    };
+    let report = probe.check(&cname).await;
+    assert_eq!(report.outcome, CheckOutcome::Pass, "{report:?}");
+}
+
+#[tokio::test]
+async fn tenant_resolvers_are_asked_in_place_of_the_system_s() {
+    let zone = |address| {
+        Zone::new("example.test")
+            .record("www", a(address))
+            .record("away", Record::Cname("ip-10-0-0-7.other.".into()))
+    };
+    let system = DnsServer::start(vec![zone(PUBLIC)]).await;
+    let tenant = DnsServer::start(vec![zone(OTHER_PUBLIC)]).await;
+    // A loopback tenant resolver: the operator's, so not screened.
+    let probe = probe_asking(&system, &[tenant.addr()]);
+
+    let report = probe
+        .check(&check_of("www.example.test", &[OTHER_PUBLIC]))
+        .await;
+    assert_eq!(report.outcome, CheckOutcome::Pass, "{report:?}");
+    // What a resolver knowing nothing internal answered is shown, minus
+    // non-public addresses.
+    for (spec, error) in [
+        (
+            check_of("www.example.test", &[PUBLIC]),
+            "expected 1.2.3.4 in the A answer for www.example.test, got 5.6.7.8",
+        ),
+        (
+            check_of("away.example.test", &[]),
+            "the A query for away.example.test (via CNAME, ip-[non-public address].other) \
+             failed: the server answered REFUSED",
+        ),
+    ] {
+        let report = probe.check(&spec).await;
+        assert_eq!(report.error.as_deref(), Some(error), "{spec:?}");
+    }
+    assert_eq!(system.queries(), 0, "the system resolver is never asked");
+    // Four: the CNAME's target is a query of its own.
+    assert_eq!(tenant.queries(), 4);
 }
 
 #[test]
