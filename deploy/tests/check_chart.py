@@ -534,6 +534,17 @@ def main() -> int:
               str({k: v for k, v in data.items() if k.startswith("UPTIME_RETENTION__")}))
     guarded("retention values", retention_values)
 
+    def dns_tenant_resolvers() -> None:
+        # Unset: left out, so the checker asks its own resolver (its default).
+        data = of_kind(chart.render(), "ConfigMap")[0]["data"]
+        check("checker.dnsTenantResolvers default: no UPTIME_CHECKER__DNS__TENANT_RESOLVERS",
+              "UPTIME_CHECKER__DNS__TENANT_RESOLVERS" not in data)
+        docs = chart.render("--set-json",
+                            'checker.dnsTenantResolvers=["9.9.9.9", "[2620:fe::fe]:53"]')
+        check_configmap("checker.dnsTenantResolvers", docs, {
+            "UPTIME_CHECKER__DNS__TENANT_RESOLVERS": "9.9.9.9,[2620:fe::fe]:53"})
+    guarded("dns tenant resolvers", dns_tenant_resolvers)
+
     def migrations_off() -> None:
         docs = chart.render("--set", "migrations.enabled=false")
         check("migrations.enabled=false: no hook objects",
@@ -646,7 +657,7 @@ def main() -> int:
                 "retention.intervalSecs=1", "retention.outboxDays=1",
                 "checker.pingGroupRange=all", "checker.regions[0].name=EU",
                 "regions.presenceTtlSecs=0", "regions.known[0]=eu.west",
-                "checker.regions[0].colour=red"]:
+                "checker.regions[0].colour=red", "checker.dnsTenantResolvers[0]=dns.quad9.net"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

@@ -214,6 +214,9 @@ UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS: {{ .Values.safety.allowPrivateTargets | qu
 UPTIME_HTTP__PUBLIC_BASE_URL: {{ . | quote }}
 {{- end }}
 UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
+{{- with .Values.checker.dnsTenantResolvers }}
+UPTIME_CHECKER__DNS__TENANT_RESOLVERS: {{ join "," . | quote }}
+{{- end }}
 {{- with .Values.regions }}
 UPTIME_REGIONS__KNOWN: {{ join "," .known | quote }}
 UPTIME_REGIONS__DEFAULT: {{ join "," .default | quote }}
