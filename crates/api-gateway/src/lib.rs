@@ -11,6 +11,7 @@ pub mod openapi;
 pub mod quotas;
 pub mod rate_limit;
 pub mod routes;
+pub mod sealing;
 pub mod settings;
 pub mod startup;
 pub mod state;

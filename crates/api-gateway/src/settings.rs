@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SmtpSettings,
-    TelemetrySettings,
+    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SecretsSettings,
+    SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -37,6 +37,9 @@ pub struct GatewaySettings {
     pub bulk_create: BulkCreateSettings,
     /// The regions monitors may name and the default ones (issue 13).
     pub regions: RegionsSettings,
+    /// The keys basic-auth passwords are sealed with (issue 19). None: a
+    /// monitor with a password is refused (400 naming the field).
+    pub secrets: SecretsSettings,
 }
 
 impl Default for GatewaySettings {
@@ -63,6 +66,7 @@ impl Default for GatewaySettings {
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
             regions: RegionsSettings::default(),
+            secrets: SecretsSettings::default(),
         }
     }
 }

@@ -31,7 +31,9 @@ impl Application {
     /// API and ops listeners (port 0 picks a free one).
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
         settings.validate()?;
+        let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?;
         let pool = uptime_db::connect(&settings.database)?;
+        crate::sealing::seal_stored_passwords(&pool, keyring.as_ref()).await?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
         uptime_contracts::streams::ensure(&js, &settings.nats).await?;
         let presence = uptime_contracts::presence::open_or_create_replicated(
@@ -49,6 +51,7 @@ impl Application {
             heartbeat_limiter: RateLimiter::new(settings.heartbeat_limit.clone().into()),
             unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
             known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
+            keyring,
             settings: settings.clone(),
         });
 

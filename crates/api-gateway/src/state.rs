@@ -21,6 +21,9 @@ pub struct AppState {
     pub unknown_keys: crate::auth_cache::UnknownKeys,
     /// Digests of valid keys lately, forgotten on revocation (every replica).
     pub known_keys: crate::auth_cache::KnownKeys,
+    /// Seals basic-auth passwords (`secrets`); `None` when no key is
+    /// configured.
+    pub keyring: Option<uptime_secrets::Keyring>,
 }
 
 impl AppState {

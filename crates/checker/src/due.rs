@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use uptime_contracts::{
-    subjects, CheckDueV1, CheckDueV2, CheckDueV3, CheckDueV4, CheckResultV1, CheckResultV3,
-    CheckSpecV2, DueVersioning, Message, Trigger,
+    subjects, CheckDueV1, CheckDueV2, CheckDueV3, CheckDueV4, CheckDueV5, CheckResultV1,
+    CheckResultV3, CheckSpecV2, DueVersioning, Message, Trigger,
 };
 use uuid::Uuid;
 
@@ -16,7 +16,21 @@ pub struct DueCheck {
     pub monitor_id: i64,
     pub trigger: Trigger,
     pub due_at: DateTime<Utc>,
+    /// For version 5, without the basic-auth password: that is in
+    /// `password_sealed`, opened only just before the request.
     pub spec: CheckSpecV2,
+    /// Version 5: the basic-auth password, sealed.
+    pub password_sealed: Option<Sealed>,
+}
+
+/// A sealed password as received (`uptime-secrets`); `Debug` shows none of it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Sealed(pub String);
+
+impl std::fmt::Debug for Sealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[sealed]")
+    }
 }
 
 impl From<CheckDueV1> for DueCheck {
@@ -27,6 +41,7 @@ impl From<CheckDueV1> for DueCheck {
             trigger: v1.trigger,
             due_at: v1.due_at,
             spec: v1.spec.into(),
+            password_sealed: None,
         }
     }
 }
@@ -51,8 +66,17 @@ pub struct RoundOf {
 
 /// The prefix of the version-4 subjects, one per region.
 fn is_v4(subject: &str) -> bool {
+    is_under(subject, subjects::CHECK_DUE_V4_PREFIX)
+}
+
+/// The prefix of the version-5 subjects, one per region.
+fn is_v5(subject: &str) -> bool {
+    is_under(subject, subjects::CHECK_DUE_V5_PREFIX)
+}
+
+fn is_under(subject: &str, prefix: &str) -> bool {
     subject
-        .strip_prefix(subjects::CHECK_DUE_V4_PREFIX)
+        .strip_prefix(prefix)
         .is_some_and(|rest| rest.starts_with('.'))
 }
 
@@ -92,6 +116,30 @@ pub fn decode(subject: &str, payload: &[u8]) -> Result<Received, serde_json::Err
                     trigger: v4.trigger,
                     due_at: v4.due_at,
                     spec: v4.spec,
+                    password_sealed: None,
+                },
+            })
+        }
+        v5 if is_v5(v5) => {
+            let v5 = CheckDueV5::from_bytes(payload)?;
+            let password_sealed = v5.spec.password_sealed().map(|s| Sealed(s.to_string()));
+            Ok(Received {
+                versioning: Some(DueVersioning {
+                    definition_version: v5.definition_version,
+                    interval_secs: v5.interval_secs,
+                }),
+                round: Some(RoundOf {
+                    region: v5.region,
+                    round_id: v5.round_id,
+                    definition_version: v5.definition_version,
+                }),
+                due: DueCheck {
+                    check_id: v5.check_id,
+                    monitor_id: v5.monitor_id,
+                    trigger: v5.trigger,
+                    due_at: v5.due_at,
+                    spec: v5.spec.opened(None),
+                    password_sealed,
                 },
             })
         }
@@ -111,6 +159,7 @@ pub fn decode(subject: &str, payload: &[u8]) -> Result<Received, serde_json::Err
                     trigger: v3.trigger,
                     due_at: v3.due_at,
                     spec: v3.spec,
+                    password_sealed: None,
                 },
             })
         }
@@ -293,5 +342,42 @@ mod tests {
         // A subject that merely starts like version 4 is not version 4.
         assert!(!is_v4("uptime.checks.due.v4"));
         assert!(!is_v4("uptime.checks.due.v45.eu"));
+    }
+
+    #[test]
+    fn a_version_five_check_keeps_its_password_sealed_apart() {
+        use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpRequestV1, MonitorKind};
+        let (v1, versioning) = v2(Trigger::Scheduled, Utc::now()).into_parts();
+        let mut spec: CheckSpecV2 = v1.spec.into();
+        spec.kind = MonitorKind::Http;
+        spec.options = CheckOptionsV1 {
+            http: Some(HttpRequestV1 {
+                basic_auth: Some(BasicAuthV1 {
+                    username: "u".into(),
+                    password: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let round_id = Uuid::new_v4();
+        let due = CheckDueV5 {
+            check_id: round_id,
+            monitor_id: v1.monitor_id,
+            definition_version: versioning.definition_version,
+            interval_secs: versioning.interval_secs,
+            trigger: v1.trigger,
+            due_at: v1.due_at,
+            spec: spec.clone().sealed(Some("v1.k1.AAAA".into())),
+            region: "default".into(),
+            round_id,
+        };
+        let check = decode(&due.subject(), &due.to_bytes()).unwrap();
+        assert_eq!(check.due.spec, spec, "no password in the spec");
+        assert_eq!(check.due.password_sealed, Some(Sealed("v1.k1.AAAA".into())));
+        assert!(!format!("{check:?}").contains("v1.k1"));
+        assert_eq!(check.round.as_ref().map(|r| r.round_id), Some(round_id));
+        assert!(!is_v5("uptime.checks.due.v5"));
+        assert!(!is_v5("uptime.checks.due.v55.eu"));
     }
 }

@@ -34,6 +34,8 @@ use worker::Worker;
 pub enum CheckerError {
     #[error("{0}")]
     Region(String),
+    #[error("secrets: {0}")]
+    Secrets(#[from] uptime_secrets::SecretError),
     #[error("reading checker.extra_root_ca_pem {path}: {source}")]
     RootCaFile {
         path: String,
@@ -72,6 +74,9 @@ impl CheckerService {
     pub async fn build(settings: CheckerSettings) -> Result<Self, CheckerError> {
         let section = &settings.checker;
         region::validate(&section.region).map_err(CheckerError::Region)?;
+        // A wrong key configuration refuses to start; none at all only fails
+        // the checks that carry a sealed password.
+        let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?;
         // Install the recorder now: metrics recorded before it would be lost.
         let _ = uptime_telemetry::metrics_handle();
         metrics::describe();
@@ -133,6 +138,7 @@ impl CheckerService {
             instance_id: section.instance_id.clone(),
             concurrency: section.concurrency,
             shutdown_grace: Duration::from_secs(section.shutdown_grace_secs),
+            keyring,
         });
         Ok(Self {
             worker,

@@ -5,8 +5,9 @@
 //! a work queue whose filters overlap. So each region has its own durable
 //! consumer with disjoint filters: region `default` keeps the consumer
 //! `checker` (every replica of every release before regions shares it) and
-//! takes the unregioned versions besides its own version-4 subject; any
-//! other region `r` has `checker-r`, which takes only `uptime.checks.due.v4.r`.
+//! takes the unregioned versions besides its own version-4 and version-5
+//! subjects; any other region `r` has `checker-r`, which takes only
+//! `uptime.checks.due.v4.r` and `uptime.checks.due.v5.r`.
 
 use uptime_contracts::{is_valid_region, streams, subjects, DEFAULT_REGION};
 
@@ -31,18 +32,22 @@ pub fn consumer_name(region: &str) -> String {
     }
 }
 
-/// The subjects `region`'s consumer takes.
+/// The subjects `region`'s consumer takes: its own versions 4 and 5 (the
+/// same routing; 5 seals the password), and for `default` the unregioned
+/// versions too.
 pub fn filter_subjects(region: &str) -> Vec<String> {
-    let own = subjects::due_v4(region);
+    let own = [subjects::due_v4(region), subjects::due_v5(region)];
     if region == DEFAULT_REGION {
-        vec![
+        [
             subjects::CHECK_DUE_V1.to_string(),
             subjects::CHECK_DUE_V2.to_string(),
             subjects::CHECK_DUE_V3.to_string(),
-            own,
         ]
+        .into_iter()
+        .chain(own)
+        .collect()
     } else {
-        vec![own]
+        own.to_vec()
     }
 }
 
@@ -66,7 +71,8 @@ mod tests {
                 "uptime.checks.due.v1",
                 "uptime.checks.due.v2",
                 "uptime.checks.due.v3",
-                "uptime.checks.due.v4.default"
+                "uptime.checks.due.v4.default",
+                "uptime.checks.due.v5.default"
             ]
         );
     }
@@ -74,7 +80,13 @@ mod tests {
     #[test]
     fn another_region_takes_only_its_own_subject() {
         assert_eq!(consumer_name("eu-west"), "checker-eu-west");
-        assert_eq!(filter_subjects("eu-west"), ["uptime.checks.due.v4.eu-west"]);
+        assert_eq!(
+            filter_subjects("eu-west"),
+            [
+                "uptime.checks.due.v4.eu-west",
+                "uptime.checks.due.v5.eu-west"
+            ]
+        );
         // No subject of one region is another's.
         for a in filter_subjects("eu") {
             assert!(!filter_subjects("default").contains(&a));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Deserializer};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use uptime_config::{
-    NatsSettings, OpsSettings, RegionsSettings, SafetySettings, TelemetrySettings,
+    NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SecretsSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -18,6 +18,9 @@ pub struct CheckerSettings {
     pub checker: CheckerSection,
     /// Shared with every service; the checker uses `presence_ttl_secs`.
     pub regions: RegionsSettings,
+    /// The keys that open basic-auth passwords (issue 19). None: a check
+    /// carrying a password fails saying so; every other check runs.
+    pub secrets: SecretsSettings,
 }
 
 /// The `[checker]` section.

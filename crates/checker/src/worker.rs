@@ -43,6 +43,8 @@ pub struct Worker {
     pub instance_id: String,
     pub concurrency: usize,
     pub shutdown_grace: Duration,
+    /// Opens basic-auth passwords (`secrets`); `None`: no key configured.
+    pub keyring: Option<uptime_secrets::Keyring>,
 }
 
 impl Worker {
@@ -111,7 +113,11 @@ impl Worker {
         m::record_lateness(checked_at - due.due_at);
         let started = Instant::now();
 
-        let report = self.probes.check(&due.spec).await;
+        let report = match self.opened(due) {
+            Ok(Some(spec)) => self.probes.check(&spec).await,
+            Ok(None) => self.probes.check(&due.spec).await,
+            Err(reason) => CheckReport::failed(reason),
+        };
         m::record_check(report.outcome, started.elapsed());
         tracing::Span::current().record("outcome", m::outcome_label(report.outcome));
         let result = received.publishable(self.result_of(due, checked_at, report));
@@ -138,6 +144,33 @@ impl Worker {
                 delivery.nak(Some(PUBLISH_RETRY_DELAY)).await;
             }
         }
+    }
+
+    /// The spec with its basic-auth password opened, just before the
+    /// request (`None`: nothing sealed, the spec as it came). A password
+    /// that does not open is the check's failure, its reason naming at most
+    /// the key id, never the secret.
+    fn opened(&self, due: &due::DueCheck) -> Result<Option<uptime_contracts::CheckSpecV2>, String> {
+        let Some(sealed) = &due.password_sealed else {
+            return Ok(None);
+        };
+        let keyring = self.keyring.as_ref().ok_or(
+            "basic auth: the password is sealed and this checker has no secrets key \
+             (secrets.keys) to open it",
+        )?;
+        let password = keyring
+            .open(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &sealed.0)
+            .map_err(|e| format!("basic auth: the password cannot be opened: {e}"))?;
+        let mut spec = due.spec.clone();
+        if let Some(auth) = spec
+            .options
+            .http
+            .as_mut()
+            .and_then(|h| h.basic_auth.as_mut())
+        {
+            auth.password = Some(password.to_string());
+        }
+        Ok(Some(spec))
     }
 
     fn result_of(

@@ -9,7 +9,9 @@ use uptime_contracts::{MonitorKind, MonitorStatus};
 use uuid::Uuid;
 
 pub mod columns;
+pub mod sealed;
 use columns::{KindColumn, StatusColumn};
+pub use sealed::SealedText;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = users)]
@@ -106,8 +108,16 @@ pub struct Monitor {
     /// What a check needs besides the target (`CheckOptionsV1` as JSON;
     /// `None`: the kind's defaults). See [`Monitor::options`].
     pub check_options: Option<serde_json::Value>,
-    /// The basic-auth password: write-only, never returned by the API.
-    pub http_password: Option<String>,
+    /// The basic-auth password, sealed (`uptime-secrets`): write-only, never
+    /// returned by the API, opened only by a checker. The legacy plain-text
+    /// column `http_password` is in no model: only the api-gateway's
+    /// start-up job reads it, to seal it ([`crate::monitors::sealing`]).
+    pub http_password_sealed: Option<SealedText>,
+    /// A legacy plain-text password waits in `http_password` to be sealed
+    /// (by the api-gateway's start): no check can carry it until then.
+    #[diesel(select_expression = monitors::http_password.is_not_null())]
+    #[diesel(select_expression_type = diesel::dsl::IsNotNull<monitors::http_password>)]
+    pub http_password_unsealed: bool,
     /// Heartbeats: a five-field cron expression (instead of the interval).
     pub heartbeat_schedule: Option<String>,
     /// Heartbeats: the IANA time zone of `heartbeat_schedule` (`None`: UTC).
@@ -157,7 +167,8 @@ pub struct MonitorDefinition {
     /// `CheckOptionsV1` as JSON, without the basic-auth password; `None`:
     /// the kind's defaults.
     pub check_options: Option<serde_json::Value>,
-    pub http_password: Option<String>,
+    /// The basic-auth password, sealed; `None`: no password.
+    pub http_password_sealed: Option<SealedText>,
     pub heartbeat_schedule: Option<String>,
     pub heartbeat_timezone: Option<String>,
     pub regions: Option<Vec<String>>,

@@ -19,10 +19,12 @@ use uptime_contracts::{MonitorKind, MonitorStatus};
 pub use crate::models::MonitorDefinition;
 
 mod spec;
-pub use spec::{check_spec, CheckFields, SpecError};
+pub use spec::{check_spec, check_spec_sealed, CheckFields, SpecError};
 
 mod round;
-pub use round::{round_checks, RoundOf};
+pub use round::{sealed_round_checks, RoundOf};
+
+pub mod sealing;
 
 mod bulk;
 pub use bulk::create_many;
@@ -175,7 +177,7 @@ impl MonitorDefinition {
             || self.keyword != stored.keyword
             || self.keyword_type != stored.keyword_type
             || self.check_options != stored.check_options
-            || self.http_password != stored.http_password
+            || self.http_password_sealed != stored.http_password_sealed
             || self.regions != stored.regions
             || self.quorum != stored.quorum
             || (self.kind == MonitorKind::Heartbeat
@@ -225,6 +227,9 @@ pub async fn update_definition(
     let version = monitors::definition_version + i64::from(change.check_changed);
     let set_definition = (
         definition,
+        // A legacy plain-text password never outlives a rewrite of its row
+        // (the definition carries the sealed one).
+        monitors::http_password.eq(None::<String>),
         monitors::updated_at.eq(diesel::dsl::now),
         monitors::definition_version.eq(version),
     );

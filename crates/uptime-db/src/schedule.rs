@@ -56,7 +56,12 @@ pub struct CheckConfig {
     pub keyword_type: Option<String>,
     pub definition_version: i64,
     pub check_options: Option<serde_json::Value>,
-    pub http_password: Option<String>,
+    /// Sealed: the scheduler passes it on and cannot open it.
+    pub http_password_sealed: Option<crate::models::SealedText>,
+    /// A legacy plain-text password is not sealed yet (see `Monitor`).
+    #[diesel(select_expression = monitors::http_password.is_not_null())]
+    #[diesel(select_expression_type = diesel::dsl::IsNotNull<monitors::http_password>)]
+    pub http_password_unsealed: bool,
     /// The regions the round goes to (`None`: the deployment's default
     /// ones), read with the rest so a slot stays one query.
     pub regions: Option<Vec<String>>,

@@ -70,6 +70,7 @@ diesel::table! {
         check_options -> Nullable<Jsonb>,
         http_password -> Nullable<Text>,
         heartbeat_schedule -> Nullable<Text>,
+        http_password_sealed -> Nullable<Text>,
         heartbeat_timezone -> Nullable<Text>,
         heartbeat_started_at -> Nullable<Timestamptz>,
         regions -> Nullable<Array<Text>>,

@@ -37,7 +37,7 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
         heartbeat_token: heartbeat.then(|| format!("hb_{}", uuid::Uuid::new_v4().simple())),
         active: true,
         check_options: None,
-        http_password: None,
+        http_password_sealed: None,
         heartbeat_schedule: None,
         heartbeat_timezone: None,
         regions: None,

@@ -16,6 +16,7 @@
 //!   body that never ends, counting what it wrote, to test bounded reads.
 //! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
 //!   receives, for tests of email alerts.
+//! - [`secrets`]: the fixed key test services seal and open passwords with.
 //!
 //! `TEST_LOG=1` shows the logs of the services a test runs (at `info`; or
 //! give a filter: `TEST_LOG=debug,h2=warn`); tests are silent without it.
@@ -26,6 +27,7 @@ pub mod endless;
 pub mod fixtures;
 mod nats;
 pub mod receiver;
+pub mod secrets;
 pub mod smtp;
 pub mod target;
 pub mod tls_target;

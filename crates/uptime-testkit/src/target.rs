@@ -7,7 +7,8 @@
 //! - `GET /redirect-to?url=<percent-encoded URL>` answers `302 Found` with
 //!   `Location: <URL>` (no delay), to test how clients follow redirects.
 //!
-//! Any method is answered alike. A test may add headers to the answers
+//! Any method is answered alike. A test may require basic auth
+//! ([`TargetServer::require_basic_auth`]: `401` without it). A test may add headers to the answers
 //! ([`TargetServer::set_response_headers`]) and, to see what clients send,
 //! have the server keep the requests it receives, bodies included
 //! ([`TargetServer::record_requests`]; off by default, so benchmarks pay
@@ -44,6 +45,8 @@ struct Behaviour {
     recording: AtomicBool,
     /// The last [`MAX_RECORDED`] requests, when recording.
     received: Mutex<VecDeque<ReceivedRequest>>,
+    /// The `Authorization` value a request must carry, else `401`.
+    required_authorization: Mutex<Option<String>>,
 }
 
 /// Requests kept when recording; older ones are dropped.
@@ -119,6 +122,7 @@ impl TargetServer {
             response_headers: Mutex::new(Vec::new()),
             recording: AtomicBool::new(false),
             received: Mutex::new(VecDeque::new()),
+            required_authorization: Mutex::new(None),
         });
         let server = tokio::spawn(accept_loop(listener, acceptor, behaviour.clone()));
         Self {
@@ -189,6 +193,20 @@ impl TargetServer {
             .iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect();
+    }
+
+    /// From now on, answer `401 Unauthorized` (with `WWW-Authenticate:
+    /// Basic`) to every request without exactly these basic-auth
+    /// credentials, as a protected status page does.
+    pub fn require_basic_auth(&self, username: &str, password: &str) {
+        use base64::Engine as _;
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+        *self
+            .behaviour
+            .required_authorization
+            .lock()
+            .expect("authorization lock") = Some(format!("Basic {token}"));
     }
 
     /// From now on, keep each request received (the last 1000), body
@@ -272,6 +290,16 @@ async fn respond(
     behaviour: Arc<Behaviour>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     behaviour.hits.fetch_add(1, Ordering::SeqCst);
+    let required = behaviour
+        .required_authorization
+        .lock()
+        .expect("authorization lock")
+        .clone();
+    let authorized = required.is_none_or(|required| {
+        req.headers()
+            .get(hyper::header::AUTHORIZATION)
+            .is_some_and(|given| given.as_bytes() == required.as_bytes())
+    });
     let path_and_query = req
         .uri()
         .path_and_query()
@@ -285,6 +313,15 @@ async fn respond(
     } else {
         Some(req)
     };
+    if !authorized {
+        let mut response = Response::new(Full::new(Bytes::from_static(b"unauthorized")));
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        response.headers_mut().insert(
+            hyper::header::WWW_AUTHENTICATE,
+            hyper::header::HeaderValue::from_static("Basic realm=\"target\""),
+        );
+        return Ok(response);
+    }
     answer(&path_and_query, &behaviour).await
 }
 

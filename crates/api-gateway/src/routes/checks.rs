@@ -8,7 +8,7 @@ use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV4, Trigger};
+use uptime_contracts::{CheckDueV5, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -99,7 +99,7 @@ pub async fn check_now(
 /// for every acknowledgement; 503 if NATS does not give them. A retry of a
 /// publish that did land is harmless: each carries its check id as
 /// `Nats-Msg-Id`.
-async fn publish_round(state: &AppState, round: &[CheckDueV4]) -> Result<(), ApiError> {
+async fn publish_round(state: &AppState, round: &[CheckDueV5]) -> Result<(), ApiError> {
     let unavailable = |subject: &str, e: &dyn std::fmt::Display| {
         ApiError::Unavailable(format!("publishing to {subject}: {e}"))
     };
@@ -124,7 +124,7 @@ fn round_of(
     monitor: &uptime_db::models::Monitor,
     regions: &uptime_config::RegionsSettings,
     round_id: Uuid,
-) -> Result<Vec<CheckDueV4>, ApiError> {
+) -> Result<Vec<CheckDueV5>, ApiError> {
     let round = uptime_db::monitors::RoundOf {
         round_id,
         trigger: Trigger::Manual,
@@ -132,9 +132,13 @@ fn round_of(
         definition_version: monitor.definition_version,
         interval_secs: u32::try_from(monitor.interval_secs).unwrap_or(1).max(1),
     };
-    uptime_db::monitors::round_checks(monitor, regions, round).map_err(|error| match error {
+    uptime_db::monitors::sealed_round_checks(monitor, regions, round).map_err(|error| match error {
         uptime_db::monitors::SpecError::Heartbeat => {
             ApiError::Conflict("heartbeat monitors are checked by pings")
+        }
+        // Only until this replica's start-up job has sealed it (moments).
+        e @ uptime_db::monitors::SpecError::PasswordNotSealed { .. } => {
+            ApiError::Unavailable(e.to_string())
         }
         other => ApiError::Internal(other.to_string()),
     })

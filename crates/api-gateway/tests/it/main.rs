@@ -24,5 +24,6 @@ mod ops;
 mod quotas;
 mod regions;
 mod results_retention;
+mod sealed_passwords;
 mod stream_limits;
 mod verification_mail;

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV4, MonitorKind};
+use uptime_contracts::{streams, CheckDueV5, MonitorKind};
 
 pub const MONITORS: &str = "/api/v1/monitors";
 
@@ -64,16 +64,31 @@ pub fn assert_invalid(status: StatusCode, body: &Value, field: &str, request: &V
     );
 }
 
-/// The stored `check_options` and `http_password` columns of a monitor.
+/// The stored `check_options` of a monitor and its stored password, opened
+/// with the test key: passwords are stored sealed only (issue 19), never in
+/// the legacy plain-text column.
 pub async fn stored(app: &TestApp, id: &Value) -> (Option<Value>, Option<String>) {
     use uptime_db::schema::monitors;
     let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
-    monitors::table
-        .filter(monitors::id.eq(id.as_i64().unwrap()))
-        .select((monitors::check_options, monitors::http_password))
-        .first(&mut conn)
-        .await
-        .unwrap()
+    let (options, plain, sealed): (Option<Value>, Option<String>, Option<String>) =
+        monitors::table
+            .filter(monitors::id.eq(id.as_i64().unwrap()))
+            .select((
+                monitors::check_options,
+                monitors::http_password,
+                monitors::http_password_sealed,
+            ))
+            .first(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(plain, None, "a password stored in plain text");
+    let opened = sealed.map(|sealed| {
+        uptime_testkit::secrets::test_keyring()
+            .open(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &sealed)
+            .expect("the stored password opens with the test key")
+            .to_string()
+    });
+    (options, opened)
 }
 
 pub fn kind(kind: &str, target: &str) -> Value {
@@ -446,8 +461,8 @@ async fn a_manual_check_of_a_tcp_monitor_is_queued_as_check_due_v3() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
     assert_eq!(queued.len(), 1, "{queued:?}");
-    assert_eq!(queued[0].0, "uptime.checks.due.v4.default");
-    let due: CheckDueV4 = serde_json::from_value(queued[0].2.clone()).unwrap();
+    assert_eq!(queued[0].0, "uptime.checks.due.v5.default");
+    let due: CheckDueV5 = serde_json::from_value(queued[0].2.clone()).unwrap();
     assert_eq!(due.monitor_id, tcp["id"].as_i64().unwrap());
     assert_eq!(due.spec.kind, MonitorKind::Tcp);
     assert_eq!(due.spec.target, "127.0.0.1:5432");

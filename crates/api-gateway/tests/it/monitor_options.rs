@@ -7,7 +7,7 @@ use crate::common::{spawn_app, TestApp};
 use crate::monitor_kinds::{assert_invalid, create, patch, stored, with, MONITORS};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV4, HttpMethod};
+use uptime_contracts::{streams, CheckDueV5, HttpMethod};
 
 const SECRET: &str = "s3cr3t-Pa55-w0rd";
 
@@ -135,10 +135,20 @@ async fn queued_password(app: &TestApp, key: &str, id: &Value) -> Option<String>
         .rev()
         .find(|(_, _, p)| p["monitor_id"] == *id)
         .expect("a due check of the monitor");
-    let due: CheckDueV4 = serde_json::from_value(payload.clone()).unwrap();
+    // Issue 19: on the wire, the password is sealed (check-due.v5).
+    assert_no_secret(payload);
+    let due: CheckDueV5 = serde_json::from_value(payload.clone()).unwrap();
     let http = due.spec.options.http.expect("the request");
     assert_eq!(http.method, HttpMethod::Get);
-    http.basic_auth.expect("basic auth").password
+    http.basic_auth
+        .expect("basic auth")
+        .password_sealed
+        .map(|sealed| {
+            uptime_testkit::secrets::test_keyring()
+                .open(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &sealed)
+                .expect("opens with the test key")
+                .to_string()
+        })
 }
 
 #[tokio::test]
@@ -176,7 +186,7 @@ async fn the_basic_auth_password_is_write_only() {
     assert_no_secret(&bulk);
     assert_eq!(bulk["monitors"][0]["basic_auth"]["password_set"], true);
 
-    // The checker gets it, in the due check only.
+    // The checker gets it, sealed, in the due check only.
     assert_eq!(
         queued_password(&app, &key, &m["id"]).await.as_deref(),
         Some(SECRET)

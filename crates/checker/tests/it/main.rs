@@ -10,5 +10,6 @@ mod http_checks;
 mod http_requests;
 mod icmp_checks;
 mod regions;
+mod sealed_passwords;
 mod tcp_checks;
 mod tls_checks;

@@ -202,7 +202,10 @@ async fn a_consumer_from_before_regions_gets_the_default_filter() {
         filters(streams::CHECKER_CONSUMER).await,
         checker::region::filter_subjects(DEFAULT_REGION)
     );
-    assert_eq!(filters("checker-eu").await, ["uptime.checks.due.v4.eu"]);
+    assert_eq!(
+        filters("checker-eu").await,
+        ["uptime.checks.due.v4.eu", "uptime.checks.due.v5.eu"]
+    );
 
     // The default region's checker keeps working on its consumer.
     let default_checker = RunningChecker::start(h.settings("c-default")).await;

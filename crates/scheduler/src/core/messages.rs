@@ -5,7 +5,7 @@ use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
-use uptime_contracts::{CheckDueV4, CheckOutcome, CheckResultV2, Trigger};
+use uptime_contracts::{CheckDueV5, CheckOutcome, CheckResultV2, Trigger};
 use uptime_db::monitors::RoundOf;
 use uptime_heartbeats::Period;
 
@@ -15,7 +15,7 @@ pub(crate) const REPORTER: &str = "scheduler";
 /// check per region the monitor is checked from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Snapshot {
-    pub round: Vec<CheckDueV4>,
+    pub round: Vec<CheckDueV5>,
 }
 
 /// An item taken off the timeline, waiting for its due instant.

@@ -36,7 +36,7 @@ mod tests;
 pub(crate) use catchup::{CatchupPolicy, Tally};
 pub(crate) use planner::Planner;
 
-use uptime_contracts::{CheckDueV4, CheckResultV2};
+use uptime_contracts::{CheckDueV5, CheckResultV2};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 /// Rows per page of the full load and resync.
@@ -94,7 +94,7 @@ pub(crate) struct DbFailed;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Publication {
     /// One region's check of a scheduled round, for that region's checkers.
-    Check(CheckDueV4),
+    Check(CheckDueV5),
     /// The failed result of a heartbeat period that ended without a ping.
     MissedHeartbeat(CheckResultV2),
 }

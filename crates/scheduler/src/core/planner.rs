@@ -321,14 +321,27 @@ impl Planner {
                 self.pending_changes.insert(due.monitor_id);
                 continue;
             }
-            // The one row-to-round function the api-gateway uses too; a row
-            // it refuses is a bug (the API validates), logged and skipped.
+            // The one row-to-round function the api-gateway uses too (the
+            // password passed on sealed, as stored); a row it refuses is a
+            // bug (the API validates), logged and skipped.
             let round = messages::round_of(&due, entry.interval_secs, config.definition_version);
-            match uptime_db::monitors::round_checks(&config, &self.regions, round) {
+            match uptime_db::monitors::sealed_round_checks(&config, &self.regions, round) {
                 Ok(round) => self.ready.push(Reverse(Ready {
                     due,
                     snapshot: Some(Snapshot { round }),
                 })),
+                Err(error @ uptime_db::monitors::SpecError::PasswordNotSealed { .. }) => {
+                    // Not a bug: a password from before issue 19, which the
+                    // api-gateway seals at its start (moments into an
+                    // upgrade). A check without it would fail for nothing,
+                    // so this slot is skipped and the next one tried.
+                    tracing::warn!(monitor_id = due.monitor_id, %error, "skipping this slot");
+                    let interval_ms = i64::from(entry.interval_secs) * 1000;
+                    self.queue.requeue(Due {
+                        due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
+                        ..due
+                    });
+                }
                 Err(error) => {
                     tracing::warn!(
                         monitor_id = due.monitor_id,

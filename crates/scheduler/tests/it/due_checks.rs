@@ -5,11 +5,11 @@ use crate::common::*;
 use scheduler::{slots, Clock};
 use std::collections::HashSet;
 use std::time::Duration;
-use uptime_contracts::{CheckDueV4, KeywordType, MonitorChange, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV5, KeywordType, MonitorChange, MonitorKind, Trigger};
 
 const TEN_S: i64 = 10_000;
 
-fn due_ms(due: &CheckDueV4) -> i64 {
+fn due_ms(due: &CheckDueV5) -> i64 {
     due.due_at.timestamp_millis()
 }
 
@@ -65,7 +65,7 @@ async fn a_new_monitor_is_checked_at_once_then_on_its_slots() {
         // One region: a round of one check, on the default region's subject.
         assert_eq!(due.round_id, due.check_id);
         assert_eq!(due.region, "default");
-        assert_eq!(received.subject, "uptime.checks.due.v4.default");
+        assert_eq!(received.subject, "uptime.checks.due.v5.default");
     }
     scheduler.stop().await;
 }
@@ -102,12 +102,12 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
     let scheduler = start_scheduler(&env).await;
     let dues = feed.wait_for(2, Duration::from_secs(20), |_| true).await;
 
-    let schema = uptime_contracts::schema_of::<CheckDueV4>();
+    let schema = uptime_contracts::schema_of::<CheckDueV5>();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for received in &dues {
         assert!(
             validator.is_valid(&received.json),
-            "{} does not match the CheckDueV4 schema",
+            "{} does not match the CheckDueV5 schema",
             received.json
         );
     }

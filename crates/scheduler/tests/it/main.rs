@@ -7,4 +7,5 @@ mod due_checks;
 mod heartbeats;
 mod leadership;
 mod regions;
+mod sealed_passwords;
 mod service;

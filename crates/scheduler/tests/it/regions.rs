@@ -54,9 +54,9 @@ async fn a_three_region_round_goes_out_on_three_subjects_and_a_restart_dedups() 
     assert_eq!(
         subjects,
         HashSet::from([
-            "uptime.checks.due.v4.eu",
-            "uptime.checks.due.v4.us",
-            "uptime.checks.due.v4.ap"
+            "uptime.checks.due.v5.eu",
+            "uptime.checks.due.v5.us",
+            "uptime.checks.due.v5.ap"
         ])
     );
     let ids: HashSet<_> = round.iter().map(|r| r.message.check_id).collect();
@@ -105,7 +105,7 @@ async fn a_monitor_naming_no_region_is_checked_once_in_the_default_region() {
         .await[0]
         .clone();
     scheduler.stop().await;
-    assert_eq!(due.subject, "uptime.checks.due.v4.default");
+    assert_eq!(due.subject, "uptime.checks.due.v5.default");
     assert_eq!(due.message.region, "default");
     assert_eq!(due.message.round_id, due.message.check_id);
     assert_eq!(

@@ -407,9 +407,13 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
     while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), tap.next()).await {
         let mut subject = msg.subject.to_string();
         // Due checks go to a subject per region under one schema.
-        let v4 = uptime_contracts::subjects::CHECK_DUE_V4_PREFIX;
-        if subject.strip_prefix(v4).is_some_and(|r| r.starts_with('.')) {
-            subject = v4.to_string();
+        for prefix in [
+            uptime_contracts::subjects::CHECK_DUE_V4_PREFIX,
+            uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
+        ] {
+            if subject.strip_prefix(prefix).is_some_and(|r| r.starts_with('.')) {
+                subject = prefix.to_string();
+            }
         }
         let Some(schema) = schemas.get(subject.as_str()) else {
             // JetStream's own API traffic is not under `uptime.`; anything else is a contract breach.
@@ -425,7 +429,7 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         seen.insert(subject);
     }
     for subject in [
-        uptime_contracts::subjects::CHECK_DUE_V4_PREFIX,
+        uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
         uptime_contracts::subjects::CHECK_RESULT_V3,
         uptime_contracts::subjects::MONITOR_CHANGED_V1,
         uptime_contracts::subjects::STATE_CHANGED_V3,

@@ -1,12 +1,13 @@
 //! The one way a monitor row becomes a round's due checks (issue 13): one
-//! [`CheckDueV4`] per region the monitor is checked from, shared by the
+//! [`CheckDueV5`] (issue 19: the password sealed) per region the monitor is
+//! checked from, shared by the
 //! scheduler (each slot) and the api-gateway (each manual check), so both
 //! name a round's checks the same way.
 
-use super::spec::{check_spec, CheckFields, SpecError};
+use super::spec::{check_spec_sealed, CheckFields, SpecError};
 use chrono::{DateTime, Utc};
 use uptime_config::RegionsSettings;
-use uptime_contracts::{check_id_in_round, CheckDueV4, Trigger, DEFAULT_REGION};
+use uptime_contracts::{check_id_in_round, CheckDueV5, Trigger, DEFAULT_REGION};
 use uuid::Uuid;
 
 /// What names a round and what every check of it carries besides the spec.
@@ -20,28 +21,23 @@ pub struct RoundOf {
     pub interval_secs: u32,
 }
 
-/// The due checks of `round` for the monitor of `row`: one per region of
-/// the row (or of `regions.default` when the row names none), in the row's
-/// order, each with its region's check id. A round of one region has one
-/// check whose id is the round's, exactly as before regions existed.
-pub fn round_checks<'a>(
+/// The due checks of `round` for the monitor of `row` (version 5: the
+/// basic-auth password sealed): one per region of the row (or of
+/// `regions.default` when the row names none), in the row's order, each with
+/// its region's check id. A round of one region has one check whose id is
+/// the round's, exactly as before regions existed.
+pub fn sealed_round_checks<'a>(
     row: impl Into<CheckFields<'a>>,
     regions: &RegionsSettings,
     round: RoundOf,
-) -> Result<Vec<CheckDueV4>, SpecError> {
+) -> Result<Vec<CheckDueV5>, SpecError> {
     let row = row.into();
-    let spec = check_spec(row)?;
-    let mut chosen = regions.of(row.regions);
-    // A deployment configured with no default region still checks its
-    // monitors where a single-region install would.
-    let fallback = [DEFAULT_REGION.to_string()];
-    if chosen.is_empty() {
-        chosen = &fallback;
-    }
+    let spec = check_spec_sealed(row)?;
+    let chosen = regions_of(row, regions);
     let n = chosen.len();
     Ok(chosen
         .iter()
-        .map(|region| CheckDueV4 {
+        .map(|region| CheckDueV5 {
             check_id: check_id_in_round(round.round_id, region, n),
             monitor_id: row.id,
             definition_version: round.definition_version,
@@ -53,6 +49,18 @@ pub fn round_checks<'a>(
             round_id: round.round_id,
         })
         .collect())
+}
+
+/// The regions a round of `row` goes to.
+fn regions_of(row: CheckFields<'_>, regions: &RegionsSettings) -> Vec<String> {
+    let chosen = regions.of(row.regions);
+    // A deployment configured with no default region still checks its
+    // monitors where a single-region install would.
+    if chosen.is_empty() {
+        vec![DEFAULT_REGION.to_string()]
+    } else {
+        chosen.to_vec()
+    }
 }
 
 #[cfg(test)]
@@ -70,7 +78,8 @@ mod tests {
             keyword: None,
             keyword_type: None,
             check_options: None,
-            http_password: None,
+            http_password_sealed: None,
+            http_password_unsealed: false,
             regions,
         }
     }
@@ -91,13 +100,13 @@ mod tests {
 
     #[test]
     fn a_default_monitor_has_one_check_named_after_the_round() {
-        let checks = round_checks(row(None), &RegionsSettings::default(), round()).unwrap();
+        let checks = sealed_round_checks(row(None), &RegionsSettings::default(), round()).unwrap();
         assert_eq!(checks.len(), 1);
         let due = &checks[0];
         assert_eq!(due.check_id, round().round_id);
         assert_eq!(due.round_id, round().round_id);
         assert_eq!(due.region, DEFAULT_REGION);
-        assert_eq!(due.subject(), "uptime.checks.due.v4.default");
+        assert_eq!(due.subject(), "uptime.checks.due.v5.default");
         assert_eq!(
             (due.monitor_id, due.definition_version, due.interval_secs),
             (7, 3, 60)
@@ -106,7 +115,7 @@ mod tests {
             (due.trigger, due.due_at),
             (Trigger::Scheduled, round().due_at)
         );
-        assert_eq!(due.spec, check_spec(row(None)).unwrap());
+        assert_eq!(due.spec, check_spec_sealed(row(None)).unwrap());
     }
 
     #[test]
@@ -116,7 +125,7 @@ mod tests {
             known: names(&["eu", "us", "ap"]),
             ..Default::default()
         };
-        let checks = round_checks(row(Some(&chosen)), &settings, round()).unwrap();
+        let checks = sealed_round_checks(row(Some(&chosen)), &settings, round()).unwrap();
         let regions: Vec<_> = checks.iter().map(|c| c.region.as_str()).collect();
         assert_eq!(regions, ["eu", "us", "ap"]);
         let ids: std::collections::HashSet<_> = checks.iter().map(|c| c.check_id).collect();
@@ -130,11 +139,11 @@ mod tests {
             );
             assert_eq!(
                 due.subject(),
-                format!("uptime.checks.due.v4.{}", due.region)
+                format!("uptime.checks.due.v5.{}", due.region)
             );
         }
         // The same round built again (a republish) has the same ids.
-        let again = round_checks(row(Some(&chosen)), &settings, round()).unwrap();
+        let again = sealed_round_checks(row(Some(&chosen)), &settings, round()).unwrap();
         assert_eq!(again, checks);
     }
 
@@ -145,16 +154,51 @@ mod tests {
             default: names(&["eu", "us"]),
             ..Default::default()
         };
-        let checks = round_checks(row(None), &settings, round()).unwrap();
+        let checks = sealed_round_checks(row(None), &settings, round()).unwrap();
         let regions: Vec<_> = checks.iter().map(|c| c.region.as_str()).collect();
         assert_eq!(regions, ["eu", "us"]);
         let empty = RegionsSettings {
             default: Vec::new(),
             ..Default::default()
         };
-        let checks = round_checks(row(None), &empty, round()).unwrap();
+        let checks = sealed_round_checks(row(None), &empty, round()).unwrap();
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].region, DEFAULT_REGION);
+    }
+
+    #[test]
+    fn every_check_of_a_round_carries_the_password_sealed_as_stored() {
+        use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpRequestV1};
+        let options = crate::monitors::options_column(&CheckOptionsV1 {
+            http: Some(HttpRequestV1 {
+                basic_auth: Some(BasicAuthV1 {
+                    username: "u".into(),
+                    password: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let chosen = names(&["eu", "us"]);
+        let settings = RegionsSettings {
+            known: chosen.clone(),
+            ..Default::default()
+        };
+        let row = CheckFields {
+            check_options: options.as_ref(),
+            http_password_sealed: Some("v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVo"),
+            ..row(Some(&chosen))
+        };
+        let checks = sealed_round_checks(row, &settings, round()).unwrap();
+        assert_eq!(checks.len(), 2);
+        for due in checks {
+            assert_eq!(
+                due.spec.password_sealed(),
+                Some("v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVo")
+            );
+            let wire = serde_json::to_string(&due).unwrap();
+            assert!(!wire.contains(r#""password":"#), "{wire}");
+        }
     }
 
     #[test]
@@ -164,7 +208,7 @@ mod tests {
             ..row(None)
         };
         assert_eq!(
-            round_checks(heartbeat, &RegionsSettings::default(), round()),
+            sealed_round_checks(heartbeat, &RegionsSettings::default(), round()),
             Err(SpecError::Heartbeat)
         );
     }

@@ -13,7 +13,7 @@
 
 use crate::models::Monitor;
 use crate::schedule::CheckConfig;
-use uptime_contracts::{CheckSpecV2, KeywordType, MonitorKind};
+use uptime_contracts::{CheckSpecV2, CheckSpecV3, KeywordType, MonitorKind};
 
 /// The fields of a monitor row a check is made of, borrowed from either row
 /// type that carries them ([`Monitor`], [`CheckConfig`]).
@@ -27,7 +27,10 @@ pub struct CheckFields<'a> {
     pub keyword: Option<&'a str>,
     pub keyword_type: Option<&'a str>,
     pub check_options: Option<&'a serde_json::Value>,
-    pub http_password: Option<&'a str>,
+    /// The sealed basic-auth password, passed on as it is.
+    pub http_password_sealed: Option<&'a str>,
+    /// A legacy plain-text password waits to be sealed.
+    pub http_password_unsealed: bool,
     /// The regions the monitor is checked from (`None`: the deployment's
     /// default regions); not part of the spec, but of the round.
     pub regions: Option<&'a [String]>,
@@ -44,7 +47,8 @@ impl<'a> From<&'a Monitor> for CheckFields<'a> {
             keyword: m.keyword.as_deref(),
             keyword_type: m.keyword_type.as_deref(),
             check_options: m.check_options.as_ref(),
-            http_password: m.http_password.as_deref(),
+            http_password_sealed: m.http_password_sealed.as_ref().map(|s| s.as_str()),
+            http_password_unsealed: m.http_password_unsealed,
             regions: m.regions.as_deref(),
         }
     }
@@ -61,7 +65,8 @@ impl<'a> From<&'a CheckConfig> for CheckFields<'a> {
             keyword: c.keyword.as_deref(),
             keyword_type: c.keyword_type.as_deref(),
             check_options: c.check_options.as_ref(),
-            http_password: c.http_password.as_deref(),
+            http_password_sealed: c.http_password_sealed.as_ref().map(|s| s.as_str()),
+            http_password_unsealed: c.http_password_unsealed,
             regions: c.regions.as_deref(),
         }
     }
@@ -83,14 +88,32 @@ pub enum SpecError {
     KeywordType { id: i64, value: String },
     #[error("monitor {id} has check_options that do not read: {reason}")]
     Options { id: i64, reason: String },
+    /// Its password is still in the legacy plain-text column: a check
+    /// without it would fail for nothing, and one with it would carry it in
+    /// plain text. The api-gateway seals it at its next start.
+    #[error(
+        "monitor {id} has a basic-auth password not sealed yet (the api-gateway seals it at start)"
+    )]
+    PasswordNotSealed { id: i64 },
 }
 
 /// The timeouts and expected statuses the API lets a definition have.
 const TIMEOUT_SECS: std::ops::RangeInclusive<i32> = 1..=120;
 const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
 
+/// What a checker needs to check the monitor of `row`, as due checks carry
+/// it since issue 19: the basic-auth password sealed, as stored.
+pub fn check_spec_sealed<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV3, SpecError> {
+    let row = row.into();
+    if row.http_password_unsealed && row.kind != MonitorKind::Heartbeat {
+        return Err(SpecError::PasswordNotSealed { id: row.id });
+    }
+    Ok(check_spec(row)?.sealed(row.http_password_sealed.map(str::to_string)))
+}
+
 /// What a checker needs to check the monitor of `row`, exactly as the row
-/// says it (see the module's policy).
+/// says it (see the module's policy), without the basic-auth password:
+/// only [`check_spec_sealed`] carries that (sealed).
 pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV2, SpecError> {
     let row = row.into();
     let id = row.id;
@@ -125,14 +148,10 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV2, Sp
             })
         })
         .transpose()?;
-    let mut options = super::options_of(row.check_options).map_err(|e| SpecError::Options {
+    let options = super::options_of(row.check_options).map_err(|e| SpecError::Options {
         id,
         reason: e.to_string(),
     })?;
-    // The password lives in its own column; the checker gets it here only.
-    if let Some(auth) = options.http.as_mut().and_then(|h| h.basic_auth.as_mut()) {
-        auth.password = row.http_password.map(str::to_string);
-    }
     Ok(CheckSpecV2 {
         kind: row.kind,
         target: target.to_string(),
@@ -158,7 +177,8 @@ mod tests {
             keyword: Some("ok"),
             keyword_type: Some("not_contains"),
             check_options: None,
-            http_password: None,
+            http_password_sealed: None,
+            http_password_unsealed: false,
             regions: None,
         }
     }
@@ -195,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn the_password_joins_the_stored_options_only_in_the_spec() {
+    fn the_sealed_password_joins_the_stored_options_only_in_the_spec() {
         use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpMethod, HttpRequestV1};
         let options = CheckOptionsV1 {
             http: Some(HttpRequestV1 {
@@ -213,10 +233,32 @@ mod tests {
         let row = CheckFields {
             kind: MonitorKind::Http,
             check_options: Some(&column),
-            http_password: Some("hunter2"),
+            http_password_sealed: Some("v1.k1.AAAA"),
             ..keyword_row()
         };
-        assert_eq!(check_spec(row).unwrap().options, options);
+        let stored = CheckOptionsV1 {
+            http: options.http.clone().map(|mut h| {
+                h.basic_auth = Some(BasicAuthV1 {
+                    username: "u".into(),
+                    password: None,
+                });
+                h
+            }),
+            ..Default::default()
+        };
+        assert_eq!(check_spec(row).unwrap().options, stored);
+        let sealed = check_spec_sealed(row).unwrap();
+        assert_eq!(sealed.password_sealed(), Some("v1.k1.AAAA"));
+        assert_eq!(sealed.opened(Some("hunter2".into())).options, options);
+        let legacy = CheckFields {
+            http_password_sealed: None,
+            http_password_unsealed: true,
+            ..row
+        };
+        assert_eq!(
+            check_spec_sealed(legacy),
+            Err(SpecError::PasswordNotSealed { id: 9 })
+        );
         assert_eq!(crate::monitors::options_column(&Default::default()), None);
         let broken = serde_json::json!({"http": {"method": "BREW"}});
         let row = CheckFields {

@@ -6,3 +6,4 @@ mod migrations;
 mod monitor_columns;
 mod monitor_counts;
 mod partitioned_results;
+mod sealed_passwords;

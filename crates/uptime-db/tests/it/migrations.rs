@@ -34,6 +34,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000011_user_monitor_counts", "6a56d1516e5053700875eca3b3a178827e4d0af78e81847915e0301185f599c7"),
     ("2026-11-22-000012_more_monitor_kinds", "4f6ccd89c70f1d75137050aa718be3b0a69789921f421eea4c06ebfa46295026"),
     ("2026-11-22-000013_regions_and_rounds", "7372ac10daf80c3a68f976f297f8f7cc24622f56b712491c66cdd49dd7327347"),
+    ("2026-11-22-000015_sealed_http_password", "a1a3232f3a2436fa927ca540b2f9812ae82bfe9c6a3e710eba3cd08f80e3fac0"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

@@ -33,7 +33,7 @@ fn definition(kind: MonitorKind) -> MonitorDefinition {
             .then(|| format!("hb_{}", uuid::Uuid::new_v4().simple())),
         active: true,
         check_options: None,
-        http_password: None,
+        http_password_sealed: None,
         heartbeat_schedule: None,
         heartbeat_timezone: None,
         regions: None,
@@ -213,7 +213,7 @@ async fn both_row_types_give_the_same_spec() {
         user_id: user,
         definition: MonitorDefinition {
             check_options: monitors::options_column(&options),
-            http_password: Some("pw".into()),
+            http_password_sealed: Some(uptime_db::models::SealedText::new("v1.k1.c2VhbGVk".into())),
             ..definition(MonitorKind::Keyword)
         },
     };
@@ -230,7 +230,8 @@ async fn both_row_types_give_the_same_spec() {
         keyword: Some("ok".into()),
         keyword_type: Some(KeywordType::NotContains),
         options,
-    };
-    assert_eq!(monitors::check_spec(&monitor), Ok(expected.clone()));
-    assert_eq!(monitors::check_spec(&configs[0]), Ok(expected));
+    }
+    .sealed(Some("v1.k1.c2VhbGVk".into()));
+    assert_eq!(monitors::check_spec_sealed(&monitor), Ok(expected.clone()));
+    assert_eq!(monitors::check_spec_sealed(&configs[0]), Ok(expected));
 }

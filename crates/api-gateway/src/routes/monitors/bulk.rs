@@ -72,6 +72,7 @@ fn validate_items(
     items: Vec<serde_json::Value>,
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
+    keyring: Option<&uptime_secrets::Keyring>,
 ) -> Result<Vec<(NewMonitor, Vec<i64>)>, ApiError> {
     let mut details = Vec::new();
     let mut valid = Vec::with_capacity(items.len());
@@ -83,7 +84,7 @@ fn validate_items(
                 continue;
             }
         };
-        match new_monitor(user_id, req, allow_private_targets, regions) {
+        match new_monitor(user_id, req, allow_private_targets, regions, keyring) {
             Ok((new, mut contact_ids)) => {
                 contact_ids.sort_unstable();
                 contact_ids.dedup();
@@ -139,6 +140,7 @@ pub async fn bulk_create(
         items,
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
+        state.keyring.as_ref(),
     )?;
     let (news, contact_ids): (Vec<NewMonitor>, Vec<Vec<i64>>) = valid.into_iter().unzip();
 

@@ -2,7 +2,7 @@
 //! create, a PATCH merged into the stored monitor, every rule, and the
 //! definition as stored once nothing is wrong.
 
-use super::draft_options::OptionsDraft;
+use super::draft_options::{origin_changed, OptionsDraft};
 use super::types::{CreateMonitor, KeywordType, MonitorType, UpdateMonitor};
 use crate::error::ApiError;
 use crate::validation::{not_null, Problems, UrlRules};
@@ -105,9 +105,24 @@ impl Draft {
         let options = OptionsDraft::merge(
             kind,
             stored_options,
-            stored.http_password.as_deref(),
+            stored.http_password_sealed.as_ref(),
             &mut patch,
         );
+        let target = patch.target.unwrap_or_else(|| stored.target.clone());
+        // The stored password was given for the stored target's origin: it
+        // follows the monitor to another origin (scheme, host, port) only
+        // when the request says so, by restating it (or dropping it).
+        if options
+            .basic_auth
+            .as_ref()
+            .is_some_and(|auth| auth.keeps_stored_password())
+            && origin_changed(stored.target.as_deref(), target.as_deref())
+        {
+            problems.add(
+                "basic_auth.password",
+                "the target's origin changed: restate the password or remove basic_auth",
+            );
+        }
 
         let interval_given = matches!(patch.interval_secs, Some(Some(_)));
         let interval_secs = not_null(problems, "interval_secs", patch.interval_secs)
@@ -164,7 +179,7 @@ impl Draft {
         Ok(Self {
             name: not_null(problems, "name", patch.name).unwrap_or_else(|| stored.name.clone()),
             kind,
-            target: patch.target.unwrap_or_else(|| stored.target.clone()),
+            target,
             interval_secs,
             timeout_secs,
             keyword,
@@ -341,12 +356,14 @@ impl Draft {
     pub(super) fn into_definition(
         self,
         heartbeat_token: Option<String>,
+        keyring: Option<&uptime_secrets::Keyring>,
     ) -> Result<MonitorDefinition, ApiError> {
         let narrow = |field: &str, v: i64| {
             i32::try_from(v)
                 .map_err(|_| ApiError::Internal(format!("{field} {v} passed validation")))
         };
-        let (options, http_password) = self.options.into_stored(self.kind);
+        let (options, password) = self.options.into_stored(self.kind);
+        let http_password_sealed = password.into_sealed(keyring)?;
         // Stored as the schedule reads them: fields one space apart, the
         // zone's canonical name.
         let schedule = match self.schedule.as_deref() {
@@ -374,7 +391,7 @@ impl Draft {
             heartbeat_token,
             active: self.active,
             check_options: uptime_db::monitors::options_column(&options),
-            http_password,
+            http_password_sealed,
             heartbeat_schedule: schedule.as_ref().map(|s| s.expression().to_string()),
             // A zone only when one was given: none reads as UTC.
             heartbeat_timezone: match (&schedule, &self.timezone) {
@@ -396,6 +413,7 @@ pub(super) fn new_monitor(
     mut req: CreateMonitor,
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
+    keyring: Option<&uptime_secrets::Keyring>,
 ) -> Result<(NewMonitor, Vec<i64>), ApiError> {
     let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
     let draft = Draft::from_create(req);
@@ -405,7 +423,7 @@ pub(super) fn new_monitor(
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
     let new = NewMonitor {
         user_id,
-        definition: draft.into_definition(token)?,
+        definition: draft.into_definition(token, keyring)?,
     };
     Ok((new, contact_ids))
 }

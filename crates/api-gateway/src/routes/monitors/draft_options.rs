@@ -18,13 +18,25 @@ use crate::validation::Problems;
 use uptime_contracts::{
     BasicAuthV1, CheckOptionsV1, DnsQueryV1, HeaderV1, HttpRequestV1, TlsOptionsV1,
 };
+use uptime_db::models::SealedText;
 
-/// Basic authentication being validated: the password is the one given, or
-/// the stored one when none was given.
+/// Basic authentication being validated: the password given in this
+/// request, or else the stored one (sealed), which is kept.
 #[derive(Clone)]
 pub(super) struct BasicAuthDraft {
     pub(super) username: String,
+    /// Given in this request (`""` removes the stored one).
     pub(super) password: Option<String>,
+    /// The stored password, kept when none is given.
+    pub(super) kept: Option<SealedText>,
+}
+
+impl BasicAuthDraft {
+    /// Whether the stored password would go on being sent: none was given
+    /// in this request and one is stored.
+    pub(super) fn keeps_stored_password(&self) -> bool {
+        self.password.is_none() && self.kept.is_some()
+    }
 }
 
 impl std::fmt::Debug for BasicAuthDraft {
@@ -32,7 +44,75 @@ impl std::fmt::Debug for BasicAuthDraft {
         f.debug_struct("BasicAuthDraft")
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "[redacted]"))
+            .field("kept", &self.kept)
             .finish()
+    }
+}
+
+/// The password a definition stores, after validation.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) enum PasswordToStore {
+    None,
+    /// The stored one, sealed as it is.
+    Keep(SealedText),
+    /// A new one, to be sealed before it is stored.
+    Seal(String),
+}
+
+impl std::fmt::Debug for PasswordToStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PasswordToStore::None => "None",
+            PasswordToStore::Keep(_) => "Keep([sealed])",
+            PasswordToStore::Seal(_) => "Seal([redacted])",
+        })
+    }
+}
+
+impl PasswordToStore {
+    /// The column value: a new password sealed with `keyring`'s current key
+    /// (400 naming `basic_auth.password` when this deployment has no key).
+    pub(super) fn into_sealed(
+        self,
+        keyring: Option<&uptime_secrets::Keyring>,
+    ) -> Result<Option<SealedText>, crate::error::ApiError> {
+        match self {
+            PasswordToStore::None => Ok(None),
+            PasswordToStore::Keep(sealed) => Ok(Some(sealed)),
+            PasswordToStore::Seal(plain) => {
+                let plain = uptime_secrets::Zeroizing::new(plain);
+                let keyring = keyring.ok_or_else(|| {
+                    crate::error::ApiError::invalid_field(
+                        "basic_auth.password",
+                        "cannot be stored: this deployment has no secrets key configured \
+                         (secrets.keys); leave the password out or ask its operator",
+                    )
+                })?;
+                keyring
+                    .seal(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &plain)
+                    .map(|sealed| Some(SealedText::new(sealed)))
+                    .map_err(|e| {
+                        crate::error::ApiError::Internal(format!("sealing a password: {e}"))
+                    })
+            }
+        }
+    }
+}
+
+/// Whether the origin (scheme, host, port) of `new` differs from that of
+/// `old`: a stored password must not follow a monitor to another origin
+/// unless the request says so. Targets that are not URLs (another kind's)
+/// count as another origin.
+pub(super) fn origin_changed(old: Option<&str>, new: Option<&str>) -> bool {
+    let origin = |target: Option<&str>| {
+        target
+            .and_then(|t| url::Url::parse(t.trim()).ok())
+            .map(|u| u.origin())
+            .filter(url::Origin::is_tuple)
+    };
+    match (origin(old), origin(new)) {
+        (Some(old), Some(new)) => old != new,
+        _ => old.map(str::trim) != new.map(str::trim),
     }
 }
 
@@ -73,6 +153,7 @@ impl OptionsDraft {
             basic_auth: req.basic_auth.take().map(|a| BasicAuthDraft {
                 username: a.username,
                 password: a.password,
+                kept: None,
             }),
             assertions: req
                 .assertions
@@ -85,11 +166,12 @@ impl OptionsDraft {
         }
     }
 
-    /// The stored options (and password) with `patch` applied, for `kind`.
+    /// The stored options (and sealed password) with `patch` applied, for
+    /// `kind`.
     pub(super) fn merge(
         kind: MonitorType,
         stored: CheckOptionsV1,
-        stored_password: Option<&str>,
+        stored_password: Option<&SealedText>,
         patch: &mut UpdateMonitor,
     ) -> Self {
         let http = is_http(kind);
@@ -98,12 +180,14 @@ impl OptionsDraft {
         let basic_auth = match patch.basic_auth.take() {
             None if http => stored_http.basic_auth.map(|a| BasicAuthDraft {
                 username: a.username,
-                password: stored_password.map(str::to_string),
+                password: None,
+                kept: stored_password.cloned(),
             }),
             None | Some(None) => None,
             Some(Some(BasicAuthInput { username, password })) => Some(BasicAuthDraft {
                 username,
-                password: password.or_else(|| stored_password.map(str::to_string)),
+                kept: stored_password.cloned().filter(|_| password.is_none()),
+                password,
             }),
         };
         Self {
@@ -224,22 +308,29 @@ impl OptionsDraft {
     }
 
     /// The options as stored (`CheckOptionsV1` without the password) and the
-    /// password (`None` for none or empty). Call after [`Self::validate`]
-    /// found nothing. Defaults are left out, so a monitor without options
-    /// stores none (a NULL column), as monitors made before them have.
-    pub(super) fn into_stored(self, kind: MonitorType) -> (CheckOptionsV1, Option<String>) {
+    /// password to store (none for none or empty). Call after
+    /// [`Self::validate`] found nothing. Defaults are left out, so a monitor
+    /// without options stores none (a NULL column), as monitors made before
+    /// them have.
+    pub(super) fn into_stored(self, kind: MonitorType) -> (CheckOptionsV1, PasswordToStore) {
         let mut options = CheckOptionsV1::default();
-        let mut password = None;
+        let mut password = PasswordToStore::None;
         if is_http(kind) {
             let (basic_auth, given_password) = match self.basic_auth {
-                Some(auth) => (
-                    Some(BasicAuthV1 {
+                Some(auth) => {
+                    let password = match (auth.password, auth.kept) {
+                        (Some(given), _) if given.is_empty() => PasswordToStore::None,
+                        (Some(given), _) => PasswordToStore::Seal(given),
+                        (None, Some(kept)) => PasswordToStore::Keep(kept),
+                        (None, None) => PasswordToStore::None,
+                    };
+                    let auth = BasicAuthV1 {
                         username: auth.username,
                         password: None,
-                    }),
-                    auth.password.filter(|p| !p.is_empty()),
-                ),
-                None => (None, None),
+                    };
+                    (Some(auth), password)
+                }
+                None => (None, PasswordToStore::None),
             };
             password = given_password;
             let request = HttpRequestV1 {
@@ -318,7 +409,7 @@ mod tests {
             };
             let (options, password) = draft.into_stored(kind);
             assert!(options.is_empty(), "{kind:?}: {options:?}");
-            assert_eq!(password, None);
+            assert_eq!(password, PasswordToStore::None);
         }
     }
 
@@ -328,12 +419,29 @@ mod tests {
             basic_auth: Some(BasicAuthDraft {
                 username: "u".into(),
                 password: Some(String::new()),
+                kept: Some(SealedText::new("v1.k1.AAAA".into())),
             }),
             ..Default::default()
         };
         let (options, password) = draft.into_stored(MonitorType::Http);
-        assert_eq!(password, None);
+        assert_eq!(password, PasswordToStore::None);
         let auth = options.http.unwrap().basic_auth.unwrap();
         assert_eq!((auth.username.as_str(), auth.password), ("u", None));
+    }
+
+    #[test]
+    fn origins_differ_by_scheme_host_or_port_only() {
+        let changed = |a: &str, b: &str| origin_changed(Some(a), Some(b));
+        assert!(!changed(
+            "https://example.com/a",
+            "https://example.com/b?q=1"
+        ));
+        assert!(!changed("https://example.com/", "https://EXAMPLE.com:443/"));
+        assert!(!changed("http://example.com", "http://example.com:80/x"));
+        assert!(changed("https://example.com/", "http://example.com/"));
+        assert!(changed("https://example.com/", "https://evil.example/"));
+        assert!(changed("https://example.com/", "https://example.com:8443/"));
+        assert!(changed("https://example.com/", "example.com:443"));
+        assert!(!origin_changed(None, None));
     }
 }

@@ -74,6 +74,7 @@ pub async fn create(
         body.into_inner(),
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
+        state.keyring.as_ref(),
     )?;
 
     let quotas = state.settings.quotas.clone();
@@ -176,6 +177,7 @@ pub async fn update(
     let mut patch = body.into_inner();
     let allow_private = state.settings.safety.allow_private_targets;
     let regions = state.settings.regions.clone();
+    let keyring = state.keyring.clone();
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -201,7 +203,7 @@ pub async fn update(
                     (MonitorType::Heartbeat, None) => Some(new_heartbeat_token()),
                     _ => None,
                 };
-                let def = draft.into_definition(token)?;
+                let def = draft.into_definition(token, keyring.as_ref())?;
                 let change = uptime_db::monitors::DefinitionChange {
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),

@@ -70,7 +70,7 @@ impl ShownOptions {
                 shown.body = http.body;
                 shown.basic_auth = http.basic_auth.map(|a| BasicAuthView {
                     username: a.username,
-                    password_set: m.http_password.is_some(),
+                    password_set: m.http_password_sealed.is_some(),
                 });
                 shown.assertions = Some(options.assertions.into_iter().map(Into::into).collect());
             }

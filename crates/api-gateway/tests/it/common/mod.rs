@@ -38,6 +38,7 @@ pub async fn spawn_app_with(tweak: impl FnOnce(&mut GatewaySettings)) -> TestApp
     settings.nats = env.nats.settings();
     settings.safety.allow_private_targets = true;
     settings.rate_limit.per_second = 0;
+    settings.secrets = uptime_testkit::secrets::test_secrets();
     tweak(&mut settings);
     let app = Application::build(settings).await.expect("build app");
     let base = format!("http://{}", app.addr());

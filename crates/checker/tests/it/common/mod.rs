@@ -42,6 +42,8 @@ impl Harness {
         settings.safety.allow_private_targets = true;
         settings.checker.instance_id = instance_id.into();
         settings.checker.ack_wait_secs = 5;
+        // The key the test services seal basic-auth passwords with.
+        settings.secrets = uptime_testkit::secrets::test_secrets();
         settings
     }
 

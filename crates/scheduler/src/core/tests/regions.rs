@@ -30,7 +30,7 @@ fn a_single_region_round_is_one_check_named_after_its_slot() {
         assert_eq!(due.check_id, slots::check_id(1, slot), "today's id");
         assert_eq!(due.round_id, due.check_id);
         assert_eq!(due.region, DEFAULT_REGION);
-        assert_eq!(due.subject(), "uptime.checks.due.v4.default");
+        assert_eq!(due.subject(), "uptime.checks.due.v5.default");
     }
 }
 
@@ -57,9 +57,9 @@ fn a_three_region_round_is_three_checks_on_three_subjects() {
         assert_eq!(
             subjects,
             [
-                "uptime.checks.due.v4.ap",
-                "uptime.checks.due.v4.eu",
-                "uptime.checks.due.v4.us"
+                "uptime.checks.due.v5.ap",
+                "uptime.checks.due.v5.eu",
+                "uptime.checks.due.v5.us"
             ]
         );
         let ids: std::collections::HashSet<_> = round.iter().map(|(_, d)| d.check_id).collect();

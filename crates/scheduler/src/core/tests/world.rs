@@ -7,7 +7,7 @@ use super::super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE}
 use crate::slots;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use uptime_contracts::{CheckDueV4, CheckResultV2, MonitorKind};
+use uptime_contracts::{CheckDueV5, CheckResultV2, MonitorKind};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 pub(super) const NOW: i64 = 1_800_000_000_000;
@@ -52,7 +52,8 @@ pub(super) fn http(id: i64, interval_secs: i32, created: i64) -> Row {
             keyword_type: None,
             definition_version: 1,
             check_options: None,
-            http_password: None,
+            http_password_sealed: None,
+            http_password_unsealed: false,
             regions: None,
         },
         active: true,
@@ -168,7 +169,7 @@ impl World {
         panic!("the planner never slept past {until}");
     }
 
-    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV4)> {
+    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV5)> {
         self.published
             .iter()
             .filter_map(|(t, p)| match p {
@@ -206,7 +207,7 @@ pub(super) fn loaded_by(mut planner: Planner, world: &mut World, now: i64) -> Pl
     planner
 }
 
-pub(super) fn due_ms(due: &CheckDueV4) -> i64 {
+pub(super) fn due_ms(due: &CheckDueV5) -> i64 {
     due.due_at.timestamp_millis()
 }
 

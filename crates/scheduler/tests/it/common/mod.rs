@@ -316,11 +316,11 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
     }
 }
 
-pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV4> {
+pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV5> {
     due_feed_on(env, &Clock::system()).await
 }
 
-pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV4> {
+pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV5> {
     Feed::start(env, CHECKS_STREAM, clock.clone()).await
 }
 
