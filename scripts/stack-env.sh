@@ -27,6 +27,19 @@ LOCAL_REGIONS="${LOCAL_REGIONS// /}"
 export UPTIME_REGIONS__KNOWN="${UPTIME_REGIONS__KNOWN:-$LOCAL_REGIONS}"
 export UPTIME_REGIONS__DEFAULT="${UPTIME_REGIONS__DEFAULT:-$LOCAL_REGIONS}"
 
+# The key basic-auth passwords are sealed with (issue 19): made once per
+# checkout into .local (never committed; losing it loses the stored
+# passwords), and given to the api-gateway and the checkers only
+# (scripts/up.sh). UPTIME_SECRETS__* set before `just up` are kept as well.
+SECRETS_KEY_FILE="$LOCAL/secrets-key"
+if [ ! -s "$SECRETS_KEY_FILE" ]; then
+  (umask 077 && head -c 32 /dev/urandom | base64 >"$SECRETS_KEY_FILE")
+fi
+SECRETS_ENV=(
+  "UPTIME_SECRETS__CURRENT_KEY_ID=${UPTIME_SECRETS__CURRENT_KEY_ID:-local}"
+  "UPTIME_SECRETS__KEYS__LOCAL=$(cat "$SECRETS_KEY_FILE")"
+)
+
 nc_ok() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
 # Stream bounds for a laptop: JetStream reserves the sum of every stream's

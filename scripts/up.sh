@@ -51,7 +51,7 @@ for svc in scheduler checker recorder notifier; do
       name=checker; [ "$region" = default ] || name="checker-$region"
       port=$ops; [ "$region" = "${regions[0]}" ] || { port=$checker_ops; checker_ops=$((checker_ops + 1)); }
       UPTIME_OPS__LISTEN="127.0.0.1:$port" UPTIME_CHECKER__REGION="$region" \
-        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_bg "$name" "$BIN/checker" serve
+        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_bg "$name" env "${SECRETS_ENV[@]}" "$BIN/checker" serve
       checker_ports="${checker_ports:+$checker_ports, }$name :$port"
     done
   else
@@ -60,7 +60,7 @@ for svc in scheduler checker recorder notifier; do
   ops=$((ops + 1))
 done
 # The gateway's /metrics is on its own ops port, never on the API port.
-UPTIME_OPS__LISTEN="127.0.0.1:9100" start_bg api-gateway "$BIN/api-gateway" serve
+UPTIME_OPS__LISTEN="127.0.0.1:9100" start_bg api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
 for _ in $(seq 1 100); do

@@ -15,6 +15,7 @@ kubernetes-validate on PYTHONPATH (scripts/install-deploy-tools.sh).
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import subprocess
 import sys
@@ -396,6 +397,34 @@ def check_secrets(label: str, docs: list[dict], existing: str | None) -> None:
               len(regular) == 1 and names <= refs, f"secrets={names} refs={sorted(refs)}")
 
 
+def check_sealing_keys(label: str, docs: list[dict], existing: str | None) -> None:
+    """Issue 19: the keys that seal basic-auth passwords reach the api-gateway
+    and the checkers only, from the Secret; the chart's Secret holds a
+    32-byte key per id."""
+    deploys = by_component(docs, "Deployment")
+    for comp, d in deploys.items():
+        env = env_map(container(d))
+        sealing = {k: v for k, v in env.items() if k.startswith("UPTIME_SECRETS__")}
+        if comp in ("api-gateway", "checker"):
+            key = env.get("UPTIME_SECRETS__KEYS__K1", {}).get("valueFrom", {}).get("secretKeyRef", {})
+            check(f"{label}: {comp} gets sealing key k1 from the Secret",
+                  key.get("key") == "sealing-key-k1"
+                  and (existing is None or key.get("name") == existing), str(key))
+            current = env.get("UPTIME_SECRETS__CURRENT_KEY_ID", {})
+            check(f"{label}: {comp} seals with k1", current.get("value") == "k1", str(current))
+        else:
+            check(f"{label}: {comp} gets no sealing key", not sealing, str(sorted(sealing)))
+    for job in of_kind(docs, "Job"):
+        env = env_map(job["spec"]["template"]["spec"]["containers"][0])
+        check(f"{label}: the migration Job gets no sealing key",
+              not any(k.startswith("UPTIME_SECRETS__") for k in env), str(sorted(env)))
+    if existing is None:
+        regular = [s for s in of_kind(docs, "Secret") if "helm.sh/hook" not in hook_annotations(s)]
+        data = regular[0].get("data", {}) if regular else {}
+        raw = base64.b64decode(base64.b64decode(data.get("sealing-key-k1", "")))
+        check(f"{label}: chart Secret holds a 32-byte sealing key", len(raw) == 32, f"{len(raw)} bytes")
+
+
 def check_configmap(label: str, docs: list[dict], expect: dict[str, str]) -> None:
     cms = of_kind(docs, "ConfigMap")
     if not check(f"{label}: one ConfigMap", len(cms) == 1, f"{len(cms)}"):
@@ -406,7 +435,8 @@ def check_configmap(label: str, docs: list[dict], expect: dict[str, str]) -> Non
     check(f"{label}: ConfigMap keys are UPTIME_<SECTION>__<KEY>",
           all(k.startswith("UPTIME_") and "__" in k for k in data), str(list(data)))
     check(f"{label}: no secret in the ConfigMap",
-          not any(k in data for k in ("UPTIME_DATABASE__URL", "UPTIME_SMTP__PASSWORD")))
+          not any(k in data for k in ("UPTIME_DATABASE__URL", "UPTIME_SMTP__PASSWORD"))
+          and not any(k.startswith("UPTIME_SECRETS__") for k in data))
     for k, v in expect.items():
         check(f"{label}: ConfigMap {k}={v}", data.get(k) == v, repr(data.get(k)))
 
@@ -425,6 +455,7 @@ def check_full(label: str, docs: list[dict], *, hpa_range, existing_secret, serv
         ("service monitor", lambda: check_service_monitor(label, docs, service_monitor)),
         ("ingress", lambda: check_ingress(label, docs, ingress)),
         ("secrets", lambda: check_secrets(label, docs, existing_secret)),
+        ("sealing keys", lambda: check_sealing_keys(label, docs, existing_secret)),
         ("configmap", lambda: check_configmap(label, docs, config)),
     ]:
         guarded(f"{label}: {name}", fn)
@@ -648,6 +679,22 @@ def main() -> int:
                   f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
     guarded("checker regions", checker_regions)
 
+    # Sealing keys: a second id (rotation) reaches both services; a current
+    # id that is not listed refuses to render.
+    def sealing_rotation() -> None:
+        docs = chart.render("--set", "secrets.sealingKeyIds={k1,k2}",
+                            "--set", "secrets.sealingCurrentKeyId=k2")
+        for comp in ("api-gateway", "checker"):
+            env = env_map(container(by_component(docs, "Deployment")[comp]))
+            check(f"rotation: {comp} gets k1 and k2, sealing with k2",
+                  "UPTIME_SECRETS__KEYS__K1" in env and "UPTIME_SECRETS__KEYS__K2" in env
+                  and env["UPTIME_SECRETS__CURRENT_KEY_ID"].get("value") == "k2", str(sorted(env)))
+        proc = chart.template("--set", "secrets.sealingCurrentKeyId=k9")
+        check("an unlisted current sealing key refuses to render",
+              proc.returncode != 0 and "sealingCurrentKeyId" in proc.stderr,
+              f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
+    guarded("sealing rotation", sealing_rotation)
+
     # 4. values.schema.json rejects bad values.
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
@@ -657,7 +704,8 @@ def main() -> int:
                 "retention.intervalSecs=1", "retention.outboxDays=1",
                 "checker.pingGroupRange=all", "checker.regions[0].name=EU",
                 "regions.presenceTtlSecs=0", "regions.known[0]=eu.west",
-                "checker.regions[0].colour=red", "checker.dnsTenantResolvers[0]=dns.quad9.net"]:
+                "checker.regions[0].colour=red", "checker.dnsTenantResolvers[0]=dns.quad9.net",
+                "secrets.sealingKeyIds[0]=K-1", "secrets.sealingCurrentKeyId=k.2"]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

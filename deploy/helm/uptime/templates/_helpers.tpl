@@ -152,8 +152,10 @@ Secrets
 {{- end }}
 
 {{/*
-Secret env entries. Call with (dict "secretName" NAME "root" $ "smtp" BOOL).
-UPTIME_SMTP__PASSWORD is optional: absent from the Secret = no SMTP auth.
+Secret env entries. Call with (dict "secretName" NAME "root" $ "smtp" BOOL
+"sealing" BOOL). UPTIME_SMTP__PASSWORD is optional: absent from the Secret =
+no SMTP auth. "sealing" adds the keys basic-auth passwords are sealed with
+(UPTIME_SECRETS__KEYS__<ID>: the config crate lowercases the id back).
 */}}
 {{- define "uptime.secretEnv" -}}
 - name: UPTIME_DATABASE__URL
@@ -168,6 +170,17 @@ UPTIME_SMTP__PASSWORD is optional: absent from the Secret = no SMTP auth.
       name: {{ .secretName }}
       key: {{ .root.Values.secrets.smtpPasswordKey }}
       optional: true
+{{- end }}
+{{- if .sealing }}
+- name: UPTIME_SECRETS__CURRENT_KEY_ID
+  value: {{ .root.Values.secrets.sealingCurrentKeyId | quote }}
+{{- range .root.Values.secrets.sealingKeyIds }}
+- name: UPTIME_SECRETS__KEYS__{{ upper . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $.secretName }}
+      key: {{ printf "sealing-key-%s" . }}
+{{- end }}
 {{- end }}
 {{- end }}
 

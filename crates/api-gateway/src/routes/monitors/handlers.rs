@@ -165,7 +165,8 @@ pub async fn get(
 #[utoipa::path(patch, path = "/api/v1/monitors/{id}", tag = "monitors", request_body = UpdateMonitor,
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = MonitorResponse), (status = 400, body = ErrorBody),
+    responses((status = 200, body = MonitorResponse),
+        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; among them `basic_auth.password` when the target moves to another origin (scheme, host, port) while a password is stored and the request neither restates it nor removes it or `basic_auth`"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,

@@ -112,7 +112,10 @@ pub struct BasicAuthInput {
     )]
     pub username: String,
     /// At most 256 characters, no control characters. Left out or `null`:
-    /// the stored password is kept (none when there is none); `""` removes it.
+    /// the stored password is kept (none when there is none), unless the
+    /// PATCH moves the target to another origin (then `400`: restate it);
+    /// `""` removes it. Stored sealed (encrypted); a deployment with no
+    /// sealing key refuses a password (`400`).
     #[schema(max_length = 256, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")]
     pub password: Option<String>,
 }

@@ -296,7 +296,12 @@ pub struct UpdateMonitor {
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 16384)]
     pub body: Option<Option<String>>,
     /// `null` removes user name and password. A new user name without a
-    /// password keeps the stored password.
+    /// password keeps the stored password. A stored password was given for
+    /// the target's origin (scheme, host and port): a PATCH that moves the
+    /// target to another origin must restate `basic_auth.password` (or
+    /// remove it, or `basic_auth`), else it is refused with `400` naming
+    /// `basic_auth.password`, so a password never follows a monitor to a
+    /// host it was not given for.
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<BasicAuthInput>, nullable)]
     pub basic_auth: Option<Option<BasicAuthInput>>,
