@@ -194,8 +194,8 @@ impl Stack {
             s.regions = options.regions_settings();
             s.rate_limit.per_second = 0;
             s.ops.listen = "127.0.0.1:0".into();
-            let app = api_gateway::startup::Application::build(s)
             s.secrets = uptime_testkit::secrets::test_secrets();
+            let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
             stack.api = format!("http://{}", app.addr());
@@ -278,8 +278,8 @@ impl Stack {
         s.checker.instance_id = format!("checker-{}-{}", region, self.checkers.len());
         s.checker.region = region.to_string();
         s.regions = self.options.regions_settings();
-        let service = checker::CheckerService::build(s).await.context("checker")?;
         s.secrets = uptime_testkit::secrets::test_secrets();
+        let service = checker::CheckerService::build(s).await.context("checker")?;
         self.ops.push(("checker", service.ops_addr()));
         let token = self.shutdown.child_token();
         let run_token = token.clone();
