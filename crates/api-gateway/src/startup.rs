@@ -31,9 +31,11 @@ impl Application {
     /// API and ops listeners (port 0 picks a free one).
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<Self> {
         settings.validate()?;
-        let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?;
+        // Shared, not copied: requests borrow the one keyring.
+        let keyring =
+            uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(std::sync::Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
-        crate::sealing::seal_stored_passwords(&pool, keyring.as_ref()).await?;
+        crate::sealing::seal_stored_passwords(&pool, keyring.as_deref()).await?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
         uptime_contracts::streams::ensure(&js, &settings.nats).await?;
         let presence = uptime_contracts::presence::open_or_create_replicated(

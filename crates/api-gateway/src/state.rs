@@ -23,7 +23,7 @@ pub struct AppState {
     pub known_keys: crate::auth_cache::KnownKeys,
     /// Seals basic-auth passwords (`secrets`); `None` when no key is
     /// configured.
-    pub keyring: Option<uptime_secrets::Keyring>,
+    pub keyring: Option<std::sync::Arc<uptime_secrets::Keyring>>,
 }
 
 impl AppState {

@@ -70,17 +70,16 @@ pub fn assert_invalid(status: StatusCode, body: &Value, field: &str, request: &V
 pub async fn stored(app: &TestApp, id: &Value) -> (Option<Value>, Option<String>) {
     use uptime_db::schema::monitors;
     let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
-    let (options, plain, sealed): (Option<Value>, Option<String>, Option<String>) =
-        monitors::table
-            .filter(monitors::id.eq(id.as_i64().unwrap()))
-            .select((
-                monitors::check_options,
-                monitors::http_password,
-                monitors::http_password_sealed,
-            ))
-            .first(&mut conn)
-            .await
-            .unwrap();
+    let (options, plain, sealed): (Option<Value>, Option<String>, Option<String>) = monitors::table
+        .filter(monitors::id.eq(id.as_i64().unwrap()))
+        .select((
+            monitors::check_options,
+            monitors::http_password,
+            monitors::http_password_sealed,
+        ))
+        .first(&mut conn)
+        .await
+        .unwrap();
     assert_eq!(plain, None, "a password stored in plain text");
     let opened = sealed.map(|sealed| {
         uptime_testkit::secrets::test_keyring()

@@ -140,7 +140,7 @@ pub async fn bulk_create(
         items,
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
-        state.keyring.as_ref(),
+        state.keyring.as_deref(),
     )?;
     let (news, contact_ids): (Vec<NewMonitor>, Vec<Vec<i64>>) = valid.into_iter().unzip();
 

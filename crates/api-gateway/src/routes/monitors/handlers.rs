@@ -74,7 +74,7 @@ pub async fn create(
         body.into_inner(),
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
-        state.keyring.as_ref(),
+        state.keyring.as_deref(),
     )?;
 
     let quotas = state.settings.quotas.clone();
@@ -204,7 +204,7 @@ pub async fn update(
                     (MonitorType::Heartbeat, None) => Some(new_heartbeat_token()),
                     _ => None,
                 };
-                let def = draft.into_definition(token, keyring.as_ref())?;
+                let def = draft.into_definition(token, keyring.as_deref())?;
                 let change = uptime_db::monitors::DefinitionChange {
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),
