@@ -23,9 +23,10 @@
 //! - `greater_than` / `less_than`: numeric; a side that is not a number fails
 //!   the assertion, saying so.
 //! - `matches`: the text matches the regular expression anywhere (anchor with
-//!   `^`/`$`). Patterns are capped at [`MAX_PATTERN_BYTES`] and compiled with
-//!   [`REGEX_SIZE_LIMIT`]; the `regex` crate has no backtracking and matches
-//!   in time linear in the text, so a hostile pattern cannot stall a checker.
+//!   `^`/`$`). Patterns are capped at [`MAX_PATTERN_BYTES`], compiled with
+//!   [`REGEX_SIZE_LIMIT`] and kept compiled per process ([`patterns`]); the
+//!   `regex` crate has no backtracking and matches in time linear in the
+//!   text, so a hostile pattern cannot stall a checker.
 //! - `is_empty` / `not_empty`: missing, `""`, `[]`, `{}` and `null` are empty.
 //!
 //! A missing value reads as the empty text: it equals `""`, contains nothing
@@ -38,22 +39,47 @@
 //! A malformed assertion (no target, a bad JSONPath or regular expression)
 //! is a failed assertion with the reason, never a panic.
 //!
+//! Budgets (issue 19: one tenant must never be able to crash a checker).
+//! Every text an assertion reads is bounded by `max_body_bytes` (the body,
+//! its UTF-8 decoding, the JSON parsed from it), and substring search
+//! (`contains`, and the keyword rule in [`crate::http_check`]) and
+//! `matches` run in time linear in it. A JSONPath is the one expression
+//! whose cost is not linear in the body: it runs only if a bound computed
+//! from its shape and the body's size is within its allowance, and what it
+//! selects is copied only if that is too ([`budget`]); the regular
+//! expression functions `match()` and `search()` are refused (they compile
+//! a pattern per node, outside these bounds: select the value and use
+//! `matches`). Otherwise the assertion is over its budget:
+//! `assertion 1 over its budget: json_body $..*..*..* equals "x": would visit
+//! more than 100000 nodes`, and the check fails. The checker evaluates the
+//! assertions off its async threads within [`ASSERTION_TIME_BUDGET`]
+//! ([`evaluate_on_budget`]).
+//!
 //! Secrets (the request's credentials, [`ResponseView::secrets`]) are
 //! replaced by `[redacted]` wherever they appear in a verdict, before any
 //! text is shortened, so a target that echoes the request cannot leak them
 //! into results.
 
-use regex::{Regex, RegexBuilder};
+mod budget;
+mod off_thread;
+pub mod patterns;
+mod shape;
+
+pub use budget::{
+    OverBudget, ASSERTION_TIME_BUDGET, JSONPATH_DOCUMENT_PASSES, JSONPATH_MAX_BYTES,
+    JSONPATH_MAX_NESTING, JSONPATH_NODE_BUDGET,
+};
+pub use off_thread::{evaluate_on_budget, OwnedResponse};
+pub use patterns::{MAX_PATTERN_BYTES, REGEX_CACHE_ENTRIES, REGEX_SIZE_LIMIT};
+pub use shape::ShapeError;
+
+use budget::Document;
 use serde_json::Value as Json;
 use serde_json_path::JsonPath;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use uptime_contracts::{AssertionSource, AssertionV1, Comparison};
 
-/// Longest `matches` pattern accepted, in bytes (the API's bound too).
-pub const MAX_PATTERN_BYTES: usize = uptime_contracts::ASSERTION_PATTERN_MAX_BYTES;
-/// Compiled size limit of a `matches` pattern (and of its lazy DFA cache).
-pub const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
 /// How much of a seen value a verdict quotes.
 pub const MAX_SEEN_CHARS: usize = 200;
 /// How much of a target, property or parse error a verdict quotes.
@@ -90,13 +116,17 @@ pub fn evaluate(assertions: &[AssertionV1], response: &ResponseView<'_>) -> Opti
     let mut first = None;
     let mut also = Vec::new();
     for (index, assertion) in assertions.iter().enumerate() {
-        let Err(detail) = context.check(assertion) else {
+        let Err(failure) = context.check(assertion) else {
             continue;
         };
         let number = index + 1;
         if first.is_none() {
+            let (what, detail) = match failure {
+                Failure::Failed(detail) => ("failed", detail),
+                Failure::Over(over) => ("over its budget", over.to_string()),
+            };
             first = Some(format!(
-                "assertion {number} failed: {}: {detail}",
+                "assertion {number} {what}: {}: {detail}",
                 label(assertion, response.secrets)
             ));
         } else {
@@ -123,7 +153,21 @@ pub fn evaluate(assertions: &[AssertionV1], response: &ResponseView<'_>) -> Opti
 struct Context<'a> {
     view: &'a ResponseView<'a>,
     text: OnceCell<String>,
-    json: OnceCell<Result<Json, String>>,
+    json: OnceCell<Result<(Json, Document), String>>,
+}
+
+/// Why an assertion does not hold.
+enum Failure {
+    /// The detail, after `assertion N failed: LABEL: `.
+    Failed(String),
+    /// Not evaluated: it would cost more than allowed.
+    Over(OverBudget),
+}
+
+impl From<String> for Failure {
+    fn from(detail: String) -> Self {
+        Failure::Failed(detail)
+    }
 }
 
 /// The value an assertion picked.
@@ -137,19 +181,18 @@ enum Seen<'s> {
 }
 
 impl Context<'_> {
-    /// `Err`: the detail of the failure, after `assertion N failed: LABEL: `.
-    fn check(&self, assertion: &AssertionV1) -> Result<(), String> {
+    fn check(&self, assertion: &AssertionV1) -> Result<(), Failure> {
         let comparison = assertion.comparison;
         // Judge the assertion itself before the response.
         let target = match assertion.target.as_deref() {
             Some(target) => target,
             None if comparison.needs_target() => {
-                return Err(format!("{} needs a target", comparison.as_str()))
+                return Err(format!("{} needs a target", comparison.as_str()).into())
             }
             None => "",
         };
         let regex = match comparison {
-            Comparison::Matches => Some(compile(target)?),
+            Comparison::Matches => Some(patterns::compiled(target)?),
             _ => None,
         };
         let target_number = match comparison {
@@ -172,7 +215,7 @@ impl Context<'_> {
             Comparison::NotContains => !seen.text().contains(target),
             Comparison::GreaterThan | Comparison::LessThan => {
                 let Some(value) = seen.number() else {
-                    return Err(format!("{}, not a number", self.got(&seen)));
+                    return Err(format!("{}, not a number", self.got(&seen)).into());
                 };
                 let target = target_number.unwrap_or(f64::NAN);
                 if comparison == Comparison::GreaterThan {
@@ -188,11 +231,11 @@ impl Context<'_> {
         if holds {
             Ok(())
         } else {
-            Err(self.got(&seen))
+            Err(self.got(&seen).into())
         }
     }
 
-    fn pick(&self, assertion: &AssertionV1) -> Result<Seen<'_>, String> {
+    fn pick(&self, assertion: &AssertionV1) -> Result<Seen<'_>, Failure> {
         let property = || {
             assertion
                 .property
@@ -221,6 +264,13 @@ impl Context<'_> {
             }
             AssertionSource::JsonBody => {
                 let property = property()?;
+                // Both before parsing, which they bound.
+                if property.len() > JSONPATH_MAX_BYTES {
+                    return Err(Failure::Over(OverBudget::PathLength));
+                }
+                if shape::nesting(property) > JSONPATH_MAX_NESTING {
+                    return Err(Failure::Over(OverBudget::PathNesting));
+                }
                 let path = JsonPath::parse(property).map_err(|e| {
                     // The parser says only "parser error" for this common slip.
                     let reason = if property.starts_with('$') {
@@ -233,8 +283,19 @@ impl Context<'_> {
                         bounded(&reason, MAX_CONFIG_CHARS, self.view.secrets)
                     )
                 })?;
-                let body = self.json().as_ref().map_err(Clone::clone)?;
+                let shape = shape::shape_of(property).map_err(|e| match e {
+                    ShapeError::RegexFunction(_) => Failure::Failed(e.to_string()),
+                    ShapeError::Unreadable(..) => {
+                        tracing::warn!(path = property, error = %e, "JSONPath shape not read");
+                        Failure::Failed(e.to_string())
+                    }
+                })?;
+                let (body, document) = self.json().as_ref().map_err(Clone::clone)?;
+                budget::check_query(&shape, document).map_err(Failure::Over)?;
                 let mut found = path.query(body).all();
+                // Copied below: only if the copy is bounded too.
+                budget::check_selection(&found, document.selection_limit())
+                    .map_err(Failure::Over)?;
                 match found.len() {
                     0 => Seen::Missing("no match"),
                     1 => Seen::Json(found.remove(0).clone()),
@@ -249,16 +310,18 @@ impl Context<'_> {
             .get_or_init(|| String::from_utf8_lossy(self.view.body).into_owned())
     }
 
-    fn json(&self) -> &Result<Json, String> {
+    fn json(&self) -> &Result<(Json, Document), String> {
         self.json.get_or_init(|| {
-            serde_json::from_slice(self.view.body).map_err(|e| {
+            let json: Json = serde_json::from_slice(self.view.body).map_err(|e| {
                 let cut = if self.view.body_cut {
                     format!(" (only its first {} bytes were read)", self.view.body.len())
                 } else {
                     String::new()
                 };
                 format!("body is not JSON{cut}: {e}")
-            })
+            })?;
+            let document = Document::of(&json);
+            Ok((json, document))
         })
     }
 
@@ -333,31 +396,6 @@ fn number(text: &str) -> Option<f64> {
         return None;
     }
     text.parse::<f64>().ok().filter(|n| n.is_finite())
-}
-
-fn compile(pattern: &str) -> Result<Regex, String> {
-    if pattern.len() > MAX_PATTERN_BYTES {
-        return Err(format!(
-            "regular expression longer than {MAX_PATTERN_BYTES} bytes"
-        ));
-    }
-    RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| {
-            // Syntax errors span lines (the pattern, a caret, the reason):
-            // the last one says what is wrong.
-            let text = e.to_string();
-            let reason = text
-                .lines()
-                .rev()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or("")
-                .trim();
-            let reason = reason.strip_prefix("error: ").unwrap_or(reason);
-            format!("invalid regular expression: {reason}")
-        })
 }
 
 /// `source [property] comparison ["target"]`, shortened.

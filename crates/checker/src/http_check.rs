@@ -161,14 +161,28 @@ impl HttpChecker {
             error: None,
             ssl_expires_at: response.ssl_expires_at,
         };
+        // Status and keyword here; the assertions (user-supplied JSONPaths
+        // and patterns) off the async threads and on a budget.
         report.error = judge(
             spec.expected_status,
             keyword,
-            &spec.options.assertions,
+            &[],
             &response,
             latency_ms,
             &request.secrets,
         );
+        if report.error.is_none() && !spec.options.assertions.is_empty() {
+            let response = assertions::OwnedResponse {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+                body_cut: response.body_cut,
+                latency_ms,
+                secrets: request.secrets,
+            };
+            report.error =
+                assertions::evaluate_on_budget(spec.options.assertions.clone(), response).await;
+        }
         if report.error.is_some() {
             report.outcome = CheckOutcome::Fail;
         }

@@ -337,7 +337,10 @@ fn regular_expressions_are_bounded_in_size() {
         failed.contains("invalid regular expression: ") && failed.contains("size limit"),
         "{failed}"
     );
-    assert_eq!(compile(&"a".repeat(MAX_PATTERN_BYTES)).map(|_| ()), Ok(()));
+    assert_eq!(
+        patterns::compiled(&"a".repeat(MAX_PATTERN_BYTES)).map(|_| ()),
+        Ok(())
+    );
 }
 
 #[test]
@@ -406,3 +409,5 @@ fn secrets_never_appear_in_a_verdict() {
         r#"assertion 1 failed: json_body $.status equals "[redacted]": got "ok""#
     );
 }
+
+mod budgeted;

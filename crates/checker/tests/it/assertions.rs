@@ -309,3 +309,122 @@ async fn status_keyword_and_assertions_must_all_hold_and_the_first_failure_is_na
     );
     checker.stop().await;
 }
+
+/// The peak resident memory of this process so far (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// Issue 19: a JSONPath that would select billions of nodes on a 240-byte
+/// body is refused before it runs: the check is down, over its budget, the
+/// checker's memory does not follow the path's blow-up, and it goes on
+/// answering checks.
+#[tokio::test]
+async fn a_multiplying_jsonpath_is_over_its_budget_and_the_checker_goes_on() {
+    use AssertionSource::JsonBody;
+    let h = Harness::start().await;
+    let target = TargetServer::start().await;
+    // 120 arrays deep: `$..*..*..*` selects some 280,000 nodes of it, and
+    // six descendant wildcards billions.
+    target.set_body(format!("{}{}", "[".repeat(120), "]".repeat(120)));
+    let checker = RunningChecker::start(h.settings("c")).await;
+    let before = peak_rss_kib();
+
+    let paths = ["$..*..*..*", "$..*..*..*..*..*..*"];
+    let got = verdicts(
+        &h,
+        &target,
+        paths
+            .iter()
+            .map(|p| assertion(JsonBody, Some(p), Comparison::Equals, Some("x")))
+            .collect(),
+    )
+    .await;
+    for (path, verdict) in paths.iter().zip(&got) {
+        assert_eq!(
+            verdict.as_deref(),
+            Some(
+                format!(
+                    r#"assertion 1 over its budget: json_body {path} equals "x": would visit more than 100000 nodes"#
+                )
+                .as_str()
+            )
+        );
+    }
+    // Unbounded, the first alone took some 300 MiB; this bound is loose
+    // on purpose (allocator and runtime noise), not a measurement.
+    let grown_mib = peak_rss_kib().saturating_sub(before) / 1024;
+    assert!(grown_mib < 64, "the checker grew by {grown_mib} MiB");
+
+    // The same checker still answers, assertions and all.
+    target.set_body(HEALTH);
+    let got = verdicts(
+        &h,
+        &target,
+        vec![assertion(
+            JsonBody,
+            Some("$.checks[?@.ok == false].name"),
+            Comparison::Equals,
+            Some("cache"),
+        )],
+    )
+    .await;
+    assert_eq!(got, [None]);
+    checker.stop().await;
+}
+
+/// Keyword and text assertions read no more than `max_body_bytes`: what
+/// lies beyond is neither searched nor held.
+#[tokio::test]
+async fn keywords_and_text_assertions_see_only_max_body_bytes() {
+    use AssertionSource::TextBody;
+    let h = Harness::start().await;
+    let target = TargetServer::start().await;
+    target.set_body(format!("{}needle", "x".repeat(100)));
+    let mut settings = h.settings("c");
+    settings.checker.max_body_bytes = 100;
+    let checker = RunningChecker::start(settings).await;
+
+    let keyword = |k| keyword_spec(&target.url("/"), k, KeywordType::Contains);
+    let results = results_of(
+        &h,
+        vec![
+            keyword("xxx"),
+            keyword("needle"),
+            asserting(
+                http_spec(&target.url("/")),
+                vec![assertion(
+                    TextBody,
+                    None,
+                    Comparison::Contains,
+                    Some("needle"),
+                )],
+            ),
+            asserting(
+                http_spec(&target.url("/")),
+                vec![assertion(
+                    TextBody,
+                    None,
+                    Comparison::Matches,
+                    Some("^x{100}$"),
+                )],
+            ),
+        ],
+    )
+    .await;
+    let errors: Vec<Option<&str>> = results.iter().map(|r| r.error.as_deref()).collect();
+    assert_eq!(errors[0], None);
+    assert_eq!(errors[1], Some(r#"keyword "needle" not found"#));
+    let failed = errors[2].unwrap_or_default();
+    assert!(
+        failed.starts_with(r#"assertion 1 failed: text_body contains "needle": got "xxxx"#),
+        "{failed}"
+    );
+    assert_eq!(errors[3], None);
+    checker.stop().await;
+}
