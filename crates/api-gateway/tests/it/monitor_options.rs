@@ -316,6 +316,24 @@ async fn every_http_option_rule_refuses_naming_the_field() {
             "assertions[0].property",
         ),
         (
+            assertion(
+                json!({"source": "json_body", "property": "$..*..*..*", "comparison": "equals", "target": "x"}),
+            ),
+            "assertions[0].property",
+        ),
+        (
+            assertion(
+                json!({"source": "json_body", "property": "$[?@.a[?@.b[?@.c]]]", "comparison": "not_empty"}),
+            ),
+            "assertions[0].property",
+        ),
+        (
+            assertion(
+                json!({"source": "json_body", "property": "$.checks[?match(@.name, 'd.*')]", "comparison": "not_empty"}),
+            ),
+            "assertions[0].property",
+        ),
+        (
             assertion(json!({"source": "text_body", "comparison": "equals"})),
             "assertions[0].target",
         ),
@@ -408,4 +426,94 @@ async fn every_http_option_rule_refuses_naming_the_field() {
         .post(&format!("{MONITORS}/bulk"), &key, req.clone())
         .await;
     assert_invalid(status, &body, "monitors[1].headers[0].name", &req);
+}
+
+/// Issue 19: JSONPaths whose cost no body bounds are refused with the
+/// field and why; the common ones are taken.
+#[tokio::test]
+async fn jsonpaths_over_any_budget_are_refused_saying_why() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let asserting = |path: &str| {
+        with(
+            http(),
+            json!({"assertions": [
+                {"source": "status_code", "comparison": "equals", "target": 200},
+                {"source": "json_body", "property": path, "comparison": "not_empty"}
+            ]}),
+        )
+    };
+    let deep = format!("$[?{}@{}]", "@[?".repeat(50), "]".repeat(50));
+    for (path, says) in [
+        (
+            "$..*..*..*..*..*..*",
+            "must have at most 2 descendant segments (..), filters included",
+        ),
+        ("$..a[?@..b..c]", "must have at most 2 descendant segments"),
+        ("$[?@.a[?@.b[?@.c]]]", "must nest filters at most 2 deep"),
+        // Parsing this would never end: refused before.
+        (
+            deep.as_str(),
+            "must nest brackets and parentheses at most 8 deep",
+        ),
+        (
+            "$[?search(@.status, 'down')]",
+            "must not call the JSONPath function search(): select the value and compare it \
+             with the matches comparison instead",
+        ),
+    ] {
+        let req = asserting(path);
+        let (status, body) = app.post(MONITORS, &key, req.clone()).await;
+        assert_invalid(status, &body, "assertions[1].property", &req);
+        let detail = body["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["field"] == "assertions[1].property")
+            .unwrap();
+        let message = detail["message"].as_str().unwrap();
+        assert!(message.starts_with(says), "{path}: {message}");
+    }
+    for path in [
+        "$.a.b",
+        "$.items[*].status",
+        "$.items[?@.status == 'down']",
+        "$..id",
+        "$..items[?@.id > 1]..name",
+        "$['..'][?@['..'] == '..']",
+    ] {
+        let m = create(&app, &key, asserting(path)).await;
+        assert_eq!(m["assertions"][1]["property"], path);
+    }
+
+    // The budgets are in the OpenAPI document.
+    let doc: Value = app
+        .client
+        .get(app.url("/api/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schemas = &doc["components"]["schemas"];
+    // Doc comments keep their line breaks.
+    let text = |v: &Value| {
+        let words: Vec<&str> = v.as_str().unwrap_or_default().split_whitespace().collect();
+        words.join(" ")
+    };
+    let property = text(&schemas["AssertionInput"]["properties"]["property"]["description"]);
+    for says in [
+        "at most 2 descendant segments",
+        "max(100000, 8 × the body's nodes)",
+        "2 seconds",
+        "`assertion N over its budget: …`",
+    ] {
+        assert!(property.contains(says), "{says} in {property}");
+    }
+    let comparisons = text(&schemas["AssertionComparison"]["description"]);
+    assert!(
+        comparisons.contains("`match()` and `search()` functions are refused"),
+        "{comparisons}"
+    );
 }

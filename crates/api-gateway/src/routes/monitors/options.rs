@@ -148,7 +148,8 @@ pub enum AssertionSource {
     /// The response header named by `property` (several values joined by `, `).
     Header,
     /// The values the JSONPath in `property` (`$.status`, `$.checks[0].ok`)
-    /// selects in the JSON body.
+    /// selects in the JSON body. Every path runs on a budget (see
+    /// `property`): one over it fails the check.
     JsonBody,
     /// The body as text.
     TextBody,
@@ -157,7 +158,15 @@ pub enum AssertionSource {
     ResponseTime,
 }
 
-/// How an assertion compares its value with `target`.
+/// How an assertion compares its value with `target`. `greater_than` and
+/// `less_than` are numeric; `matches` takes a regular expression (Rust
+/// `regex` syntax, at most 1024 bytes, compiled size at most 1 MiB,
+/// matching in time linear in the text, itself at most the body read), and
+/// is also the way to match a JSONPath's value: its `match()` and
+/// `search()` functions are refused. `is_empty` and `not_empty` take no
+/// `target`.
+// (Unit variants' own comments do not reach the OpenAPI document: what
+// clients must know is said here.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AssertionComparison {
@@ -170,7 +179,9 @@ pub enum AssertionComparison {
     /// Numeric: `target` must be a number.
     LessThan,
     /// `target` is a regular expression (Rust `regex` syntax, at most 1024
-    /// bytes, compiled size at most 1 MiB; matching takes linear time).
+    /// bytes, compiled size at most 1 MiB; matching takes linear time in
+    /// the text, itself at most the body read). Also the way to match a
+    /// JSONPath's value: its `match()` and `search()` functions are refused.
     Matches,
     /// Takes no `target`.
     IsEmpty,
@@ -268,6 +279,21 @@ pub struct AssertionInput {
     pub source: AssertionSource,
     /// `header`: the header's name (an HTTP token); `json_body`: a JSONPath
     /// (RFC 9535). Refused for the other sources. At most 256 characters.
+    ///
+    /// A JSONPath has at most 2 descendant segments (`..`, filters
+    /// included), filters nested at most 2 deep, brackets and parentheses
+    /// at most 8 deep, and no `match()` or `search()` (use the `matches`
+    /// comparison). Checkers run it on a
+    /// budget: before it runs, its cost is bounded from its shape and the
+    /// body's size, and it may visit, and select, at most
+    /// max(100000, 8 × the body's nodes) nodes; all of a check's assertions
+    /// together have 2 seconds. Over either, the check fails with
+    /// `assertion N over its budget: …`. Paths that go through the body
+    /// once per segment (`$.a.b`, `$.items[*].status`,
+    /// `$.items[?@.status == 'down']`, `$..id`) are never over it.
+    // The numbers are the checker's (`checker::assertions`:
+    // JSONPATH_NODE_BUDGET, JSONPATH_DOCUMENT_PASSES, ASSERTION_TIME_BUDGET),
+    // and the rules `option_rules::check_jsonpath_cost`'s.
     #[schema(min_length = 1, max_length = 256)]
     pub property: Option<String>,
     pub comparison: AssertionComparison,
