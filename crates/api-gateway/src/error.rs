@@ -62,6 +62,11 @@ pub enum ApiError {
     /// Creating one more would pass one of the user's quotas.
     #[error("quota exceeded")]
     QuotaExceeded { quota: &'static str, limit: i64 },
+    /// The change would raise the user's checks per minute past their
+    /// budget of `limit` (`crate::quotas`); the load it would make is in
+    /// thousandths of a check per minute.
+    #[error("quota exceeded")]
+    CheckLoadExceeded { limit: i64, would_make_millis: i64 },
     #[error("alert delivery failed")]
     DeliveryFailed(String),
     /// A dependency (database, NATS) is unreachable: retry later.
@@ -90,7 +95,9 @@ impl ResponseError for ApiError {
             ApiError::RateLimited { .. } | ApiError::MailLimited { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
-            ApiError::QuotaExceeded { .. } => StatusCode::FORBIDDEN,
+            ApiError::QuotaExceeded { .. } | ApiError::CheckLoadExceeded { .. } => {
+                StatusCode::FORBIDDEN
+            }
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -107,6 +114,17 @@ impl ResponseError for ApiError {
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
                 *quota,
                 format!("at most {limit} {} per user", quota.replace('_', " ")),
+            )],
+            ApiError::CheckLoadExceeded {
+                limit,
+                would_make_millis,
+            } => vec![FieldError::new(
+                crate::quotas::CHECKS_PER_MINUTE,
+                format!(
+                    "at most {limit} checks per minute per user; this change would make {}",
+                    // Thousandths, shown as the shortest decimal (1012.5).
+                    *would_make_millis as f64 / 1000.0
+                ),
             )],
             ApiError::Unavailable(cause) => {
                 tracing::warn!(%cause, "dependency unavailable");

@@ -1,5 +1,6 @@
 //! `api-gateway serve | migrate | create-user --name NAME |
-//! set-quota --user ID_OR_NAME [--monitors N] [--alert-contacts N] [--api-keys N]`
+//! set-quota --user ID_OR_NAME [--monitors N] [--alert-contacts N] [--api-keys N]
+//! [--checks-per-minute N]`
 
 use anyhow::Context;
 use api_gateway::{settings::GatewaySettings, startup::Application};
@@ -35,6 +36,10 @@ enum Command {
         alert_contacts: Option<i64>,
         #[arg(long)]
         api_keys: Option<i64>,
+        /// Checks per minute over the user's active monitors (each costs
+        /// regions × 60 / interval_secs; heartbeats nothing).
+        #[arg(long)]
+        checks_per_minute: Option<i64>,
     },
 }
 
@@ -71,12 +76,14 @@ async fn main() -> anyhow::Result<()> {
             monitors,
             alert_contacts,
             api_keys,
+            checks_per_minute,
         } => {
             let pool = uptime_db::connect(&settings.database)?;
             let changes = uptime_db::quotas::QuotaOverrides {
                 monitors,
                 alert_contacts,
                 api_keys,
+                checks_per_minute,
             };
             let (user, effective) =
                 api_gateway::quotas::set_for_user(&pool, &settings.quotas, &user, &changes).await?;

@@ -38,6 +38,7 @@ use utoipa::{Modify, OpenApi};
         routes::checks::rounds::rounds,
         routes::checks::daily_uptime,
         routes::regions::list,
+        routes::usage::get,
         routes::heartbeats::ping,
         routes::heartbeats::fail,
         routes::heartbeats::start,

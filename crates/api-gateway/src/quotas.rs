@@ -1,10 +1,24 @@
 //! Per-user quotas: configured defaults (`[quotas]`), raised or lowered for
 //! one user by `api-gateway set-quota` (stored in `user_quotas`).
+//!
+//! Besides counts (monitors, contacts, keys), a budget of checks per minute:
+//! the sum over the user's active monitors of regions × 60 / interval
+//! (heartbeats cost nothing: they are pinged, not checked). Each monitor's
+//! cost is written with it (`check_load_millis`, in thousandths so the sums
+//! are exact) and the user's total is kept by triggers (migration 000014),
+//! so a check reads one row however many monitors the user has. Only a
+//! change that raises the load is refused: one that lowers or keeps it
+//! (pausing, a longer interval, fewer regions) always goes through, so a
+//! user left over a lowered budget can still get back under it.
 
 use crate::error::ApiError;
 use crate::settings::QuotaSettings;
 use diesel_async::AsyncPgConnection;
+use uptime_db::models::MonitorDefinition;
 use uptime_db::quotas::{Owned, QuotaOverrides};
+
+/// The load budget's name, as it appears in a 403's `details[].field`.
+pub const CHECKS_PER_MINUTE: &str = "checks_per_minute";
 
 /// The quota's name, as it appears in a 403's `details[].field`.
 pub fn name(what: Owned) -> &'static str {
@@ -22,6 +36,90 @@ pub fn limit(defaults: &QuotaSettings, overrides: &QuotaOverrides, what: Owned) 
         Owned::AlertContacts => overrides.alert_contacts.unwrap_or(defaults.alert_contacts),
         Owned::ApiKeys => overrides.api_keys.unwrap_or(defaults.api_keys),
     }
+}
+
+/// The user's checks-per-minute budget: their override, else the default.
+pub fn checks_per_minute_limit(defaults: &QuotaSettings, overrides: &QuotaOverrides) -> i64 {
+    overrides
+        .checks_per_minute
+        .unwrap_or(defaults.checks_per_minute)
+}
+
+/// What a monitor of this definition adds to its owner's load, in
+/// thousandths of a check per minute: its cost while active, nothing while
+/// paused.
+pub fn load_of(definition: &MonitorDefinition) -> i64 {
+    if definition.active {
+        i64::from(definition.check_load_millis)
+    } else {
+        0
+    }
+}
+
+/// 403 unless a load of `would_make` thousandths fits the budget.
+fn ensure_load_fits(limit: i64, would_make: i64) -> Result<(), ApiError> {
+    if would_make > limit.saturating_mul(1000) {
+        return Err(ApiError::CheckLoadExceeded {
+            limit,
+            would_make_millis: would_make,
+        });
+    }
+    Ok(())
+}
+
+/// 403 `quota exceeded` unless the user may own `more` monitors more that
+/// add `load` thousandths of a check per minute (see [`load_of`]): both the
+/// monitor quota and the load budget, read in one statement under the lock
+/// of the user's row. Run it in the transaction that inserts. A load of 0
+/// (heartbeats, paused monitors) is never refused for the budget.
+pub async fn ensure_room_for_monitors(
+    conn: &mut AsyncPgConnection,
+    defaults: &QuotaSettings,
+    user_id: i64,
+    more: i64,
+    load: i64,
+) -> Result<(), ApiError> {
+    let locked = uptime_db::quotas::lock_quotas(conn, user_id, None).await?;
+    let limit = limit(defaults, &locked.overrides, Owned::Monitors);
+    if locked.monitor_count + more > limit {
+        return Err(ApiError::QuotaExceeded {
+            quota: name(Owned::Monitors),
+            limit,
+        });
+    }
+    if load > 0 {
+        let budget = checks_per_minute_limit(defaults, &locked.overrides);
+        ensure_load_fits(budget, locked.check_load_millis + load)?;
+    }
+    Ok(())
+}
+
+/// 403 `quota exceeded` if changing the user's monitor `monitor_id` so that
+/// it adds `load` (see [`load_of`]) raises their load past the budget. Run
+/// it in the transaction that updates, after the monitor's row is locked: it
+/// locks the user's row too, so concurrent changes and creates of one user
+/// are counted one after the other. A change that lowers or keeps the load
+/// is allowed even over the budget, and one to no load at all (pausing)
+/// takes no lock.
+pub async fn ensure_load_for_change(
+    conn: &mut AsyncPgConnection,
+    defaults: &QuotaSettings,
+    user_id: i64,
+    monitor_id: i64,
+    load: i64,
+) -> Result<(), ApiError> {
+    if load == 0 {
+        return Ok(());
+    }
+    let locked = uptime_db::quotas::lock_quotas(conn, user_id, Some(monitor_id)).await?;
+    if load <= locked.monitor_load_millis {
+        return Ok(());
+    }
+    let budget = checks_per_minute_limit(defaults, &locked.overrides);
+    ensure_load_fits(
+        budget,
+        locked.check_load_millis - locked.monitor_load_millis + load,
+    )
 }
 
 /// 403 `quota exceeded` unless the user may own one more. Run it inside the
@@ -63,9 +161,14 @@ pub async fn set_for_user(
     user: &str,
     changes: &QuotaOverrides,
 ) -> anyhow::Result<(uptime_db::models::User, Vec<(&'static str, i64)>)> {
-    for value in [changes.monitors, changes.alert_contacts, changes.api_keys]
-        .into_iter()
-        .flatten()
+    for value in [
+        changes.monitors,
+        changes.alert_contacts,
+        changes.api_keys,
+        changes.checks_per_minute,
+    ]
+    .into_iter()
+    .flatten()
     {
         anyhow::ensure!(value >= 0, "a quota cannot be negative ({value})");
     }
@@ -74,9 +177,13 @@ pub async fn set_for_user(
         .await?
         .map_err(anyhow::Error::msg)?;
     let stored = uptime_db::quotas::set(&mut conn, user.id, changes).await?;
-    let effective = [Owned::Monitors, Owned::AlertContacts, Owned::ApiKeys]
+    let mut effective: Vec<_> = [Owned::Monitors, Owned::AlertContacts, Owned::ApiKeys]
         .into_iter()
         .map(|what| (name(what), limit(defaults, &stored, what)))
         .collect();
+    effective.push((
+        CHECKS_PER_MINUTE,
+        checks_per_minute_limit(defaults, &stored),
+    ));
     Ok((user, effective))
 }

@@ -230,6 +230,9 @@ pub struct QuotaSettings {
     pub alert_contacts: i64,
     /// Unrevoked keys.
     pub api_keys: i64,
+    /// Checks per minute over the user's active monitors: each costs its
+    /// regions × 60 / interval_secs, heartbeats nothing (`crate::quotas`).
+    pub checks_per_minute: i64,
 }
 
 impl Default for QuotaSettings {
@@ -238,6 +241,12 @@ impl Default for QuotaSettings {
             monitors: 10_000,
             alert_contacts: 200,
             api_keys: 100,
+            // Five times a full monitor quota at the default interval from
+            // one region (10,000 × 60 / 300 = 2,000): room for shorter
+            // intervals and more regions, while one user cannot ask for
+            // the most (16 regions every 10 s: 96 checks a minute each) on
+            // every monitor of their quota (960,000 a minute).
+            checks_per_minute: 10_000,
         }
     }
 }

@@ -173,6 +173,10 @@ pub struct MonitorDefinition {
     pub heartbeat_timezone: Option<String>,
     pub regions: Option<Vec<String>>,
     pub quorum: Option<i32>,
+    /// What running the monitor costs, in thousandths of a check per minute
+    /// ([`crate::quotas::check_load_millis`]); the owner's load budget sums
+    /// it over their active monitors (migration 000014).
+    pub check_load_millis: i32,
 }
 
 /// A new monitor: its owner and its definition.

@@ -1,6 +1,11 @@
 //! Per-user quotas: the operator's overrides (`user_quotas`) and the counts
 //! they are compared with. A check that must hold against concurrent creates
-//! runs [`lock_for_quota`] first, in the transaction that inserts.
+//! runs [`lock_for_quota`] (or [`lock_quotas`]) first, in the transaction
+//! that inserts.
+//!
+//! Besides counts, a user has a budget of checks per minute: the sum of
+//! [`check_load_millis`] over their active monitors, kept in
+//! `users.check_load_millis` by triggers (migration 000014).
 
 use crate::schema::{alert_contacts, api_keys, user_quotas, users};
 use crate::DbResult;
@@ -14,6 +19,28 @@ pub struct QuotaOverrides {
     pub monitors: Option<i64>,
     pub alert_contacts: Option<i64>,
     pub api_keys: Option<i64>,
+    /// Checks per minute, summed over the user's active monitors.
+    pub checks_per_minute: Option<i64>,
+}
+
+/// What one monitor costs to run, in thousandths of a check per minute:
+/// `regions` checks every `interval_secs`, rounded up to a whole thousandth
+/// (so sums stay exact integers and never undercount). Heartbeats cost
+/// nothing: they are pinged, never checked. Migration 000014 computes the
+/// same for the monitors it backfills.
+pub fn check_load_millis(
+    kind: uptime_contracts::MonitorKind,
+    interval_secs: i32,
+    regions: usize,
+) -> i32 {
+    if kind == uptime_contracts::MonitorKind::Heartbeat {
+        return 0;
+    }
+    let per_minute = i64::try_from(regions)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(60_000);
+    let interval = i64::from(interval_secs.max(1));
+    i32::try_from((per_minute + interval - 1) / interval).unwrap_or(i32::MAX)
 }
 
 /// What a user owns, per quota.
@@ -42,47 +69,153 @@ pub async fn lock_user(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<b
 struct LockedUser {
     #[diesel(sql_type = diesel::sql_types::Int8)]
     monitor_count: i64,
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    check_load_millis: i64,
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    monitor_load_millis: i64,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
     monitors: Option<i64>,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
     alert_contacts: Option<i64>,
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
     api_keys: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    checks_per_minute: Option<i64>,
+}
+
+/// A user's quota state, read with their row locked until the transaction
+/// ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Locked {
+    pub overrides: QuotaOverrides,
+    /// `users.monitor_count`.
+    pub monitor_count: i64,
+    /// `users.check_load_millis`: the load of the user's active monitors.
+    pub check_load_millis: i64,
+    /// What the monitor asked about (see [`lock_quotas`]) adds to that load
+    /// now: its `check_load_millis` if active, else 0 (also when there is
+    /// no such monitor of the user's).
+    pub monitor_load_millis: i64,
+}
+
+/// Locks the user's row (as [`lock_user`]) and reads, in one statement, the
+/// overrides, the kept monitor count and load, and what `monitor` (one of
+/// the user's, when given) contributes to that load. A user that does not
+/// exist has no overrides and owns nothing (an insert that follows fails on
+/// its foreign key).
+pub async fn lock_quotas(
+    conn: &mut AsyncPgConnection,
+    user_id: i64,
+    monitor: Option<i64>,
+) -> DbResult<Locked> {
+    let locked: Option<LockedUser> = diesel::sql_query(
+        "SELECT u.monitor_count, u.check_load_millis, \
+                coalesce((SELECT CASE WHEN m.active THEN m.check_load_millis ELSE 0 END::int8 \
+                          FROM monitors m WHERE m.id = $2 AND m.user_id = u.id), 0) \
+                    AS monitor_load_millis, \
+                q.monitors, q.alert_contacts, q.api_keys, q.checks_per_minute \
+         FROM users u LEFT JOIN user_quotas q ON q.user_id = u.id \
+         WHERE u.id = $1 FOR UPDATE OF u",
+    )
+    .bind::<diesel::sql_types::Int8, _>(user_id)
+    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Int8>, _>(monitor)
+    .get_result(conn)
+    .await
+    .optional()?;
+    let Some(locked) = locked else {
+        return Ok(Locked::default());
+    };
+    Ok(Locked {
+        overrides: QuotaOverrides {
+            monitors: locked.monitors,
+            alert_contacts: locked.alert_contacts,
+            api_keys: locked.api_keys,
+            checks_per_minute: locked.checks_per_minute,
+        },
+        monitor_count: locked.monitor_count,
+        check_load_millis: locked.check_load_millis,
+        monitor_load_millis: locked.monitor_load_millis,
+    })
 }
 
 /// What a quota decision needs: the user's overrides and how many of `what`
 /// they own, read with the user's row locked (as [`lock_user`]) until the
 /// transaction ends. The row, its overrides and the kept monitor count come
-/// in one statement; other counts take a second. A user that does not
-/// exist has no overrides and owns nothing (the insert that follows fails
-/// on its foreign key).
+/// in one statement; other counts take a second.
 pub async fn lock_for_quota(
     conn: &mut AsyncPgConnection,
     user_id: i64,
     what: Owned,
 ) -> DbResult<(QuotaOverrides, i64)> {
-    let locked: Option<LockedUser> = diesel::sql_query(
-        "SELECT u.monitor_count, q.monitors, q.alert_contacts, q.api_keys \
+    let locked = lock_quotas(conn, user_id, None).await?;
+    let owned = match what {
+        Owned::Monitors => locked.monitor_count,
+        other => count(conn, user_id, other).await?,
+    };
+    Ok((locked.overrides, owned))
+}
+
+#[derive(QueryableByName)]
+struct UsageRow {
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    monitor_count: i64,
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    check_load_millis: i64,
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    alert_contacts_owned: i64,
+    #[diesel(sql_type = diesel::sql_types::Int8)]
+    api_keys_owned: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    monitors: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    alert_contacts: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    api_keys: Option<i64>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
+    checks_per_minute: Option<i64>,
+}
+
+/// Everything a user's quotas are compared with, and their overrides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub overrides: QuotaOverrides,
+    pub monitors: i64,
+    pub check_load_millis: i64,
+    pub alert_contacts: i64,
+    /// Unrevoked keys.
+    pub api_keys: i64,
+}
+
+/// The user's [`Usage`] in one statement, without locking: the kept monitor
+/// count and load, and the contacts and keys counted (a user has at most a
+/// few hundred of each). `None` if there is no such user.
+pub async fn usage(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Option<Usage>> {
+    let row: Option<UsageRow> = diesel::sql_query(
+        "SELECT u.monitor_count, u.check_load_millis, \
+                (SELECT count(*) FROM alert_contacts c WHERE c.user_id = u.id) \
+                    AS alert_contacts_owned, \
+                (SELECT count(*) FROM api_keys k \
+                 WHERE k.user_id = u.id AND k.revoked_at IS NULL) AS api_keys_owned, \
+                q.monitors, q.alert_contacts, q.api_keys, q.checks_per_minute \
          FROM users u LEFT JOIN user_quotas q ON q.user_id = u.id \
-         WHERE u.id = $1 FOR UPDATE OF u",
+         WHERE u.id = $1",
     )
     .bind::<diesel::sql_types::Int8, _>(user_id)
     .get_result(conn)
     .await
     .optional()?;
-    let Some(locked) = locked else {
-        return Ok((QuotaOverrides::default(), 0));
-    };
-    let overrides = QuotaOverrides {
-        monitors: locked.monitors,
-        alert_contacts: locked.alert_contacts,
-        api_keys: locked.api_keys,
-    };
-    let owned = match what {
-        Owned::Monitors => locked.monitor_count,
-        other => count(conn, user_id, other).await?,
-    };
-    Ok((overrides, owned))
+    Ok(row.map(|row| Usage {
+        overrides: QuotaOverrides {
+            monitors: row.monitors,
+            alert_contacts: row.alert_contacts,
+            api_keys: row.api_keys,
+            checks_per_minute: row.checks_per_minute,
+        },
+        monitors: row.monitor_count,
+        check_load_millis: row.check_load_millis,
+        alert_contacts: row.alert_contacts_owned,
+        api_keys: row.api_keys_owned,
+    }))
 }
 
 pub async fn count(conn: &mut AsyncPgConnection, user_id: i64, what: Owned) -> DbResult<i64> {
@@ -127,6 +260,7 @@ pub async fn set(
             user_quotas::monitors.eq(changes.monitors),
             user_quotas::alert_contacts.eq(changes.alert_contacts),
             user_quotas::api_keys.eq(changes.api_keys),
+            user_quotas::checks_per_minute.eq(changes.checks_per_minute),
         ))
         .on_conflict(user_quotas::user_id)
         .do_update()
@@ -145,6 +279,11 @@ pub async fn set(
                 diesel::sql_types::Nullable<diesel::sql_types::Int8>,
             >(
                 "COALESCE(excluded.api_keys, user_quotas.api_keys)"
+            )),
+            user_quotas::checks_per_minute.eq(diesel::dsl::sql::<
+                diesel::sql_types::Nullable<diesel::sql_types::Int8>,
+            >(
+                "COALESCE(excluded.checks_per_minute, user_quotas.checks_per_minute)",
             )),
             user_quotas::updated_at.eq(excluded(user_quotas::updated_at)),
         ))

@@ -6,6 +6,7 @@ diesel::table! {
         name -> Text,
         created_at -> Timestamptz,
         monitor_count -> Int8,
+        check_load_millis -> Int8,
     }
 }
 
@@ -75,6 +76,7 @@ diesel::table! {
         heartbeat_started_at -> Nullable<Timestamptz>,
         regions -> Nullable<Array<Text>>,
         quorum -> Nullable<Int4>,
+        check_load_millis -> Int4,
     }
 }
 
@@ -196,6 +198,7 @@ diesel::table! {
         alert_contacts -> Nullable<Int8>,
         api_keys -> Nullable<Int8>,
         updated_at -> Timestamptz,
+        checks_per_minute -> Nullable<Int8>,
     }
 }
 

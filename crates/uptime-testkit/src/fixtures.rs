@@ -42,6 +42,9 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
         heartbeat_timezone: None,
         regions: None,
         quorum: None,
+        // What the API writes for it with one default region. A test that
+        // changes the interval or regions and cares about the load sets it.
+        check_load_millis: uptime_db::quotas::check_load_millis(kind, 60, 1),
     }
 }
 

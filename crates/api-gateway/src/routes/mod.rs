@@ -9,6 +9,7 @@ pub mod contacts;
 pub mod heartbeats;
 pub mod monitors;
 pub mod regions;
+pub mod usage;
 
 /// Registers every route. Each module registers its own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -24,6 +25,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(checks::configure)
             .configure(heartbeats::configure)
             .configure(regions::configure)
+            .configure(usage::configure)
             // Before `contacts`: `/alert-contacts/verify/{token}` must not
             // be taken for `/alert-contacts/{id}`.
             .configure(alerts::configure)

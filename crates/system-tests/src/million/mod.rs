@@ -94,6 +94,14 @@ pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
             ("UPTIME_HTTP__LISTEN", format!("127.0.0.1:{api_port}")),
             ("UPTIME_HTTP__PUBLIC_BASE_URL", api.clone()),
             ("UPTIME_QUOTAS__MONITORS", (opts.monitors * 2).to_string()),
+            // Twice the load the monitors make from one region (a million
+            // every 300 s: 200,000 checks a minute), as for the count.
+            (
+                "UPTIME_QUOTAS__CHECKS_PER_MINUTE",
+                (opts.monitors * 60 * 2)
+                    .div_ceil(opts.interval_secs.max(1) as usize)
+                    .to_string(),
+            ),
             // The bench is one user creating a million monitors and reading
             // them back: the per-user limit is not what is measured here.
             ("UPTIME_RATE_LIMIT__PER_SECOND", "100000".into()),

@@ -38,6 +38,7 @@ fn definition(kind: MonitorKind) -> MonitorDefinition {
         heartbeat_timezone: None,
         regions: None,
         quorum: None,
+        check_load_millis: 0,
     }
 }
 

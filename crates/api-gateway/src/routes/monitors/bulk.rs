@@ -8,9 +8,10 @@
 //!   when the item is not a monitor object at all). A body that is not
 //!   `{"monitors": [...]}` is the usual `400`, and so is U+0000 in any
 //!   string (the API-wide rule of `validation::Json`, named by its path).
-//! - The quota is checked for the whole batch in the transaction that
-//!   inserts, under the same lock of the user's row as single creates, so
-//!   concurrent creates of one user (bulk or not) cannot overshoot it.
+//! - The quotas (monitors, and checks per minute) are checked for the whole
+//!   batch in the transaction that inserts, under the same lock of the
+//!   user's row as single creates, so concurrent creates of one user (bulk
+//!   or not) cannot overshoot them.
 //! - The rows and their contact links go in with a few multi-row INSERTs
 //!   (uptime-db `monitors::create_many`); after commit each monitor is
 //!   announced to the scheduler as a single create announces it, with many
@@ -112,14 +113,14 @@ fn validate_items(
 /// Each item is validated as `POST /api/v1/monitors` validates its body; if
 /// any is refused, nothing is created and the answer is `400` naming each
 /// problem by item (`monitors[3].target`). The whole batch must fit the
-/// caller's monitor quota (else `403`, nothing created). Bodies of this
-/// route may have up to 4 MiB.
+/// caller's monitor quota and checks-per-minute budget (else `403`, nothing
+/// created). Bodies of this route may have up to 4 MiB.
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
         (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor)"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "quota exceeded: the batch does not fit the user's monitor quota; nothing created"),
+        (status = 403, body = ErrorBody, description = "quota exceeded, nothing created: the batch does not fit the user's monitor quota (`details` field `monitors`), or its active checked monitors would take the user's checks per minute (regions × 60 / interval_secs each) past their budget (field `checks_per_minute`)"),
         (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB")))]
 pub async fn bulk_create(
     state: web::Data<AppState>,
@@ -149,12 +150,16 @@ pub async fn bulk_create(
     let (rows, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                crate::quotas::ensure_room_for(
+                let load = news
+                    .iter()
+                    .map(|n| crate::quotas::load_of(&n.definition))
+                    .sum();
+                crate::quotas::ensure_room_for_monitors(
                     c,
                     &quotas,
                     user.user_id,
-                    uptime_db::quotas::Owned::Monitors,
                     i64::try_from(news.len()).unwrap_or(i64::MAX),
+                    load,
                 )
                 .await?;
                 // One query for the contacts of every item (locked, as a

@@ -352,16 +352,24 @@ impl Draft {
     }
 
     /// The definition as stored. Call after [`Draft::validate`] found nothing:
-    /// every number then fits an `i32`.
+    /// every number then fits an `i32`. `regions` are the deployment's: a
+    /// monitor naming none costs the default ones in its `check_load_millis`.
     pub(super) fn into_definition(
         self,
         heartbeat_token: Option<String>,
+        regions: &uptime_config::RegionsSettings,
         keyring: Option<&uptime_secrets::Keyring>,
     ) -> Result<MonitorDefinition, ApiError> {
         let narrow = |field: &str, v: i64| {
             i32::try_from(v)
                 .map_err(|_| ApiError::Internal(format!("{field} {v} passed validation")))
         };
+        // What the checks-per-minute budget counts (crate::quotas).
+        let check_load_millis = uptime_db::quotas::check_load_millis(
+            self.kind.into(),
+            narrow("interval_secs", self.interval_secs)?,
+            regions.of(self.regions.as_deref()).len(),
+        );
         let (options, password) = self.options.into_stored(self.kind);
         let http_password_sealed = password.into_sealed(keyring)?;
         // Stored as the schedule reads them: fields one space apart, the
@@ -400,6 +408,7 @@ impl Draft {
             },
             regions: super::placement::stored(self.regions),
             quorum: self.quorum.map(|q| narrow("quorum", q)).transpose()?,
+            check_load_millis,
         })
     }
 }
@@ -423,7 +432,7 @@ pub(super) fn new_monitor(
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
     let new = NewMonitor {
         user_id,
-        definition: draft.into_definition(token, keyring)?,
+        definition: draft.into_definition(token, regions, keyring)?,
     };
     Ok((new, contact_ids))
 }

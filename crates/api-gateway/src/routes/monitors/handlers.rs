@@ -62,7 +62,7 @@ pub(super) async fn announce(state: &AppState, monitor_id: i64, change: MonitorC
 #[utoipa::path(post, path = "/api/v1/monitors", tag = "monitors", request_body = CreateMonitor,
     security(("bearer" = [])),
     responses((status = 201, body = MonitorResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows (`details` field `monitors`), or the monitor would take the user's checks per minute (regions × 60 / interval_secs over their active monitors; heartbeats and paused monitors count nothing) past their budget (field `checks_per_minute`)"),
         (status = 413, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -82,13 +82,8 @@ pub async fn create(
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                crate::quotas::ensure_room(
-                    c,
-                    &quotas,
-                    user.user_id,
-                    uptime_db::quotas::Owned::Monitors,
-                )
-                .await?;
+                let load = crate::quotas::load_of(&new.definition);
+                crate::quotas::ensure_room_for_monitors(c, &quotas, user.user_id, 1, load).await?;
                 let contact_ids = checked_contact_ids(c, user.user_id, contact_ids).await?;
                 let row = uptime_db::monitors::create(c, new).await?;
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
@@ -162,12 +157,19 @@ pub async fn get(
 }
 
 /// Change some fields of one of the caller's monitors; `active` pauses and resumes it.
+///
+/// A change that raises what the monitor costs of the caller's checks per
+/// minute (more regions, a shorter interval, resuming it, turning a
+/// heartbeat into a checked monitor) must fit their budget; one that lowers
+/// or keeps it is always allowed, even over the budget.
 #[utoipa::path(patch, path = "/api/v1/monitors/{id}", tag = "monitors", request_body = UpdateMonitor,
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 200, body = MonitorResponse),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; among them `basic_auth.password` when the target moves to another origin (scheme, host, port) while a password is stored and the request neither restates it nor removes it or `basic_auth`"),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "quota exceeded (`details` field `checks_per_minute`): the change raises the monitor's checks per minute (regions × 60 / interval_secs, while active) and would take the caller's past their budget; nothing changed"),
+        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -178,6 +180,7 @@ pub async fn update(
     let mut patch = body.into_inner();
     let allow_private = state.settings.safety.allow_private_targets;
     let regions = state.settings.regions.clone();
+    let quotas = state.settings.quotas.clone();
     let keyring = state.keyring.clone();
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
@@ -204,7 +207,9 @@ pub async fn update(
                     (MonitorType::Heartbeat, None) => Some(new_heartbeat_token()),
                     _ => None,
                 };
-                let def = draft.into_definition(token, keyring.as_deref())?;
+                let def = draft.into_definition(token, &regions, keyring.as_deref())?;
+                let load = crate::quotas::load_of(&def);
+                crate::quotas::ensure_load_for_change(c, &quotas, user.user_id, id, load).await?;
                 let change = uptime_db::monitors::DefinitionChange {
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),
