@@ -59,6 +59,15 @@ pub enum ApiError {
         retry_after_secs: u64,
         message: String,
     },
+    /// The caller already has as many requests of one kind running or
+    /// waiting as they may (bulk creates: one validated at a time, a few in
+    /// line); `message`, under `field`, says which.
+    #[error("too many requests")]
+    TooManyRequests {
+        retry_after_secs: u64,
+        field: &'static str,
+        message: String,
+    },
     /// Creating one more would pass one of the user's quotas.
     #[error("quota exceeded")]
     QuotaExceeded { quota: &'static str, limit: i64 },
@@ -92,9 +101,9 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::ContactNotVerified | ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::RateLimited { .. } | ApiError::MailLimited { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited { .. }
+            | ApiError::MailLimited { .. }
+            | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::QuotaExceeded { .. } | ApiError::CheckLoadExceeded { .. } => {
                 StatusCode::FORBIDDEN
             }
@@ -110,6 +119,9 @@ impl ResponseError for ApiError {
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
+            }
+            ApiError::TooManyRequests { field, message, .. } => {
+                vec![FieldError::new(*field, message.clone())]
             }
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
                 *quota,
@@ -143,6 +155,9 @@ impl ResponseError for ApiError {
             }
             ApiError::RateLimited { retry_after_secs }
             | ApiError::MailLimited {
+                retry_after_secs, ..
+            }
+            | ApiError::TooManyRequests {
                 retry_after_secs, ..
             } => {
                 response.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));

@@ -2,13 +2,20 @@
 //! a user's keys share it, so minting keys brings no fresh burst), one per
 //! token for heartbeat pings. With several gateway replicas each enforces the
 //! limit on its own share of the traffic.
+//!
+//! Beside each bucket, a line per key for heavy work (the bulk create's
+//! validation): one request of the key at a time, a few more waiting in
+//! arrival order, any further refused. Tokens bound how often a user may
+//! start work; the line bounds how much of it runs at once, so one user's
+//! heavy requests occupy at most one thread whatever their number.
 
 use crate::error::ApiError;
 use crate::settings::RateLimitSettings;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Buckets kept before full ones are swept out (a full bucket is the same
 /// as no bucket, so sweeping never loosens a limit).
@@ -17,6 +24,8 @@ const SWEEP_AT: usize = 10_000;
 pub struct RateLimiter<K = i64> {
     settings: RateLimitSettings,
     buckets: Mutex<Buckets<K>>,
+    /// Only keys with a heavy request running or waiting have an entry.
+    lines: Arc<Mutex<HashMap<K, Line>>>,
 }
 
 struct Buckets<K> {
@@ -31,6 +40,14 @@ struct Bucket {
     refilled_at: Instant,
 }
 
+struct Line {
+    /// One permit: whose turn it is. tokio's semaphore is fair, so turns
+    /// come in arrival order.
+    turn: Arc<Semaphore>,
+    /// Requests in the line, the one whose turn it is included.
+    len: usize,
+}
+
 impl<K: Hash + Eq> RateLimiter<K> {
     pub fn new(settings: RateLimitSettings) -> Self {
         Self {
@@ -39,16 +56,25 @@ impl<K: Hash + Eq> RateLimiter<K> {
                 map: HashMap::new(),
                 sweep_at: SWEEP_AT,
             }),
+            lines: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
     /// Takes a token for `key`, or says how long until one is available.
     pub fn check(&self, key: K) -> Result<(), ApiError> {
-        if self.settings.per_second == 0 {
+        self.check_n(key, 1)
+    }
+
+    /// Takes `n` tokens for `key` at once, or none and says how long until
+    /// `n` are available. A cost above the burst is charged as the whole
+    /// burst (a full bucket), so it is never refused forever.
+    pub fn check_n(&self, key: K, n: u32) -> Result<(), ApiError> {
+        if self.settings.per_second == 0 || n == 0 {
             return Ok(());
         }
         let rate = f64::from(self.settings.per_second);
         let burst = f64::from(self.settings.burst.max(1));
+        let cost = f64::from(n).min(burst);
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.map.len() >= buckets.sweep_at {
@@ -66,14 +92,94 @@ impl<K: Hash + Eq> RateLimiter<K> {
             + now.duration_since(bucket.refilled_at).as_secs_f64() * rate)
             .min(burst);
         bucket.refilled_at = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
+        if bucket.tokens >= cost {
+            bucket.tokens -= cost;
             Ok(())
         } else {
-            let wait = ((1.0 - bucket.tokens) / rate).ceil().max(1.0) as u64;
+            let wait = ((cost - bucket.tokens) / rate).ceil().max(1.0) as u64;
             Err(ApiError::RateLimited {
                 retry_after_secs: wait,
             })
+        }
+    }
+}
+
+impl<K: Hash + Eq + Clone> RateLimiter<K> {
+    /// A place in `key`'s line for heavy work, or `None` when `at_most`
+    /// requests of the key are in it already (refused at once: a line that
+    /// grew without bound would hold every waiting request's connection).
+    /// Await [`Place::turn`] before doing the work.
+    pub fn join_line(&self, key: K, at_most: usize) -> Option<Place<K>> {
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let line = lines.entry(key.clone()).or_insert_with(|| Line {
+            turn: Arc::new(Semaphore::new(1)),
+            len: 0,
+        });
+        if line.len >= at_most {
+            return None;
+        }
+        line.len += 1;
+        Some(Place {
+            turn: line.turn.clone(),
+            left: Leaves {
+                lines: self.lines.clone(),
+                key,
+            },
+        })
+    }
+
+    /// Requests of `key` in its line (running or waiting).
+    pub fn in_line(&self, key: &K) -> usize {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.get(key).map_or(0, |l| l.len)
+    }
+}
+
+/// A request in its key's line. Dropping it (or the [`Turn`] it becomes)
+/// leaves the line, also when the request is abandoned while waiting.
+pub struct Place<K: Hash + Eq> {
+    turn: Arc<Semaphore>,
+    left: Leaves<K>,
+}
+
+impl<K: Hash + Eq> Place<K> {
+    /// Waits until every request ahead of this one in the line is done.
+    pub async fn turn(self) -> Turn<K> {
+        let permit = self
+            .turn
+            .acquire_owned()
+            .await
+            .expect("a line's semaphore is never closed");
+        Turn {
+            _permit: permit,
+            _left: self.left,
+        }
+    }
+}
+
+/// The key's turn for heavy work, until dropped. Owned, so it can move into
+/// the blocking task doing the work: a request abandoned by its client keeps
+/// the turn until that work ends, and the user cannot start more meanwhile.
+pub struct Turn<K: Hash + Eq> {
+    // Fields drop in order: the turn passes on, then the line shrinks.
+    _permit: OwnedSemaphorePermit,
+    _left: Leaves<K>,
+}
+
+struct Leaves<K: Hash + Eq> {
+    lines: Arc<Mutex<HashMap<K, Line>>>,
+    key: K,
+}
+
+impl<K: Hash + Eq> Drop for Leaves<K> {
+    fn drop(&mut self) {
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(line) = lines.get_mut(&self.key) {
+            line.len -= 1;
+            if line.len == 0 {
+                // Nobody holds or waits for this semaphore any more.
+                lines.remove(&self.key);
+            }
         }
     }
 }
@@ -109,6 +215,100 @@ mod tests {
             limiter.check(k).unwrap();
         }
         assert!(limiter.check(u64::MAX).is_err(), "still limited");
+    }
+
+    #[test]
+    fn check_n_takes_n_tokens_or_none_and_says_when_n_are_back() {
+        let limiter = RateLimiter::new(RateLimitSettings {
+            per_second: 1,
+            burst: 10,
+        });
+        limiter.check_n(7, 6).unwrap();
+        match limiter.check_n(7, 6) {
+            // 4 left, 2 missing at 1 a second.
+            Err(ApiError::RateLimited { retry_after_secs }) => assert_eq!(retry_after_secs, 2),
+            other => panic!("expected a rate limit, got {other:?}"),
+        }
+        // The refused request took nothing.
+        limiter.check_n(7, 4).unwrap();
+        assert!(limiter.check(7).is_err());
+    }
+
+    #[test]
+    fn a_cost_above_the_burst_takes_a_full_bucket() {
+        let limiter = RateLimiter::new(RateLimitSettings {
+            per_second: 1,
+            burst: 5,
+        });
+        limiter
+            .check_n(7, 50)
+            .expect("a full bucket pays for anything");
+        assert!(limiter.check(7).is_err(), "and is empty after");
+        limiter.check(8).unwrap();
+        assert!(
+            limiter.check_n(8, 50).is_err(),
+            "a bucket short of full does not"
+        );
+    }
+
+    fn unlimited() -> RateLimiter<i64> {
+        RateLimiter::new(RateLimitSettings {
+            per_second: 0,
+            burst: 0,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_line_serves_one_at_a_time_in_arrival_order_and_refuses_when_full() {
+        let limiter = unlimited();
+        let first = limiter.join_line(1, 3).unwrap();
+        let second = limiter.join_line(1, 3).unwrap();
+        let third = limiter.join_line(1, 3).unwrap();
+        assert!(limiter.join_line(1, 3).is_none(), "a fourth is refused");
+        assert_eq!(limiter.in_line(&1), 3);
+        let other = limiter
+            .join_line(2, 3)
+            .expect("other keys have lines of their own");
+        let other = other.turn().await;
+
+        let first = first.turn().await;
+        let mut second = Box::pin(second.turn());
+        let mut third = Box::pin(third.turn());
+        assert!(futures::poll!(&mut second).is_pending());
+        assert!(futures::poll!(&mut third).is_pending());
+        drop(first);
+        assert!(futures::poll!(&mut third).is_pending(), "second came first");
+        let futures::task::Poll::Ready(second) = futures::poll!(&mut second) else {
+            panic!("the second's turn after the first");
+        };
+        assert_eq!(limiter.in_line(&1), 2);
+        limiter
+            .join_line(1, 3)
+            .expect("room again once one left the line");
+        drop(second);
+        let futures::task::Poll::Ready(third) = futures::poll!(&mut third) else {
+            panic!("the third's turn after the second");
+        };
+        drop((third, other));
+        assert_eq!(limiter.in_line(&1), 0);
+        assert!(
+            limiter.lines.lock().unwrap().is_empty(),
+            "empty lines are forgotten"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_abandoned_while_waiting_leaves_the_line() {
+        let limiter = unlimited();
+        let running = limiter.join_line(1, 2).unwrap().turn().await;
+        let mut waiting = Box::pin(limiter.join_line(1, 2).unwrap().turn());
+        assert!(futures::poll!(&mut waiting).is_pending());
+        assert!(limiter.join_line(1, 2).is_none());
+        drop(waiting);
+        assert_eq!(limiter.in_line(&1), 1);
+        let next = limiter.join_line(1, 2).expect("its place is free");
+        drop(running);
+        let _turn = next.turn().await;
     }
 
     #[test]

@@ -253,6 +253,35 @@ async fn bulk_create_with_bad_items_answers_400_naming_each_index_and_creates_no
     assert!(announced(&app).await.is_empty(), "nothing announced");
 }
 
+/// 999 bad items make thousands of problems: the answer lists the first
+/// hundred and counts the others instead of growing with them.
+#[tokio::test]
+async fn a_refusal_lists_the_first_hundred_problems_and_counts_the_rest() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let bad =
+        json!({"name": "", "type": "http", "target": "ftp://example.com/", "interval_secs": 1});
+    let (status, single) = app.post(MONITORS, &key, bad.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{single}");
+    let per_item = fields(&single).len();
+    assert!(per_item >= 2, "{single}");
+
+    let (status, body) = app
+        .post(BULK, &key, json!({"monitors": vec![bad; 999]}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let details = body["details"].as_array().unwrap();
+    assert_eq!(details.len(), 101);
+    assert!(fields(&body)[..100]
+        .iter()
+        .all(|f| f.starts_with("monitors[")));
+    assert_eq!(
+        details[100],
+        json!({"field": "monitors",
+               "message": format!("{} more problems not listed (the first 100 are)", 999 * per_item - 100)})
+    );
+}
+
 #[tokio::test]
 async fn bulk_create_past_the_quota_is_refused_as_a_whole() {
     let app = spawn_app_with(|s| s.quotas.monitors = 5).await;

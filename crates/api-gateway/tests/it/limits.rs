@@ -1,12 +1,16 @@
 //! Abuse limits of the gateway: the per-user rate limit, heartbeat throttling,
-//! cheap failed authentication and a bounded wait for database connections.
+//! cheap failed authentication and a bounded wait for database connections;
+//! bulk creates charged per monitor, in a line per user, and validated off
+//! the threads that serve everyone (issue 19).
 
 use crate::check_support::{insert_heartbeat_monitor, stream_messages};
-use crate::common::{spawn_app_with, TestApp};
+use crate::common::{spawn_app, spawn_app_with, TestApp};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
-use std::time::Duration;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uptime_contracts::streams;
 use uptime_db::schema::monitors;
 
@@ -195,4 +199,217 @@ async fn heartbeat_pings_beyond_the_burst_answer_429_and_write_nothing() {
 
     // Each token has its own bucket.
     assert_eq!(ping(&app, &other_token).await.status(), StatusCode::OK);
+}
+
+const BULK: &str = "/api/v1/monitors/bulk";
+
+fn typical(i: usize) -> Value {
+    json!({"name": format!("api {i}"), "type": "http",
+           "target": format!("https://shop-{i}.example.com/health"), "interval_secs": 60})
+}
+
+async fn monitors_of(app: &TestApp, user_id: i64) -> i64 {
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    monitors::table
+        .filter(monitors::user_id.eq(user_id))
+        .count()
+        .get_result(&mut conn)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_bulk_create_costs_a_token_per_ten_monitors() {
+    let app = spawn_app_with(|s| {
+        s.rate_limit.per_second = 1;
+        s.rate_limit.burst = 20;
+    })
+    .await;
+    let (user_id, key) = app.new_user("ops").await;
+    let batch =
+        |from: usize| json!({"monitors": (from..from + 150).map(typical).collect::<Vec<_>>()});
+
+    // 1 + 15 tokens of the 20.
+    let (status, body) = app.post(BULK, &key, batch(0)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    // 4 left, refilled at 1 a second: 16 are not there for another 12 s.
+    let res = app
+        .client
+        .post(app.url(BULK))
+        .bearer_auth(&key)
+        .json(&batch(1000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1, "{retry_after}");
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "rate limit exceeded", "{body}");
+    assert_eq!(
+        monitors_of(&app, user_id).await,
+        150,
+        "nothing of the second"
+    );
+    // The refused one took its request's token only.
+    assert_eq!(app.get(KEYS, &key).await.0, StatusCode::OK);
+}
+
+/// A bulk create sent over a connection of its own with half of its body:
+/// the handler has it until the rest arrives.
+struct HalfSent {
+    stream: tokio::net::TcpStream,
+    rest: Vec<u8>,
+}
+
+async fn half_sent(app: &TestApp, key: &str, body: &Value) -> HalfSent {
+    let body = serde_json::to_vec(body).unwrap();
+    let addr = app.base.strip_prefix("http://").unwrap();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {BULK} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let half = body.len() / 2;
+    stream.write_all(&body[..half]).await.unwrap();
+    HalfSent {
+        stream,
+        rest: body[half..].to_vec(),
+    }
+}
+
+impl HalfSent {
+    /// Sends the rest; the answer's status and JSON body.
+    async fn finish(mut self) -> (u16, Value) {
+        self.stream.write_all(&self.rest).await.unwrap();
+        let mut answer = Vec::new();
+        self.stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    }
+}
+
+#[tokio::test]
+async fn a_users_bulk_creates_wait_in_a_line_of_four_and_a_fifth_is_refused() {
+    let app = spawn_app().await;
+    let (user_id, key) = app.new_user("ops").await;
+    let (other_id, other) = app.new_user("someone else").await;
+
+    // One has its turn and awaits the rest of its body; three wait for
+    // theirs.
+    let mut in_line = Vec::new();
+    for r in 0..4 {
+        let body = json!({"monitors": [typical(2 * r), typical(2 * r + 1)]});
+        in_line.push(half_sent(&app, &key, &body).await);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while app.state.rate_limiter.in_line(&user_id) < 4 {
+        assert!(Instant::now() < deadline, "the four never got in line");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let res = app
+        .client
+        .post(app.url(BULK))
+        .bearer_auth(&key)
+        .json(&json!({"monitors": [typical(99)]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "too many requests", "{body}");
+    assert_eq!(body["details"][0]["field"], "monitors", "{body}");
+    let message = body["details"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("at most 4 bulk creates per user at a time"),
+        "{message}"
+    );
+
+    // Another user's line is their own.
+    let (status, body) = app
+        .post(BULK, &other, json!({"monitors": [typical(100)]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(monitors_of(&app, other_id).await, 1);
+
+    // The four are served in turn (whichever got in line first: the rest
+    // of every body goes out before any answer is awaited).
+    for (status, body) in futures::future::join_all(in_line.into_iter().map(HalfSent::finish)).await
+    {
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(body["monitors"].as_array().unwrap().len(), 2);
+    }
+    assert_eq!(monitors_of(&app, user_id).await, 8);
+    assert_eq!(app.state.rate_limiter.in_line(&user_id), 0);
+}
+
+/// An item whose validation is slow: 20 regular expressions near the size
+/// the checker allows, each compiled to be judged.
+fn heavy(i: usize) -> Value {
+    let matches = json!({"source": "text_body", "comparison": "matches",
+                         "target": "(a|b|c|d|e)+\\w{20}"});
+    json!({"name": format!("heavy {i}"), "type": "http",
+           "target": format!("https://h{i}.example.com/"), "assertions": vec![matches; 20]})
+}
+
+async fn validations_running(app: &TestApp) -> f64 {
+    let metrics = app
+        .client
+        .get(format!("http://{}/metrics", app.ops_addr))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("api_bulk_validations_running "))
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+/// Two users' bulk validations running at once, as many as the app has
+/// HTTP workers: a third user is answered while both still run (they took
+/// no worker), not after one of them ended. The ops port, with a worker of
+/// its own, tells what runs.
+#[tokio::test]
+async fn another_user_is_answered_while_bulk_validations_run() {
+    let app = spawn_app().await;
+    let (_, reader) = app.new_user("reader").await;
+    let body = json!({"monitors": (0..60).map(heavy).collect::<Vec<_>>()});
+    let mut bulks = Vec::new();
+    for name in ["a", "b"] {
+        let (_, key) = app.new_user(name).await;
+        let request = app.client.post(app.url(BULK)).bearer_auth(key).json(&body);
+        bulks.push(tokio::spawn(request.send()));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while validations_running(&app).await < 2.0 {
+        assert!(
+            Instant::now() < deadline,
+            "the two validations never ran together"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let (status, body) = app.get("/api/v1/monitors", &reader).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        validations_running(&app).await,
+        2.0,
+        "the reader was answered only once a validation had ended"
+    );
+    for bulk in bulks {
+        bulk.abort();
+    }
 }

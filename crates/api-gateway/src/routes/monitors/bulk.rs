@@ -18,6 +18,20 @@
 //!   publish acks in flight at once. As for single creates, a lost
 //!   announcement is only logged: the rows are committed, and the scheduler
 //!   resyncs from the database.
+//! - Validation is charged like the work it is, and kept off the threads
+//!   that serve everyone (issue 19): the request costs rate-limit tokens per
+//!   monitor ([`bulk_tokens`]); a user's bulk creates queue in a line of
+//!   [`BULK_IN_LINE`] (one validated at a time, the rest waiting their turn
+//!   before their body is read, one more refused with `429 too many
+//!   requests`); and the validation (regular expressions compiled, JSONPath
+//!   parsed, for every item) runs on a blocking thread, not on an HTTP
+//!   worker, so another user's requests are never queued behind it. No
+//!   global bound on those threads: it would let one user's validation make
+//!   another user's bulk create wait; with the line each user has at most
+//!   one of them busy.
+//! - A refusal lists at most [`MAX_DETAILS`] problems (a batch of bad items
+//!   can hold tens of thousands, each message up to a kilobyte), then one
+//!   more entry, field `monitors`, counting those not listed.
 
 use super::draft::new_monitor;
 use super::handlers::{announce, no_such_contacts};
@@ -25,7 +39,7 @@ use super::types::{CreateMonitor, MonitorResponse};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use futures::StreamExt;
@@ -43,6 +57,60 @@ pub const BULK_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Announcements awaiting their publish ack at once.
 const ANNOUNCE_IN_FLIGHT: usize = 1024;
+
+/// A user's bulk creates in line at once: one validated, the others waiting
+/// their turn in arrival order; one more is refused (429). Four, so that a
+/// client keeping four in flight (the million benchmark does) is served.
+pub const BULK_IN_LINE: usize = 4;
+
+/// Monitors per rate-limit token, beyond the request's own token.
+pub const ITEMS_PER_TOKEN: usize = 10;
+
+/// Problems listed in a refusal at most; one more entry counts the rest.
+pub const MAX_DETAILS: usize = 100;
+
+/// The rate-limit tokens a bulk create of `items` monitors costs beyond the
+/// one every request takes when it is authenticated: one per 10 monitors
+/// (started), the whole at most `burst`, so that the largest batch is
+/// always possible from a full bucket. A bulk item costs a tenth of a single
+/// create: the request's own costs (connection, authentication, the
+/// transaction) are shared, its validation is not; that is bounded by the
+/// line instead (one at a time per user).
+pub fn bulk_tokens(items: usize, burst: u32) -> u32 {
+    let total = u32::try_from(1 + items.div_ceil(ITEMS_PER_TOKEN)).unwrap_or(u32::MAX);
+    total.min(burst.max(1)) - 1
+}
+
+/// `api_bulk_validations_running`: bulk creates being validated, each on a
+/// blocking thread, while this lives.
+struct Validating;
+
+impl Validating {
+    fn start() -> Self {
+        metrics::gauge!("api_bulk_validations_running").increment(1.0);
+        Self
+    }
+}
+
+impl Drop for Validating {
+    fn drop(&mut self) {
+        metrics::gauge!("api_bulk_validations_running").decrement(1.0);
+    }
+}
+
+/// At most [`MAX_DETAILS`] of `details` (the first, in item order), then one
+/// entry counting the others.
+fn bounded(mut details: Vec<FieldError>) -> Vec<FieldError> {
+    if details.len() > MAX_DETAILS {
+        let more = details.len() - MAX_DETAILS;
+        details.truncate(MAX_DETAILS);
+        details.push(FieldError::new(
+            "monitors",
+            format!("{more} more problems not listed (the first {MAX_DETAILS} are)"),
+        ));
+    }
+    details
+}
 
 /// Many monitors to create at once.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -104,7 +172,7 @@ fn validate_items(
     if details.is_empty() {
         Ok(valid)
     } else {
-        Err(ApiError::InvalidBody(details))
+        Err(ApiError::InvalidBody(bounded(details)))
     }
 }
 
@@ -115,19 +183,56 @@ fn validate_items(
 /// problem by item (`monitors[3].target`). The whole batch must fit the
 /// caller's monitor quota and checks-per-minute budget (else `403`, nothing
 /// created). Bodies of this route may have up to 4 MiB.
+///
+/// The request costs one rate-limit token plus one per 10 monitors (at most
+/// the whole burst: a full bucket always pays for a full batch). A caller's
+/// bulk creates are validated one at a time, in arrival order; while 4 are
+/// in line (one validated, three waiting), another is refused with `429 too
+/// many requests`. A refusal lists at most 100 problems, then one entry
+/// (field `monitors`) counting the rest.
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
-        (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor)"),
+        (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor; the first 100 problems, then one entry of field `monitors` counting the others)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, nothing created: the batch does not fit the user's monitor quota (`details` field `monitors`), or its active checked monitors would take the user's checks per minute (regions × 60 / interval_secs each) past their budget (field `checks_per_minute`)"),
+        (status = 429, body = ErrorBody, description = "nothing created; with `Retry-After`. `rate limit exceeded`: the request costs one token plus one per 10 monitors (at most the whole burst) and the caller's bucket holds fewer. `too many requests` (`details` field `monitors`): 4 bulk creates of the caller are in line already (one validated at a time, the others waiting their turn)"),
         (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB")))]
 pub async fn bulk_create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: crate::validation::Json<BulkCreateMonitors>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> actix_web::Result<HttpResponse> {
+    // In line before the body is read: a request waiting its turn holds no
+    // body in memory, and a refused one is answered without reading it.
+    let place = state
+        .rate_limiter
+        .join_line(user.user_id, BULK_IN_LINE)
+        .ok_or_else(|| ApiError::TooManyRequests {
+            retry_after_secs: 1,
+            field: "monitors",
+            message: format!(
+                "at most {BULK_IN_LINE} bulk creates per user at a time (one is validated, the \
+                 others wait their turn); send this one when one of them has been answered"
+            ),
+        })?;
+    let turn = place.turn().await;
+    let body = crate::validation::Json::<BulkCreateMonitors>::from_request(
+        &req,
+        &mut payload.into_inner(),
+    )
+    .await?;
+    Ok(create_all(state, user, turn, body.into_inner().monitors).await?)
+}
+
+/// The bulk create once the caller's turn has come and the body is read.
+async fn create_all(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    turn: crate::rate_limit::Turn<i64>,
+    items: Vec<serde_json::Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let items = body.into_inner().monitors;
     let max = state.settings.bulk_create.max_items;
     if items.is_empty() || items.len() > max {
         return Err(ApiError::InvalidBody(vec![FieldError::new(
@@ -136,13 +241,26 @@ pub async fn bulk_create(
         )]));
     }
     let count = items.len();
-    let valid = validate_items(
+    state.rate_limiter.check_n(
         user.user_id,
-        items,
-        state.settings.safety.allow_private_targets,
-        &state.settings.regions,
-        state.keyring.as_deref(),
+        bulk_tokens(count, state.settings.rate_limit.burst),
     )?;
+    // The turn moves into the blocking task: it passes on when the work
+    // ends, even if the client has gone away meanwhile.
+    let settings = state.clone();
+    let valid = web::block(move || {
+        let _turn = turn;
+        let _validating = Validating::start();
+        validate_items(
+            user.user_id,
+            items,
+            settings.settings.safety.allow_private_targets,
+            &settings.settings.regions,
+            settings.keyring.as_deref(),
+        )
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("bulk validation did not finish: {e}")))??;
     let (news, contact_ids): (Vec<NewMonitor>, Vec<Vec<i64>>) = valid.into_iter().unzip();
 
     let quotas = state.settings.quotas.clone();
@@ -206,4 +324,39 @@ pub async fn bulk_create(
         .map(|(row, ids)| MonitorResponse::from_row(row, ids, &state.settings.regions))
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Created().json(BulkCreatedMonitors { monitors }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bulk_create_costs_a_token_per_ten_monitors_at_most_the_burst() {
+        // Beyond the request's own token.
+        assert_eq!(bulk_tokens(1, 100), 1);
+        assert_eq!(bulk_tokens(10, 100), 1);
+        assert_eq!(bulk_tokens(11, 100), 2);
+        assert_eq!(bulk_tokens(500, 100), 50);
+        // 101 in all, more than the bucket holds: a full bucket pays.
+        assert_eq!(bulk_tokens(1000, 100), 99);
+        assert_eq!(bulk_tokens(1000, 0), 0);
+    }
+
+    #[test]
+    fn refusals_list_the_first_hundred_problems_and_count_the_rest() {
+        let details = |n: usize| -> Vec<FieldError> {
+            (0..n)
+                .map(|i| FieldError::new(format!("monitors[{i}].target"), "bad"))
+                .collect()
+        };
+        assert_eq!(bounded(details(MAX_DETAILS)).len(), MAX_DETAILS);
+        let listed = bounded(details(20_000));
+        assert_eq!(listed.len(), MAX_DETAILS + 1);
+        assert_eq!(listed[99].field, "monitors[99].target");
+        assert_eq!(listed[100].field, "monitors");
+        assert_eq!(
+            listed[100].message,
+            "19900 more problems not listed (the first 100 are)"
+        );
+    }
 }
