@@ -410,7 +410,10 @@ async fn a_test_alert_reads_only_the_head_of_an_endless_error_body() {
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
     let cause = body["details"][0]["message"].as_str().unwrap();
     assert!(cause.contains("500"), "{cause}");
-    assert!(cause.contains("xxxx"), "the snippet of the body is kept: {cause}");
+    assert!(
+        cause.contains("xxxx"),
+        "the snippet of the body is kept: {cause}"
+    );
 
     // The gateway closed the connection after the head: what the server got
     // to write is the kernel's socket buffers, not the body.
