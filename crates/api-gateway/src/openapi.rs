@@ -82,6 +82,15 @@ use utoipa::{Modify, OpenApi};
         routes::contacts::ContactResponse,
         routes::contacts::ContactList,
     )),
+    tags(
+        (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),
+        (name = "checks", description = "A monitor's outcomes: on-demand checks, results, multi-region rounds and daily uptime."),
+        (name = "heartbeats", description = "Pings from cron jobs and other scheduled work to heartbeat monitors. The token in the path is the credential; no API key."),
+        (name = "alert-contacts", description = "Where alerts go (email, Slack, webhooks): contacts, their verification, test alerts and the delivery log."),
+        (name = "api-keys", description = "The caller's API keys: create (the raw key is shown once), list and revoke."),
+        (name = "regions", description = "The regions monitors can be checked from, and whether each has a live checker."),
+        (name = "usage", description = "The caller's usage against their quotas."),
+    ),
     modifiers(&BearerAuth),
 )]
 pub struct ApiDoc;
@@ -140,6 +149,7 @@ pub fn document() -> &'static Value {
     static DOCUMENT: OnceLock<Value> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+        distinct_operation_ids(&mut doc);
         add_common_responses(&mut doc);
         add_patterns(&mut doc);
         doc
@@ -168,6 +178,35 @@ fn error_response(description: &str, headers: &[(&str, &str)]) -> Value {
         response["headers"] = Value::Object(headers);
     }
     response
+}
+
+/// A handler serving several methods (the heartbeat pings answer `GET`,
+/// `HEAD` and `POST`) has one `operation_id`; client generators need one per
+/// operation. `GET` keeps it, every other method gets its name appended
+/// (`pingHeartbeat`, `pingHeartbeatHead`, `pingHeartbeatPost`).
+fn distinct_operation_ids(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        let ids: Vec<String> = item
+            .values()
+            .filter_map(|op| op["operationId"].as_str().map(String::from))
+            .collect();
+        for (method, op) in item.iter_mut() {
+            let Some(id) = op["operationId"].as_str() else {
+                continue;
+            };
+            if method != "get" && ids.iter().filter(|other| *other == id).count() > 1 {
+                let mut suffix = method.clone();
+                suffix[..1].make_ascii_uppercase();
+                op["operationId"] = Value::String(format!("{id}{suffix}"));
+            }
+        }
+    }
 }
 
 fn add_common_responses(doc: &mut Value) {

@@ -41,7 +41,7 @@ pub struct Verified {
 
 /// Verify an email contact with the link it was sent. Needs no API key (the
 /// token is the credential); a link works once.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/verify/{token}", tag = "alert-contacts",
+#[utoipa::path(get, path = "/api/v1/alert-contacts/verify/{token}", operation_id = "verifyContact", tag = "alert-contacts",
     params(("token" = String, Path, description = "The token from the verification email")),
     responses((status = 200, body = Verified),
         (status = 404, description = "Unknown, expired or already used token", body = ErrorBody)))]
@@ -81,7 +81,7 @@ pub struct TestSent {
 /// `previous_status`, `status` and `check` null, `occurred_at` and a `message`;
 /// email gets the subject `[TEST] Test alert from Uptime`; Slack a message
 /// saying it is a test.
-#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", tag = "alert-contacts",
+#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", operation_id = "sendTestAlert", tag = "alert-contacts",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = TestSent),
@@ -244,7 +244,7 @@ impl DeliveryLog {
 
 /// The contact's deliveries (alerts, verification emails, test alerts),
 /// newest first, each with its attempts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", tag = "alert-contacts",
+#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", operation_id = "listDeliveries", tag = "alert-contacts",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id"), DeliveriesQuery),
     responses((status = 200, body = DeliveryList),

@@ -59,7 +59,7 @@ pub struct ApiKeyList {
 }
 
 /// Create an API key. The raw key is in this response only.
-#[utoipa::path(post, path = "/api/v1/api-keys", tag = "api-keys", request_body = CreateApiKey,
+#[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
     security(("bearer" = [])),
     responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
@@ -99,7 +99,7 @@ pub async fn create(
 }
 
 /// List the caller's API keys (never the raw keys).
-#[utoipa::path(get, path = "/api/v1/api-keys", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
     responses((status = 200, body = ApiKeyList), (status = 401, body = ErrorBody)))]
 pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
@@ -114,7 +114,7 @@ pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResp
 
 /// Revoke one of the caller's keys; it is refused from the next request on,
 /// by every replica.
-#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn revoke(

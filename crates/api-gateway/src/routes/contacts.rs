@@ -273,7 +273,7 @@ async fn request_verification(
 /// unless the user's daily verification-email cap holds: the contact is
 /// created all the same, with `verification_link_sent: false` (ask for the
 /// link later with `POST /api/v1/alert-contacts/{id}/resend-verification`).
-#[utoipa::path(post, path = "/api/v1/alert-contacts", tag = "alert-contacts", request_body = CreateContact,
+#[utoipa::path(post, path = "/api/v1/alert-contacts", operation_id = "createContact", tag = "alert-contacts", request_body = CreateContact,
     security(("bearer" = [])),
     responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
@@ -332,7 +332,7 @@ pub async fn create(
 }
 
 /// List the caller's alert contacts in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/alert-contacts", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = ContactList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -356,7 +356,7 @@ pub async fn list(
 }
 
 /// Read one of the caller's alert contacts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = ContactResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
@@ -378,7 +378,7 @@ pub async fn get(
 /// `verification_link_sent: false` (a `PATCH` is about the contact; the email
 /// can be asked for again with `POST .../resend-verification`, which answers
 /// `429` with `Retry-After` until the limit lifts).
-#[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", tag = "alert-contacts", request_body = UpdateContact,
+#[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", operation_id = "updateContact", tag = "alert-contacts", request_body = UpdateContact,
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out"), (status = 400, body = ErrorBody),
@@ -461,7 +461,7 @@ pub async fn update(
 /// default; the email sent on creation does not count) and at most
 /// `verification_mail.daily_cap_per_user` (20) per user in any 24 hours.
 /// While a limit holds this answers `429` with `Retry-After` and sends nothing.
-#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", tag = "alert-contacts",
+#[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", operation_id = "resendContactVerification", tag = "alert-contacts",
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 202, body = ContactResponse, description = "the email is queued; the contact as stored"),
@@ -494,7 +494,7 @@ pub async fn resend_verification(
 }
 
 /// Delete one of the caller's alert contacts; monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(

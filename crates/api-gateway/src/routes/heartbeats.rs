@@ -84,7 +84,7 @@ pub struct HeartbeatAccepted {
 
 /// Record a ping of the heartbeat monitor with this token. `HEAD` answers
 /// without a body. An unknown token answers 404.
-#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", tag = "heartbeats",
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", operation_id = "pingHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
@@ -99,7 +99,7 @@ pub async fn ping(
 /// Report that the watched job failed: counts as a failed check at once. A
 /// short text body (up to 1000 characters are kept) becomes the result's
 /// `error`.
-#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", tag = "heartbeats",
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", operation_id = "failHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong"),
     responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
@@ -134,7 +134,7 @@ fn with_report(error: String, text: &str) -> String {
 /// Report the watched job's exit status: 0 is a success ping, 1-255 a
 /// failed check whose error is `exit code N`, followed by the text body if
 /// there is one (up to 1000 characters are kept). Any other value is 404.
-#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/{exit_code}", tag = "heartbeats",
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/{exit_code}", operation_id = "reportHeartbeatExitCode", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)"),
         ("exit_code" = u8, Path, description = "The job's exit status, 0-255; another value is 404")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong (ignored for 0)"),
@@ -170,7 +170,7 @@ fn parse_exit_code(segment: &str) -> Option<u8> {
 /// duration as `latency_ms`. A run that sends none within the monitor's
 /// grace (`timeout_secs`) counts as failed. A second start replaces the
 /// first.
-#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/start", tag = "heartbeats",
+#[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/start", operation_id = "startHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]

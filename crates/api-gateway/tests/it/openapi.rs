@@ -427,3 +427,41 @@ async fn the_document_states_the_new_fields_and_their_bounds() {
         schemas["BasicAuthView"]
     );
 }
+
+/// Issue 20: client generators name a method per `operationId` and group
+/// them by tag, so every operation has its own id and a declared tag.
+#[tokio::test]
+async fn every_operation_has_a_unique_id_and_a_declared_tag() {
+    let spec = fetch_spec().await;
+    let declared: Vec<&str> = spec["tags"]
+        .as_array()
+        .expect("top-level tags")
+        .iter()
+        .map(|t| {
+            assert!(t["description"].is_string(), "tag {t} is described");
+            t["name"].as_str().unwrap()
+        })
+        .collect();
+    let mut ids = std::collections::HashMap::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"].as_str().unwrap_or_default();
+            assert!(
+                id.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                    && id.chars().all(|c| c.is_ascii_alphanumeric()),
+                "{method} {path}: operationId {id:?} is camelCase"
+            );
+            if let Some(other) = ids.insert(id.to_string(), format!("{method} {path}")) {
+                panic!("{method} {path} and {other} share the operationId {id}");
+            }
+            let tags = op["tags"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            assert!(!tags.is_empty(), "{method} {path} has no tag");
+            for tag in tags {
+                assert!(
+                    declared.contains(&tag.as_str().unwrap()),
+                    "{method} {path}: tag {tag} is not declared"
+                );
+            }
+        }
+    }
+}

@@ -190,7 +190,7 @@ fn validate_items(
 /// in line (one validated, three waiting), another is refused with `429 too
 /// many requests`. A refusal lists at most 100 problems, then one entry
 /// (field `monitors`) counting the rest.
-#[utoipa::path(post, path = "/api/v1/monitors/bulk", tag = "monitors", request_body = BulkCreateMonitors,
+#[utoipa::path(post, path = "/api/v1/monitors/bulk", operation_id = "bulkCreateMonitors", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
         (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor; the first 100 problems, then one entry of field `monitors` counting the others)"),

@@ -59,7 +59,7 @@ pub(super) async fn announce(state: &AppState, monitor_id: i64, change: MonitorC
 }
 
 /// Create a monitor.
-#[utoipa::path(post, path = "/api/v1/monitors", tag = "monitors", request_body = CreateMonitor,
+#[utoipa::path(post, path = "/api/v1/monitors", operation_id = "createMonitor", tag = "monitors", request_body = CreateMonitor,
     security(("bearer" = [])),
     responses((status = 201, body = MonitorResponse), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows (`details` field `monitors`), or the monitor would take the user's checks per minute (regions × 60 / interval_secs over their active monitors; heartbeats and paused monitors count nothing) past their budget (field `checks_per_minute`)"),
@@ -102,7 +102,7 @@ pub async fn create(
 }
 
 /// List the caller's monitors in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/monitors", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors", operation_id = "listMonitors", tag = "monitors", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = MonitorList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -132,7 +132,7 @@ pub async fn list(
 }
 
 /// Read one of the caller's monitors.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}", operation_id = "getMonitor", tag = "monitors", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 200, body = MonitorResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
@@ -162,7 +162,7 @@ pub async fn get(
 /// minute (more regions, a shorter interval, resuming it, turning a
 /// heartbeat into a checked monitor) must fit their budget; one that lowers
 /// or keeps it is always allowed, even over the budget.
-#[utoipa::path(patch, path = "/api/v1/monitors/{id}", tag = "monitors", request_body = UpdateMonitor,
+#[utoipa::path(patch, path = "/api/v1/monitors/{id}", operation_id = "updateMonitor", tag = "monitors", request_body = UpdateMonitor,
     security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 200, body = MonitorResponse),
@@ -239,7 +239,7 @@ pub async fn update(
 
 /// Delete one of the caller's monitors. Its results disappear from the API at
 /// once and from disk with their day partitions (docs/operations.md, retention).
-#[utoipa::path(delete, path = "/api/v1/monitors/{id}", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/monitors/{id}", operation_id = "deleteMonitor", tag = "monitors", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(
