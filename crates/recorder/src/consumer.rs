@@ -12,7 +12,7 @@ use async_nats::jetstream;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use uptime_consumer::{Consumer, DeadReason, Delivery};
-use uptime_contracts::{subjects, CheckResultV1, CheckResultV2, CheckResultV3, Message as _};
+use uptime_contracts::{subjects, CheckResultV2, CheckResultV3, Message as _};
 use uptime_db::{DbError, Pool};
 
 pub use uptime_consumer::Batching;
@@ -146,40 +146,18 @@ impl BatchHandler {
     }
 }
 
-/// Decodes a result by the version its `subject` names.
+/// Decodes a result by the version its `subject` names: `check-result.v3`
+/// (checkers) or `.v2` (heartbeat pings, missed heartbeats). Version 1 was
+/// retired in issue 20 (`uptime_contracts::versions`): no service of the
+/// release before published it, and the consumer's subjects (the whole
+/// results stream) take whatever is left as version 2, which a v1 message,
+/// lacking `definition_version`, fails to decode as: it is dead-lettered,
+/// never dropped unseen.
 fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> {
-    if subject == subjects::CHECK_RESULT_V1 {
-        return CheckResultV1::from_bytes(payload).map(Incoming::from);
-    }
     if subject == subjects::CHECK_RESULT_V3 {
-        let r = CheckResultV3::from_bytes(payload)?;
-        return Ok(Incoming {
-            result: CheckResultV1 {
-                check_id: r.check_id,
-                monitor_id: r.monitor_id,
-                trigger: r.trigger,
-                due_at: r.due_at,
-                checked_at: r.checked_at,
-                outcome: r.outcome,
-                latency_ms: r.latency_ms,
-                http_status: r.http_status,
-                error: r.error,
-                ssl_expires_at: r.ssl_expires_at,
-                reporter: r.reporter,
-            },
-            definition_version: Some(r.definition_version),
-            region: Some(r.region),
-            round_id: r.round_id,
-        });
+        return CheckResultV3::from_bytes(payload).map(Incoming::from);
     }
-    // Version 2, or a newer one that only adds fields.
-    let (result, version) = CheckResultV2::from_bytes(payload)?.into_parts();
-    Ok(Incoming {
-        result,
-        definition_version: Some(version),
-        region: None,
-        round_id: None,
-    })
+    CheckResultV2::from_bytes(payload).map(Incoming::from)
 }
 
 /// Whether trying again later may succeed.

@@ -17,6 +17,7 @@
 pub mod consumer;
 pub mod outbox;
 pub mod plan;
+pub mod result;
 pub mod round;
 pub mod rounds;
 pub mod settings;

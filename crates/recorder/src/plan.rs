@@ -1,13 +1,13 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
+use crate::result::CheckResult;
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    CheckOutcome, CheckRefV1, CheckResultV1, Message, MonitorKind, MonitorKindV1, MonitorRefV1,
-    MonitorRefV2, MonitorStatus, RoundV1, SslExpiringV1, SslExpiringV2, StateChangedV1,
-    StateChangedV2, StateChangedV3, Trigger,
+    CheckOutcome, CheckRefV1, Message, MonitorKind, MonitorRefV2, MonitorStatus, RoundV1,
+    SslExpiringV2, StateChangedV3, Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -33,16 +33,15 @@ fn latency_warn_ms(monitor: &Monitor) -> Option<u32> {
 }
 
 /// Whether a result made for `definition_version` may move `monitor`'s
-/// state: only one made for its current definition. A result without a
-/// version (a version-1 message, from before versions) counts as current.
-pub fn is_current(definition_version: Option<i64>, monitor: &Monitor) -> bool {
-    definition_version.is_none_or(|v| v >= monitor.definition_version)
+/// state: only one made for its current definition.
+pub fn is_current(definition_version: i64, monitor: &Monitor) -> bool {
+    definition_version >= monitor.definition_version
 }
 
 /// The row a result is stored as, judged by its monitor's latency threshold.
 pub fn result_row(
-    result: &CheckResultV1,
-    definition_version: Option<i64>,
+    result: &CheckResult,
+    definition_version: i64,
     monitor: &Monitor,
 ) -> NewCheckResult {
     let status =
@@ -61,7 +60,7 @@ pub fn result_row(
         error: result.error.clone(),
         ssl_expires_at: result.ssl_expires_at,
         reporter: result.reporter.clone(),
-        definition_version,
+        definition_version: Some(definition_version),
     }
 }
 
@@ -77,7 +76,7 @@ pub struct Effects {
 
 /// Applies newly stored `results` (any order) to their `monitors` (the locked
 /// rows). Every result must belong to one of `monitors`.
-pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<Utc>) -> Effects {
+pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc>) -> Effects {
     effects_with_rounds(monitors, results, &HashMap::new(), now)
 }
 
@@ -86,11 +85,11 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResultV1], now: DateTime<U
 /// the round, which its state-change event carries.
 pub fn effects_with_rounds(
     monitors: &[Monitor],
-    results: &[&CheckResultV1],
+    results: &[&CheckResult],
     rounds: &HashMap<Uuid, RoundV1>,
     now: DateTime<Utc>,
 ) -> Effects {
-    let mut by_monitor: BTreeMap<i64, Vec<&CheckResultV1>> = BTreeMap::new();
+    let mut by_monitor: BTreeMap<i64, Vec<&CheckResult>> = BTreeMap::new();
     for r in results {
         by_monitor.entry(r.monitor_id).or_default().push(r);
     }
@@ -197,7 +196,7 @@ impl<'a> MonitorTracker<'a> {
     /// pinging a thousand times hides no missed period. Each missed
     /// period (a failed result from the scheduler) and each `/fail` report
     /// counts, as every scheduled check does.
-    fn counts_in_uptime(&mut self, result: &CheckResultV1) -> bool {
+    fn counts_in_uptime(&mut self, result: &CheckResult) -> bool {
         let is_ping = self.monitor.kind == MonitorKind::Heartbeat
             && result.trigger == Trigger::Heartbeat
             && result.outcome == CheckOutcome::Pass;
@@ -219,7 +218,7 @@ impl<'a> MonitorTracker<'a> {
 
     fn apply(
         &mut self,
-        result: &CheckResultV1,
+        result: &CheckResult,
         stored: MonitorStatus,
         now: DateTime<Utc>,
         out: &mut Effects,
@@ -271,7 +270,7 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    fn check_ref(result: &CheckResultV1, stored: MonitorStatus) -> CheckRefV1 {
+    fn check_ref(result: &CheckResult, stored: MonitorStatus) -> CheckRefV1 {
         CheckRefV1 {
             check_id: result.check_id,
             trigger: result.trigger,
@@ -283,13 +282,19 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
+    /// One outbox row per change: `state-changed.v3` only (issue 20). Its
+    /// row id and `Nats-Msg-Id` stay what they were while v2 went out beside
+    /// it (derived from the event id and the subject), so a recorder of the
+    /// release before, recording the same batch again during an upgrade,
+    /// writes and publishes the same v3 message, which the outbox and
+    /// JetStream deduplicate.
     fn state_changed(
         &self,
-        result: &CheckResultV1,
+        result: &CheckResult,
         stored: MonitorStatus,
         transition: Transition,
     ) -> Vec<NewOutboxEvent> {
-        let event = StateChangedV2 {
+        let event = StateChangedV3 {
             event_id: state_event_id(result.check_id),
             monitor: self.monitor_ref(),
             previous_status: transition.from,
@@ -298,48 +303,20 @@ impl<'a> MonitorTracker<'a> {
             previous_since: transition.previous_since,
             consecutive_failures: self.state.consecutive_failures,
             check: Self::check_ref(result, stored),
-        };
-        let v1 = self.monitor_ref_v1().map(|monitor| StateChangedV1 {
-            event_id: event.event_id,
-            monitor,
-            previous_status: event.previous_status,
-            status: event.status,
-            occurred_at: event.occurred_at,
-            previous_since: event.previous_since,
-            consecutive_failures: event.consecutive_failures,
-            check: event.check.clone(),
-        });
-        let v3 = StateChangedV3 {
-            event_id: event.event_id,
-            monitor: event.monitor.clone(),
-            previous_status: event.previous_status,
-            status: event.status,
-            occurred_at: event.occurred_at,
-            previous_since: event.previous_since,
-            consecutive_failures: event.consecutive_failures,
-            check: event.check.clone(),
             round: self.rounds.get(&result.check_id).cloned(),
         };
-        // Version 3 first: a reader of several versions (the notifier, one
-        // delivery per event and contact) takes the first it meets, and only
-        // version 3 says what each region saw.
-        let mut rows = vec![outbox_row(
+        vec![outbox_row(
             Uuid::new_v5(&event.event_id, StateChangedV3::SUBJECT.as_bytes()),
             self.monitor.id,
-            &v3,
-        )];
-        rows.extend(both_versions(
-            self.monitor.id,
-            event.event_id,
             &event,
-            v1.as_ref(),
-        ));
-        rows
+        )]
     }
 
+    /// One outbox row per warning: `ssl-expiring.v2`, whose row id and
+    /// `Nats-Msg-Id` are the event id.
     fn ssl_expiring(
         &self,
-        result: &CheckResultV1,
+        result: &CheckResult,
         stored: MonitorStatus,
         expires_at: DateTime<Utc>,
         warn_days: u32,
@@ -354,30 +331,7 @@ impl<'a> MonitorTracker<'a> {
             occurred_at: result.checked_at,
             check: Self::check_ref(result, stored),
         };
-        let v1 = self.monitor_ref_v1().map(|monitor| SslExpiringV1 {
-            event_id: event.event_id,
-            monitor,
-            ssl_expires_at: event.ssl_expires_at,
-            days_left: event.days_left,
-            warn_days: event.warn_days,
-            occurred_at: event.occurred_at,
-            check: event.check.clone(),
-        });
-        both_versions(self.monitor.id, event.event_id, &event, v1.as_ref())
-    }
-
-    /// The monitor as version 1 of the events names it; `None` for the kinds
-    /// version 1 cannot carry (tcp, tls, dns, icmp), which only go out as
-    /// version 2.
-    fn monitor_ref_v1(&self) -> Option<MonitorRefV1> {
-        let m = self.monitor;
-        Some(MonitorRefV1 {
-            id: m.id,
-            user_id: m.user_id,
-            name: m.name.clone(),
-            kind: MonitorKindV1::try_from(m.kind).ok()?,
-            target: m.target.clone(),
-        })
+        vec![outbox_row(event.event_id, self.monitor.id, &event)]
     }
 
     fn into_update(self) -> MonitorStateUpdate {
@@ -394,29 +348,6 @@ impl<'a> MonitorTracker<'a> {
             heartbeat_counted_until: self.heartbeat_counted_until,
         }
     }
-}
-
-/// The outbox rows of one event: version 2, and version 1 beside it while
-/// anyone may still read `.v1` (docs/architecture.md: a fan-out feed sends
-/// both versions). Both carry the same `event_id`, so a reader of both (the
-/// notifier) makes one delivery per contact of them (unique
-/// `(event_id, contact_id)`); the version-1 row has an id (its
-/// `Nats-Msg-Id`) of its own, derived from the event's, so JetStream does
-/// not drop it as a duplicate of version 2 and a re-planned batch writes
-/// the same row again. A state change also goes out as version 3, ahead of
-/// these, with an id derived the same way.
-fn both_versions<V2: Message, V1: Message>(
-    monitor_id: i64,
-    event_id: Uuid,
-    v2: &V2,
-    v1: Option<&V1>,
-) -> Vec<NewOutboxEvent> {
-    let mut rows = vec![outbox_row(event_id, monitor_id, v2)];
-    if let Some(v1) = v1 {
-        let id = Uuid::new_v5(&event_id, V1::SUBJECT.as_bytes());
-        rows.push(outbox_row(id, monitor_id, v1));
-    }
-    rows
 }
 
 fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {

@@ -10,10 +10,11 @@
 //! regional problem: the round is up and the note names the failing
 //! regions. No answer at all gives no verdict.
 
+use crate::result::CheckResult;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashSet};
 use uptime_contracts::{
-    CheckOutcome, CheckResultV1, CheckResultV3, RegionOutcomeV1, RegionSeen, RoundV1, Trigger,
+    CheckOutcome, CheckResultV3, RegionOutcomeV1, RegionSeen, RoundV1, Trigger,
 };
 use uuid::Uuid;
 
@@ -44,7 +45,7 @@ pub struct RoundInput<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub round: RoundV1,
-    pub verdict: Option<CheckResultV1>,
+    pub verdict: Option<CheckResult>,
 }
 
 /// Decides `input` (see the module's rules).
@@ -177,7 +178,7 @@ fn verdict(
     down: bool,
     passed: &[&CheckResultV3],
     failed: &[&CheckResultV3],
-) -> CheckResultV1 {
+) -> CheckResult {
     let all = passed.iter().chain(failed.iter());
     // The round happened when its first check started.
     let checked_at = all
@@ -208,7 +209,7 @@ fn verdict(
             None,
         )
     };
-    CheckResultV1 {
+    CheckResult {
         check_id: input.round_id,
         monitor_id: input.monitor_id,
         trigger: input.trigger,

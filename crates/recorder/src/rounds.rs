@@ -8,6 +8,7 @@
 
 use crate::outbox;
 use crate::plan;
+use crate::result::CheckResult;
 use crate::round::{self, RoundInput};
 use crate::state_machine;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -16,7 +17,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{CheckResultV1, CheckResultV3, MonitorStatus, RoundV1, Trigger};
+use uptime_contracts::{CheckResultV3, MonitorStatus, RoundV1, Trigger};
 use uptime_db::models::Monitor;
 use uptime_db::recording;
 use uptime_db::rounds::{self as db, DecidedRound, OpenRound, RoundAnswers};
@@ -55,8 +56,8 @@ impl RoundRules {
     /// results without a round are applied alone, as always).
     pub fn answer_of(
         &self,
-        result: &CheckResultV1,
-        definition_version: Option<i64>,
+        result: &CheckResult,
+        definition_version: i64,
         region: Option<&str>,
         round_id: Option<Uuid>,
         monitor: &Monitor,
@@ -71,7 +72,6 @@ impl RoundRules {
         let due_at = result.due_at.unwrap_or(result.checked_at);
         let timeout = TimeDelta::seconds(i64::from(monitor.timeout_secs.max(0)));
         let grace = TimeDelta::from_std(self.grace).unwrap_or(TimeDelta::zero());
-        let definition_version = definition_version.unwrap_or(monitor.definition_version);
         let answer = CheckResultV3 {
             check_id: result.check_id,
             monitor_id: result.monitor_id,
@@ -144,7 +144,7 @@ pub struct Applied {
 pub async fn decide_and_apply(
     conn: &mut AsyncPgConnection,
     monitors: &[Monitor],
-    results: &[&CheckResultV1],
+    results: &[&CheckResult],
     rounds: &[OpenRound],
     offline: &HashSet<String>,
     now: DateTime<Utc>,
@@ -173,13 +173,13 @@ pub async fn decide_and_apply(
         if let Some(v) = decision.verdict {
             // A round made for an older definition of its monitor says
             // nothing about what it watches now (as for single results).
-            if plan::is_current(Some(open.definition_version), monitor) {
+            if plan::is_current(open.definition_version, monitor) {
                 decided_rounds.insert(open.round_id, decision.round);
                 verdicts.push(v);
             }
         }
     }
-    let mut all: Vec<&CheckResultV1> = results.to_vec();
+    let mut all: Vec<&CheckResult> = results.to_vec();
     all.extend(verdicts.iter());
     let mut applied = Applied {
         decided: db::mark_decided(conn, &marks, now).await?,

@@ -4,37 +4,49 @@
 //! redelivered batch changes nothing twice.
 
 use crate::plan;
+use crate::result::CheckResult;
 use crate::rounds::{self, RoundRules};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use std::collections::{HashMap, HashSet};
-use uptime_contracts::{CheckResultV1, MonitorStatus};
+use uptime_contracts::{CheckResultV2, CheckResultV3, MonitorStatus};
 use uptime_db::recording::ResultPlace;
 
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
 use uuid::Uuid;
 
-/// A result as received, with the definition version it was made for (`None`
-/// for a version-1 message, which predates versions: it counts as current).
+/// A result as received, with the definition version it was made for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Incoming {
-    pub result: CheckResultV1,
-    pub definition_version: Option<i64>,
-    /// Where it was checked (`None`: a result from before regions).
+    pub result: CheckResult,
+    pub definition_version: i64,
+    /// Where it was checked (`None`: a `check-result.v2`, a heartbeat's).
     pub region: Option<String>,
-    /// The round it is part of (`None`: before rounds, or a heartbeat).
+    /// The round it is part of (`None`: a heartbeat, or a result of a
+    /// release before rounds).
     pub round_id: Option<Uuid>,
 }
 
-impl From<CheckResultV1> for Incoming {
-    fn from(result: CheckResultV1) -> Self {
+impl From<CheckResultV2> for Incoming {
+    fn from(r: CheckResultV2) -> Self {
         Self {
-            result,
-            definition_version: None,
+            definition_version: r.definition_version,
+            result: r.into(),
             region: None,
             round_id: None,
+        }
+    }
+}
+
+impl From<CheckResultV3> for Incoming {
+    fn from(r: CheckResultV3) -> Self {
+        Self {
+            definition_version: r.definition_version,
+            region: Some(r.region.clone()),
+            round_id: r.round_id,
+            result: r.into(),
         }
     }
 }
@@ -130,7 +142,7 @@ pub async fn record_batch_with(
             // watches now.
             // A region's result of a round is an answer of that round, never
             // applied alone: only the round's verdict moves state.
-            let mut fresh: Vec<&CheckResultV1> = Vec::with_capacity(known.len());
+            let mut fresh: Vec<&CheckResult> = Vec::with_capacity(known.len());
             let mut answers = Vec::new();
             for r in known {
                 if !inserted.contains(&r.result.check_id) {

@@ -300,9 +300,11 @@ pub async fn mark_published(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> DbRes
 
 /// Up to `limit` unpublished events created before `created_before`, oldest
 /// first, locked so that another relay running at the same moment skips them.
-/// Rows of one transaction (the same `created_at`) go newest version first
-/// (`...v3` before `...v2` before `...v1`), the order the batch published
-/// them in, so a reader of several versions meets the newest first.
+/// Each event is one row (one message version, issue 20), so nothing depends
+/// on the order of rows within a transaction (the same `created_at`): the id
+/// only makes the order stable from one sweep to the next. (Before, an event
+/// was several rows and their subjects were sorted to send the newest version
+/// first, a text sort that would have put `.v10` before `.v9`.)
 pub async fn lock_unpublished(
     conn: &mut AsyncPgConnection,
     created_before: DateTime<Utc>,
@@ -311,10 +313,7 @@ pub async fn lock_unpublished(
     Ok(outbox_events::table
         .filter(outbox_events::published_at.is_null())
         .filter(outbox_events::created_at.lt(created_before))
-        .order((
-            outbox_events::created_at.asc(),
-            outbox_events::subject.desc(),
-        ))
+        .order((outbox_events::created_at.asc(), outbox_events::id.asc()))
         .limit(limit)
         .for_update()
         .skip_locked()

@@ -49,16 +49,12 @@ fn monitor(id: i64) -> Monitor {
 fn only_results_of_the_current_definition_are_current() {
     let mut m = monitor(1);
     m.definition_version = 3;
-    assert!(!is_current(Some(2), &m), "made for the definition before");
-    assert!(is_current(Some(3), &m));
-    assert!(
-        is_current(None, &m),
-        "a version-1 result predates versions and counts as before"
-    );
+    assert!(!is_current(2, &m), "made for the definition before");
+    assert!(is_current(3, &m));
 }
 
-fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResultV1 {
-    CheckResultV1 {
+fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResult {
+    CheckResult {
         check_id: Uuid::new_v4(),
         monitor_id,
         trigger: Trigger::Scheduled,
@@ -86,8 +82,8 @@ fn results_apply_in_checked_at_order_whatever_the_batch_order() {
     let ids: Vec<Uuid> = fx
         .events
         .iter()
-        .filter(|e| e.subject == StateChangedV2::SUBJECT)
-        .map(|e| e.id)
+        .filter(|e| e.subject == StateChangedV3::SUBJECT)
+        .map(|e| e.payload["event_id"].as_str().unwrap().parse().unwrap())
         .collect();
     assert_eq!(
         ids,
@@ -148,42 +144,42 @@ fn ssl_warning_is_raised_once_per_certificate() {
 }
 
 #[test]
-fn events_go_out_in_both_versions_unless_version_one_cannot_carry_the_kind() {
+fn each_event_is_one_row_of_one_version() {
     let http = monitor(1);
     let mut tcp = monitor(2);
     tcp.kind = MonitorKind::Tcp;
     let a = result(1, 0, CheckOutcome::Fail, 0);
-    let b = result(2, 0, CheckOutcome::Fail, 0);
+    let mut b = result(2, 0, CheckOutcome::Fail, 0);
+    b.ssl_expires_at = Some(t(86_400));
     let fx = effects(&[http, tcp], &[&a, &b], t(2));
-    let subjects_of = |monitor_id: i64| -> Vec<&str> {
+    let rows_of = |monitor_id: i64| -> Vec<(&str, Uuid)> {
         fx.events
             .iter()
             .filter(|e| e.monitor_id == monitor_id)
-            .map(|e| e.subject.as_str())
+            .map(|e| (e.subject.as_str(), e.id))
             .collect()
     };
+    // A state change is one state-changed.v3, under the id it had while
+    // older versions went out beside it.
+    let change = |r: &CheckResult| {
+        Uuid::new_v5(
+            &state_event_id(r.check_id),
+            StateChangedV3::SUBJECT.as_bytes(),
+        )
+    };
+    assert_eq!(rows_of(1), [(StateChangedV3::SUBJECT, change(&a))]);
+    // A certificate warning is one ssl-expiring.v2 under its event id.
     assert_eq!(
-        subjects_of(1),
+        rows_of(2),
         [
-            StateChangedV3::SUBJECT,
-            StateChangedV2::SUBJECT,
-            StateChangedV1::SUBJECT
+            (StateChangedV3::SUBJECT, change(&b)),
+            (SslExpiringV2::SUBJECT, ssl_event_id(b.check_id))
         ]
     );
-    assert_eq!(
-        subjects_of(2),
-        [StateChangedV3::SUBJECT, StateChangedV2::SUBJECT]
-    );
-    // One event, three messages: the same event_id, distinct message ids.
-    let http_rows: Vec<_> = fx.events.iter().filter(|e| e.monitor_id == 1).collect();
-    for row in &http_rows[1..] {
-        assert_eq!(http_rows[0].payload["event_id"], row.payload["event_id"]);
-    }
-    let ids: std::collections::HashSet<Uuid> = http_rows.iter().map(|e| e.id).collect();
-    assert_eq!(ids.len(), 3);
-    assert_eq!(http_rows[2].payload["monitor"]["kind"], "http");
+    let row = fx.events.iter().find(|e| e.monitor_id == 1).unwrap();
+    assert_eq!(row.payload["monitor"]["kind"], "http");
     assert!(
-        http_rows[0].payload.get("round").is_none(),
+        row.payload.get("round").is_none(),
         "a single-region change has no round"
     );
     let tcp_row = fx.events.iter().find(|e| e.monitor_id == 2).unwrap();
@@ -202,12 +198,12 @@ fn heartbeat_uptime_counts_periods_not_pings() {
     };
     // A chatty job: 100 pings in the first period, none in the second
     // (the scheduler reports it missed), 100 again in the third.
-    let mut results: Vec<CheckResultV1> = (0..100).map(|i| ping(i / 2)).collect();
+    let mut results: Vec<CheckResult> = (0..100).map(|i| ping(i / 2)).collect();
     let mut missed = result(1, 110, CheckOutcome::Fail, 0);
     missed.trigger = Trigger::Heartbeat;
     results.push(missed);
     results.extend((0..100).map(|i| ping(130 + i / 2)));
-    let refs: Vec<&CheckResultV1> = results.iter().collect();
+    let refs: Vec<&CheckResult> = results.iter().collect();
     let fx = effects(std::slice::from_ref(&m), &refs, t(200));
     assert_eq!(fx.increments.len(), 1);
     assert_eq!(
@@ -243,7 +239,7 @@ fn cron_heartbeat_uptime_counts_scheduled_runs_not_pings() {
     // more on time, the 08:10 run once: three runs, three checks (the
     // hour-long interval would have counted one).
     let results = [ping(5), ping(20), ping(60), ping(290), ping(301), ping(605)];
-    let refs: Vec<&CheckResultV1> = results.iter().collect();
+    let refs: Vec<&CheckResult> = results.iter().collect();
     let fx = effects(std::slice::from_ref(&m), &refs, t(700));
     assert_eq!(fx.increments[0].total_checks, 3);
     // 08:10:05 counted: until 08:15, less 30 s of slack.

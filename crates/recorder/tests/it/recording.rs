@@ -2,7 +2,7 @@ use crate::common::{result, ssl_expiring_subject, state_changed_subject, Harness
 use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_contracts::{CheckOutcome, MonitorKind, MonitorStatus, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResultV3, MonitorKind, MonitorStatus, Trigger};
 use uptime_db::models::DailyUptime;
 use uptime_db::schema::daily_uptime;
 
@@ -318,7 +318,7 @@ async fn undecodable_messages_are_terminated_and_do_not_block_the_rest() {
     let h = Harness::started().await;
     let id = h.monitor(|_| {}).await;
     h.js.publish(
-        uptime_contracts::subjects::CHECK_RESULT_V1,
+        uptime_contracts::subjects::CHECK_RESULT_V3,
         "{not json".into(),
     )
     .await
@@ -336,7 +336,7 @@ async fn undecodable_messages_are_terminated_and_do_not_block_the_rest() {
     assert_eq!(dead[0].reason(), Some("undecodable"));
     assert_eq!(
         dead[0].original_subject(),
-        Some(uptime_contracts::subjects::CHECK_RESULT_V1)
+        Some(uptime_contracts::subjects::CHECK_RESULT_V3)
     );
     assert_eq!(dead[0].payload(), b"{not json");
 }
@@ -374,7 +374,10 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     let checked_at = Utc::now() - Duration::seconds(30);
 
     // A check that was in flight during the edit fails against the old target.
-    let outdated = result(id, checked_at, CheckOutcome::Fail).with_definition_version(2);
+    let outdated = CheckResultV3 {
+        definition_version: 2,
+        ..result(id, checked_at, CheckOutcome::Fail)
+    };
     h.publish_with_id(&outdated, &outdated.check_id.to_string())
         .await;
     h.wait_drained().await;
@@ -397,8 +400,10 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     assert!(days.is_empty(), "nor count in the uptime: {days:?}");
 
     // A result of the current definition moves it, as always.
-    let current = result(id, checked_at + Duration::seconds(10), CheckOutcome::Fail)
-        .with_definition_version(3);
+    let current = CheckResultV3 {
+        definition_version: 3,
+        ..result(id, checked_at + Duration::seconds(10), CheckOutcome::Fail)
+    };
     h.publish_with_id(&current, &current.check_id.to_string())
         .await;
     h.wait_drained().await;
@@ -406,11 +411,4 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     let events = h.events(state_changed_subject()).await;
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["check"]["check_id"], current.check_id.to_string());
-
-    // A version-1 result carries no version: it counts as current.
-    let v1 = result(id, checked_at + Duration::seconds(20), CheckOutcome::Pass);
-    h.record(std::slice::from_ref(&v1)).await;
-    assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
-    let rows = h.results_of(id).await;
-    assert_eq!(rows.last().unwrap().definition_version, None);
 }

@@ -9,7 +9,7 @@ use diesel::sql_types::{Bool, Integer};
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures::StreamExt;
 use std::collections::HashSet;
-use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message, MonitorStatus};
+use uptime_contracts::{streams, CheckOutcome, CheckResultV3, Message, MonitorStatus};
 use uptime_db::schema::outbox_events;
 use uuid::Uuid;
 
@@ -48,7 +48,7 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
     let mut h = Harness::new().await;
     let id = h.monitor(|m| m.confirmation_count = 1).await;
     let t0 = Utc::now() - Duration::minutes(5);
-    let results: Vec<CheckResultV1> = (0..20)
+    let results: Vec<CheckResultV3> = (0..20)
         .map(|i| {
             let outcome = if i < 10 {
                 CheckOutcome::Pass
@@ -79,7 +79,7 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
     let mut batch = consumer.fetch().max_messages(100).messages().await.unwrap();
     while let Some(msg) = batch.next().await {
         taken.push(
-            CheckResultV1::from_bytes(&msg.unwrap().payload)
+            CheckResultV3::from_bytes(&msg.unwrap().payload)
                 .unwrap()
                 .into(),
         );
@@ -89,8 +89,8 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
         .await
         .unwrap();
     assert_eq!(committed.inserted, 20);
-    // pending→up, up→down, each as state-changed v3, v2 and v1.
-    assert_eq!(committed.events.len(), 6, "{:?}", committed.events);
+    // pending→up and up→down, one state-changed.v3 each.
+    assert_eq!(committed.events.len(), 2, "{:?}", committed.events);
 
     // The replacement gets every message again once the ack wait runs out.
     h.start_recorder().await;
@@ -193,7 +193,7 @@ async fn a_batch_rolled_back_as_a_deadlock_victim_is_retried_whole() {
     let c = h.monitor(|_| {}).await;
     assert!(a < b && b < c);
     let t0 = Utc::now() - Duration::minutes(1);
-    let results: Vec<CheckResultV1> = [a, b, c]
+    let results: Vec<CheckResultV3> = [a, b, c]
         .iter()
         .map(|&id| result(id, t0, CheckOutcome::Pass))
         .collect();

@@ -2,7 +2,7 @@
 //! answered (in the batch) or past their deadline (the sweeper), with
 //! presence telling offline regions from silent ones.
 
-use crate::common::{eventually, state_changed_subject, Harness};
+use crate::common::{eventually, Harness};
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
@@ -217,10 +217,9 @@ async fn two_failing_regions_turn_it_down_after_confirmation_count_rounds() {
         error.contains("eu: eu saw 503") && error.contains("us: us saw 503"),
         "{error}"
     );
-    // V2 beside it, the same event.
-    let v2 = h.events(state_changed_subject()).await;
-    assert_eq!(v2.len(), 2);
-    assert_eq!(v2[1]["event_id"], down["event_id"]);
+    // One message per change: no v2 beside it (issue 20).
+    let all = crate::common::read_subject(&h.js, "uptime.events.>").await;
+    assert_eq!(all.len(), 2, "{all:?}");
 }
 
 #[tokio::test]
@@ -378,33 +377,43 @@ async fn single_region_results_raise_state_changed_v3_without_a_round() {
 }
 
 #[tokio::test]
-async fn the_relay_sends_the_versions_of_one_event_newest_first() {
+async fn the_relay_sends_one_transactions_rows_in_id_order_whatever_their_subjects() {
     use uptime_db::schema::outbox_events;
     let h = Harness::started().await;
     let id = h.monitor(|_| {}).await;
-    // One stranded state change, as one transaction writes it (one
-    // created_at), inserted oldest version first.
+    // Two stranded events of one transaction (one created_at) whose ids and
+    // subjects sort opposite ways: a warning then a state change. Sorted by
+    // subject (descending, as the relay did while an event was several
+    // versions) the state change would go first.
     let at = Utc::now() - Duration::minutes(1);
-    let subjects = [
-        uptime_contracts::StateChangedV1::SUBJECT,
-        uptime_contracts::StateChangedV2::SUBJECT,
-        StateChangedV3::SUBJECT,
+    let rows = [
+        (Uuid::from_u128(1), uptime_contracts::SslExpiringV2::SUBJECT),
+        (Uuid::from_u128(2), StateChangedV3::SUBJECT),
     ];
-    for subject in subjects {
-        diesel::insert_into(outbox_events::table)
-            .values((
-                outbox_events::id.eq(Uuid::new_v4()),
+    // One statement: the relay must not sweep between the two rows.
+    let values: Vec<_> = rows
+        .iter()
+        .map(|(row_id, subject)| {
+            (
+                outbox_events::id.eq(*row_id),
                 outbox_events::monitor_id.eq(id),
-                outbox_events::subject.eq(subject),
-                outbox_events::payload.eq(serde_json::json!({ "version": subject })),
+                outbox_events::subject.eq(*subject),
+                outbox_events::payload.eq(serde_json::json!({ "row": row_id })),
                 outbox_events::created_at.eq(at),
-            ))
-            .execute(&mut h.conn().await)
-            .await
-            .unwrap();
-    }
+            )
+        })
+        .collect();
+    diesel::insert_into(outbox_events::table)
+        .values(values)
+        .execute(&mut h.conn().await)
+        .await
+        .unwrap();
     h.events(StateChangedV3::SUBJECT).await;
-    let all = crate::common::read_subject(&h.js, "uptime.events.state_changed.>").await;
-    let order: Vec<&str> = all.iter().map(|e| e["version"].as_str().unwrap()).collect();
-    assert_eq!(order, [subjects[2], subjects[1], subjects[0]]);
+    let all = crate::common::read_subject(&h.js, "uptime.events.>").await;
+    let order: Vec<&str> = all.iter().map(|e| e["row"].as_str().unwrap()).collect();
+    assert_eq!(
+        order,
+        rows.map(|(row_id, _)| row_id.to_string()),
+        "the relay follows the rows' order, not their subjects'"
+    );
 }

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{streams, CheckOutcome, CheckResultV1, Message, Trigger};
+use uptime_contracts::{streams, CheckOutcome, CheckResultV3, Message, Trigger};
 use uptime_db::models::{CheckResult, Monitor, MonitorDefinition};
 use uptime_db::schema::{check_results, monitors, outbox_events};
 use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
@@ -150,13 +150,13 @@ impl Harness {
             .expect("publish result");
     }
 
-    pub async fn publish(&self, result: &CheckResultV1) {
+    pub async fn publish(&self, result: &CheckResultV3) {
         self.publish_with_id(result, &result.check_id.to_string())
             .await;
     }
 
     /// Publishes and waits until the recorder has acked everything.
-    pub async fn record(&self, results: &[CheckResultV1]) {
+    pub async fn record(&self, results: &[CheckResultV3]) {
         for r in results {
             self.publish(r).await;
         }
@@ -248,11 +248,15 @@ where
     }
 }
 
-/// A scheduled result of `monitor_id` checked at `checked_at`.
-pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome) -> CheckResultV1 {
-    CheckResultV1 {
-        check_id: Uuid::new_v4(),
+/// A scheduled result of `monitor_id` checked at `checked_at`, as a checker
+/// of the default region publishes it (a round of one: the round's id is the
+/// check's), for the monitor's first definition.
+pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome) -> CheckResultV3 {
+    let check_id = Uuid::new_v4();
+    CheckResultV3 {
+        check_id,
         monitor_id,
+        definition_version: 1,
         trigger: Trigger::Scheduled,
         due_at: Some(checked_at),
         checked_at,
@@ -266,12 +270,14 @@ pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome)
         error: (outcome == CheckOutcome::Fail).then(|| "expected status 200, got 503".into()),
         ssl_expires_at: None,
         reporter: "checker-test".into(),
+        region: uptime_contracts::DEFAULT_REGION.into(),
+        round_id: Some(check_id),
     }
 }
 
 /// Subject constants, re-exported for the tests.
 pub fn state_changed_subject() -> &'static str {
-    uptime_contracts::StateChangedV2::SUBJECT
+    uptime_contracts::StateChangedV3::SUBJECT
 }
 
 pub fn ssl_expiring_subject() -> &'static str {
