@@ -8,6 +8,7 @@ pub mod key_revocations;
 pub mod keys;
 pub mod middleware;
 pub mod openapi;
+pub mod query_params;
 pub mod quotas;
 pub mod rate_limit;
 pub mod routes;

@@ -32,6 +32,7 @@ use utoipa::{Modify, OpenApi};
     paths(
         routes::api_keys::create,
         routes::api_keys::list,
+        routes::api_keys::get,
         routes::api_keys::revoke,
         routes::checks::check_now,
         routes::checks::results::results,
@@ -150,6 +151,7 @@ pub fn document() -> &'static Value {
     DOCUMENT.get_or_init(|| {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
         distinct_operation_ids(&mut doc);
+        add_locations(&mut doc);
         add_common_responses(&mut doc);
         add_patterns(&mut doc);
         doc
@@ -204,6 +206,38 @@ fn distinct_operation_ids(doc: &mut Value) {
                 let mut suffix = method.clone();
                 suffix[..1].make_ascii_uppercase();
                 op["operationId"] = Value::String(format!("{id}{suffix}"));
+            }
+        }
+    }
+}
+
+/// Every `201` carries `Location`: the created resource (`{path}/{id}`),
+/// unless the annotation says otherwise (a bulk create's list).
+fn add_locations(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            let Some(created) = op["responses"].get_mut("201") else {
+                continue;
+            };
+            let headers = created
+                .as_object_mut()
+                .map(|c| c.entry("headers").or_insert_with(|| json!({})));
+            if let Some(Value::Object(headers)) = headers {
+                headers.entry("Location").or_insert_with(|| {
+                    json!({
+                        "description": format!("The created resource: `{path}/{{id}}`"),
+                        "schema": {"type": "string"},
+                    })
+                });
+                if let Some(location) = headers.get_mut("Location") {
+                    location["required"] = json!(true);
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/api-keys").get(list).post(create))
-        .service(web::resource("/api-keys/{id}").delete(revoke));
+        .service(web::resource("/api-keys/{id}").get(get).delete(revoke));
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -95,7 +95,12 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created().json(ApiKeyResponse::from_row(row, Some(raw))))
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/api-keys/{}", row.id),
+        ))
+        .json(ApiKeyResponse::from_row(row, Some(raw))))
 }
 
 /// List the caller's API keys (never the raw keys).
@@ -110,6 +115,26 @@ pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResp
             .map(|k| ApiKeyResponse::from_row(k, None))
             .collect(),
     }))
+}
+
+/// One of the caller's unrevoked keys (never the raw key).
+#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "API key id")),
+    responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    // A user has few keys (a quota bounds them).
+    let rows = uptime_db::api_keys::list(&mut conn, user.user_id).await?;
+    let key = rows
+        .into_iter()
+        .find(|k| k.id == id)
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
 }
 
 /// Revoke one of the caller's keys; it is refused from the next request on,

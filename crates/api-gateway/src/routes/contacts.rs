@@ -328,7 +328,12 @@ pub async fn create(
     if req.kind == ContactType::Email {
         row = request_verification(&state, row, true).await;
     }
-    Ok(HttpResponse::Created().json(ContactResponse::from_row(row)?))
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/alert-contacts/{}", row.id),
+        ))
+        .json(ContactResponse::from_row(row)?))
 }
 
 /// List the caller's alert contacts in id order, a page at a time.

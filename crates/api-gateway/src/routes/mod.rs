@@ -15,6 +15,11 @@ pub mod usage;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/api/v1")
+            // Unknown query parameters are refused once the key is
+            // checked (the later `wrap` runs first).
+            .wrap(actix_web::middleware::from_fn(
+                crate::query_params::refuse_unknown,
+            ))
             // Keys are checked before any handler reads a body.
             .wrap(actix_web::middleware::from_fn(
                 crate::middleware::authenticate,

@@ -8,6 +8,7 @@ mod check_support;
 mod checks;
 mod common;
 mod contacts;
+mod conventions;
 mod errors;
 mod fuzz;
 mod heartbeats;

@@ -192,7 +192,8 @@ fn validate_items(
 /// (field `monitors`) counting the rest.
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", operation_id = "bulkCreateMonitors", tag = "monitors", request_body = BulkCreateMonitors,
     security(("bearer" = [])),
-    responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order"),
+    responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order",
+            headers(("Location" = String, description = "`/api/v1/monitors`: many were created, the location is their list"))),
         (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor; the first 100 problems, then one entry of field `monitors` counting the others)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, nothing created: the batch does not fit the user's monitor quota (`details` field `monitors`), or its active checked monitors would take the user's checks per minute (regions × 60 / interval_secs each) past their budget (field `checks_per_minute`)"),
@@ -323,7 +324,10 @@ async fn create_all(
         .zip(contact_ids)
         .map(|(row, ids)| MonitorResponse::from_row(row, ids, &state.settings.regions))
         .collect::<Result<_, _>>()?;
-    Ok(HttpResponse::Created().json(BulkCreatedMonitors { monitors }))
+    // Many were created: the location is their list.
+    Ok(HttpResponse::Created()
+        .insert_header((actix_web::http::header::LOCATION, "/api/v1/monitors"))
+        .json(BulkCreatedMonitors { monitors }))
 }
 
 #[cfg(test)]

@@ -94,11 +94,16 @@ pub async fn create(
         .await?;
     drop(conn);
     announce(&state, row.id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Created().json(MonitorResponse::from_row(
-        row,
-        contact_ids,
-        &state.settings.regions,
-    )?))
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/monitors/{}", row.id),
+        ))
+        .json(MonitorResponse::from_row(
+            row,
+            contact_ids,
+            &state.settings.regions,
+        )?))
 }
 
 /// List the caller's monitors in id order, a page at a time.

@@ -1,0 +1,171 @@
+//! Issue 20: the HTTP conventions client generators rely on: `Location` on
+//! every 201, unknown query parameters refused, one pagination style.
+
+use crate::check_support::insert_heartbeat_monitor;
+use crate::common::{spawn_app, TestApp};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+/// Sends a POST and returns the status, the `Location` header and the body.
+async fn post_located(
+    app: &TestApp,
+    path: &str,
+    key: &str,
+    body: Value,
+) -> (StatusCode, Option<String>, Value) {
+    let res = app
+        .client
+        .post(app.url(path))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let location = res
+        .headers()
+        .get("location")
+        .map(|v| v.to_str().unwrap().to_string());
+    (status, location, res.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn every_201_says_where_the_created_resource_is() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let creates = [
+        (
+            "/api/v1/monitors",
+            json!({"name": "site", "type": "http", "target": "https://example.com"}),
+            "/api/v1/monitors",
+        ),
+        (
+            "/api/v1/alert-contacts",
+            json!({"name": "ops", "type": "slack", "value": "https://hooks.slack.com/services/T/B/x"}),
+            "/api/v1/alert-contacts",
+        ),
+        (
+            "/api/v1/api-keys",
+            json!({"name": "ci"}),
+            "/api/v1/api-keys",
+        ),
+    ];
+    for (path, body, collection) in creates {
+        let (status, location, created) = post_located(&app, path, &key, body).await;
+        assert_eq!(status, StatusCode::CREATED, "{path}: {created}");
+        let id = created["id"].as_i64().unwrap();
+        assert_eq!(
+            location.as_deref(),
+            Some(format!("{collection}/{id}").as_str()),
+            "{path}"
+        );
+        // The location answers with the resource itself.
+        let (status, read) = app.get(&location.unwrap(), &key).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {read}");
+        assert_eq!(read["id"], id, "{path}");
+    }
+    // A bulk create made many: the location is the monitors' list.
+    let (status, location, created) = post_located(
+        &app,
+        "/api/v1/monitors/bulk",
+        &key,
+        json!({"monitors": [{"name": "a", "type": "heartbeat"}, {"name": "b", "type": "heartbeat"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(location.as_deref(), Some("/api/v1/monitors"));
+
+    // The document declares the header on every 201.
+    let (_, spec) = app.get("/api/v1/openapi.json", &key).await;
+    let mut created_answers = 0;
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if let Some(created) = op["responses"].get("201") {
+                created_answers += 1;
+                assert!(
+                    created["headers"]["Location"]["schema"].is_object(),
+                    "{method} {path}: 201 without a Location header: {created}"
+                );
+            }
+        }
+    }
+    assert_eq!(created_answers, 4);
+}
+
+fn refused(status: StatusCode, body: &Value, param: &str) {
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "invalid query parameters", "{body}");
+    let details = body["details"].as_array().unwrap();
+    assert!(
+        details.iter().any(|d| d["field"] == param),
+        "{param} named: {body}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_query_parameters_are_refused_naming_them() {
+    let app = spawn_app().await;
+    let (user_id, key) = app.new_user("ops").await;
+    let (status, monitor) = app
+        .post(
+            "/api/v1/monitors",
+            &key,
+            json!({"name": "hb", "type": "heartbeat"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{monitor}");
+    let id = monitor["id"].as_i64().unwrap();
+
+    // Lists: known parameters still work, an unknown one is named.
+    assert_eq!(
+        app.get("/api/v1/monitors?limit=5", &key).await.0,
+        StatusCode::OK
+    );
+    let (status, body) = app.get("/api/v1/monitors?limit=5&sort=name", &key).await;
+    refused(status, &body, "sort");
+    // Routes without any query parameter refuse every one.
+    for path in [
+        format!("/api/v1/monitors/{id}?expand=results"),
+        "/api/v1/usage?verbose=1".to_string(),
+        "/api/v1/regions?x".to_string(),
+        "/api/v1/api-keys?page=2".to_string(),
+    ] {
+        let (status, body) = app.get(&path, &key).await;
+        let param = path.split('?').nth(1).unwrap().split('=').next().unwrap();
+        refused(status, &body, param);
+    }
+    // Writes are refused before anything changes.
+    let (status, body) = app
+        .post(
+            "/api/v1/monitors?dry_run=true",
+            &key,
+            json!({"name": "x", "type": "heartbeat"}),
+        )
+        .await;
+    refused(status, &body, "dry_run");
+    let (status, body) = app
+        .delete(&format!("/api/v1/monitors/{id}?force=1"), &key)
+        .await;
+    refused(status, &body, "force");
+    let (_, list) = app.get("/api/v1/monitors", &key).await;
+    assert_eq!(list["monitors"].as_array().unwrap().len(), 1, "{list}");
+
+    // The key is judged first, as with bodies.
+    let (status, _) = app
+        .call(Method::GET, "/api/v1/monitors?sort=name", None, None)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Heartbeat pings take any query string: cron tools add cache busters
+    // and run ids.
+    let (_, token) = insert_heartbeat_monitor(&app.state.pool, user_id, 'c', true).await;
+    let (status, body) = app
+        .call(
+            Method::GET,
+            &format!("/api/v1/heartbeat/{token}?rid=42&t=1700000000"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
