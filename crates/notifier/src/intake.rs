@@ -1,5 +1,5 @@
-//! Events in: each `StateChangedV3` / `StateChangedV2` / `SslExpiringV2` (or
-//! version 1) becomes one pending
+//! Events in: each `StateChangedV3` / `StateChangedV2` / `SslExpiringV2`
+//! becomes one pending
 //! delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
@@ -42,10 +42,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use uptime_alerts::AlertEvent;
 use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
-use uptime_contracts::{
-    subjects, Message as _, SslExpiringV1, SslExpiringV2, StateChangedV1, StateChangedV2,
-    StateChangedV3,
-};
+use uptime_contracts::{subjects, Message as _, SslExpiringV2, StateChangedV2, StateChangedV3};
 use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
 
@@ -85,17 +82,6 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, Undecodab
             let event =
                 SslExpiringV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
             Ok(Some(AlertEvent::from_ssl_expiring(&event)))
-        }
-        // Version 1, from a recorder of before version 2: the same alert.
-        subjects::STATE_CHANGED_V1 => {
-            let event =
-                StateChangedV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(AlertEvent::from_state_change(&event.into()))
-        }
-        subjects::SSL_EXPIRING_V1 => {
-            let event =
-                SslExpiringV1::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(Some(AlertEvent::from_ssl_expiring(&event.into())))
         }
         other => Err(undecodable(format!("no handler for subject {other}"))),
     }
@@ -273,20 +259,19 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use uptime_contracts::messages::{
-        CheckRefV1, MonitorKind, MonitorKindV1, MonitorRefV1, MonitorStatus, Trigger,
-    };
+    use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
+    use uptime_contracts::MonitorRefV2;
     use uuid::Uuid;
 
-    fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV1 {
+    fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV2 {
         let now = chrono::Utc::now();
-        StateChangedV1 {
+        StateChangedV2 {
             event_id: Uuid::new_v4(),
-            monitor: MonitorRefV1 {
+            monitor: MonitorRefV2 {
                 id: 7,
                 user_id: 1,
                 name: "API".into(),
-                kind: MonitorKindV1::Http,
+                kind: MonitorKind::Http,
                 target: Some("https://example.com".into()),
             },
             previous_status: previous,
@@ -309,14 +294,16 @@ mod tests {
     #[test]
     fn unknown_subjects_and_bad_json_are_undecodable() {
         assert!(decode("uptime.events.other.v1", b"{}").is_err());
-        assert!(decode(subjects::STATE_CHANGED_V1, b"not json").is_err());
+        assert!(decode(subjects::STATE_CHANGED_V2, b"not json").is_err());
+        // Version 1 was retired in issue 20: its subject has no handler.
+        assert!(decode("uptime.events.state_changed.v1", b"{}").is_err());
     }
 
     #[test]
     fn a_first_result_alerts_and_a_change_to_pending_does_not() {
         // `pending → up` is a change to up: the contract alerts on it.
         let first = change(MonitorStatus::Pending, MonitorStatus::Up);
-        let alert = decode(subjects::STATE_CHANGED_V1, &first.to_bytes())
+        let alert = decode(subjects::STATE_CHANGED_V2, &first.to_bytes())
             .unwrap()
             .expect("an alert");
         let row = to_store(&alert).expect("about a monitor");
@@ -327,28 +314,26 @@ mod tests {
         assert_eq!(payload, alert.to_json(), "the payload the worker sends");
 
         let reset = change(MonitorStatus::Up, MonitorStatus::Pending);
-        assert!(decode(subjects::STATE_CHANGED_V1, &reset.to_bytes())
+        assert!(decode(subjects::STATE_CHANGED_V2, &reset.to_bytes())
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn version_two_carries_the_new_kinds_into_the_alert() {
-        let mut event = StateChangedV2::from(change(MonitorStatus::Up, MonitorStatus::Down));
+        let mut event = change(MonitorStatus::Up, MonitorStatus::Down);
         event.monitor.kind = MonitorKind::Dns;
         let alert = decode(subjects::STATE_CHANGED_V2, &event.to_bytes())
             .unwrap()
             .expect("an alert");
         assert_eq!(alert.monitor.as_ref().unwrap().kind, MonitorKind::Dns);
         assert_eq!(to_store(&alert).unwrap().event_type, "monitor.down");
-        // The version-1 decoder cannot read it: the subject decides.
-        assert!(decode(subjects::STATE_CHANGED_V1, &event.to_bytes()).is_err());
     }
 
     #[test]
     fn version_three_carries_the_round_into_the_alert() {
         use uptime_contracts::{RegionOutcomeV1, RegionSeen, RoundV1};
-        let v2 = StateChangedV2::from(change(MonitorStatus::Up, MonitorStatus::Down));
+        let v2 = change(MonitorStatus::Up, MonitorStatus::Down);
         let region = |name: &str, seen, error: Option<&str>| RegionOutcomeV1 {
             region: name.into(),
             seen,

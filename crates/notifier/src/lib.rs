@@ -1,8 +1,8 @@
 //! The notifier: turns monitor events into alert deliveries and delivers
 //! them reliably.
 //!
-//! - [`intake`]: the durable NATS consumer of `StateChangedV1` and
-//!   `SslExpiringV1`, taken in batches; each event becomes one
+//! - [`intake`]: the durable NATS consumer of `StateChangedV3` (and the
+//!   previous `StateChangedV2`) and `SslExpiringV2`, taken in batches; each event becomes one
 //!   `alert_deliveries` row per verified contact of its monitor (one
 //!   statement per batch) before the event is acked.
 //! - [`worker`]: claims due deliveries with a lease, sends them through
@@ -78,17 +78,21 @@ impl Notifier {
             // Create or update: a changed ack wait applies to an existing
             // consumer too (an upgrade from a longer one).
             .create_consumer(jetstream::consumer::pull::Config {
-                // Version 1 may still sit in the stream after an upgrade
-                // from a recorder that published it.
+                // The current and the previous version of each family
+                // (uptime_contracts::versions). Recorders publish one
+                // version per event: state-changed.v3 (with the round of a
+                // monitor checked from several regions) and ssl-expiring.v2.
+                // v2 of state changes stays read while recorders of the
+                // release before, which published it beside v3 (v3 first,
+                // so v3's payload is the one stored: deliveries are unique
+                // per event and contact), may still run. Version 1 was
+                // retired in issue 20 without losing an event: every v1
+                // event had a v2 twin with the same event id, which this
+                // consumer reads.
                 filter_subjects: vec![
-                    subjects::STATE_CHANGED_V1.to_string(),
-                    subjects::SSL_EXPIRING_V1.to_string(),
+                    subjects::STATE_CHANGED_V3.to_string(),
                     subjects::STATE_CHANGED_V2.to_string(),
                     subjects::SSL_EXPIRING_V2.to_string(),
-                    // With the round of a monitor checked from several
-                    // regions; published first, so its payload is the one
-                    // stored (deliveries are unique per event and contact).
-                    subjects::STATE_CHANGED_V3.to_string(),
                 ],
                 ..streams::durable_pull(
                     streams::NOTIFIER_CONSUMER,

@@ -346,31 +346,29 @@ async fn an_event_in_both_versions_makes_one_delivery_per_contact() {
     let world = World::start().await;
     let hook = WebhookReceiver::start().await;
     let fleet = fleet(&world, &hook).await;
-    // As the recorder publishes an http monitor's event: version 2 under the
-    // event id, version 1 beside it under an id of its own.
+    // As a recorder of the release before issue 20 published an event:
+    // version 3 under an id derived from the event id, version 2 beside it
+    // under the event id.
     let mut events = Vec::new();
     for (monitor, expected) in &fleet {
         let v2 = first_up(monitor);
-        let v1 = uptime_contracts::StateChangedV1 {
+        let v3 = uptime_contracts::StateChangedV3 {
             event_id: v2.event_id,
-            monitor: uptime_contracts::MonitorRefV1 {
-                id: v2.monitor.id,
-                user_id: v2.monitor.user_id,
-                name: v2.monitor.name.clone(),
-                kind: uptime_contracts::MonitorKindV1::try_from(v2.monitor.kind).unwrap(),
-                target: v2.monitor.target.clone(),
-            },
+            monitor: v2.monitor.clone(),
             previous_status: v2.previous_status,
             status: v2.status,
             occurred_at: v2.occurred_at,
             previous_since: v2.previous_since,
             consecutive_failures: v2.consecutive_failures,
             check: v2.check.clone(),
+            round: None,
         };
+        let v3_id = uuid::Uuid::new_v5(
+            &v2.event_id,
+            <uptime_contracts::StateChangedV3 as uptime_contracts::Message>::SUBJECT.as_bytes(),
+        );
+        world.publish_with_id(&v3_id.to_string(), &v3).await;
         world.publish_change(&v2).await;
-        world
-            .publish_with_id(&format!("v1-{}", v2.event_id), &v1)
-            .await;
         events.push((v2.event_id, *expected));
     }
     let _notifier = Running::start(world.settings()).await;

@@ -9,3 +9,4 @@ mod leases;
 mod ordering;
 mod regions;
 mod reliability;
+mod versions;

@@ -1,16 +1,16 @@
-//! A status change of a monitor checked from several regions arrives three
-//! times: version 3 (with the round) first, then versions 2 and 1 under the
-//! same `event_id`. Each contact gets one delivery, and its payload is
-//! version 3's: it names the regions and what each saw.
+//! A status change of a monitor checked from several regions: recorders
+//! publish it once, as version 3 (with the round); a recorder of the release
+//! before issue 20 also sent version 2 after it, under the same `event_id`.
+//! Each contact gets one delivery, and its payload is version 3's: it names
+//! the regions and what each saw.
 
 use crate::common::*;
 use async_nats::jetstream;
 use chrono::{Duration as ChronoDuration, Utc};
 use std::time::Duration;
-use uptime_contracts::messages::{MonitorKindV1, MonitorRefV1, MonitorStatus};
+use uptime_contracts::messages::MonitorStatus;
 use uptime_contracts::{
-    streams, Message, RegionOutcomeV1, RegionSeen, RoundV1, StateChangedV1, StateChangedV2,
-    StateChangedV3,
+    streams, Message, RegionOutcomeV1, RegionSeen, RoundV1, StateChangedV2, StateChangedV3,
 };
 use uptime_db::models::Monitor;
 use uptime_testkit::receiver::WebhookReceiver;
@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// The three versions of one change of `m` to down, failed in eu and us.
-fn three_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2, StateChangedV1) {
+/// Both versions of one change of `m` to down, failed in eu and us.
+fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
     let now = Utc::now();
     let v2 = change(
         m,
@@ -56,39 +56,18 @@ fn three_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2, StateChangedV
             note: None,
         }),
     };
-    let v1 = StateChangedV1 {
-        event_id: v2.event_id,
-        monitor: MonitorRefV1 {
-            id: m.id,
-            user_id: m.user_id,
-            name: m.name.clone(),
-            kind: MonitorKindV1::Http,
-            target: m.target.clone(),
-        },
-        previous_status: v2.previous_status,
-        status: v2.status,
-        occurred_at: v2.occurred_at,
-        previous_since: v2.previous_since,
-        consecutive_failures: v2.consecutive_failures,
-        check: v2.check.clone(),
-    };
-    (v3, v2, v1)
+    (v3, v2)
 }
 
-/// As the recorder's outbox does: version 2 under the event id, the others
-/// under ids derived from it (so JetStream keeps all three).
-async fn publish_all(
-    world: &World,
-    (v3, v2, v1): &(StateChangedV3, StateChangedV2, StateChangedV1),
-) {
+/// As the outbox of a recorder of the release before did: version 3 under
+/// an id derived from the event id, then version 2 under the event id (so
+/// JetStream keeps both).
+async fn publish_both(world: &World, (v3, v2): &(StateChangedV3, StateChangedV2)) {
     let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
     world
         .publish_with_id(&derived(StateChangedV3::SUBJECT), v3)
         .await;
     world.publish_with_id(&v2.event_id.to_string(), v2).await;
-    world
-        .publish_with_id(&derived(StateChangedV1::SUBJECT), v1)
-        .await;
 }
 
 /// Waits until the notifier has taken and settled every event in the stream.
@@ -137,7 +116,7 @@ fn assert_names_the_regions(payload: &serde_json::Value) {
 }
 
 #[tokio::test]
-async fn three_versions_in_one_batch_make_one_delivery_with_the_regions() {
+async fn both_versions_in_one_batch_make_one_delivery_with_the_regions() {
     let world = World::start().await;
     let user = world.user("ops").await;
     let monitor = world.monitor(user, "Shop", true).await;
@@ -145,9 +124,9 @@ async fn three_versions_in_one_batch_make_one_delivery_with_the_regions() {
     world
         .contact(user, monitor.id, "webhook", &hook.url("/h"), true)
         .await;
-    let versions = three_versions(&monitor);
+    let versions = both_versions(&monitor);
     // Waiting in the stream before the notifier starts: taken together.
-    publish_all(&world, &versions).await;
+    publish_both(&world, &versions).await;
     let _notifier = Running::start(world.settings()).await;
 
     let event_id = versions.1.event_id;
@@ -155,7 +134,7 @@ async fn three_versions_in_one_batch_make_one_delivery_with_the_regions() {
     assert_eq!(rows[0].0.status, "delivered", "{rows:#?}");
     drained(&world).await;
     let received = hook.wait_for(1, DEADLINE).await;
-    assert_eq!(received.len(), 1, "one delivery of the three versions");
+    assert_eq!(received.len(), 1, "one delivery of the two versions");
     let body = received[0].json();
     assert_eq!(body["event_id"], event_id.to_string());
     assert_names_the_regions(&body);
@@ -171,7 +150,7 @@ async fn versions_taken_one_by_one_keep_the_first_payload_the_round() {
         .contact(user, monitor.id, "email", "oncall@example.com", true)
         .await;
     let _notifier = Running::start(world.settings()).await;
-    let (v3, v2, v1) = three_versions(&monitor);
+    let (v3, v2) = both_versions(&monitor);
     let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
 
     world
@@ -179,10 +158,6 @@ async fn versions_taken_one_by_one_keep_the_first_payload_the_round() {
         .await;
     drained(&world).await;
     world.publish_with_id(&v2.event_id.to_string(), &v2).await;
-    drained(&world).await;
-    world
-        .publish_with_id(&derived(StateChangedV1::SUBJECT), &v1)
-        .await;
     drained(&world).await;
 
     let rows = world.settled(v2.event_id, 1, DEADLINE).await;
