@@ -413,10 +413,22 @@ fn add_patterns(doc: &mut Value) {
                 continue;
             };
             for param in params {
+                if param["in"] == "query" && param["name"] == "before" {
+                    // The former name of `cursor` (results), still accepted.
+                    param["deprecated"] = json!(true);
+                }
                 let pattern = match (param["in"].as_str(), param["name"].as_str()) {
+                    // Results have cursors of their own (a time and an id),
+                    // rounds and deliveries too (a time and a UUID).
+                    (Some("query"), Some("cursor" | "before")) if path.ends_with("/results") => {
+                        routes::checks::RESULTS_CURSOR_PATTERN
+                    }
+                    (Some("query"), Some("cursor"))
+                        if path.ends_with("/rounds") || path.ends_with("/deliveries") =>
+                    {
+                        crate::validation::positions::POSITION_CURSOR_PATTERN
+                    }
                     (Some("query"), Some("cursor")) => cursor.as_str(),
-                    // Results have cursors of their own (a time and an id).
-                    (Some("query"), Some("before")) => routes::checks::RESULTS_CURSOR_PATTERN,
                     (Some("path"), Some("token")) => token_pattern,
                     _ => continue,
                 };

@@ -419,8 +419,31 @@ pub async fn list_for_contact(
     contact_id: i64,
     limit: i64,
 ) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
-    let deliveries: Vec<AlertDelivery> = alert_deliveries::table
+    page_for_contact(conn, contact_id, None, limit).await
+}
+
+/// At most `limit` of the contact's deliveries, newest first (by
+/// `created_at`, then `id`), those after `after` (a delivery's `created_at`
+/// and `id`) in that order; each with its attempts (oldest first).
+pub async fn page_for_contact(
+    conn: &mut AsyncPgConnection,
+    contact_id: i64,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    limit: i64,
+) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
+    let mut query = alert_deliveries::table
         .filter(alert_deliveries::contact_id.eq(contact_id))
+        .into_boxed();
+    if let Some((at, id)) = after {
+        query = query.filter(
+            alert_deliveries::created_at
+                .lt(at)
+                .or(alert_deliveries::created_at
+                    .eq(at)
+                    .and(alert_deliveries::id.lt(id))),
+        );
+    }
+    let deliveries: Vec<AlertDelivery> = query
         .order((
             alert_deliveries::created_at.desc(),
             alert_deliveries::id.desc(),

@@ -35,8 +35,28 @@ pub async fn newest(
     monitor_id: i64,
     limit: i64,
 ) -> DbResult<Vec<RoundRow>> {
-    Ok(check_rounds::table
+    page(conn, monitor_id, None, limit).await
+}
+
+/// At most `limit` rounds of a monitor in [`newest`]'s order, those after
+/// `after` (a round's `due_at` and `round_id`) in that order.
+pub async fn page(
+    conn: &mut AsyncPgConnection,
+    monitor_id: i64,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    limit: i64,
+) -> DbResult<Vec<RoundRow>> {
+    let mut query = check_rounds::table
         .filter(check_rounds::monitor_id.eq(monitor_id))
+        .into_boxed();
+    if let Some((at, id)) = after {
+        query = query.filter(
+            check_rounds::due_at.lt(at).or(check_rounds::due_at
+                .eq(at)
+                .and(check_rounds::round_id.lt(id))),
+        );
+    }
+    Ok(query
         .order((check_rounds::due_at.desc(), check_rounds::round_id.desc()))
         .limit(limit)
         .select(RoundRow::as_select())

@@ -5,7 +5,7 @@
 //! not taken for `/alert-contacts/{id}`.
 
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::verification;
 use actix_web::{web, HttpResponse};
@@ -22,7 +22,6 @@ use uuid::Uuid;
 /// Upper bound of the test alert's webhook or Slack request; the caller waits for it.
 const TEST_ALERT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_LIMIT: i64 = 20;
-const MAX_LIMIT: i64 = 100;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Resources rather than `cfg.route`: a route's method guard would make a
@@ -172,9 +171,11 @@ pub async fn send_test(
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct DeliveriesQuery {
-    /// How many deliveries, newest first: 1..=100 (default 20).
+    /// Deliveries per page, newest first: 1 to 100 (default 20).
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page; omit for the newest.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -211,6 +212,8 @@ pub struct DeliveryLog {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveryList {
     pub deliveries: Vec<DeliveryLog>,
+    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
+    pub next_cursor: Option<String>,
 }
 
 impl DeliveryLog {
@@ -257,22 +260,21 @@ pub async fn deliveries(
     id: web::Path<i64>,
     query: web::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::InvalidQuery(vec![FieldError::new(
-            "limit",
-            format!("must be between 1 and {MAX_LIMIT}"),
-        )]));
-    }
+    let (limit, after) =
+        crate::validation::positions::page(query.limit, query.cursor.as_deref(), DEFAULT_LIMIT)?;
     let mut conn = state.conn().await?;
     let contact = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows = uptime_db::deliveries::list_for_contact(&mut conn, contact.id, limit).await?;
+    let rows =
+        uptime_db::deliveries::page_for_contact(&mut conn, contact.id, after, limit + 1).await?;
+    let (rows, next_cursor) =
+        crate::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
     Ok(HttpResponse::Ok().json(DeliveryList {
         deliveries: rows
             .into_iter()
             .map(|(d, a)| DeliveryLog::from_rows(d, a))
             .collect(),
+        next_cursor,
     }))
 }

@@ -4,7 +4,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::keys;
 use crate::state::AppState;
-use crate::validation::Problems;
+use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -56,6 +56,8 @@ impl ApiKeyResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ApiKeyList {
     pub api_keys: Vec<ApiKeyResponse>,
+    /// Pass as `?cursor=` for the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// Create an API key. The raw key is in this response only.
@@ -103,17 +105,32 @@ pub async fn create(
         .json(ApiKeyResponse::from_row(row, Some(raw))))
 }
 
-/// List the caller's API keys (never the raw keys).
+/// List the caller's unrevoked API keys in id order, a page at a time
+/// (never the raw keys).
 #[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
-    responses((status = 200, body = ApiKeyList), (status = 401, body = ErrorBody)))]
-pub async fn list(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
+    params(PageQuery),
+    responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.validate()?;
     let mut conn = state.conn().await?;
-    let rows = uptime_db::api_keys::list(&mut conn, user.user_id).await?;
+    // A user has few keys (a quota bounds them): paged here, not in SQL.
+    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.user_id)
+        .await?
+        .into_iter()
+        .filter(|k| page.after_id.is_none_or(|after| k.id > after))
+        .take(usize::try_from(page.limit + 1).unwrap_or(usize::MAX))
+        .collect();
+    let (rows, next_cursor) = paginate(rows, page.limit, |k| k.id);
     Ok(HttpResponse::Ok().json(ApiKeyList {
         api_keys: rows
             .into_iter()
             .map(|k| ApiKeyResponse::from_row(k, None))
             .collect(),
+        next_cursor,
     }))
 }
 

@@ -22,6 +22,7 @@ mod monitors;
 mod nul_bytes;
 mod openapi;
 mod ops;
+mod pagination;
 mod quotas;
 mod regions;
 mod results_retention;

@@ -18,6 +18,9 @@ pub struct ResultsQuery {
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page; omit for the newest results.
+    pub cursor: Option<String>,
+    /// The former name of `cursor`, still accepted (not with `cursor`);
+    /// deprecated (set so in `openapi::add_patterns`).
     pub before: Option<String>,
     /// Only the results of this region (`default`: also those recorded
     /// before regions existed). Any region name, known or not.
@@ -83,16 +86,17 @@ pub struct CheckResultsPage {
     /// Newest first: by the time the check was due (a ping's: when it
     /// arrived), then by `id`.
     pub results: Vec<CheckResultResponse>,
-    /// Pass as `before` for the next (older) page; `null` on the last page.
+    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<String>,
 }
 
 /// A monitor's check results, newest first, a page at a time. Results are
 /// ordered by the time their check was due (a ping's: when it arrived), then
 /// by `id`. They are kept `retention.results_days` (90 by default; a whole
-/// day expires at once); the daily uptime outlives them. A `before` cursor
+/// day expires at once); the daily uptime outlives them. A cursor
 /// handed out before results were partitioned (one beginning `aWQ6`) is 400:
-/// start again from the first page. Each result names the region it was
+/// start again from the first page. `before` is the former name of
+/// `cursor`. Each result names the region it was
 /// checked from and its round; `region` keeps one region's results (give
 /// the same `region` with each page's cursor).
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks", security(("bearer" = [])),
@@ -113,11 +117,16 @@ pub async fn results(
         cursor: None,
     }
     .validate();
-    let before = query
-        .before
-        .as_deref()
-        .map(decode_results_cursor)
-        .transpose();
+    let before = match (query.cursor.as_deref(), query.before.as_deref()) {
+        (Some(_), Some(_)) => Err(FieldError::new(
+            "before",
+            "is the former name of cursor: give one of them",
+        )),
+        (Some(cursor), None) => decode_results_cursor(cursor)
+            .map(Some)
+            .map_err(|problem| FieldError::new("cursor", problem.message)),
+        (None, before) => before.map(decode_results_cursor).transpose(),
+    };
     let region = match query.region.as_deref() {
         Some(r) if !uptime_contracts::regions::is_valid_region(r) => Err(FieldError::new(
             "region",

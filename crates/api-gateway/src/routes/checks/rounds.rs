@@ -4,7 +4,7 @@
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::validation::PageQuery;
+use crate::validation::positions;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,9 +16,11 @@ use uuid::Uuid;
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct RoundsQuery {
-    /// Rounds to return, 1 to 100 (default 50): the newest.
+    /// Rounds per page, 1 to 100 (default 50), newest first.
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
+    /// The `next_cursor` of the previous page; omit for the newest rounds.
+    pub cursor: Option<String>,
 }
 
 /// What a region saw in a round.
@@ -92,6 +94,8 @@ pub struct RoundList {
     /// Newest first, by when the round was due. Monitors checked from one
     /// region have none (each result is its own round).
     pub rounds: Vec<RoundResponse>,
+    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// A monitor's newest rounds, open and decided, newest first. Only monitors
@@ -109,20 +113,21 @@ pub async fn rounds(
     id: web::Path<i64>,
     query: web::Query<RoundsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = PageQuery {
-        limit: query.limit,
-        cursor: None,
-    }
-    .validate()?
-    .limit;
+    let (limit, after) = positions::page(
+        query.limit,
+        query.cursor.as_deref(),
+        crate::validation::DEFAULT_PAGE_SIZE,
+    )?;
     let mut conn = state.conn().await?;
     let monitor = uptime_db::monitors::get(&mut conn, user.user_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows = uptime_db::rounds_read::newest(&mut conn, monitor.id, limit).await?;
+    let rows = uptime_db::rounds_read::page(&mut conn, monitor.id, after, limit + 1).await?;
+    let (rows, next_cursor) = positions::paginate(rows, limit, |r| (r.due_at, r.round_id));
     Ok(HttpResponse::Ok().json(RoundList {
         monitor_id: monitor.id,
         rounds: rows.into_iter().map(RoundResponse::from).collect(),
+        next_cursor,
     }))
 }
 
