@@ -5,9 +5,11 @@
 //! a work queue whose filters overlap. So each region has its own durable
 //! consumer with disjoint filters: region `default` keeps the consumer
 //! `checker` (every replica of every release before regions shares it) and
-//! takes the unregioned versions besides its own version-4 and version-5
-//! subjects; any other region `r` has `checker-r`, which takes only
-//! `uptime.checks.due.v4.r` and `uptime.checks.due.v5.r`.
+//! any other region `r` has `checker-r`; each takes its region's subjects of
+//! the live versions, `uptime.checks.due.v4.r` and `uptime.checks.due.v5.r`.
+//! The unregioned versions 1 to 3, which `checker` took too, were retired in
+//! issue 20: a default-region checker updates its consumer's filter at start
+//! (create-or-update), so the old subjects leave it with the upgrade.
 
 use uptime_contracts::{is_valid_region, streams, subjects, DEFAULT_REGION};
 
@@ -32,23 +34,11 @@ pub fn consumer_name(region: &str) -> String {
     }
 }
 
-/// The subjects `region`'s consumer takes: its own versions 4 and 5 (the
-/// same routing; 5 seals the password), and for `default` the unregioned
-/// versions too.
+/// The subjects `region`'s consumer takes: its own of versions 4 and 5
+/// (the same routing; 5 seals the password), the previous and the current
+/// version.
 pub fn filter_subjects(region: &str) -> Vec<String> {
-    let own = [subjects::due_v4(region), subjects::due_v5(region)];
-    if region == DEFAULT_REGION {
-        [
-            subjects::CHECK_DUE_V1.to_string(),
-            subjects::CHECK_DUE_V2.to_string(),
-            subjects::CHECK_DUE_V3.to_string(),
-        ]
-        .into_iter()
-        .chain(own)
-        .collect()
-    } else {
-        own.to_vec()
-    }
+    vec![subjects::due_v4(region), subjects::due_v5(region)]
 }
 
 /// The `User-Agent` of every check request: the configured one, naming the
@@ -63,14 +53,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_region_keeps_the_old_consumer_and_the_old_versions() {
+    fn the_default_region_keeps_the_old_consumer_and_takes_the_live_versions() {
         assert_eq!(consumer_name("default"), "checker");
         assert_eq!(
             filter_subjects("default"),
             [
-                "uptime.checks.due.v1",
-                "uptime.checks.due.v2",
-                "uptime.checks.due.v3",
                 "uptime.checks.due.v4.default",
                 "uptime.checks.due.v5.default"
             ]

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use uptime_contracts::CheckOutcome;
 
-/// The verdict of one check, before it becomes a `CheckResultV1`/`V2`.
+/// The verdict of one check, before it becomes a `CheckResultV3`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
     pub outcome: CheckOutcome,

@@ -20,7 +20,7 @@
 //! slots, so nothing waits in a client-side buffer while its ack deadline
 //! runs out.
 
-use crate::due::{self, Publishable, Received};
+use crate::due::{self, Observed, Received};
 use crate::metrics as m;
 use crate::probes::Probes;
 use crate::report::CheckReport;
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uptime_consumer::{Concurrency, Consumer, DeadReason, Delivery};
-use uptime_contracts::{bus, CheckResultV1, MonitorKind};
+use uptime_contracts::{bus, MonitorKind};
 
 /// Redelivery delay after a failed result publish (the broker is struggling).
 const PUBLISH_RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -120,14 +120,20 @@ impl Worker {
         };
         m::record_check(report.outcome, started.elapsed());
         tracing::Span::current().record("outcome", m::outcome_label(report.outcome));
-        let result = received.publishable(self.result_of(due, checked_at, report));
+        let result = received.result(
+            Observed {
+                checked_at,
+                outcome: report.outcome,
+                latency_ms: report.latency_ms,
+                http_status: report.http_status,
+                error: report.error,
+                ssl_expires_at: report.ssl_expires_at,
+            },
+            &self.instance_id,
+        );
         // Headers inside the check span, so the result continues its trace.
         let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());
-        let published = match &result {
-            Publishable::V1(r) => bus::publish(&self.js, headers, r).await,
-            Publishable::V2(r) => bus::publish(&self.js, headers, r).await,
-            Publishable::V3(r) => bus::publish(&self.js, headers, r).await,
-        };
+        let published = bus::publish(&self.js, headers, &result).await;
         let published = match published {
             Ok(ack) => ack.await,
             Err(e) => Err(e),
@@ -171,26 +177,5 @@ impl Worker {
             auth.password = Some(password.to_string());
         }
         Ok(Some(spec))
-    }
-
-    fn result_of(
-        &self,
-        due: &due::DueCheck,
-        checked_at: chrono::DateTime<Utc>,
-        report: CheckReport,
-    ) -> CheckResultV1 {
-        CheckResultV1 {
-            check_id: due.check_id,
-            monitor_id: due.monitor_id,
-            trigger: due.trigger,
-            due_at: Some(due.due_at),
-            checked_at,
-            outcome: report.outcome,
-            latency_ms: report.latency_ms,
-            http_status: report.http_status,
-            error: report.error,
-            ssl_expires_at: report.ssl_expires_at,
-            reporter: self.instance_id.clone(),
-        }
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::common::{http_spec, keyword_spec, Harness, RunningChecker};
 use uptime_contracts::{
-    AssertionSource, AssertionV1, CheckOutcome, CheckResultV1, CheckSpecV2, Comparison, KeywordType,
+    AssertionSource, AssertionV1, CheckOutcome, CheckResultV3, CheckSpecV2, Comparison, KeywordType,
 };
 use uptime_testkit::target::TargetServer;
 
@@ -32,7 +32,7 @@ fn asserting(mut spec: CheckSpecV2, assertions: Vec<AssertionV1>) -> CheckSpecV2
 }
 
 /// Publishes each spec and returns their results, in order.
-async fn results_of(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV1> {
+async fn results_of(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV3> {
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(h.publish_due(spec).await.check_id);

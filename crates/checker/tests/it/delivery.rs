@@ -194,42 +194,42 @@ async fn checks_outlasting_the_shutdown_grace_are_handed_back_at_once() {
 }
 
 #[tokio::test]
-async fn a_due_check_is_answered_in_its_own_message_version() {
+async fn both_live_due_versions_are_answered_with_check_result_v3() {
     let h = Harness::start().await;
     let target = TargetServer::start().await;
     let checker = RunningChecker::start(h.settings("c")).await;
 
-    let mut v3 = due_now(http_spec(&target.url("/")));
-    v3.definition_version = 9;
-    h.publish_due_as(&v3, &v3.check_id.to_string()).await;
-    // A version-2 due check, as a scheduler from before version 3 sends it.
-    let v1_spec = uptime_contracts::CheckSpecV1 {
-        kind: uptime_contracts::MonitorKindV1::Http,
-        target: target.url("/"),
-        timeout_secs: 10,
-        expected_status: 200,
-        keyword: None,
-        keyword_type: None,
-    };
-    let v2 = uptime_contracts::CheckDueV2 {
-        check_id: uuid::Uuid::new_v4(),
-        monitor_id: 42,
-        definition_version: 7,
-        interval_secs: 60,
-        trigger: Trigger::Scheduled,
-        due_at: chrono::Utc::now(),
-        spec: v1_spec,
-    };
-    h.publish_due_as(&v2, &v2.check_id.to_string()).await;
-    // A version-1 due check, as a scheduler from before versions sends it.
-    let (v1, _) = v2.clone().into_parts();
-    let v1 = uptime_contracts::CheckDueV1 {
-        check_id: uuid::Uuid::new_v4(),
-        ..v1
-    };
-    h.publish_due_as(&v1, &v1.check_id.to_string()).await;
+    // The current version, as the scheduler publishes it.
+    let mut v5 = due_now(http_spec(&target.url("/")));
+    v5.definition_version = 9;
+    h.publish_due_as(&v5, &v5.check_id.to_string()).await;
+    // The previous version, exactly as a scheduler of the release before
+    // published it (the pinned example), moved to this region, this target
+    // and now: a rolling upgrade leaves such checks in the stream.
+    let path = format!(
+        "{}/../../proto-schemas/examples/check-due.v4.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v4: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let v4_id = uuid::Uuid::new_v4();
+    v4["check_id"] = v4_id.to_string().into();
+    v4["region"] = uptime_contracts::DEFAULT_REGION.into();
+    v4["due_at"] = chrono::Utc::now().to_rfc3339().into();
+    v4["spec"]["target"] = target.addr().to_string().into();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(uptime_contracts::MSG_ID_HEADER, v4_id.to_string());
+    h.js.publish_with_headers(
+        subjects::due_v4(uptime_contracts::DEFAULT_REGION),
+        headers,
+        serde_json::to_vec(&v4).unwrap().into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
 
-    h.wait_for_results(3).await;
+    h.wait_for_results(2).await;
     let results = h.raw_results().await;
     let of = |id: uuid::Uuid| {
         results
@@ -237,15 +237,15 @@ async fn a_due_check_is_answered_in_its_own_message_version() {
             .find(|(_, json)| json["check_id"] == id.to_string())
             .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
     };
-    let (subject, json) = of(v3.check_id);
-    assert_eq!(subject, subjects::CHECK_RESULT_V2);
+    let (subject, json) = of(v5.check_id);
+    assert_eq!(subject, subjects::CHECK_RESULT_V3);
     assert_eq!(json["definition_version"], 9, "{json}");
-    let (subject, json) = of(v2.check_id);
-    assert_eq!(subject, subjects::CHECK_RESULT_V2);
-    assert_eq!(json["definition_version"], 7, "{json}");
-    let (subject, json) = of(v1.check_id);
-    assert_eq!(subject, subjects::CHECK_RESULT_V1);
-    assert!(json.get("definition_version").is_none(), "{json}");
+    assert_eq!(json["outcome"], "pass", "{json}");
+    let (subject, json) = of(v4_id);
+    assert_eq!(subject, subjects::CHECK_RESULT_V3);
+    assert_eq!(json["definition_version"], 3, "{json}");
+    assert_eq!(json["round_id"], v4["round_id"], "{json}");
+    assert_eq!(json["outcome"], "pass", "the tcp check connected: {json}");
     checker.stop().await;
 }
 

@@ -5,7 +5,7 @@
 
 use crate::common::{spec_of, Harness, RunningChecker};
 use uptime_contracts::{
-    CheckOptionsV1, CheckOutcome, CheckResultV1, CheckSpecV2, DnsQueryV1, DnsRecordType,
+    CheckOptionsV1, CheckOutcome, CheckResultV3, CheckSpecV2, DnsQueryV1, DnsRecordType,
     MonitorKind,
 };
 use uptime_testkit::dns::{DnsServer, Failure, Record, Zone};
@@ -49,7 +49,7 @@ fn example_zone() -> Zone {
 }
 
 /// Publishes every spec, then returns their results in the same order.
-async fn check_all(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV1> {
+async fn check_all(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV3> {
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(h.publish_due(spec).await.check_id);

@@ -374,11 +374,14 @@ async fn an_undecodable_due_check_is_terminated_and_work_goes_on() {
     let target = TargetServer::start().await;
     let checker = RunningChecker::start(h.settings("c")).await;
 
-    h.js.publish(uptime_contracts::subjects::CHECK_DUE_V1, "not json".into())
-        .await
-        .unwrap()
-        .await
-        .unwrap();
+    h.js.publish(
+        uptime_contracts::subjects::due_v5(uptime_contracts::DEFAULT_REGION),
+        "not json".into(),
+    )
+    .await
+    .unwrap()
+    .await
+    .unwrap();
     let due = h.publish_due(http_spec(&target.url("/"))).await;
 
     let result = h.result_of(due.check_id).await;
@@ -392,7 +395,7 @@ async fn an_undecodable_due_check_is_terminated_and_work_goes_on() {
     assert_eq!(dead[0].reason(), Some("undecodable"));
     assert_eq!(
         dead[0].original_subject(),
-        Some(uptime_contracts::subjects::CHECK_DUE_V1)
+        Some(uptime_contracts::subjects::due_v5(uptime_contracts::DEFAULT_REGION).as_str())
     );
     assert_eq!(dead[0].payload(), b"not json");
     checker.stop().await;

@@ -64,13 +64,6 @@ async fn a_regional_due_check_is_taken_only_by_its_regions_checker() {
     assert_eq!(ua_of("/eu"), user_agent_in("eu"));
     assert_eq!(ua_of("/default"), user_agent_in(DEFAULT_REGION));
 
-    // Older due checks are still the default region's, answered as before.
-    let v3 = h.publish_due(http_spec(&target.url("/v3"))).await;
-    let (subject, v3_result) = h.raw_result_of(v3.check_id).await;
-    assert_eq!(subject, subjects::CHECK_RESULT_V2);
-    assert_eq!(v3_result["reporter"], "c-default");
-    assert!(v3_result.get("region").is_none(), "{v3_result}");
-
     eu_checker.stop().await;
     default_checker.stop().await;
 }
@@ -243,5 +236,37 @@ async fn an_upgraded_default_checker_filters_its_own_consumer() {
     // So a regional consumer can now be created beside it.
     let eu = RunningChecker::start(h.settings_in("c-eu", "eu")).await;
     eu.stop().await;
+    default_checker.stop().await;
+}
+
+#[tokio::test]
+async fn a_default_consumer_of_the_release_before_drops_the_retired_due_versions() {
+    let h = Harness::start().await;
+    let stream = h.js.get_stream(streams::CHECKS_STREAM).await.unwrap();
+    // `checker` as the release before left it: the retired unregioned
+    // versions (1 to 3) besides the region's v4 and v5.
+    let mut old = streams::durable_pull(streams::CHECKER_CONSUMER, Duration::from_secs(5), 10);
+    old.filter_subjects = uptime_contracts::versions::VERSIONS
+        .iter()
+        .filter(|v| v.family == "check-due" && !v.status.is_live())
+        .map(|v| v.subject.to_string())
+        .chain(checker::region::filter_subjects(DEFAULT_REGION))
+        .collect();
+    assert_eq!(old.filter_subjects.len(), 5);
+    stream.create_consumer(old).await.unwrap();
+
+    // An upgraded checker updates the filter at start (create-or-update).
+    let default_checker = RunningChecker::start(h.settings("c-default")).await;
+    let mut consumer: PullConsumer = stream
+        .get_consumer(streams::CHECKER_CONSUMER)
+        .await
+        .unwrap();
+    assert_eq!(
+        consumer.info().await.unwrap().config.filter_subjects,
+        [
+            "uptime.checks.due.v4.default",
+            "uptime.checks.due.v5.default"
+        ]
+    );
     default_checker.stop().await;
 }

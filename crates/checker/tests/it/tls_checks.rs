@@ -7,7 +7,7 @@ use checker::settings::CheckerSettings;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
-use uptime_contracts::{CheckOutcome, CheckResultV1, CheckSpecV2, MonitorKind, TlsOptionsV1};
+use uptime_contracts::{CheckOutcome, CheckResultV3, CheckSpecV2, MonitorKind, TlsOptionsV1};
 use uptime_testkit::tls_target::{LeafOptions, TlsTarget};
 
 /// Settings trusting `target`'s CA; the file must outlive the checker's start.
@@ -32,7 +32,7 @@ fn pinned_spec(target: &str, fingerprint: &str) -> CheckSpecV2 {
 }
 
 /// Runs `spec` on a checker trusting `target`'s CA.
-async fn check_trusting(target: &TlsTarget, spec: CheckSpecV2) -> CheckResultV1 {
+async fn check_trusting(target: &TlsTarget, spec: CheckSpecV2) -> CheckResultV3 {
     let h = Harness::start().await;
     let (settings, _ca) = trusting(&h, target);
     let checker = RunningChecker::start(settings).await;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{
-    streams, CheckDueV3, CheckResultV1, CheckSpecV2, KeywordType, Message, MonitorKind, Trigger,
+    streams, CheckDueV5, CheckResultV3, CheckSpecV2, KeywordType, MonitorKind, Trigger,
 };
 use uptime_testkit::TestNats;
 use uuid::Uuid;
@@ -47,25 +47,28 @@ impl Harness {
         settings
     }
 
-    /// Publishes a due check for `spec` the way the scheduler does.
-    pub async fn publish_due(&self, spec: CheckSpecV2) -> CheckDueV3 {
+    /// Publishes a due check for `spec` the way the scheduler does: a
+    /// `check-due.v5` for the default region, a round of one (any basic-auth
+    /// password in `spec` sealed with the test key, which the checkers hold).
+    pub async fn publish_due(&self, spec: CheckSpecV2) -> CheckDueV5 {
         let due = due_now(spec);
         self.publish_due_as(&due, &due.check_id.to_string()).await;
         due
     }
 
-    /// Publishes `due` (of any version) with `Nats-Msg-Id` `msg_id`.
-    pub async fn publish_due_as<M: Message>(&self, due: &M, msg_id: &str) {
+    /// Publishes `due` on its region's subject with `Nats-Msg-Id` `msg_id`.
+    pub async fn publish_due_as(&self, due: &CheckDueV5, msg_id: &str) {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(uptime_contracts::MSG_ID_HEADER, msg_id);
-        uptime_contracts::bus::publish_acked(&self.js, headers, due)
+        uptime_contracts::bus::publish_on(&self.js, due.subject(), headers, due)
             .await
-            .expect("publish due check");
+            .expect("publish due check")
+            .await
+            .expect("due check stored");
     }
 
-    /// Every result on the results stream, in stream order, as read by a
-    /// version-1 reader (which ignores what later versions add).
-    pub async fn results(&self) -> Vec<CheckResultV1> {
+    /// Every result on the results stream, in stream order.
+    pub async fn results(&self) -> Vec<CheckResultV3> {
         self.raw_results()
             .await
             .into_iter()
@@ -94,7 +97,7 @@ impl Harness {
     }
 
     /// Waits until the results stream holds at least `n` results, and returns them all.
-    pub async fn wait_for_results(&self, n: usize) -> Vec<CheckResultV1> {
+    pub async fn wait_for_results(&self, n: usize) -> Vec<CheckResultV3> {
         let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
         loop {
             let results = self.results().await;
@@ -111,7 +114,7 @@ impl Harness {
     }
 
     /// Waits for the result of `check_id`.
-    pub async fn result_of(&self, check_id: Uuid) -> CheckResultV1 {
+    pub async fn result_of(&self, check_id: Uuid) -> CheckResultV3 {
         let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
         loop {
             if let Some(found) = self
@@ -204,17 +207,33 @@ impl RunningChecker {
     }
 }
 
-/// A scheduled check of `spec` due now (version 3), for definition
-/// version 1 of a monitor checked every minute.
-pub fn due_now(spec: CheckSpecV2) -> CheckDueV3 {
-    CheckDueV3 {
-        check_id: Uuid::new_v4(),
+/// A scheduled check of `spec` due now, as the scheduler publishes it
+/// (`check-due.v5`, the default region, a round of one whose id is the
+/// check's), for definition version 1 of a monitor checked every minute. A
+/// plaintext basic-auth password in `spec` is sealed with the test key.
+pub fn due_now(spec: CheckSpecV2) -> CheckDueV5 {
+    let password = spec
+        .options
+        .http
+        .as_ref()
+        .and_then(|h| h.basic_auth.as_ref())
+        .and_then(|a| a.password.clone());
+    let sealed = password.map(|p| {
+        uptime_testkit::secrets::test_keyring()
+            .seal(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &p)
+            .expect("seal")
+    });
+    let check_id = Uuid::new_v4();
+    CheckDueV5 {
+        check_id,
         monitor_id: 42,
         definition_version: 1,
         interval_secs: 60,
         trigger: Trigger::Scheduled,
         due_at: Utc::now(),
-        spec,
+        spec: spec.sealed(sealed),
+        region: uptime_contracts::DEFAULT_REGION.into(),
+        round_id: check_id,
     }
 }
 
@@ -249,7 +268,7 @@ pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> C
 }
 
 /// How many results each check_id has.
-pub fn counts_by_check(results: &[CheckResultV1]) -> HashMap<Uuid, usize> {
+pub fn counts_by_check(results: &[CheckResultV3]) -> HashMap<Uuid, usize> {
     let mut counts = HashMap::new();
     for r in results {
         *counts.entry(r.check_id).or_default() += 1;
@@ -277,15 +296,14 @@ pub fn due_v4(
     round_id: Uuid,
     regions_in_round: usize,
 ) -> uptime_contracts::CheckDueV4 {
-    let v3 = due_now(spec);
     uptime_contracts::CheckDueV4 {
         check_id: uptime_contracts::check_id_in_round(round_id, region, regions_in_round),
-        monitor_id: v3.monitor_id,
-        definition_version: v3.definition_version,
-        interval_secs: v3.interval_secs,
-        trigger: v3.trigger,
-        due_at: v3.due_at,
-        spec: v3.spec,
+        monitor_id: 42,
+        definition_version: 1,
+        interval_secs: 60,
+        trigger: Trigger::Scheduled,
+        due_at: Utc::now(),
+        spec,
         region: region.into(),
         round_id,
     }
