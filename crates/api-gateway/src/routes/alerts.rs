@@ -34,6 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Verified {
     /// Always `verified`.
+    #[schema(value_type = crate::routes::values::VerifiedStatus)]
     pub status: String,
     pub contact_id: i64,
 }
@@ -70,6 +71,7 @@ pub async fn verify(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TestSent {
     /// Always `sent`.
+    #[schema(value_type = crate::routes::values::Sent)]
     pub status: String,
 }
 
@@ -182,6 +184,7 @@ pub struct DeliveriesQuery {
 pub struct AttemptLog {
     pub attempted_at: DateTime<Utc>,
     /// `delivered`, `retry` (failed, tried again later) or `failed` (given up).
+    #[schema(value_type = crate::routes::values::AttemptOutcome)]
     pub outcome: String,
     pub http_status: Option<i32>,
     pub error: Option<String>,
@@ -194,11 +197,14 @@ pub struct DeliveryLog {
     pub id: Uuid,
     pub event_id: Uuid,
     /// `alert`, `verification` or `test`.
+    #[schema(value_type = crate::routes::values::DeliveryKind)]
     pub kind: String,
     /// `monitor.down`, `monitor.up`, `monitor.degraded`, `ssl.expiring`, `test` or `verification`.
+    #[schema(value_type = crate::routes::values::DeliveryEvent)]
     pub event_type: String,
     pub monitor_id: Option<i64>,
     /// `pending`, `delivered` or `failed`.
+    #[schema(value_type = crate::routes::values::DeliveryStatus)]
     pub status: String,
     pub attempts: i32,
     pub last_error: Option<String>,

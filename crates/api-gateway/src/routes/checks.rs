@@ -27,7 +27,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CheckQueued {
     /// Always `queued`.
-    #[schema(example = "queued")]
+    #[schema(value_type = crate::routes::values::Queued)]
     pub status: &'static str,
     /// The id of the check's round: for a monitor checked from one region,
     /// the id its result carries in the results endpoint; from several, the

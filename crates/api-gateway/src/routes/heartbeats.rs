@@ -78,7 +78,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HeartbeatAccepted {
-    #[schema(example = "ok")]
+    #[schema(value_type = crate::routes::values::PingAccepted)]
     pub status: &'static str,
 }
 

@@ -10,6 +10,7 @@ pub mod heartbeats;
 pub mod monitors;
 pub mod regions;
 pub mod usage;
+pub mod values;
 
 /// Registers every route. Each module registers its own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {

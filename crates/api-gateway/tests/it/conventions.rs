@@ -169,3 +169,72 @@ async fn unknown_query_parameters_are_refused_naming_them() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+/// Status and kind fields are enums in the document, so generated clients
+/// get enum types rather than strings.
+#[tokio::test]
+async fn status_and_kind_fields_are_enums() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let (_, spec) = app.get("/api/v1/openapi.json", &key).await;
+    let schemas = spec["components"]["schemas"].as_object().unwrap();
+    let enum_values = |field: &Value| -> Option<Value> {
+        let named = |reference: &Value| {
+            let name = reference.as_str()?.rsplit('/').next()?;
+            schemas.get(name)?.get("enum").cloned()
+        };
+        field
+            .get("enum")
+            .cloned()
+            .or_else(|| named(&field["$ref"]))
+            .or_else(|| {
+                field["oneOf"]
+                    .as_array()?
+                    .iter()
+                    .find_map(|variant| named(&variant["$ref"]))
+            })
+    };
+    let mut checked = 0;
+    for (name, schema) in schemas {
+        for (field, property) in schema["properties"].as_object().into_iter().flatten() {
+            if [
+                "type",
+                "status",
+                "kind",
+                "trigger",
+                "verdict",
+                "outcome",
+                "event_type",
+                "seen",
+                "keyword_type",
+            ]
+            .contains(&field.as_str())
+            {
+                checked += 1;
+                assert!(
+                    enum_values(property).is_some(),
+                    "{name}.{field} is not an enum: {property}"
+                );
+            }
+        }
+    }
+    assert!(checked >= 15, "{checked}");
+    let values =
+        |name: &str, field: &str| enum_values(&schemas[name]["properties"][field]).unwrap();
+    assert_eq!(
+        values("CheckResultResponse", "status"),
+        json!(["up", "degraded", "down"])
+    );
+    assert_eq!(
+        values("CheckResultResponse", "trigger"),
+        json!(["scheduled", "manual", "heartbeat"])
+    );
+    assert_eq!(
+        values("DeliveryLog", "status"),
+        json!(["pending", "delivered", "failed"])
+    );
+    assert_eq!(
+        values("RoundResponse", "verdict"),
+        json!(["up", "degraded", "down"])
+    );
+}

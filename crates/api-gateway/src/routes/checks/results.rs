@@ -35,14 +35,14 @@ pub struct CheckResultResponse {
     pub check_id: Uuid,
     pub checked_at: DateTime<Utc>,
     /// `up`, `degraded` (passed, but slower than `latency_warn_ms`) or `down`.
-    #[schema(example = "up")]
+    #[schema(value_type = crate::routes::values::ResultStatus)]
     pub status: String,
     pub latency_ms: Option<i32>,
     pub http_status: Option<i32>,
     /// Why the check failed, in words.
     pub error: Option<String>,
     /// `scheduled`, `manual` or `heartbeat`.
-    #[schema(example = "scheduled")]
+    #[schema(value_type = crate::routes::values::ResultTrigger)]
     pub trigger: String,
     pub ssl_expires_at: Option<DateTime<Utc>>,
     /// The monitor's `definition_version` this check was made for; a result

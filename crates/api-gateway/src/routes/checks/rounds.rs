@@ -65,7 +65,7 @@ pub struct RoundRegion {
 pub struct RoundResponse {
     pub round_id: Uuid,
     /// `scheduled` or `manual`.
-    #[schema(example = "scheduled")]
+    #[schema(value_type = crate::routes::values::RoundTrigger)]
     pub trigger: String,
     pub due_at: DateTime<Utc>,
     /// When the round is decided even if some region has not answered.
@@ -74,7 +74,7 @@ pub struct RoundResponse {
     pub decided_at: Option<DateTime<Utc>>,
     /// `up`, `degraded` or `down`; `null` while open, or when no region
     /// answered (then the monitor's status did not change).
-    #[schema(example = "up")]
+    #[schema(value_type = Option<crate::routes::values::ResultStatus>)]
     pub verdict: Option<String>,
     /// How many regions had to see a failure for the round to fail.
     #[schema(minimum = 1)]
