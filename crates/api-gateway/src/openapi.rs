@@ -18,6 +18,8 @@
 //! listing the methods it does; being about undocumented methods, it is
 //! described in `info.description` rather than on any operation.
 
+mod examples;
+
 use crate::error::{ErrorBody, FieldError};
 use crate::routes;
 use actix_web::HttpResponse;
@@ -152,6 +154,7 @@ pub fn document() -> &'static Value {
         let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
         distinct_operation_ids(&mut doc);
         add_locations(&mut doc);
+        examples::add(&mut doc);
         add_common_responses(&mut doc);
         add_patterns(&mut doc);
         doc

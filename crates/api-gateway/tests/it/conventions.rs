@@ -238,3 +238,40 @@ async fn status_and_kind_fields_are_enums() {
         json!(["up", "degraded", "down"])
     );
 }
+
+/// The main operations show a request and an answer.
+#[tokio::test]
+async fn the_main_operations_have_examples() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("ops").await;
+    let (_, spec) = app.get("/api/v1/openapi.json", &key).await;
+    let mut found = std::collections::HashMap::new();
+    for item in spec["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            found.insert(op["operationId"].as_str().unwrap().to_string(), op.clone());
+        }
+    }
+    let json = |v: &Value| v["content"]["application/json"]["example"].clone();
+    for (id, status, body) in [
+        ("createMonitor", "201", true),
+        ("updateMonitor", "200", true),
+        ("getMonitor", "200", false),
+        ("listMonitors", "200", false),
+        ("createContact", "201", true),
+        ("listContacts", "200", false),
+        ("createApiKey", "201", true),
+        ("listApiKeys", "200", false),
+    ] {
+        let op = &found[id];
+        assert!(
+            json(&op["responses"][status]).is_object(),
+            "{id}: no {status} example"
+        );
+        if body {
+            assert!(
+                json(&op["requestBody"]).is_object(),
+                "{id}: no request example"
+            );
+        }
+    }
+}
