@@ -1,10 +1,10 @@
 //! The scheduler: decides when each monitor is checked.
 //!
-//! - Checked monitors (http, keyword) get a `CheckDueV1` per slot on
-//!   `uptime.checks.due.v1`; slots are deterministic ([`slots`]), so every
-//!   replica and every restart names each check the same and JetStream drops
-//!   a republished one.
-//! - Heartbeat monitors get a failed `CheckResultV1` for each period that
+//! - Checked monitors (every kind but heartbeat) get a `CheckDueV5` per
+//!   region and slot on `uptime.checks.due.v5.<region>`; slots are
+//!   deterministic ([`slots`]), so every replica and every restart names
+//!   each check the same and JetStream drops a republished one.
+//! - Heartbeat monitors get a failed `CheckResultV2` for each period that
 //!   ends without a ping ([`timing`]).
 //! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
 //! - Work already overdue when it is loaded (a start, a bulk import, a

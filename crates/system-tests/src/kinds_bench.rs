@@ -23,8 +23,7 @@ use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use uptime_contracts::{
-    CheckDueV3, CheckOptionsV1, CheckOutcome, CheckSpecV2, DnsQueryV1, DnsRecordType, MonitorKind,
-    Trigger,
+    CheckDueV5, CheckOptionsV1, CheckOutcome, CheckSpecV2, DnsQueryV1, DnsRecordType, MonitorKind,
 };
 use uptime_testkit::dns::{DnsServer, Record, Zone};
 use uptime_testkit::target::TargetServer;
@@ -189,19 +188,11 @@ async fn one_kind(kind: MonitorKind, options: &KindsOptions) -> anyhow::Result<K
     let first_id = seed(&stack, kind, &target.spec.target, monitors).await?;
     let (_, js) = stack.env.nats.jetstream().await;
     let n = options.checks;
-    let msgs: Vec<CheckDueV3> = (0..n)
-        .map(|i| CheckDueV3 {
-            check_id: uuid::Uuid::new_v4(),
-            monitor_id: first_id + (i % monitors) as i64,
-            definition_version: 1,
-            // An hour: the whole backlog is queued at once on purpose, and
-            // must not be skipped as stale.
-            interval_secs: 3600,
-            trigger: Trigger::Scheduled,
-            due_at: chrono::Utc::now(),
-            spec: target.spec.clone(),
-        })
-        .collect();
+    // An hour's interval: the whole backlog is queued at once on purpose,
+    // and must not be skipped as stale.
+    let msgs: Vec<CheckDueV5> = (0..n)
+        .map(|i| crate::scheduled_due(first_id + (i % monitors) as i64, &target.spec, 3600))
+        .collect::<anyhow::Result<_>>()?;
 
     let before = procstat::machine_ticks();
     let started = Instant::now();

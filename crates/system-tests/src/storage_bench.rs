@@ -14,7 +14,7 @@ use chrono::{NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Date, Double, Timestamptz};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckDueV3, CheckSpecV2, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV5, CheckSpecV2, MonitorKind};
 use uptime_retention::RetentionSettings;
 use uptime_testkit::target::TargetServer;
 
@@ -242,25 +242,18 @@ async fn checks_per_second(
     let before = count(&mut conn).await?.n;
     anyhow::ensure!(before == 0, "today's partition is not empty: {before}");
     let started = Instant::now();
-    let dues: Vec<CheckDueV3> = (0..n)
-        .map(|_| CheckDueV3 {
-            check_id: uuid::Uuid::new_v4(),
-            monitor_id,
-            definition_version: 1,
-            interval_secs: 86400,
-            trigger: Trigger::Scheduled,
-            due_at: Utc::now(),
-            spec: CheckSpecV2 {
-                kind: MonitorKind::Http,
-                target: target.url("/"),
-                timeout_secs: 5,
-                expected_status: 200,
-                keyword: None,
-                keyword_type: None,
-                options: Default::default(),
-            },
-        })
-        .collect();
+    let spec = CheckSpecV2 {
+        kind: MonitorKind::Http,
+        target: target.url("/"),
+        timeout_secs: 5,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+        options: Default::default(),
+    };
+    let dues: Vec<CheckDueV5> = (0..n)
+        .map(|_| crate::scheduled_due(monitor_id, &spec, 86400))
+        .collect::<anyhow::Result<_>>()?;
     crate::publish_all(js, dues).await?;
     loop {
         let stored = count(&mut conn).await?.n;

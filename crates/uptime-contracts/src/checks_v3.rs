@@ -1,53 +1,13 @@
-//! Version 3 of the due check: version 2 with a spec ([`CheckSpecV2`]) that
-//! knows every monitor kind (tcp, tls, dns and icmp besides http and keyword)
-//! and carries the richer http options (method, headers, body, basic auth,
-//! assertions).
-//!
-//! Results stay `check-result.v2`: what the new kinds observe fits its fields
-//! (`latency_ms` is the connect time, the handshake, the query or the round
-//! trip; `ssl_expires_at` the certificate's expiry; `error` what failed, and
-//! for a failed assertion which one and what was seen).
-//!
-//! Rolling upgrades: a checker that knows only versions 1 and 2 reads a
-//! version-3 message as version 2 (it ignores the fields it does not know),
-//! which works for http and keyword monitors without the new options; a
-//! version-3 check of a new kind fails to decode there and is dead-lettered.
-//! Upgrade the checkers before the api-gateway lets anyone create such a
-//! monitor (docs/operations.md).
+//! The check spec every kind fits ([`CheckSpecV2`]: tcp, tls, dns and icmp
+//! besides http and keyword, and the richer http options: method, headers,
+//! body, basic auth, assertions), first published in `check-due.v3` (retired
+//! in issue 20) and carried by `check-due.v4`; `check-due.v5` carries it with
+//! the password sealed ([`crate::CheckSpecV3`]). The database keeps a
+//! monitor's options as [`CheckOptionsV1`].
 
-use crate::{subjects, CheckSpecV1, KeywordType, Message, MonitorKind, Trigger};
-use chrono::{DateTime, Utc};
+use crate::{KeywordType, MonitorKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
-
-/// A check to run now. Published on [`subjects::CHECK_DUE_V3`] with
-/// `Nats-Msg-Id` = `check_id`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CheckDueV3 {
-    /// Identifies this check everywhere: the result carries it, and the
-    /// recorder stores at most one result per `check_id`.
-    pub check_id: Uuid,
-    pub monitor_id: i64,
-    /// The monitor's definition version `spec` was taken from; the result
-    /// (`check-result.v2`) must carry it back.
-    #[schemars(range(min = 1))]
-    pub definition_version: i64,
-    /// The monitor's check interval. A scheduled check received more than
-    /// one interval after `due_at` is stale (the next slot is already due)
-    /// and is skipped; manual checks are never skipped.
-    #[schemars(range(min = 1))]
-    pub interval_secs: u32,
-    pub trigger: Trigger,
-    /// When the check was due (scheduled) or requested (manual).
-    pub due_at: DateTime<Utc>,
-    pub spec: CheckSpecV2,
-}
-
-impl Message for CheckDueV3 {
-    const SUBJECT: &'static str = subjects::CHECK_DUE_V3;
-    const SCHEMA: &'static str = "check-due.v3";
-}
 
 /// What a checker needs to know to check a monitor: a snapshot taken when the
 /// check was scheduled, so checkers never read the database.
@@ -70,20 +30,6 @@ pub struct CheckSpecV2 {
     /// GET, an A query, no pinned certificate).
     #[serde(default, skip_serializing_if = "CheckOptionsV1::is_empty")]
     pub options: CheckOptionsV1,
-}
-
-impl From<CheckSpecV1> for CheckSpecV2 {
-    fn from(v1: CheckSpecV1) -> Self {
-        Self {
-            kind: v1.kind.into(),
-            target: v1.target,
-            timeout_secs: v1.timeout_secs,
-            expected_status: v1.expected_status,
-            keyword: v1.keyword,
-            keyword_type: v1.keyword_type,
-            options: CheckOptionsV1::default(),
-        }
-    }
 }
 
 /// The options of a check beyond its target, by kind. Each part is absent

@@ -1,13 +1,10 @@
-//! Version 2 of the events: version 1 with a monitor reference whose `kind`
-//! can be every monitor kind ([`MonitorKind`]); version 1's is frozen at
-//! http, keyword and heartbeat. The recorder publishes version 2 only; the
-//! notifier reads both (version 1 may still sit in the stream after an
-//! upgrade).
+//! Version 2 of the events: a monitor reference whose `kind` can be every
+//! monitor kind ([`MonitorKind`]). The recorder publishes `ssl-expiring.v2`
+//! and `state-changed.v3` (one version per event since issue 20);
+//! `state-changed.v2` stays readable by the notifier as the previous
+//! version. Version 1 of both was retired in issue 20.
 
-use crate::{
-    subjects, CheckRefV1, Message, MonitorKind, MonitorRefV1, MonitorStatus, SslExpiringV1,
-    StateChangedV1,
-};
+use crate::{subjects, CheckRefV1, Message, MonitorKind, MonitorStatus};
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -22,18 +19,6 @@ pub struct MonitorRefV2 {
     pub kind: MonitorKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
-}
-
-impl From<MonitorRefV1> for MonitorRefV2 {
-    fn from(v1: MonitorRefV1) -> Self {
-        Self {
-            id: v1.id,
-            user_id: v1.user_id,
-            name: v1.name,
-            kind: v1.kind.into(),
-            target: v1.target,
-        }
-    }
 }
 
 /// A monitor's status changed. Published on [`subjects::STATE_CHANGED_V2`]
@@ -58,21 +43,6 @@ impl Message for StateChangedV2 {
     const SCHEMA: &'static str = "state-changed.v2";
 }
 
-impl From<StateChangedV1> for StateChangedV2 {
-    fn from(v1: StateChangedV1) -> Self {
-        Self {
-            event_id: v1.event_id,
-            monitor: v1.monitor.into(),
-            previous_status: v1.previous_status,
-            status: v1.status,
-            occurred_at: v1.occurred_at,
-            previous_since: v1.previous_since,
-            consecutive_failures: v1.consecutive_failures,
-            check: v1.check,
-        }
-    }
-}
-
 /// A monitor's TLS certificate entered its `ssl_warn_days` window. Published
 /// on [`subjects::SSL_EXPIRING_V2`] with `Nats-Msg-Id` = `event_id`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -89,18 +59,4 @@ pub struct SslExpiringV2 {
 impl Message for SslExpiringV2 {
     const SUBJECT: &'static str = subjects::SSL_EXPIRING_V2;
     const SCHEMA: &'static str = "ssl-expiring.v2";
-}
-
-impl From<SslExpiringV1> for SslExpiringV2 {
-    fn from(v1: SslExpiringV1) -> Self {
-        Self {
-            event_id: v1.event_id,
-            monitor: v1.monitor.into(),
-            ssl_expires_at: v1.ssl_expires_at,
-            days_left: v1.days_left,
-            warn_days: v1.warn_days,
-            occurred_at: v1.occurred_at,
-            check: v1.check,
-        }
-    }
 }

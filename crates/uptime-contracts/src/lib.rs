@@ -5,7 +5,8 @@
 //! subjects with `nats sub 'uptime.>'`, and `proto-schemas/` holds a JSON Schema
 //! per message, generated from these types and pinned by a test. A published
 //! message version is never changed in place: a change adds `...V2` with a new
-//! subject suffix, and the old version keeps flowing until nobody reads it.
+//! subject suffix, and at most the current and the previous version of each
+//! family live ([`versions`] lists every version and its status).
 
 pub mod api_keys;
 pub mod bus;
@@ -18,6 +19,7 @@ pub mod presence;
 pub mod regions;
 pub mod streams;
 pub mod subjects;
+pub mod versions;
 
 pub use api_keys::*;
 pub use checks_v2::*;
@@ -61,17 +63,11 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         (M::SCHEMA, M::SUBJECT, schema_of::<M>())
     }
     vec![
-        entry::<CheckDueV1>(),
-        entry::<CheckResultV1>(),
-        entry::<CheckDueV2>(),
         entry::<CheckResultV2>(),
-        entry::<CheckDueV3>(),
         entry::<CheckDueV4>(),
         entry::<CheckDueV5>(),
         entry::<CheckResultV3>(),
         entry::<MonitorChangedV1>(),
-        entry::<StateChangedV1>(),
-        entry::<SslExpiringV1>(),
         entry::<StateChangedV2>(),
         entry::<SslExpiringV2>(),
         entry::<StateChangedV3>(),

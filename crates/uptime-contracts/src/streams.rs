@@ -231,18 +231,18 @@ mod tests {
 
     #[test]
     fn every_subject_has_its_stream() {
-        assert_eq!(stream_of("uptime.checks.due.v1"), Some(CHECKS_STREAM));
+        assert_eq!(stream_of("uptime.checks.due.v5.eu"), Some(CHECKS_STREAM));
         assert_eq!(stream_of("uptime.checks.result.v2"), Some(RESULTS_STREAM));
         assert_eq!(
             stream_of("uptime.monitors.changed.v1"),
             Some(MONITORS_STREAM)
         );
         assert_eq!(
-            stream_of("uptime.events.ssl_expiring.v1"),
+            stream_of("uptime.events.ssl_expiring.v2"),
             Some(EVENTS_STREAM)
         );
         assert_eq!(
-            stream_of(&dead::subject_for("uptime.checks.due.v2")),
+            stream_of(&dead::subject_for("uptime.checks.due.v5.eu")),
             Some(DEAD_STREAM),
             "a dead letter is not captured by its original stream"
         );

@@ -1,16 +1,8 @@
 //! Every subject the services publish on. All live under `uptime.`, so
 //! `nats sub 'uptime.>'` shows the whole system at work.
 
-/// A check to run now (scheduler and api-gateway → checker).
-pub const CHECK_DUE_V1: &str = "uptime.checks.due.v1";
-/// The outcome of one check (checker, api-gateway and scheduler → recorder).
-pub const CHECK_RESULT_V1: &str = "uptime.checks.result.v1";
-/// A check to run now, for a definition version (scheduler and api-gateway → checker).
-pub const CHECK_DUE_V2: &str = "uptime.checks.due.v2";
 /// The outcome of one check, for a definition version (checker, api-gateway and scheduler → recorder).
 pub const CHECK_RESULT_V2: &str = "uptime.checks.result.v2";
-/// A check to run now, with a spec of any monitor kind (scheduler and api-gateway → checker).
-pub const CHECK_DUE_V3: &str = "uptime.checks.due.v3";
 /// The prefix of the per-region due checks, version 4: `uptime.checks.due.v4.<region>`
 /// (scheduler and api-gateway → the region's checkers).
 pub const CHECK_DUE_V4_PREFIX: &str = "uptime.checks.due.v4";
@@ -21,10 +13,6 @@ pub const CHECK_DUE_V5_PREFIX: &str = "uptime.checks.due.v5";
 pub const CHECK_RESULT_V3: &str = "uptime.checks.result.v3";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
 pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
-/// A monitor's status changed (recorder → notifier).
-pub const STATE_CHANGED_V1: &str = "uptime.events.state_changed.v1";
-/// A monitor's certificate entered its warning window (recorder → notifier).
-pub const SSL_EXPIRING_V1: &str = "uptime.events.ssl_expiring.v1";
 /// A monitor's status changed, for any monitor kind (recorder → notifier).
 pub const STATE_CHANGED_V2: &str = "uptime.events.state_changed.v2";
 /// A monitor's certificate entered its warning window, for any monitor kind (recorder → notifier).

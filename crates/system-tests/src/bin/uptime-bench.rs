@@ -28,7 +28,7 @@ use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use system_tests::{env_usize, percentile, Stack, StackOptions};
-use uptime_contracts::{CheckDueV3, CheckSpecV2, Message, MonitorKind, Trigger};
+use uptime_contracts::{CheckDueV5, CheckSpecV2, Message, MonitorKind};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
 
@@ -217,26 +217,20 @@ async fn count(env: &TestEnv, sql: &str) -> anyhow::Result<i64> {
     Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
 }
 
-fn due(monitor_id: i64, target: &str) -> CheckDueV3 {
-    CheckDueV3 {
-        check_id: uuid::Uuid::new_v4(),
-        monitor_id,
-        definition_version: 1,
-        // The bench queues its whole backlog at once on purpose: an interval
-        // of an hour keeps the checkers from skipping its tail as stale.
-        interval_secs: 3600,
-        trigger: Trigger::Scheduled,
-        due_at: chrono::Utc::now(),
-        spec: CheckSpecV2 {
-            kind: MonitorKind::Http,
-            target: target.to_string(),
-            timeout_secs: 5,
-            expected_status: 200,
-            keyword: None,
-            keyword_type: None,
-            options: Default::default(),
-        },
-    }
+/// A due check of `monitor_id` as the scheduler publishes it. The bench
+/// queues its whole backlog at once on purpose: an interval of an hour keeps
+/// the checkers from skipping its tail as stale.
+fn due(monitor_id: i64, target: &str) -> CheckDueV5 {
+    let spec = CheckSpecV2 {
+        kind: MonitorKind::Http,
+        target: target.to_string(),
+        timeout_secs: 5,
+        expected_status: 200,
+        keyword: None,
+        keyword_type: None,
+        options: Default::default(),
+    };
+    system_tests::scheduled_due(monitor_id, &spec, 3600).expect("a valid http check")
 }
 
 /// Due checks published as fast as possible; measures due message → stored result.
@@ -356,7 +350,10 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
     let env = TestEnv::start().await;
     seed_monitors(&env, monitors, interval, "http://127.0.0.1:9/").await?;
     let (client, js) = env.nats.jetstream().await;
-    let mut tap = client.subscribe(CheckDueV3::SUBJECT).await?;
+    // Every region's due checks of the version the scheduler publishes.
+    let mut tap = client
+        .subscribe(format!("{}.>", CheckDueV5::SUBJECT))
+        .await?;
     let stop_tap = tokio_util::sync::CancellationToken::new();
     let stop = stop_tap.clone();
     let tap_task = tokio::spawn(async move {
@@ -368,7 +365,7 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
             };
             let Some(msg) = msg else { break };
             let received = chrono::Utc::now();
-            if let Ok(due) = CheckDueV3::from_bytes(&msg.payload) {
+            if let Ok(due) = CheckDueV5::from_bytes(&msg.payload) {
                 let ms = (received - due.due_at).num_microseconds().unwrap_or(0) as f64 / 1000.0;
                 late.push((due.due_at, ms));
             }

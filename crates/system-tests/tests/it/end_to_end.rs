@@ -411,7 +411,10 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
             uptime_contracts::subjects::CHECK_DUE_V4_PREFIX,
             uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
         ] {
-            if subject.strip_prefix(prefix).is_some_and(|r| r.starts_with('.')) {
+            if subject
+                .strip_prefix(prefix)
+                .is_some_and(|r| r.starts_with('.'))
+            {
                 subject = prefix.to_string();
             }
         }
@@ -433,14 +436,18 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         uptime_contracts::subjects::CHECK_RESULT_V3,
         uptime_contracts::subjects::MONITOR_CHANGED_V1,
         uptime_contracts::subjects::STATE_CHANGED_V3,
-        uptime_contracts::subjects::STATE_CHANGED_V2,
-        uptime_contracts::subjects::STATE_CHANGED_V1,
     ] {
         assert!(
             seen.contains(subject),
             "nothing seen on {subject}: {seen:?}"
         );
     }
+    // One message per state change (issue 20): the previous version is read,
+    // never sent.
+    assert!(
+        !seen.contains(uptime_contracts::subjects::STATE_CHANGED_V2),
+        "{seen:?}"
+    );
 
     // The checker's /metrics reports the checks it ran, by outcome.
     let text = stack.metrics("checker").await.unwrap();

@@ -4,3 +4,4 @@
 mod presence;
 mod schemas;
 mod stream_limits;
+mod versions;

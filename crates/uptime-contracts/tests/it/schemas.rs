@@ -62,21 +62,6 @@ fn at(h: u32, m: u32, s: u32) -> chrono::DateTime<Utc> {
 fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let check_id = Uuid::parse_str("7d8f2c1e-4b7a-5c3d-9e1f-0a2b3c4d5e6f").unwrap();
     let event_id = Uuid::parse_str("3f1e2d4c-5b6a-5978-8877-665544332211").unwrap();
-    let spec = CheckSpecV1 {
-        kind: MonitorKindV1::Keyword,
-        target: "https://example.com/health".into(),
-        timeout_secs: 30,
-        expected_status: 200,
-        keyword: Some("ok".into()),
-        keyword_type: Some(KeywordType::Contains),
-    };
-    let monitor = MonitorRefV1 {
-        id: 42,
-        user_id: 7,
-        name: "Example health".into(),
-        kind: MonitorKindV1::Keyword,
-        target: Some("https://example.com/health".into()),
-    };
     let check = CheckRefV1 {
         check_id,
         trigger: Trigger::Scheduled,
@@ -89,19 +74,6 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     fn v<M: Message>(m: M) -> (&'static str, serde_json::Value) {
         (M::SCHEMA, serde_json::to_value(m).unwrap())
     }
-    let result = CheckResultV1 {
-        check_id,
-        monitor_id: 42,
-        trigger: Trigger::Scheduled,
-        due_at: Some(at(10, 15, 0)),
-        checked_at: at(10, 15, 0),
-        outcome: CheckOutcome::Fail,
-        latency_ms: Some(812),
-        http_status: Some(503),
-        error: Some("expected status 200, got 503".into()),
-        ssl_expires_at: Some(at(23, 59, 59)),
-        reporter: "checker-7f9c".into(),
-    };
     let spec_v2 = CheckSpecV2 {
         kind: MonitorKind::Http,
         target: "https://example.com/api/health".into(),
@@ -176,7 +148,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             interval_secs: 60,
             trigger: Trigger::Scheduled,
             due_at: at(10, 15, 0),
-            // The v3 sample's request, its password sealed (a value the
+            // The request of the retired v3's sample, its password sealed (a value the
             // api-gateway's keyring made; no key here opens it).
             spec: spec_v2.clone().sealed(Some(
                 "v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVoKsqMBp6b0KcJMDd3oLVU".into(),
@@ -257,15 +229,6 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         }),
     ];
     let mut all = vec![
-        v(CheckDueV3 {
-            check_id,
-            monitor_id: 42,
-            definition_version: 3,
-            interval_secs: 60,
-            trigger: Trigger::Scheduled,
-            due_at: at(10, 15, 0),
-            spec: spec_v2,
-        }),
         v(StateChangedV2 {
             event_id,
             monitor: monitor_v2.clone(),
@@ -289,26 +252,10 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             occurred_at: at(10, 15, 1),
             check: check.clone(),
         }),
-        v(CheckDueV2 {
+        v(CheckResultV2 {
             check_id,
             monitor_id: 42,
             definition_version: 3,
-            interval_secs: 60,
-            trigger: Trigger::Scheduled,
-            due_at: at(10, 15, 0),
-            spec: spec.clone(),
-        }),
-        v(result.clone().with_definition_version(3)),
-        v(CheckDueV1 {
-            check_id,
-            monitor_id: 42,
-            trigger: Trigger::Scheduled,
-            due_at: at(10, 15, 0),
-            spec,
-        }),
-        v(CheckResultV1 {
-            check_id,
-            monitor_id: 42,
             trigger: Trigger::Scheduled,
             due_at: Some(at(10, 15, 0)),
             checked_at: at(10, 15, 0),
@@ -323,25 +270,6 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             monitor_id: 42,
             change: MonitorChange::Upserted,
             changed_at: at(10, 0, 0),
-        }),
-        v(StateChangedV1 {
-            event_id,
-            monitor: monitor.clone(),
-            previous_status: MonitorStatus::Up,
-            status: MonitorStatus::Down,
-            occurred_at: at(10, 15, 1),
-            previous_since: Some(at(8, 0, 0)),
-            consecutive_failures: 3,
-            check: check.clone(),
-        }),
-        v(SslExpiringV1 {
-            event_id,
-            monitor,
-            ssl_expires_at: at(23, 59, 59),
-            days_left: 0,
-            warn_days: 30,
-            occurred_at: at(10, 15, 1),
-            check,
         }),
         v(ApiKeyRevokedV1 {
             key_id: 12,
@@ -380,11 +308,11 @@ fn examples_are_pinned_and_valid() {
 
 #[test]
 fn schemas_reject_what_consumers_could_not_read() {
-    let schema = schema_of::<CheckResultV1>();
+    let schema = schema_of::<CheckResultV3>();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let mut bad = samples()
         .into_iter()
-        .find(|(n, _)| *n == CheckResultV1::SCHEMA)
+        .find(|(n, _)| *n == CheckResultV3::SCHEMA)
         .unwrap()
         .1;
     bad["outcome"] = "maybe".into();
@@ -395,10 +323,10 @@ fn schemas_reject_what_consumers_could_not_read() {
 }
 
 #[test]
-fn version_two_requires_the_definition_version() {
+fn results_require_the_definition_version() {
     for (name, schema) in [
-        (CheckDueV2::SCHEMA, schema_of::<CheckDueV2>()),
         (CheckResultV2::SCHEMA, schema_of::<CheckResultV2>()),
+        (CheckResultV3::SCHEMA, schema_of::<CheckResultV3>()),
     ] {
         let validator = jsonschema::validator_for(&schema).unwrap();
         let mut bad = samples().into_iter().find(|(n, _)| *n == name).unwrap().1;
@@ -408,18 +336,6 @@ fn version_two_requires_the_definition_version() {
         bad.as_object_mut().unwrap().remove("definition_version");
         assert!(!validator.is_valid(&bad), "{name}: the version is required");
     }
-}
-
-#[test]
-fn version_two_splits_into_version_one_and_back() {
-    let (_, sample) = samples()
-        .into_iter()
-        .find(|(n, _)| *n == CheckResultV2::SCHEMA)
-        .unwrap();
-    let v2: CheckResultV2 = serde_json::from_value(sample).unwrap();
-    let (v1, version) = v2.clone().into_parts();
-    assert_eq!(version, 3);
-    assert_eq!(v1.with_definition_version(version), v2);
 }
 
 #[test]
@@ -442,38 +358,6 @@ fn subjects_live_under_one_prefix_and_in_a_stream() {
             assert!(covered, "{subject} is captured by no stream");
         }
     }
-}
-
-#[test]
-fn version_one_kinds_stay_three_and_version_three_reads_them() {
-    let schema = schema_of::<CheckDueV2>();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let mut sample = samples()
-        .into_iter()
-        .find(|(n, _)| *n == CheckDueV2::SCHEMA)
-        .unwrap()
-        .1;
-    sample["spec"]["kind"] = "tcp".into();
-    assert!(
-        !validator.is_valid(&sample),
-        "v2 due checks cannot carry tcp"
-    );
-    assert!(MonitorKindV1::try_from(MonitorKind::Dns).is_err());
-
-    // A version-1 spec reads as version 2 with no options.
-    let v1: CheckSpecV1 = serde_json::from_value(sample["spec"].clone()).unwrap_or(CheckSpecV1 {
-        kind: MonitorKindV1::Http,
-        target: "http://x/".into(),
-        timeout_secs: 5,
-        expected_status: 200,
-        keyword: None,
-        keyword_type: None,
-    });
-    let v2 = CheckSpecV2::from(v1.clone());
-    assert_eq!(v2.kind, MonitorKind::from(v1.kind));
-    assert!(v2.options.is_empty());
-    // An empty options object is not written at all.
-    assert!(serde_json::to_value(&v2).unwrap().get("options").is_none());
 }
 
 #[test]

@@ -6,7 +6,7 @@ use async_nats::jetstream::{self, stream};
 use std::time::Duration;
 use uptime_config::NatsSettings;
 use uptime_contracts::streams::{self, Ensured};
-use uptime_contracts::{bus, CheckDueV1, CheckSpecV1, MonitorKindV1, Trigger};
+use uptime_contracts::{bus, CheckDueV5, CheckSpecV3, MonitorKind, Trigger};
 use uptime_testkit::TestNats;
 
 async fn connect(nats: &TestNats) -> jetstream::Context {
@@ -64,29 +64,38 @@ async fn messages_in(js: &jetstream::Context, name: &str) -> u64 {
         .messages
 }
 
-fn due(n: u128) -> CheckDueV1 {
-    CheckDueV1 {
-        check_id: uuid::Uuid::from_u128(n + 1),
+fn due(n: u128) -> CheckDueV5 {
+    let check_id = uuid::Uuid::from_u128(n + 1);
+    CheckDueV5 {
+        check_id,
         monitor_id: 1,
+        definition_version: 1,
+        interval_secs: 60,
         trigger: Trigger::Manual,
         due_at: chrono::Utc::now(),
-        spec: CheckSpecV1 {
-            kind: MonitorKindV1::Http,
+        spec: CheckSpecV3 {
+            kind: MonitorKind::Http,
             target: "https://example.com/".into(),
             timeout_secs: 5,
             expected_status: 200,
             keyword: None,
             keyword_type: None,
+            options: Default::default(),
         },
+        region: uptime_contracts::DEFAULT_REGION.into(),
+        round_id: check_id,
     }
 }
 
 async fn publish_due(
     js: &jetstream::Context,
-    msg: &CheckDueV1,
+    msg: &CheckDueV5,
 ) -> Result<(), jetstream::context::PublishError> {
     let headers = uptime_telemetry::nats::headers_with_msg_id(&msg.check_id.to_string());
-    bus::publish_acked(js, headers, msg).await
+    bus::publish_on(js, msg.subject(), headers, msg)
+        .await?
+        .await?;
+    Ok(())
 }
 
 #[tokio::test]

@@ -150,7 +150,7 @@ pub mod seed {
         let id = Uuid::new_v4();
         diesel::sql_query(
             "INSERT INTO outbox_events (id, monitor_id, subject, payload, created_at, published_at)
-             VALUES ($1, 1, 'uptime.events.state_changed.v1', '{}', $2, $3)",
+             VALUES ($1, 1, 'uptime.events.state_changed.v3', '{}', $2, $3)",
         )
         .bind::<SqlUuid, _>(id)
         .bind::<Timestamptz, _>(created_at)

@@ -1,0 +1,198 @@
+//! Every version of every message family that was ever on the wire, who
+//! sends it, who reads it, and whether it is still alive.
+//!
+//! The policy (docs/operations.md, "Message versions"; proto-schemas/README.md):
+//!
+//! - At most two versions of a family are live: the **current** one, which
+//!   publishers send, and the **previous** one, which consumers still read
+//!   (and which some publishers may still send while they move on).
+//! - A version is **retired** one release after the release in which no
+//!   service publishes it any more, and only once its stream's max age has
+//!   passed since then (so no message of it can still sit in a stream).
+//!   Retiring removes its type, subject, schema, example and every reader.
+//!
+//! The contracts test `versions` holds the table to it: one current and at
+//! most one previous version per family, a committed schema for every live
+//! version and none for a retired one, and no source file naming a retired
+//! version's subject, subject constant or type.
+
+use crate::subjects;
+
+/// Where a version stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// What publishers send.
+    Current,
+    /// Still read by its consumers; published by nobody or by services on
+    /// their way to the current version.
+    Previous,
+    /// Gone from the wire: no type, no schema, no reader. `since` is the
+    /// release (issue) that retired it.
+    Retired { since: &'static str },
+}
+
+impl Status {
+    pub fn is_live(self) -> bool {
+        !matches!(self, Status::Retired { .. })
+    }
+}
+
+/// One version of one message family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireVersion {
+    /// The family's schema name without the version: `check-due`.
+    pub family: &'static str,
+    pub version: u32,
+    /// The subject (for the per-region due checks, the prefix their
+    /// `.<region>` subjects share).
+    pub subject: &'static str,
+    pub publishers: &'static [&'static str],
+    pub readers: &'static [&'static str],
+    pub status: Status,
+}
+
+impl WireVersion {
+    /// Its file name under `proto-schemas/`, without `.json`: `check-due.v5`.
+    pub fn schema_name(&self) -> String {
+        format!("{}.v{}", self.family, self.version)
+    }
+}
+
+const fn v(
+    family: &'static str,
+    version: u32,
+    subject: &'static str,
+    publishers: &'static [&'static str],
+    readers: &'static [&'static str],
+    status: Status,
+) -> WireVersion {
+    WireVersion {
+        family,
+        version,
+        subject,
+        publishers,
+        readers,
+        status,
+    }
+}
+
+use Status::{Current, Previous, Retired};
+
+/// Issue 20 retired the versions only older releases published.
+const ISSUE_20: Status = Retired { since: "issue 20" };
+
+/// The table. Retired subjects are written out here (and only here): their
+/// constants are gone with them.
+pub const VERSIONS: &[WireVersion] = &[
+    v("check-due", 1, "uptime.checks.due.v1", &[], &[], ISSUE_20),
+    v("check-due", 2, "uptime.checks.due.v2", &[], &[], ISSUE_20),
+    v("check-due", 3, "uptime.checks.due.v3", &[], &[], ISSUE_20),
+    // Unpublished since issue 19 (v5 replaced it); retire it one release on.
+    v(
+        "check-due",
+        4,
+        subjects::CHECK_DUE_V4_PREFIX,
+        &[],
+        &["checker (each region's consumer)"],
+        Previous,
+    ),
+    v(
+        "check-due",
+        5,
+        subjects::CHECK_DUE_V5_PREFIX,
+        &["scheduler", "api-gateway (manual checks)"],
+        &["checker (each region's consumer)"],
+        Current,
+    ),
+    v(
+        "check-result",
+        1,
+        "uptime.checks.result.v1",
+        &[],
+        &[],
+        ISSUE_20,
+    ),
+    v(
+        "check-result",
+        2,
+        subjects::CHECK_RESULT_V2,
+        &[
+            "api-gateway (heartbeat pings)",
+            "scheduler (missed heartbeats)",
+        ],
+        &["recorder"],
+        Previous,
+    ),
+    v(
+        "check-result",
+        3,
+        subjects::CHECK_RESULT_V3,
+        &["checker"],
+        &["recorder"],
+        Current,
+    ),
+    v(
+        "monitor-changed",
+        1,
+        subjects::MONITOR_CHANGED_V1,
+        &["api-gateway"],
+        &["scheduler"],
+        Current,
+    ),
+    v(
+        "state-changed",
+        1,
+        "uptime.events.state_changed.v1",
+        &[],
+        &[],
+        ISSUE_20,
+    ),
+    // Published beside v3 until issue 20; retire it one release on.
+    v(
+        "state-changed",
+        2,
+        subjects::STATE_CHANGED_V2,
+        &[],
+        &["notifier"],
+        Previous,
+    ),
+    v(
+        "state-changed",
+        3,
+        subjects::STATE_CHANGED_V3,
+        &["recorder"],
+        &["notifier"],
+        Current,
+    ),
+    v(
+        "ssl-expiring",
+        1,
+        "uptime.events.ssl_expiring.v1",
+        &[],
+        &[],
+        ISSUE_20,
+    ),
+    v(
+        "ssl-expiring",
+        2,
+        subjects::SSL_EXPIRING_V2,
+        &["recorder"],
+        &["notifier"],
+        Current,
+    ),
+    v(
+        "api-key-revoked",
+        1,
+        subjects::API_KEY_REVOKED_V1,
+        &["api-gateway"],
+        &["api-gateway"],
+        Current,
+    ),
+];
+
+/// The live versions of `family`, oldest first.
+pub fn live(family: &str) -> impl Iterator<Item = &'static WireVersion> + '_ {
+    VERSIONS
+        .iter()
+        .filter(move |v| v.family == family && v.status.is_live())
+}
