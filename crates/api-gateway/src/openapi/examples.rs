@@ -79,7 +79,9 @@ fn api_key(raw: bool) -> Value {
 }
 
 /// (operation id, request example, (status, response example)).
-fn examples() -> Vec<(&'static str, Option<Value>, Option<(&'static str, Value)>)> {
+type Example = (&'static str, Option<Value>, Option<(&'static str, Value)>);
+
+fn examples() -> Vec<Example> {
     let cursor = crate::validation::encode_cursor(42);
     let mut paused = monitor();
     paused["active"] = json!(false);

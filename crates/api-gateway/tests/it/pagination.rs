@@ -135,10 +135,17 @@ async fn every_list_pages_with_limit_and_cursor() {
         .get(&format!("{results}?limit=2&before={next}"), &key)
         .await;
     assert_eq!(by_cursor, by_before);
-    let (status, body) = app
-        .get(&format!("{results}?cursor={next}&before={next}"), &key)
+    // Both: `cursor` wins.
+    let (_, first_page) = app.get(&format!("{results}?limit=2"), &key).await;
+    let (status, both) = app
+        .get(
+            &format!("{results}?limit=2&cursor={next}&before=AQ000000000000000000000"),
+            &key,
+        )
         .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(status, StatusCode::OK, "{both}");
+    assert_eq!(both, by_cursor);
+    assert_ne!(both, first_page);
 
     // Foreign cursors are 400 naming `cursor`.
     for path in [

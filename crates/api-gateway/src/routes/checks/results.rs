@@ -19,8 +19,8 @@ pub struct ResultsQuery {
     pub limit: Option<i64>,
     /// The `next_cursor` of the previous page; omit for the newest results.
     pub cursor: Option<String>,
-    /// The former name of `cursor`, still accepted (not with `cursor`);
-    /// deprecated (set so in `openapi::add_patterns`).
+    /// The former name of `cursor`, still accepted; ignored when `cursor`
+    /// is given. Deprecated (set so in `openapi::add_patterns`).
     pub before: Option<String>,
     /// Only the results of this region (`default`: also those recorded
     /// before regions existed). Any region name, known or not.
@@ -117,12 +117,9 @@ pub async fn results(
         cursor: None,
     }
     .validate();
+    // `cursor` wins over `before`, its former name, when both are given.
     let before = match (query.cursor.as_deref(), query.before.as_deref()) {
-        (Some(_), Some(_)) => Err(FieldError::new(
-            "before",
-            "is the former name of cursor: give one of them",
-        )),
-        (Some(cursor), None) => decode_results_cursor(cursor)
+        (Some(cursor), _) => decode_results_cursor(cursor)
             .map(Some)
             .map_err(|problem| FieldError::new("cursor", problem.message)),
         (None, before) => before.map(decode_results_cursor).transpose(),
