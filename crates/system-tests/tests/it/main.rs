@@ -3,6 +3,7 @@
 
 mod architecture;
 mod common;
+mod doc_paths;
 mod end_to_end;
 mod kinds;
 mod regions;
