@@ -414,7 +414,10 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
             uptime_contracts::subjects::CHECK_DUE_V4_PREFIX,
             uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
         ] {
-            if subject.strip_prefix(prefix).is_some_and(|r| r.starts_with('.')) {
+            if subject
+                .strip_prefix(prefix)
+                .is_some_and(|r| r.starts_with('.'))
+            {
                 subject = prefix.to_string();
             }
         }
