@@ -54,6 +54,82 @@ impl Receiver {
             .map(|b| b["event"].as_str().unwrap_or("").to_string())
             .collect()
     }
+
+    /// The events received about monitor `id`, in arrival order.
+    pub fn events_of(&self, id: i64) -> Vec<String> {
+        self.bodies
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|b| b["monitor"]["id"] == id)
+            .map(|b| b["event"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+/// Raises one more alert to `contact` (a new monitor of its own, checked at
+/// once, going from pending to up) and waits for it at `receiver`: once it is
+/// there, so is every alert raised for the contact before this was called,
+/// duplicates included, however slow the machine. Because:
+///
+/// - the recorder's outbox holds no unpublished event before the marker
+///   monitor exists, so every event written so far is in the events stream
+///   ahead of the marker's;
+/// - the notifier stores deliveries batch after batch in stream order,
+///   numbering them (`seq`) as it goes, so the marker's delivery comes after
+///   every delivery made of an earlier event;
+/// - a contact's deliveries go out in that order, each only once the older
+///   ones are settled (delivered or given up), and the receiver records a
+///   request before answering it.
+///
+/// Returns the marker monitor's id (its own alerts are at the receiver too).
+pub async fn marker_alert(stack: &Stack, key: &str, contact: &Value, receiver: &Receiver) -> i64 {
+    outbox_published(stack).await;
+    let target = uptime_testkit::target::TargetServer::start().await;
+    let (s, m) = stack
+        .call(
+            Method::POST,
+            "/api/v1/monitors",
+            key,
+            Some(
+                serde_json::json!({"name": "marker", "type": "http", "target": target.url("/"),
+                "interval_secs": 3600, "alert_contact_ids": [contact["id"]]}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(s, StatusCode::CREATED, "{m}");
+    let marker = m["id"].as_i64().unwrap();
+    stack
+        .eventually(Duration::from_secs(30), || async {
+            receiver
+                .events_of(marker)
+                .contains(&"monitor.up".to_string())
+                .then_some(())
+        })
+        .await
+        .unwrap_or_else(|| panic!("no marker alert: {:?}", receiver.events()));
+    marker
+}
+
+/// Waits until the recorder has published every event in its outbox.
+pub async fn outbox_published(stack: &Stack) {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    use uptime_db::schema::outbox_events;
+    stack
+        .eventually(Duration::from_secs(15), || async {
+            let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await.unwrap();
+            let unpublished: i64 = outbox_events::table
+                .filter(outbox_events::published_at.is_null())
+                .count()
+                .get_result(&mut conn)
+                .await
+                .unwrap();
+            (unpublished == 0).then_some(())
+        })
+        .await
+        .expect("the recorder publishes its outbox");
 }
 
 pub async fn monitor(stack: &Stack, key: &str, id: i64) -> Value {
