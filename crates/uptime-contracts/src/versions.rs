@@ -24,10 +24,13 @@ pub enum Status {
     /// What publishers send.
     Current,
     /// Still read by its consumers; published by nobody or by services on
-    /// their way to the current version.
-    Previous,
-    /// Gone from the wire: no type, no schema, no reader. `since` is the
-    /// release (issue) that retired it.
+    /// their way to the current version. `retire_after` (`YYYY-MM-DD`): once
+    /// nobody publishes it, the day after which it must be gone (a release
+    /// on, and past its stream's max age); the contracts test fails past it,
+    /// so retiring is never forgotten. `None` while a service still sends it.
+    Previous { retire_after: Option<&'static str> },
+    /// Gone from the wire: no type, no schema, no reader. `since`: the day
+    /// (`YYYY-MM-DD`) of the release that retired it.
     Retired { since: &'static str },
 }
 
@@ -78,23 +81,53 @@ const fn v(
 
 use Status::{Current, Previous, Retired};
 
-/// Issue 20 retired the versions only older releases published.
-const ISSUE_20: Status = Retired { since: "issue 20" };
+/// The release that retired the versions only older releases published.
+const RETIRED_2026_11_25: Status = Retired {
+    since: "2026-11-25",
+};
+/// Read, published by nobody since 2026-11-25: one release on, and long past
+/// every stream's max age (7 days at most), it goes.
+const UNPUBLISHED_SINCE_2026_11_25: Status = Previous {
+    retire_after: Some("2027-01-31"),
+};
+/// Read, and still sent by some publishers.
+const STILL_PUBLISHED: Status = Previous { retire_after: None };
 
 /// The table. Retired subjects are written out here (and only here): their
 /// constants are gone with them.
 pub const VERSIONS: &[WireVersion] = &[
-    v("check-due", 1, "uptime.checks.due.v1", &[], &[], ISSUE_20),
-    v("check-due", 2, "uptime.checks.due.v2", &[], &[], ISSUE_20),
-    v("check-due", 3, "uptime.checks.due.v3", &[], &[], ISSUE_20),
-    // Unpublished since issue 19 (v5 replaced it); retire it one release on.
+    v(
+        "check-due",
+        1,
+        "uptime.checks.due.v1",
+        &[],
+        &[],
+        RETIRED_2026_11_25,
+    ),
+    v(
+        "check-due",
+        2,
+        "uptime.checks.due.v2",
+        &[],
+        &[],
+        RETIRED_2026_11_25,
+    ),
+    v(
+        "check-due",
+        3,
+        "uptime.checks.due.v3",
+        &[],
+        &[],
+        RETIRED_2026_11_25,
+    ),
+    // Unpublished since v5 replaced it; retire it one release on.
     v(
         "check-due",
         4,
         subjects::CHECK_DUE_V4_PREFIX,
         &[],
         &["checker (each region's consumer)"],
-        Previous,
+        UNPUBLISHED_SINCE_2026_11_25,
     ),
     v(
         "check-due",
@@ -110,7 +143,7 @@ pub const VERSIONS: &[WireVersion] = &[
         "uptime.checks.result.v1",
         &[],
         &[],
-        ISSUE_20,
+        RETIRED_2026_11_25,
     ),
     v(
         "check-result",
@@ -121,7 +154,7 @@ pub const VERSIONS: &[WireVersion] = &[
             "scheduler (missed heartbeats)",
         ],
         &["recorder"],
-        Previous,
+        STILL_PUBLISHED,
     ),
     v(
         "check-result",
@@ -145,16 +178,16 @@ pub const VERSIONS: &[WireVersion] = &[
         "uptime.events.state_changed.v1",
         &[],
         &[],
-        ISSUE_20,
+        RETIRED_2026_11_25,
     ),
-    // Published beside v3 until issue 20; retire it one release on.
+    // Published beside v3 until 2026-11-25; retire it one release on.
     v(
         "state-changed",
         2,
         subjects::STATE_CHANGED_V2,
         &[],
         &["notifier"],
-        Previous,
+        UNPUBLISHED_SINCE_2026_11_25,
     ),
     v(
         "state-changed",
@@ -170,7 +203,7 @@ pub const VERSIONS: &[WireVersion] = &[
         "uptime.events.ssl_expiring.v1",
         &[],
         &[],
-        ISSUE_20,
+        RETIRED_2026_11_25,
     ),
     v(
         "ssl-expiring",

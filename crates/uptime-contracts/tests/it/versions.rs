@@ -34,7 +34,7 @@ fn each_family_has_one_current_and_at_most_one_previous_version() {
             "{family}: live versions {live:?}; at most the current and the previous may live"
         );
         for v in &versions {
-            if v.status == Status::Previous {
+            if matches!(v.status, Status::Previous { .. }) {
                 assert!(
                     v.version < current[0],
                     "{family}: previous v{} is newer",
@@ -70,6 +70,38 @@ fn each_family_has_one_current_and_at_most_one_previous_version() {
                 "{family}: v{} retired before an older one",
                 v.version
             );
+        }
+    }
+}
+
+/// A previous version nobody publishes carries the day it must be gone by,
+/// and this fails once that day has passed: retiring it (its type, schema,
+/// example and readers) is what makes it pass again.
+#[test]
+fn no_previous_version_outlives_its_retirement_date() {
+    let today = chrono::Utc::now().date_naive();
+    for v in VERSIONS {
+        let Status::Previous { retire_after } = v.status else {
+            continue;
+        };
+        match retire_after {
+            None => assert!(
+                !v.publishers.is_empty(),
+                "{} v{}: published by nobody, so it needs a retirement date",
+                v.family,
+                v.version
+            ),
+            Some(day) => {
+                let day = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+                    .unwrap_or_else(|e| panic!("{} v{}: {day:?}: {e}", v.family, v.version));
+                assert!(
+                    today <= day,
+                    "{} v{} was to be retired after {day}: remove its type, schema, example \
+                     and readers (uptime_contracts::versions)",
+                    v.family,
+                    v.version
+                );
+            }
         }
     }
 }
