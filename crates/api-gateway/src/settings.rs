@@ -147,9 +147,10 @@ impl Default for HttpSettings {
 /// A token bucket of `burst` refilled at `per_second`; `per_second` 0 turns
 /// limiting off. `rate_limit` counts a user's requests (all their keys
 /// together), `heartbeat_limit` the pings of one heartbeat token. A request
-/// costs one token, except a bulk create: one more per 10 monitors in it, at
-/// most the whole `burst` (`routes::monitors::bulk_tokens`), so with the
-/// defaults a full batch of 1000 empties the bucket and the next waits 5 s.
+/// costs one token, except a bulk create: one more per 10 monitors or per
+/// 20 KiB of body, whichever is more, at most half the `burst`
+/// (`routes::monitors::bulk_tokens`): with the defaults a full batch of 1000
+/// costs 50, two go at once, then one every 2.5 s.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct RateLimitSettings {

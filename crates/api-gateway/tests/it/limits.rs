@@ -218,21 +218,31 @@ async fn monitors_of(app: &TestApp, user_id: i64) -> i64 {
         .unwrap()
 }
 
+/// `n` requests of one token each.
+async fn spend(app: &TestApp, key: &str, n: usize) {
+    for _ in 0..n {
+        assert_eq!(app.get(KEYS, key).await.0, StatusCode::OK);
+    }
+}
+
 #[tokio::test]
 async fn a_bulk_create_costs_a_token_per_ten_monitors() {
     let app = spawn_app_with(|s| {
         s.rate_limit.per_second = 1;
-        s.rate_limit.burst = 20;
+        s.rate_limit.burst = 40;
     })
     .await;
     let (user_id, key) = app.new_user("ops").await;
     let batch =
-        |from: usize| json!({"monitors": (from..from + 150).map(typical).collect::<Vec<_>>()});
+        |from: usize| json!({"monitors": (from..from + 190).map(typical).collect::<Vec<_>>()});
 
-    // 1 + 15 tokens of the 20.
+    // 1 + 19 tokens (under 20 KiB of body: the monitors count), then 10
+    // requests of one token: 10 of the 40 left.
     let (status, body) = app.post(BULK, &key, batch(0)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    // 4 left, refilled at 1 a second: 16 are not there for another 12 s.
+    spend(&app, &key, 10).await;
+    // Its request's token and the bytes' one are there, the monitors' 18
+    // more are not for another 10 s (refilled at 1 a second).
     let res = app
         .client
         .post(app.url(BULK))
@@ -252,11 +262,51 @@ async fn a_bulk_create_costs_a_token_per_ten_monitors() {
     assert_eq!(body["error"], "rate limit exceeded", "{body}");
     assert_eq!(
         monitors_of(&app, user_id).await,
-        150,
+        190,
         "nothing of the second"
     );
     // The refused one took its request's token only.
     assert_eq!(app.get(KEYS, &key).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_bulk_create_is_charged_for_its_size_before_its_body_is_read() {
+    let app = spawn_app_with(|s| {
+        s.rate_limit.per_second = 1;
+        s.rate_limit.burst = 40;
+    })
+    .await;
+    let (user_id, key) = app.new_user("ops").await;
+    // Two monitors in 380 KiB (JSON allows the blanks): 1 + 19 tokens.
+    let padded = |from: usize| {
+        let mut body =
+            serde_json::to_vec(&json!({"monitors": [typical(from), typical(from + 1)]})).unwrap();
+        body.resize(380 * 1024, b' ');
+        body
+    };
+    let res = app
+        .client
+        .post(app.url(BULK))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(padded(0))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    spend(&app, &key, 10).await;
+
+    // 10 left, 1 taken by the next request's authentication: the same
+    // again is refused before the rest of its body is sent.
+    let request = half_sent_bytes(&app, &key, padded(10)).await;
+    // A deadline for the test itself: a server reading the body first
+    // never answers.
+    let (status, body) = tokio::time::timeout(Duration::from_secs(20), request.answer())
+        .await
+        .expect("an answer before the whole body");
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["error"], "rate limit exceeded", "{body}");
+    assert_eq!(monitors_of(&app, user_id).await, 2);
 }
 
 /// A bulk create sent over a connection of its own with half of its body:
@@ -267,7 +317,10 @@ struct HalfSent {
 }
 
 async fn half_sent(app: &TestApp, key: &str, body: &Value) -> HalfSent {
-    let body = serde_json::to_vec(body).unwrap();
+    half_sent_bytes(app, key, serde_json::to_vec(body).unwrap()).await
+}
+
+async fn half_sent_bytes(app: &TestApp, key: &str, body: Vec<u8>) -> HalfSent {
     let addr = app.base.strip_prefix("http://").unwrap();
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
@@ -288,8 +341,18 @@ impl HalfSent {
     /// Sends the rest; the answer's status and JSON body.
     async fn finish(mut self) -> (u16, Value) {
         self.stream.write_all(&self.rest).await.unwrap();
+        self.answer().await
+    }
+
+    /// The answer's status and JSON body, without sending the rest.
+    async fn answer(mut self) -> (u16, Value) {
         let mut answer = Vec::new();
-        self.stream.read_to_end(&mut answer).await.unwrap();
+        let mut chunk = [0u8; 4096];
+        // A server that answers before reading the whole body resets the
+        // connection after its answer: what came before the reset counts.
+        while let Ok(n @ 1..) = self.stream.read(&mut chunk).await {
+            answer.extend_from_slice(&chunk[..n]);
+        }
         let answer = String::from_utf8(answer).unwrap();
         let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
         let status = head.split(' ').nth(1).unwrap().parse().unwrap();

@@ -20,7 +20,9 @@
 //!   resyncs from the database.
 //! - Validation is charged like the work it is, and kept off the threads
 //!   that serve everyone (issue 19): the request costs rate-limit tokens per
-//!   monitor ([`bulk_tokens`]); a user's bulk creates queue in a line of
+//!   monitor and per byte ([`bulk_tokens`]), the bytes' share taken before
+//!   the body is read (from `Content-Length`), so a flood of refused
+//!   requests costs no parsing; a user's bulk creates queue in a line of
 //!   [`BULK_IN_LINE`] (one validated at a time, the rest waiting their turn
 //!   before their body is read, one more refused with `429 too many
 //!   requests`); and the validation (regular expressions compiled, JSONPath
@@ -66,19 +68,42 @@ pub const BULK_IN_LINE: usize = 4;
 /// Monitors per rate-limit token, beyond the request's own token.
 pub const ITEMS_PER_TOKEN: usize = 10;
 
+/// Body bytes per rate-limit token: 1000 typical monitors (about 150 KB)
+/// cost more by their number, a batch of monitors with many assertions
+/// costs more by its size.
+pub const BYTES_PER_TOKEN: usize = 20 * 1024;
+
 /// Problems listed in a refusal at most; one more entry counts the rest.
 pub const MAX_DETAILS: usize = 100;
 
-/// The rate-limit tokens a bulk create of `items` monitors costs beyond the
-/// one every request takes when it is authenticated: one per 10 monitors
-/// (started), the whole at most `burst`, so that the largest batch is
-/// always possible from a full bucket. A bulk item costs a tenth of a single
-/// create: the request's own costs (connection, authentication, the
-/// transaction) are shared, its validation is not; that is bounded by the
-/// line instead (one at a time per user).
-pub fn bulk_tokens(items: usize, burst: u32) -> u32 {
-    let total = u32::try_from(1 + items.div_ceil(ITEMS_PER_TOKEN)).unwrap_or(u32::MAX);
-    total.min(burst.max(1)) - 1
+/// The rate-limit tokens a bulk create of `items` monitors in a body of
+/// `bytes` costs beyond the one every request takes when it is
+/// authenticated: one per 10 monitors or one per 20 KiB, whichever is more
+/// (both started), the whole at most half the `burst`. Not the whole burst:
+/// a price of a full bucket can only be paid when nothing else of the user's
+/// has come for `burst / per_second` seconds, so several such requests in
+/// flight at once (each taking its own token first) would keep each other
+/// from ever being paid. What validation costs grows with both: parsing
+/// with the bytes, the rules with the items, and compiling regular
+/// expressions with the bytes of the patterns. A bulk item costs a tenth of
+/// a single create: the request's own costs (connection, authentication,
+/// the transaction) are shared, its validation is not; that is bounded by
+/// the line instead (one at a time per user).
+pub fn bulk_tokens(items: usize, bytes: usize, burst: u32) -> u32 {
+    let units = items
+        .div_ceil(ITEMS_PER_TOKEN)
+        .max(bytes.div_ceil(BYTES_PER_TOKEN));
+    let total = u32::try_from(units.saturating_add(1)).unwrap_or(u32::MAX);
+    total.min((burst / 2).max(1)) - 1
+}
+
+/// The body's size as announced: `Content-Length`, or the route's limit
+/// when the body comes in chunks of unknown total (charged as the largest).
+fn announced_bytes(req: &HttpRequest) -> usize {
+    req.headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+        .map_or(BULK_MAX_BODY_BYTES, |n| n.min(BULK_MAX_BODY_BYTES))
 }
 
 /// `api_bulk_validations_running`: bulk creates being validated, each on a
@@ -184,8 +209,9 @@ fn validate_items(
 /// caller's monitor quota and checks-per-minute budget (else `403`, nothing
 /// created). Bodies of this route may have up to 4 MiB.
 ///
-/// The request costs one rate-limit token plus one per 10 monitors (at most
-/// the whole burst: a full bucket always pays for a full batch). A caller's
+/// The request costs one rate-limit token plus one per 10 monitors or per
+/// 20 KiB of body, whichever is more, at most half the burst; the share of
+/// the bytes is taken before the body is read. A caller's
 /// bulk creates are validated one at a time, in arrival order; while 4 are
 /// in line (one validated, three waiting), another is refused with `429 too
 /// many requests`. A refusal lists at most 100 problems, then one entry
@@ -197,7 +223,7 @@ fn validate_items(
         (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor; the first 100 problems, then one entry of field `monitors` counting the others)"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, nothing created: the batch does not fit the user's monitor quota (`details` field `monitors`), or its active checked monitors would take the user's checks per minute (regions × 60 / interval_secs each) past their budget (field `checks_per_minute`)"),
-        (status = 429, body = ErrorBody, description = "nothing created; with `Retry-After`. `rate limit exceeded`: the request costs one token plus one per 10 monitors (at most the whole burst) and the caller's bucket holds fewer. `too many requests` (`details` field `monitors`): 4 bulk creates of the caller are in line already (one validated at a time, the others waiting their turn)"),
+        (status = 429, body = ErrorBody, description = "nothing created; with `Retry-After`. `rate limit exceeded`: the request costs one token plus one per 10 monitors or per 20 KiB of body, whichever is more (at most half the burst), and the caller's bucket holds fewer; the bytes' share is taken before the body is read (a body without `Content-Length` counts as 4 MiB). `too many requests` (`details` field `monitors`): 4 bulk creates of the caller are in line already (one validated at a time, the others waiting their turn)"),
         (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB")))]
 pub async fn bulk_create(
     state: web::Data<AppState>,
@@ -205,8 +231,12 @@ pub async fn bulk_create(
     req: HttpRequest,
     payload: web::Payload,
 ) -> actix_web::Result<HttpResponse> {
-    // In line before the body is read: a request waiting its turn holds no
-    // body in memory, and a refused one is answered without reading it.
+    // Charged for its size and in line before the body is read: a refused
+    // request costs no parsing, and one waiting its turn holds no body in
+    // memory.
+    let bytes = announced_bytes(&req);
+    let paid = bulk_tokens(0, bytes, state.settings.rate_limit.burst);
+    state.rate_limiter.check_n(user.user_id, paid)?;
     let place = state
         .rate_limiter
         .join_line(user.user_id, BULK_IN_LINE)
@@ -224,7 +254,11 @@ pub async fn bulk_create(
         &mut payload.into_inner(),
     )
     .await?;
-    Ok(create_all(state, user, turn, body.into_inner().monitors).await?)
+    let items = body.into_inner().monitors;
+    // The rest of the price, now that the monitors can be counted.
+    let price = bulk_tokens(items.len(), bytes, state.settings.rate_limit.burst);
+    let due = price.saturating_sub(paid);
+    Ok(create_all(state, user, turn, items, due).await?)
 }
 
 /// The bulk create once the caller's turn has come and the body is read.
@@ -233,6 +267,7 @@ async fn create_all(
     user: AuthUser,
     turn: crate::rate_limit::Turn<i64>,
     items: Vec<serde_json::Value>,
+    tokens_due: u32,
 ) -> Result<HttpResponse, ApiError> {
     let max = state.settings.bulk_create.max_items;
     if items.is_empty() || items.len() > max {
@@ -242,10 +277,7 @@ async fn create_all(
         )]));
     }
     let count = items.len();
-    state.rate_limiter.check_n(
-        user.user_id,
-        bulk_tokens(count, state.settings.rate_limit.burst),
-    )?;
+    state.rate_limiter.check_n(user.user_id, tokens_due)?;
     // The turn moves into the blocking task: it passes on when the work
     // ends, even if the client has gone away meanwhile.
     let settings = state.clone();
@@ -335,15 +367,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_bulk_create_costs_a_token_per_ten_monitors_at_most_the_burst() {
+    fn a_bulk_create_costs_a_token_per_ten_monitors_or_20_kib_at_most_half_the_burst() {
         // Beyond the request's own token.
-        assert_eq!(bulk_tokens(1, 100), 1);
-        assert_eq!(bulk_tokens(10, 100), 1);
-        assert_eq!(bulk_tokens(11, 100), 2);
-        assert_eq!(bulk_tokens(500, 100), 50);
-        // 101 in all, more than the bucket holds: a full bucket pays.
-        assert_eq!(bulk_tokens(1000, 100), 99);
-        assert_eq!(bulk_tokens(1000, 0), 0);
+        assert_eq!(bulk_tokens(1, 200, 100), 1);
+        assert_eq!(bulk_tokens(10, 2_000, 100), 1);
+        assert_eq!(bulk_tokens(11, 2_000, 100), 2);
+        assert_eq!(bulk_tokens(500, 75_000, 200), 50);
+        // Few monitors in a big body: the bytes.
+        assert_eq!(bulk_tokens(20, 10 * 20 * 1024, 100), 10);
+        assert_eq!(bulk_tokens(0, 10 * 20 * 1024 + 1, 100), 11);
+        // 101 in all: half the bucket.
+        assert_eq!(bulk_tokens(1000, 150_000, 100), 49);
+        assert_eq!(bulk_tokens(0, BULK_MAX_BODY_BYTES, 100), 49);
+        assert_eq!(bulk_tokens(1000, 150_000, 1), 0);
+        assert_eq!(bulk_tokens(1000, 150_000, 0), 0);
     }
 
     #[test]
