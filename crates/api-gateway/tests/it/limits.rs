@@ -366,8 +366,7 @@ async fn a_users_bulk_creates_wait_in_a_line_of_four_and_a_fifth_is_refused() {
     let (user_id, key) = app.new_user("ops").await;
     let (other_id, other) = app.new_user("someone else").await;
 
-    // One has its turn and awaits the rest of its body; three wait for
-    // theirs.
+    // Four in line, their bodies still being read.
     let mut in_line = Vec::new();
     for r in 0..4 {
         let body = json!({"monitors": [typical(2 * r), typical(2 * r + 1)]});

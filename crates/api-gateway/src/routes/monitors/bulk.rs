@@ -24,8 +24,8 @@
 //!   the body is read (from `Content-Length`), so a flood of refused
 //!   requests costs no parsing; a user's bulk creates queue in a line of
 //!   [`BULK_IN_LINE`] (one validated at a time, the rest waiting their turn
-//!   before their body is read, one more refused with `429 too many
-//!   requests`); and the validation (regular expressions compiled, JSONPath
+//!   with their body read, one more refused with `429 too many requests`);
+//!   and the validation (regular expressions compiled, JSONPath
 //!   parsed, for every item) runs on a blocking thread, not on an HTTP
 //!   worker, so another user's requests are never queued behind it. No
 //!   global bound on those threads: it would let one user's validation make
@@ -232,8 +232,7 @@ pub async fn bulk_create(
     payload: web::Payload,
 ) -> actix_web::Result<HttpResponse> {
     // Charged for its size and in line before the body is read: a refused
-    // request costs no parsing, and one waiting its turn holds no body in
-    // memory.
+    // request costs no parsing.
     let bytes = announced_bytes(&req);
     let paid = bulk_tokens(0, bytes, state.settings.rate_limit.burst);
     state.rate_limiter.check_n(user.user_id, paid)?;
@@ -248,12 +247,17 @@ pub async fn bulk_create(
                  others wait their turn); send this one when one of them has been answered"
             ),
         })?;
-    let turn = place.turn().await;
+    // The body is read before the turn, not after: a body left unread in
+    // the socket while earlier bulk creates are validated (tens of seconds)
+    // overruns its receive buffer, and the kernel ends up aborting the
+    // connection (seen in the fairness benchmark). Each body in memory was
+    // paid for by its size, and there are at most 4 per user.
     let body = crate::validation::Json::<BulkCreateMonitors>::from_request(
         &req,
         &mut payload.into_inner(),
     )
     .await?;
+    let turn = place.turn().await;
     let items = body.into_inner().monitors;
     // The rest of the price, now that the monitors can be counted.
     let price = bulk_tokens(items.len(), bytes, state.settings.rate_limit.burst);
