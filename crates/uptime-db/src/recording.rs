@@ -298,13 +298,12 @@ pub async fn mark_published(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> DbRes
     Ok(())
 }
 
-/// Up to `limit` unpublished events created before `created_before`, oldest
-/// first, locked so that another relay running at the same moment skips them.
-/// Each event is one row (one message version, issue 20), so nothing depends
-/// on the order of rows within a transaction (the same `created_at`): the id
-/// only makes the order stable from one sweep to the next. (Before, an event
-/// was several rows and their subjects were sorted to send the newest version
-/// first, a text sort that would have put `.v10` before `.v9`.)
+/// Up to `limit` unpublished events created before `created_before`, in the
+/// order they were written (`seq`, migration 000016), locked so that another
+/// relay running at the same moment skips them. Order matters within one
+/// transaction too: a batch can write a monitor's pending -> up and up -> down
+/// together, and they must reach the notifier in that order (the random
+/// UUID `id` and the shared `created_at` cannot tell them apart).
 pub async fn lock_unpublished(
     conn: &mut AsyncPgConnection,
     created_before: DateTime<Utc>,
@@ -313,7 +312,7 @@ pub async fn lock_unpublished(
     Ok(outbox_events::table
         .filter(outbox_events::published_at.is_null())
         .filter(outbox_events::created_at.lt(created_before))
-        .order((outbox_events::created_at.asc(), outbox_events::id.asc()))
+        .order(outbox_events::seq.asc())
         .limit(limit)
         .for_update()
         .skip_locked()

@@ -128,6 +128,7 @@ diesel::table! {
         payload -> Jsonb,
         created_at -> Timestamptz,
         published_at -> Nullable<Timestamptz>,
+        seq -> Int8,
     }
 }
 
