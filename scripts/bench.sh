@@ -11,7 +11,8 @@ if [[ -z "${UPTIME_BENCH_ONLY:-}" || ",$UPTIME_BENCH_ONLY," == *,million,* ]]; t
     || log "prometheus-blackbox-exporter not installable: the million stage runs without the comparison"
 fi
 # The services run as processes of their own in the alert-latency stage, so a
-# fault there is a real SIGKILL.
+# fault there is a real SIGKILL; the million and fairness stages run the
+# api-gateway from its release binary too.
 cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" -p system-tests --bins \
   -p scheduler -p checker -p recorder -p notifier -p api-gateway
 

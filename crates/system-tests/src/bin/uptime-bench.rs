@@ -21,6 +21,8 @@
 //! - `storage`:   bytes per stored result, dropping a day of results, the
 //!   results and daily-uptime endpoints on millions of rows, checks/s while
 //!   partitions are dropped.
+//! - `fairness`:  another user's `GET /api/v1/monitors` latency, idle and
+//!   while one user floods bulk creates that are expensive to validate.
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -87,6 +89,23 @@ async fn main() -> anyhow::Result<()> {
             monitors: env_usize("UPTIME_BENCH_STORAGE_MONITORS", 10_000) as i64,
             requests: env_usize("UPTIME_BENCH_STORAGE_REQUESTS", 300),
             checks: env_usize("UPTIME_BENCH_STORAGE_CHECKS", 20_000),
+        })
+        .await?;
+    }
+    if wanted("fairness") {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        system_tests::fairness_bench::run(system_tests::fairness_bench::FairnessOptions {
+            idle_secs: env_usize("UPTIME_BENCH_FAIRNESS_IDLE_SECS", 10) as u64,
+            flood_secs: env_usize("UPTIME_BENCH_FAIRNESS_SECS", 25) as u64,
+            parallel: env_usize("UPTIME_BENCH_FAIRNESS_PARALLEL", 4),
+            items: env_usize("UPTIME_BENCH_FAIRNESS_ITEMS", 999),
+            assertions: env_usize("UPTIME_BENCH_FAIRNESS_ASSERTIONS", 20),
+            bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
+                .map(Into::into)
+                .unwrap_or_else(|_| repo.join("target/release")),
+            nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
+                .unwrap_or_else(|_| "nats-server".into())
+                .into(),
         })
         .await?;
     }
