@@ -72,6 +72,19 @@ pub async fn list(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Vec<Ap
         .await?)
 }
 
+/// One of the user's unrevoked keys, by id; `None` when it is not theirs or
+/// is revoked.
+pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<Option<ApiKey>> {
+    Ok(api_keys::table
+        .filter(api_keys::id.eq(id))
+        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::revoked_at.is_null())
+        .select(ApiKey::as_select())
+        .first(conn)
+        .await
+        .optional()?)
+}
+
 /// Revokes the user's key and returns it as revoked (its digest is what the
 /// gateways' caches must drop); `None` when there is no such unrevoked key of
 /// theirs.

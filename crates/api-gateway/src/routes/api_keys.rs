@@ -145,11 +145,8 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    // A user has few keys (a quota bounds them).
-    let rows = uptime_db::api_keys::list(&mut conn, user.user_id).await?;
-    let key = rows
-        .into_iter()
-        .find(|k| k.id == id)
+    let key = uptime_db::api_keys::get(&mut conn, user.user_id, id)
+        .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
 }
