@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Puts `just` on PATH (~/.cargo/bin, which every rustup install has) if it is
-# missing. Used by .ci/run; run it once by hand on a machine without `just`.
+# missing. `./dev` (the README's two commands, and so CI) runs it first.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 if command -v just >/dev/null 2>&1; then exit 0; fi
 pip_tool just rust-just
