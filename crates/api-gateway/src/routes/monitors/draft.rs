@@ -368,7 +368,11 @@ impl Draft {
         let check_load_millis = uptime_db::quotas::check_load_millis(
             self.kind.into(),
             narrow("interval_secs", self.interval_secs)?,
-            regions.of(self.regions.as_deref()).len(),
+            uptime_contracts::placement::effective_regions(
+                self.regions.as_deref(),
+                &regions.default,
+            )
+            .len(),
         );
         let (options, password) = self.options.into_stored(self.kind);
         let http_password_sealed = password.into_sealed(keyring)?;

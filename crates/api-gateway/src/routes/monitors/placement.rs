@@ -2,15 +2,15 @@
 //! their rules, and what responses show when they are left to the
 //! deployment's defaults.
 //!
-//! Stored NULL means "the default": regions NULL is `regions.default` at the
-//! time of each check (so an operator's change of the default moves such
-//! monitors), quorum NULL a majority of the regions. Responses show the
-//! effective values. Heartbeat monitors have neither: they are pinged, not
-//! checked from anywhere.
+//! Stored NULL means "the default" (the rule is
+//! [`uptime_contracts::placement`], shared with the scheduler and the
+//! recorder). Responses show the effective values. Heartbeat monitors have
+//! neither: they are pinged, not checked from anywhere.
 
 use super::types::MonitorType;
 use crate::validation::Problems;
 use uptime_config::RegionsSettings;
+use uptime_contracts::{placement, Placement};
 
 /// The most regions one monitor may be checked from.
 pub const MAX_REGIONS: usize = 16;
@@ -18,11 +18,6 @@ pub const MAX_REGIONS: usize = 16;
 /// What a heartbeat monitor is told when given regions or a quorum.
 const NOT_FOR_HEARTBEATS: &str =
     "is only for checked monitors: heartbeat monitors are pinged, not checked from regions";
-
-/// The majority of `n` regions: more than half.
-pub fn majority(n: usize) -> usize {
-    n / 2 + 1
-}
 
 /// Checks `regions` and `quorum` of a monitor of `kind` against the
 /// deployment's regions, adding each broken rule to `problems`.
@@ -49,7 +44,7 @@ pub(super) fn validate(
     let Some(q) = quorum else {
         return;
     };
-    let effective = settings.of(regions);
+    let effective = placement::effective_regions(regions, &settings.default);
     let max = if regions_ok {
         effective.len()
     } else {
@@ -113,7 +108,9 @@ pub(super) fn stored(regions: Option<Vec<String>>) -> Option<Vec<String>> {
 }
 
 /// The regions and quorum a response shows for a stored monitor: the
-/// effective ones, `None` for heartbeat monitors.
+/// effective ones, the ones its rounds use (so a stored quorum above the
+/// default regions, left by an operator shrinking them, shows as the number
+/// of regions), `None` for heartbeat monitors.
 pub(super) fn shown(
     kind: uptime_contracts::MonitorKind,
     regions: Option<&[String]>,
@@ -123,9 +120,11 @@ pub(super) fn shown(
     if kind == uptime_contracts::MonitorKind::Heartbeat {
         return (None, None);
     }
-    let effective = settings.of(regions).to_vec();
-    let quorum = quorum.unwrap_or_else(|| i32::try_from(majority(effective.len())).unwrap_or(1));
-    (Some(effective), Some(quorum))
+    let effective = Placement::of(regions, quorum, &settings.default);
+    (
+        Some(effective.regions.to_vec()),
+        Some(i32::try_from(effective.quorum).unwrap_or(i32::MAX)),
+    )
 }
 
 #[cfg(test)]
@@ -156,15 +155,6 @@ mod tests {
             }
             Err(other) => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn majorities() {
-        assert_eq!(
-            [1, 2, 3, 4, 5].map(majority),
-            [1, 2, 2, 3, 3],
-            "more than half"
-        );
     }
 
     #[test]
