@@ -257,7 +257,7 @@ impl utoipa::PartialSchema for AssertionTarget {
                     .schema_type(Type::String)
                     .min_length(Some(1))
                     .max_length(Some(MAX_TARGET_CHARS))
-                    .pattern(Some(crate::openapi::TEXT_PATTERN)),
+                    .pattern(Some(crate::validation::TEXT_PATTERN)),
             )
             .item(ObjectBuilder::new().schema_type(Type::Number))
             .description(Some(
