@@ -439,3 +439,18 @@ fn add_patterns(doc: &mut Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Writes the served document to `$OPENAPI_DUMP` when set, to compare
+    /// the documents of two versions of the code (a refactoring must leave
+    /// it alone): `OPENAPI_DUMP=/tmp/before.json cargo test -p api-gateway
+    /// --lib openapi::tests::dump`, then `diff` the two files.
+    #[test]
+    fn dump() {
+        if let Ok(path) = std::env::var("OPENAPI_DUMP") {
+            let text = serde_json::to_string_pretty(super::document()).expect("a JSON value");
+            std::fs::write(&path, text).expect("the dump is written");
+        }
+    }
+}
