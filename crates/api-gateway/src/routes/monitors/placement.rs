@@ -7,13 +7,63 @@
 //! recorder). Responses show the effective values. Heartbeat monitors have
 //! neither: they are pinged, not checked from anywhere.
 
-use super::types::MonitorType;
+use super::fields::field_group;
+use super::monitor_type::MonitorType;
 use crate::validation::Problems;
+use serde::Serialize;
 use uptime_config::RegionsSettings;
 use uptime_contracts::{placement, Placement};
+use utoipa::ToSchema;
 
 /// The most regions one monitor may be checked from.
 pub const MAX_REGIONS: usize = 16;
+
+/// The fields of a create request.
+#[derive(Debug, Default, ToSchema)]
+pub struct Create {
+    /// Every monitor but heartbeats: the regions it is checked from, 1 to
+    /// 16 distinct names of the deployment's regions (`GET /api/v1/regions`);
+    /// stored sorted. Default (or `null`): the deployment's default regions,
+    /// whatever they are at the time of each check.
+    #[schema(min_items = 1, max_items = 16)]
+    pub regions: Option<Vec<String>>,
+    /// Every monitor but heartbeats: how many regions must see a check fail
+    /// for the round to fail, 1 to the number of regions. Default (or
+    /// `null`): a majority of the regions (more than half). Fewer failing
+    /// regions are a regional problem: recorded, not counted towards
+    /// `confirmation_count`.
+    #[schema(minimum = 1, maximum = 16)]
+    pub quorum: Option<i64>,
+}
+
+field_group!(create Create { regions, quorum });
+
+/// The fields of a PATCH.
+#[derive(Debug, Default, ToSchema)]
+pub struct Update {
+    /// Replaces the regions; `null`: the deployment's default regions.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, nullable, min_items = 1, max_items = 16)]
+    pub regions: Option<Option<Vec<String>>>,
+    /// `null`: a majority of the regions. Must stay within the number of
+    /// regions when `regions` changes.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 16)]
+    pub quorum: Option<Option<i64>>,
+}
+
+field_group!(update Update { regions, quorum });
+
+/// The fields of a response.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct Shown {
+    /// The regions the monitor is checked from: its own, or the
+    /// deployment's default ones. `null` for heartbeat monitors.
+    pub regions: Option<Vec<String>>,
+    /// How many regions must see a check fail for a round to fail: its own,
+    /// or a majority of `regions`. `null` for heartbeat monitors.
+    pub quorum: Option<i32>,
+}
 
 /// What a heartbeat monitor is told when given regions or a quorum.
 const NOT_FOR_HEARTBEATS: &str =
@@ -116,20 +166,30 @@ pub(super) fn shown(
     regions: Option<&[String]>,
     quorum: Option<i32>,
     settings: &RegionsSettings,
-) -> (Option<Vec<String>>, Option<i32>) {
+) -> Shown {
     if kind == uptime_contracts::MonitorKind::Heartbeat {
-        return (None, None);
+        return Shown::default();
     }
     let effective = Placement::of(regions, quorum, &settings.default);
-    (
-        Some(effective.regions.to_vec()),
-        Some(i32::try_from(effective.quorum).unwrap_or(i32::MAX)),
-    )
+    Shown {
+        regions: Some(effective.regions.to_vec()),
+        quorum: Some(i32::try_from(effective.quorum).unwrap_or(i32::MAX)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shown_pair(
+        kind: uptime_contracts::MonitorKind,
+        regions: Option<&[String]>,
+        quorum: Option<i32>,
+        settings: &RegionsSettings,
+    ) -> (Option<Vec<String>>, Option<i32>) {
+        let shown = shown(kind, regions, quorum, settings);
+        (shown.regions, shown.quorum)
+    }
 
     fn settings() -> RegionsSettings {
         RegionsSettings {
@@ -197,7 +257,7 @@ mod tests {
             .collect();
         assert_eq!(fields, ["regions", "quorum"]);
         assert_eq!(
-            shown(
+            shown_pair(
                 uptime_contracts::MonitorKind::Heartbeat,
                 None,
                 None,
@@ -211,14 +271,17 @@ mod tests {
     fn responses_show_the_defaults_when_none_are_stored() {
         let http = uptime_contracts::MonitorKind::Http;
         assert_eq!(
-            shown(http, None, None, &settings()),
+            shown_pair(http, None, None, &settings()),
             (Some(vec!["eu".into(), "us".into()]), Some(2))
         );
         let three = ["ap", "eu", "us"].map(String::from);
         assert_eq!(
-            shown(http, Some(&three), None, &settings()),
+            shown_pair(http, Some(&three), None, &settings()),
             (Some(three.to_vec()), Some(2))
         );
-        assert_eq!(shown(http, Some(&three), Some(3), &settings()).1, Some(3));
+        assert_eq!(
+            shown_pair(http, Some(&three), Some(3), &settings()).1,
+            Some(3)
+        );
     }
 }
