@@ -6,6 +6,10 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// The checks-per-minute budget's name, as it appears in a 403's
+/// `details[].field` (the other quotas' names are `crate::quotas::name`).
+pub const CHECKS_PER_MINUTE: &str = "checks_per_minute";
+
 /// One problem with one field of the input.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct FieldError {
@@ -131,7 +135,7 @@ impl ResponseError for ApiError {
                 limit,
                 would_make_millis,
             } => vec![FieldError::new(
-                crate::quotas::CHECKS_PER_MINUTE,
+                CHECKS_PER_MINUTE,
                 format!(
                     "at most {limit} checks per minute per user; this change would make {}",
                     // Thousandths, shown as the shortest decimal (1012.5).

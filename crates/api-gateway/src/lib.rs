@@ -1,8 +1,10 @@
 //! The REST API of the uptime service. See `docs/architecture.md` for where it
 //! sits; `routes/` has one module per resource.
 
+pub mod api;
 pub mod auth;
 pub mod auth_cache;
+pub mod body_limits;
 pub mod error;
 pub mod key_revocations;
 pub mod keys;

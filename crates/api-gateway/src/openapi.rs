@@ -115,8 +115,7 @@ impl Modify for BearerAuth {
     }
 }
 
-/// Any text without U+0000.
-pub const TEXT_PATTERN: &str = "^[^\\u0000]*$";
+pub use crate::validation::TEXT_PATTERN;
 /// Text without U+0000 that is not only whitespace (Unicode `White_Space`,
 /// what Rust's `str::trim` removes), like every `name`.
 pub const NAME_PATTERN: &str = "^[^\\u0000]*[^\\u0000\\t\\n\\u000b\\u000c\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u0000]*$";
@@ -437,6 +436,21 @@ fn add_patterns(doc: &mut Value) {
                 };
                 set_pattern(&mut param["schema"], pattern);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Writes the served document to `$OPENAPI_DUMP` when set, to compare
+    /// the documents of two versions of the code (a refactoring must leave
+    /// it alone): `OPENAPI_DUMP=/tmp/before.json cargo test -p api-gateway
+    /// --lib openapi::tests::dump`, then `diff` the two files.
+    #[test]
+    fn dump() {
+        if let Ok(path) = std::env::var("OPENAPI_DUMP") {
+            let text = serde_json::to_string_pretty(super::document()).expect("a JSON value");
+            std::fs::write(&path, text).expect("the dump is written");
         }
     }
 }

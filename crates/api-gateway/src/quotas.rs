@@ -17,9 +17,6 @@ use diesel_async::AsyncPgConnection;
 use uptime_db::models::MonitorDefinition;
 use uptime_db::quotas::{Owned, QuotaOverrides};
 
-/// The load budget's name, as it appears in a 403's `details[].field`.
-pub const CHECKS_PER_MINUTE: &str = "checks_per_minute";
-
 /// The quota's name, as it appears in a 403's `details[].field`.
 pub fn name(what: Owned) -> &'static str {
     match what {
@@ -182,7 +179,7 @@ pub async fn set_for_user(
         .map(|what| (name(what), limit(defaults, &stored, what)))
         .collect();
     effective.push((
-        CHECKS_PER_MINUTE,
+        crate::error::CHECKS_PER_MINUTE,
         checks_per_minute_limit(defaults, &stored),
     ));
     Ok((user, effective))

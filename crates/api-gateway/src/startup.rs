@@ -1,8 +1,8 @@
 //! Building and running the HTTP server.
 
+use crate::body_limits::{json_config, MAX_BODY_BYTES};
 use crate::error::{extractors, ApiError};
 use crate::rate_limit::RateLimiter;
-use crate::routes;
 use crate::settings::GatewaySettings;
 use crate::state::AppState;
 use actix_web::dev::{Server, ServiceResponse};
@@ -11,9 +11,6 @@ use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
 use actix_web::{web, App, HttpServer, ResponseError};
 use std::net::SocketAddr;
 use tokio_util::sync::CancellationToken;
-
-/// Bodies above this are refused with 413.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 pub struct Application {
     addr: SocketAddr,
@@ -83,7 +80,7 @@ impl Application {
                 // Probes stay on the public port too (external load
                 // balancers may only reach it); `/metrics` does not.
                 .configure(uptime_ops::configure_probes(readiness.clone()))
-                .configure(routes::configure)
+                .configure(crate::api::configure)
                 .default_service(web::to(|| async {
                     Err::<actix_web::HttpResponse, _>(ApiError::NotFound)
                 }))
@@ -149,14 +146,4 @@ fn json_error<B>(
     }
     let res = ServiceResponse::new(req, response).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
-}
-
-/// How JSON bodies are read: up to `limit` bytes, any content type, errors
-/// as the API's JSON. The application's; a route with bigger bodies (the
-/// bulk create) overrides only the limit.
-pub(crate) fn json_config(limit: usize) -> web::JsonConfig {
-    web::JsonConfig::default()
-        .limit(limit)
-        .content_type_required(false)
-        .error_handler(extractors::json)
 }

@@ -232,16 +232,6 @@ fn bounded(mut text: String) -> String {
     text
 }
 
-/// The quorum of a monitor with `regions` regions: the one chosen (at most
-/// the number of regions), else a majority.
-pub fn quorum_of(chosen: Option<i32>, regions: usize) -> u32 {
-    let regions = u32::try_from(regions).unwrap_or(u32::MAX).max(1);
-    match chosen.and_then(|q| u32::try_from(q).ok()) {
-        Some(q) if q >= 1 => q.min(regions),
-        _ => regions / 2 + 1,
-    }
-}
-
 #[cfg(test)]
 #[path = "round_tests.rs"]
 mod tests;

@@ -250,25 +250,3 @@ fn the_verdict_error_is_bounded() {
     assert_eq!(error.chars().count(), MAX_VERDICT_ERROR_CHARS);
     assert!(error.ends_with('…'));
 }
-
-#[test]
-fn quorum_defaults_to_a_majority_and_never_exceeds_the_regions() {
-    for (chosen, regions, expected) in [
-        (None, 1, 1),
-        (None, 2, 2),
-        (None, 3, 2),
-        (None, 4, 3),
-        (None, 5, 3),
-        (Some(1), 3, 1),
-        (Some(3), 3, 3),
-        (Some(5), 3, 3),
-        (Some(0), 3, 2),
-        (Some(-1), 3, 2),
-    ] {
-        assert_eq!(
-            quorum_of(chosen, regions),
-            expected,
-            "{chosen:?} of {regions}"
-        );
-    }
-}

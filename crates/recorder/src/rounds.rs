@@ -17,7 +17,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{CheckResultV3, MonitorStatus, RoundV1, Trigger};
+use uptime_contracts::{CheckResultV3, MonitorStatus, Placement, RoundV1, Trigger};
 use uptime_db::models::Monitor;
 use uptime_db::recording;
 use uptime_db::rounds::{self as db, DecidedRound, OpenRound, RoundAnswers};
@@ -43,12 +43,13 @@ impl Default for RoundRules {
 }
 
 impl RoundRules {
-    /// The monitor's regions R.
-    pub fn regions_of<'a>(&'a self, monitor: &'a Monitor) -> &'a [String] {
-        match monitor.regions.as_deref() {
-            Some(chosen) if !chosen.is_empty() => chosen,
-            _ => &self.default_regions,
-        }
+    /// The monitor's regions R and its quorum.
+    pub fn placement_of<'a>(&'a self, monitor: &'a Monitor) -> Placement<'a> {
+        Placement::of(
+            monitor.regions.as_deref(),
+            monitor.quorum,
+            &self.default_regions,
+        )
     }
 
     /// The round `result` answers, when its monitor is checked from several
@@ -62,7 +63,8 @@ impl RoundRules {
         round_id: Option<Uuid>,
         monitor: &Monitor,
     ) -> Option<RoundAnswers> {
-        let regions = self.regions_of(monitor);
+        let placement = self.placement_of(monitor);
+        let regions = placement.regions;
         let (Some(round_id), Some(region)) = (round_id, region) else {
             return None;
         };
@@ -102,8 +104,7 @@ impl RoundRules {
             due_at,
             deadline_at: due_at + timeout + grace,
             regions: regions.to_vec(),
-            quorum: i32::try_from(round::quorum_of(monitor.quorum, regions.len()))
-                .unwrap_or(i32::MAX),
+            quorum: i32::try_from(placement.quorum).unwrap_or(i32::MAX),
             answers: serde_json::Value::Object(answers),
         })
     }

@@ -259,7 +259,7 @@ mod tests {
 /// The deployment's regions (issue 13), the same for every service that
 /// reads them (api-gateway, scheduler, recorder). A region is a group of
 /// checkers (`checker.region`); a monitor is checked from its `regions`, or
-/// from `default` when it names none.
+/// from `default` when it names none (`uptime_contracts::placement`).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct RegionsSettings {
@@ -281,16 +281,6 @@ impl Default for RegionsSettings {
             known: vec!["default".into()],
             default: vec!["default".into()],
             presence_ttl_secs: 30,
-        }
-    }
-}
-
-impl RegionsSettings {
-    /// The regions a monitor is checked from: `chosen`, or the default ones.
-    pub fn of<'a>(&'a self, chosen: Option<&'a [String]>) -> &'a [String] {
-        match chosen {
-            Some(regions) if !regions.is_empty() => regions,
-            _ => &self.default,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod checks_v3;
 pub mod checks_v5;
 pub mod events_v2;
 pub mod messages;
+pub mod placement;
 pub mod presence;
 pub mod regions;
 pub mod streams;
@@ -27,6 +28,7 @@ pub use checks_v3::*;
 pub use checks_v5::*;
 pub use events_v2::*;
 pub use messages::*;
+pub use placement::Placement;
 pub use regions::*;
 
 use bytes::Bytes;

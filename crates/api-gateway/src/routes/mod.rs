@@ -1,4 +1,5 @@
-//! Every `/api/v1` route, one module per resource.
+//! Every `/api/v1` route, one module per resource (the scope, its
+//! middleware and the OpenAPI document are `crate::api`'s).
 
 use actix_web::web;
 
@@ -12,29 +13,17 @@ pub mod regions;
 pub mod usage;
 pub mod values;
 
-/// Registers every route. Each module registers its own resources.
+/// Registers every route, relative to `/api/v1`. Each module registers its
+/// own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::scope("/api/v1")
-            // Unknown query parameters are refused once the key is
-            // checked (the later `wrap` runs first).
-            .wrap(actix_web::middleware::from_fn(
-                crate::query_params::refuse_unknown,
-            ))
-            // Keys are checked before any handler reads a body.
-            .wrap(actix_web::middleware::from_fn(
-                crate::middleware::authenticate,
-            ))
-            .route("/openapi.json", web::get().to(crate::openapi::serve))
-            .configure(api_keys::configure)
-            .configure(monitors::configure)
-            .configure(checks::configure)
-            .configure(heartbeats::configure)
-            .configure(regions::configure)
-            .configure(usage::configure)
-            // Before `contacts`: `/alert-contacts/verify/{token}` must not
-            // be taken for `/alert-contacts/{id}`.
-            .configure(alerts::configure)
-            .configure(contacts::configure),
-    );
+    cfg.configure(api_keys::configure)
+        .configure(monitors::configure)
+        .configure(checks::configure)
+        .configure(heartbeats::configure)
+        .configure(regions::configure)
+        .configure(usage::configure)
+        // Before `contacts`: `/alert-contacts/verify/{token}` must not be
+        // taken for `/alert-contacts/{id}`.
+        .configure(alerts::configure)
+        .configure(contacts::configure);
 }

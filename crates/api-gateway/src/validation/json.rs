@@ -69,6 +69,10 @@ fn integral_floats_as_integers(value: &mut serde_json::Value) {
 }
 
 /// Why a string with U+0000 is refused.
+/// The JSON Schema `pattern` of the strings [`Json`] lets through: any
+/// text without U+0000.
+pub const TEXT_PATTERN: &str = "^[^\\u0000]*$";
+
 pub const NUL_MESSAGE: &str = "must not contain the NUL character (\\u0000)";
 
 /// The path (`name`, `items[2]`, `a.b`; `body` for the top level) of the

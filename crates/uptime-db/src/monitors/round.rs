@@ -7,7 +7,7 @@
 use super::spec::{check_spec_sealed, CheckFields, SpecError};
 use chrono::{DateTime, Utc};
 use uptime_config::RegionsSettings;
-use uptime_contracts::{check_id_in_round, CheckDueV5, Trigger, DEFAULT_REGION};
+use uptime_contracts::{check_id_in_round, placement, CheckDueV5, Trigger};
 use uuid::Uuid;
 
 /// What names a round and what every check of it carries besides the spec.
@@ -22,8 +22,8 @@ pub struct RoundOf {
 }
 
 /// The due checks of `round` for the monitor of `row` (version 5: the
-/// basic-auth password sealed): one per region of the row (or of
-/// `regions.default` when the row names none), in the row's order, each with
+/// basic-auth password sealed): one per effective region of the row
+/// ([`placement::effective_regions`]), in the row's order, each with
 /// its region's check id. A round of one region has one check whose id is
 /// the round's, exactly as before regions existed.
 pub fn sealed_round_checks<'a>(
@@ -33,7 +33,7 @@ pub fn sealed_round_checks<'a>(
 ) -> Result<Vec<CheckDueV5>, SpecError> {
     let row = row.into();
     let spec = check_spec_sealed(row)?;
-    let chosen = regions_of(row, regions);
+    let chosen = placement::effective_regions(row.regions, &regions.default);
     let n = chosen.len();
     Ok(chosen
         .iter()
@@ -51,22 +51,10 @@ pub fn sealed_round_checks<'a>(
         .collect())
 }
 
-/// The regions a round of `row` goes to.
-fn regions_of(row: CheckFields<'_>, regions: &RegionsSettings) -> Vec<String> {
-    let chosen = regions.of(row.regions);
-    // A deployment configured with no default region still checks its
-    // monitors where a single-region install would.
-    if chosen.is_empty() {
-        vec![DEFAULT_REGION.to_string()]
-    } else {
-        chosen.to_vec()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use uptime_contracts::MonitorKind;
+    use uptime_contracts::{MonitorKind, DEFAULT_REGION};
 
     fn row(regions: Option<&[String]>) -> CheckFields<'_> {
         CheckFields {

@@ -156,7 +156,7 @@ pub struct BulkCreatedMonitors {
 /// The JSON extractor configuration of this route: the application's, with
 /// room for a full batch.
 pub(super) fn json_config() -> web::JsonConfig {
-    crate::startup::json_config(BULK_MAX_BODY_BYTES)
+    crate::body_limits::json_config(BULK_MAX_BODY_BYTES)
 }
 
 /// Each item as the single create validates it, or 400 naming every problem

@@ -1,11 +1,13 @@
 //! A monitor definition in API terms while it is validated: defaults for a
-//! create, a PATCH merged into the stored monitor, every rule, and the
+//! create, a PATCH merged into the stored monitor, every rule (the kinds'
+//! own in [`super::kinds`], the regions' in [`super::placement`]), and the
 //! definition as stored once nothing is wrong.
 
-use super::draft_options::{origin_changed, OptionsDraft};
-use super::types::{CreateMonitor, KeywordType, MonitorType, UpdateMonitor};
+use super::kinds::{self, KindFields, Stored};
+use super::monitor_type::MonitorType;
+use super::types::{CreateMonitor, UpdateMonitor};
 use crate::error::ApiError;
-use crate::validation::{not_null, Problems, UrlRules};
+use crate::validation::{not_null, Problems};
 use rand::RngCore;
 use uptime_db::models::{Monitor, NewMonitor};
 use uptime_db::monitors::MonitorDefinition;
@@ -16,10 +18,8 @@ pub const DEFAULT_EXPECTED_STATUS: i64 = 200;
 pub const DEFAULT_CONFIRMATION_COUNT: i64 = 1;
 pub const DEFAULT_SSL_WARN_DAYS: i64 = 30;
 const MAX_NAME_CHARS: usize = 200;
-const MAX_KEYWORD_BYTES: usize = 1024;
 const HEARTBEAT_TOKEN_PREFIX: &str = "hb_";
-const MAX_SCHEDULE_CHARS: usize = 255;
-const MAX_TIMEZONE_CHARS: usize = 64;
+
 /// A monitor definition in API terms, before validation: what a create
 /// request asks for with defaults applied, or a stored monitor with a PATCH
 /// merged in. Numbers stay wide until validated, so out-of-range input gets a
@@ -31,17 +31,13 @@ pub(super) struct Draft {
     pub(super) target: Option<String>,
     pub(super) interval_secs: i64,
     pub(super) timeout_secs: i64,
-    pub(super) keyword: Option<String>,
-    pub(super) keyword_type: Option<KeywordType>,
     pub(super) expected_status: i64,
     pub(super) confirmation_count: i64,
     pub(super) ssl_warn_days: i64,
     pub(super) latency_warn_ms: Option<i64>,
     pub(super) active: bool,
-    pub(super) options: OptionsDraft,
-    /// Heartbeats: a cron schedule instead of the interval, and its zone.
-    pub(super) schedule: Option<String>,
-    pub(super) timezone: Option<String>,
+    /// Each kind's own fields.
+    pub(super) kinds: KindFields,
     /// Whether the request named `interval_secs` (which a schedule excludes).
     pub(super) interval_given: bool,
     /// `None`: the deployment's default regions, a majority of them.
@@ -55,35 +51,30 @@ fn default_timeout(interval_secs: i64) -> i64 {
 }
 
 impl Draft {
-    pub(super) fn from_create(mut req: CreateMonitor) -> Self {
-        let options = OptionsDraft::from_create(&mut req);
-        let interval_given = req.interval_secs.is_some();
-        let interval_secs = req.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
-        let keyword_type = match req.kind {
-            MonitorType::Keyword => Some(req.keyword_type.unwrap_or(KeywordType::Contains)),
-            _ => req.keyword_type,
-        };
+    pub(super) fn from_create(req: CreateMonitor) -> Self {
+        let (first, rest) = (req.first, req.rest);
+        let kinds = KindFields::from_create(first.kind, req.kinds);
+        let interval_given = first.interval_secs.is_some();
+        let interval_secs = first.interval_secs.unwrap_or(DEFAULT_INTERVAL_SECS);
         Self {
-            name: req.name,
-            kind: req.kind,
-            target: req.target,
+            name: first.name,
+            kind: first.kind,
+            target: first.target,
             interval_secs,
-            timeout_secs: req
+            timeout_secs: first
                 .timeout_secs
                 .unwrap_or_else(|| default_timeout(interval_secs)),
-            keyword: req.keyword,
-            keyword_type,
-            expected_status: req.expected_status.unwrap_or(DEFAULT_EXPECTED_STATUS),
-            confirmation_count: req.confirmation_count.unwrap_or(DEFAULT_CONFIRMATION_COUNT),
-            ssl_warn_days: req.ssl_warn_days.unwrap_or(DEFAULT_SSL_WARN_DAYS),
-            latency_warn_ms: req.latency_warn_ms,
-            active: req.active.unwrap_or(true),
-            options,
-            schedule: req.schedule,
-            timezone: req.timezone,
+            expected_status: rest.expected_status.unwrap_or(DEFAULT_EXPECTED_STATUS),
+            confirmation_count: rest
+                .confirmation_count
+                .unwrap_or(DEFAULT_CONFIRMATION_COUNT),
+            ssl_warn_days: rest.ssl_warn_days.unwrap_or(DEFAULT_SSL_WARN_DAYS),
+            latency_warn_ms: rest.latency_warn_ms,
+            active: rest.active.unwrap_or(true),
+            kinds,
             interval_given,
-            regions: req.regions,
-            quorum: req.quorum,
+            regions: req.placement.regions,
+            quorum: req.placement.quorum,
         }
     }
 
@@ -95,109 +86,62 @@ impl Draft {
         problems: &mut Problems,
     ) -> Result<Self, ApiError> {
         let stored_kind = MonitorType::from(stored.kind);
-        let kind = not_null(problems, "type", patch.kind).unwrap_or(stored_kind);
-        let stored_options = stored.options().map_err(|e| {
-            ApiError::Internal(format!(
-                "monitor {} has unreadable check_options: {e}",
-                stored.id
-            ))
-        })?;
-        let options = OptionsDraft::merge(
+        let kind = not_null(problems, "type", patch.first.kind.take()).unwrap_or(stored_kind);
+        let target = patch
+            .first
+            .target
+            .take()
+            .unwrap_or_else(|| stored.target.clone());
+        let kinds = KindFields::merge(
             kind,
-            stored_options,
-            stored.http_password_sealed.as_ref(),
-            &mut patch,
-        );
-        let target = patch.target.unwrap_or_else(|| stored.target.clone());
-        // The stored password was given for the stored target's origin: it
-        // follows the monitor to another origin (scheme, host, port) only
-        // when the request says so, by restating it (or dropping it).
-        if options
-            .basic_auth
-            .as_ref()
-            .is_some_and(|auth| auth.keeps_stored_password())
-            && origin_changed(stored.target.as_deref(), target.as_deref())
-        {
-            problems.add(
-                "basic_auth.password",
-                "the target's origin changed: restate the password or remove basic_auth",
-            );
-        }
+            &Stored::of(stored)?,
+            patch.kinds,
+            target.as_deref(),
+            problems,
+        )?;
+        let (first, rest) = (patch.first, patch.rest);
 
-        let interval_given = matches!(patch.interval_secs, Some(Some(_)));
-        let interval_secs = not_null(problems, "interval_secs", patch.interval_secs)
+        let interval_given = matches!(first.interval_secs, Some(Some(_)));
+        let interval_secs = not_null(problems, "interval_secs", first.interval_secs)
             .unwrap_or(i64::from(stored.interval_secs));
-        let heartbeat = kind == MonitorType::Heartbeat;
-        let keep = |stored: &Option<String>| stored.clone().filter(|_| heartbeat);
-        let timezone = match (&patch.timezone, &patch.schedule) {
-            (Some(given), _) => given.clone(),
-            // The zone is the schedule's: clearing the schedule drops it.
-            (None, Some(None)) => None,
-            (None, _) => keep(&stored.heartbeat_timezone),
-        };
-        let schedule = match patch.schedule {
-            Some(given) => given,
-            None => keep(&stored.heartbeat_schedule),
-        };
-        let timeout_secs = not_null(problems, "timeout_secs", patch.timeout_secs)
+        let timeout_secs = not_null(problems, "timeout_secs", first.timeout_secs)
             // Not given: keep the stored timeout, lowered to a new, shorter interval.
             .unwrap_or_else(|| i64::from(stored.timeout_secs).min(interval_secs).max(1));
 
         // A heartbeat has no regions: the stored ones go (a monitor turned
         // into a heartbeat), and only values in this request are kept (to be
         // refused). `null` clears to the defaults.
-        let (regions, quorum) = if heartbeat {
-            (patch.regions.flatten(), patch.quorum.flatten())
+        let given = patch.placement;
+        let (regions, quorum) = if kind == MonitorType::Heartbeat {
+            (given.regions.flatten(), given.quorum.flatten())
         } else {
             (
-                patch.regions.unwrap_or_else(|| stored.regions.clone()),
-                match patch.quorum {
+                given.regions.unwrap_or_else(|| stored.regions.clone()),
+                match given.quorum {
                     Some(given) => given,
                     None => stored.quorum.map(i64::from),
                 },
             )
         };
 
-        let (keyword, keyword_type) = if kind == MonitorType::Keyword {
-            let keyword = patch.keyword.unwrap_or_else(|| stored.keyword.clone());
-            let stored_type = stored
-                .keyword_type
-                .as_deref()
-                .map(KeywordType::from_db)
-                .transpose()?;
-            let keyword_type = match patch.keyword_type {
-                Some(given) => given,
-                None => stored_type,
-            };
-            (keyword, Some(keyword_type.unwrap_or(KeywordType::Contains)))
-        } else {
-            // Other types carry no keyword: the stored one goes, and only an
-            // explicit value in this request is kept (to be refused).
-            (patch.keyword.flatten(), patch.keyword_type.flatten())
-        };
-
         Ok(Self {
-            name: not_null(problems, "name", patch.name).unwrap_or_else(|| stored.name.clone()),
+            name: not_null(problems, "name", first.name).unwrap_or_else(|| stored.name.clone()),
             kind,
             target,
             interval_secs,
             timeout_secs,
-            keyword,
-            keyword_type,
-            expected_status: not_null(problems, "expected_status", patch.expected_status)
+            expected_status: not_null(problems, "expected_status", rest.expected_status)
                 .unwrap_or(i64::from(stored.expected_status)),
-            confirmation_count: not_null(problems, "confirmation_count", patch.confirmation_count)
+            confirmation_count: not_null(problems, "confirmation_count", rest.confirmation_count)
                 .unwrap_or(i64::from(stored.confirmation_count)),
-            ssl_warn_days: not_null(problems, "ssl_warn_days", patch.ssl_warn_days)
+            ssl_warn_days: not_null(problems, "ssl_warn_days", rest.ssl_warn_days)
                 .unwrap_or(i64::from(stored.ssl_warn_days)),
-            latency_warn_ms: match patch.latency_warn_ms {
+            latency_warn_ms: match rest.latency_warn_ms {
                 Some(given) => given,
                 None => stored.latency_warn_ms.map(i64::from),
             },
-            active: not_null(problems, "active", patch.active).unwrap_or(stored.active),
-            options,
-            schedule,
-            timezone,
+            active: not_null(problems, "active", rest.active).unwrap_or(stored.active),
+            kinds,
             interval_given,
             regions,
             quorum,
@@ -219,68 +163,23 @@ impl Draft {
             regions,
             problems,
         );
-        match (self.kind, self.target.as_deref()) {
-            (MonitorType::Http | MonitorType::Keyword, None) => {
-                problems.add("target", "is required for http and keyword monitors")
-            }
-            (MonitorType::Http | MonitorType::Keyword, Some(url)) => problems.check_url(
-                "target",
-                url,
-                UrlRules {
-                    allow_http: true,
-                    allow_private_hosts: allow_private_targets,
-                },
-            ),
-            (MonitorType::Heartbeat, Some(label)) => {
-                problems.check_len("target", label, crate::validation::MAX_URL_CHARS)
-            }
-            (MonitorType::Heartbeat, None) => {}
-            (kind, None) => problems.add(
-                "target",
-                format!("is required for {} monitors", kind_name(kind)),
-            ),
-            (_, Some(t)) if t.chars().count() > crate::validation::MAX_URL_CHARS => problems.add(
-                "target",
-                format!(
-                    "must be at most {} characters",
-                    crate::validation::MAX_URL_CHARS
-                ),
-            ),
-            (MonitorType::Tcp, Some(t)) => {
-                problems.check_host_port("target", t, allow_private_targets)
-            }
-            (MonitorType::Tls, Some(t)) => {
-                problems.check_tls_target("target", t, allow_private_targets)
-            }
-            (MonitorType::Dns, Some(t)) => {
-                problems.check_domain("target", t, allow_private_targets)
-            }
-            (MonitorType::Icmp, Some(t)) => problems.check_host("target", t, allow_private_targets),
-        }
-        self.options
-            .validate(self.kind, problems, allow_private_targets);
-        match (self.kind, self.keyword.as_deref()) {
-            (MonitorType::Keyword, None) => {
-                problems.add("keyword", "is required for keyword monitors")
-            }
-            (MonitorType::Keyword, Some(k)) if k.is_empty() || k.len() > MAX_KEYWORD_BYTES => {
-                problems.add(
-                    "keyword",
-                    format!("must be 1 to {MAX_KEYWORD_BYTES} bytes long"),
-                )
-            }
-            (MonitorType::Keyword, Some(_)) | (_, None) => {}
-            (_, Some(_)) => problems.add("keyword", "is only for keyword monitors"),
-        }
-        if self.kind != MonitorType::Keyword && self.keyword_type.is_some() {
-            problems.add("keyword_type", "is only for keyword monitors");
-        }
+        kinds::check_target(
+            self.kind,
+            self.target.as_deref(),
+            problems,
+            allow_private_targets,
+        );
+        self.kinds
+            .validate_options(self.kind, problems, allow_private_targets);
+        self.kinds.keyword.validate(self.kind, problems);
         problems.check_range("interval_secs", self.interval_secs, 10..=86_400);
         problems.check_range("timeout_secs", self.timeout_secs, 1..=120);
-        self.validate_schedule(problems);
+        self.kinds
+            .heartbeat
+            .validate(self.kind, self.interval_given, problems);
         // With a schedule the interval is unused: the timeout (the grace)
         // need not fit in it.
-        if self.schedule.is_none()
+        if self.kinds.heartbeat.schedule.is_none()
             && (1..=120).contains(&self.timeout_secs)
             && (10..=86_400).contains(&self.interval_secs)
             && self.timeout_secs > self.interval_secs
@@ -292,62 +191,6 @@ impl Draft {
         problems.check_range("ssl_warn_days", self.ssl_warn_days, 0..=365);
         if let Some(ms) = self.latency_warn_ms {
             problems.check_range("latency_warn_ms", ms, 1..=600_000);
-        }
-    }
-
-    fn validate_schedule(&self, problems: &mut Problems) {
-        if self.kind != MonitorType::Heartbeat {
-            for (field, set) in [
-                ("schedule", self.schedule.is_some()),
-                ("timezone", self.timezone.is_some()),
-            ] {
-                if set {
-                    problems.add(field, "is only for heartbeat monitors");
-                }
-            }
-            return;
-        }
-        if let Some(zone) = &self.timezone {
-            problems.check_len("timezone", zone, MAX_TIMEZONE_CHARS);
-            if self.schedule.is_none() {
-                problems.add(
-                    "timezone",
-                    "is the time zone of a schedule: set schedule too",
-                );
-            }
-        }
-        let Some(expression) = &self.schedule else {
-            return;
-        };
-        if self.interval_given {
-            problems.add(
-                "interval_secs",
-                "is not used with a schedule: give either interval_secs or schedule \
-                 (schedule null goes back to the interval)",
-            );
-        }
-        let n = expression.chars().count();
-        if n == 0 || n > MAX_SCHEDULE_CHARS {
-            return problems.add(
-                "schedule",
-                format!("must be 1 to {MAX_SCHEDULE_CHARS} characters long"),
-            );
-        }
-        if self
-            .timezone
-            .as_ref()
-            .is_some_and(|z| z.chars().count() > MAX_TIMEZONE_CHARS)
-        {
-            return;
-        }
-        match uptime_heartbeats::Schedule::parse(expression, self.timezone.as_deref()) {
-            Ok(_) => {}
-            Err(e @ uptime_heartbeats::ScheduleError::Timezone(_)) => {
-                problems.add("timezone", e.to_string())
-            }
-            Err(e @ uptime_heartbeats::ScheduleError::Cron { .. }) => {
-                problems.add("schedule", e.to_string())
-            }
         }
     }
 
@@ -368,27 +211,21 @@ impl Draft {
         let check_load_millis = uptime_db::quotas::check_load_millis(
             self.kind.into(),
             narrow("interval_secs", self.interval_secs)?,
-            regions.of(self.regions.as_deref()).len(),
+            uptime_contracts::placement::effective_regions(
+                self.regions.as_deref(),
+                &regions.default,
+            )
+            .len(),
         );
-        let (options, password) = self.options.into_stored(self.kind);
-        let http_password_sealed = password.into_sealed(keyring)?;
-        // Stored as the schedule reads them: fields one space apart, the
-        // zone's canonical name.
-        let schedule = match self.schedule.as_deref() {
-            Some(expression) => Some(
-                uptime_heartbeats::Schedule::parse(expression, self.timezone.as_deref())
-                    .map_err(|e| ApiError::Internal(format!("schedule passed validation: {e}")))?,
-            ),
-            None => None,
-        };
+        let columns = self.kinds.into_columns(self.kind, keyring)?;
         Ok(MonitorDefinition {
             name: self.name.trim().to_string(),
             kind: self.kind.into(),
             target: self.target.map(|t| t.trim().to_string()),
             interval_secs: narrow("interval_secs", self.interval_secs)?,
             timeout_secs: narrow("timeout_secs", self.timeout_secs)?,
-            keyword: self.keyword,
-            keyword_type: self.keyword_type.map(|k| k.as_str().to_string()),
+            keyword: columns.keyword,
+            keyword_type: columns.keyword_type,
             expected_status: narrow("expected_status", self.expected_status)?,
             confirmation_count: narrow("confirmation_count", self.confirmation_count)?,
             ssl_warn_days: narrow("ssl_warn_days", self.ssl_warn_days)?,
@@ -398,14 +235,10 @@ impl Draft {
                 .transpose()?,
             heartbeat_token,
             active: self.active,
-            check_options: uptime_db::monitors::options_column(&options),
-            http_password_sealed,
-            heartbeat_schedule: schedule.as_ref().map(|s| s.expression().to_string()),
-            // A zone only when one was given: none reads as UTC.
-            heartbeat_timezone: match (&schedule, &self.timezone) {
-                (Some(s), Some(_)) => Some(s.timezone().to_string()),
-                _ => None,
-            },
+            check_options: uptime_db::monitors::options_column(&columns.check_options),
+            http_password_sealed: columns.http_password_sealed,
+            heartbeat_schedule: columns.heartbeat_schedule,
+            heartbeat_timezone: columns.heartbeat_timezone,
             regions: super::placement::stored(self.regions),
             quorum: self.quorum.map(|q| narrow("quorum", q)).transpose()?,
             check_load_millis,
@@ -424,7 +257,7 @@ pub(super) fn new_monitor(
     regions: &uptime_config::RegionsSettings,
     keyring: Option<&uptime_secrets::Keyring>,
 ) -> Result<(NewMonitor, Vec<i64>), ApiError> {
-    let contact_ids = req.alert_contact_ids.take().unwrap_or_default();
+    let contact_ids = req.rest.alert_contact_ids.take().unwrap_or_default();
     let draft = Draft::from_create(req);
     let mut problems = Problems::new();
     draft.validate(&mut problems, allow_private_targets, regions);
@@ -435,11 +268,6 @@ pub(super) fn new_monitor(
         definition: draft.into_definition(token, regions, keyring)?,
     };
     Ok((new, contact_ids))
-}
-
-/// The type as requests name it.
-fn kind_name(kind: MonitorType) -> &'static str {
-    uptime_contracts::MonitorKind::from(kind).as_str()
 }
 
 /// `hb_` and 32 lowercase hex characters (128 bits from the OS's CSPRNG).

@@ -1,7 +1,8 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
 use super::draft::{new_heartbeat_token, new_monitor, Draft};
-use super::types::{CreateMonitor, MonitorList, MonitorResponse, MonitorType, UpdateMonitor};
+use super::monitor_type::MonitorType;
+use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -198,7 +199,7 @@ pub async fn update(
                 let new_contacts = not_null(
                     &mut problems,
                     "alert_contact_ids",
-                    patch.alert_contact_ids.take(),
+                    patch.rest.alert_contact_ids.take(),
                 );
                 let draft = Draft::merge(&stored, patch, &mut problems)?;
                 draft.validate(&mut problems, allow_private, &regions);

@@ -44,24 +44,26 @@
 //!   PATCH that leaves fewer regions than the stored quorum is a 400 on
 //!   `quorum`.
 //!
-//! The module is split by what a reader looks for: [`types`] holds the
-//! request and response bodies (the OpenAPI schemas), [`options`] those of
-//! the check options, [`draft`] the definition being validated (defaults,
-//! PATCH merging, every rule) with [`draft_options`] and [`option_rules`]
-//! for the options, [`shown`] what responses add to the row, and
-//! [`handlers`] the endpoints and their transactions; [`bulk`] creates many
-//! monitors in one request.
+//! The module is split by what a reader looks for: [`kinds`] has one
+//! module per monitor kind owning its fields, rules, stored form and
+//! response (adding an option to a kind touches that module), [`common`]
+//! the fields every monitor has and [`placement`] its regions; [`types`]
+//! assembles them into the request and response bodies (the OpenAPI
+//! schemas) through [`fields`]; [`draft`] is the definition being validated
+//! (defaults, PATCH merging, the order of the rules), and [`handlers`] the
+//! endpoints and their transactions; [`bulk`] creates many monitors in one
+//! request.
 
 use actix_web::web;
 
 mod bulk;
+mod common;
 mod draft;
-mod draft_options;
+mod fields;
 mod handlers;
-mod option_rules;
-mod options;
+mod kinds;
+mod monitor_type;
 mod placement;
-mod shown;
 mod types;
 
 pub use draft::{
@@ -71,8 +73,10 @@ pub use draft::{
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
 pub use bulk::*;
+pub use common::MonitorStatus;
 pub use handlers::*;
-pub use options::*;
+pub use kinds::keyword::KeywordType;
+pub use monitor_type::MonitorType;
 pub use types::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

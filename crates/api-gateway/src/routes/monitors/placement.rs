@@ -2,27 +2,72 @@
 //! their rules, and what responses show when they are left to the
 //! deployment's defaults.
 //!
-//! Stored NULL means "the default": regions NULL is `regions.default` at the
-//! time of each check (so an operator's change of the default moves such
-//! monitors), quorum NULL a majority of the regions. Responses show the
-//! effective values. Heartbeat monitors have neither: they are pinged, not
-//! checked from anywhere.
+//! Stored NULL means "the default" (the rule is
+//! [`uptime_contracts::placement`], shared with the scheduler and the
+//! recorder). Responses show the effective values. Heartbeat monitors have
+//! neither: they are pinged, not checked from anywhere.
 
-use super::types::MonitorType;
+use super::fields::field_group;
+use super::monitor_type::MonitorType;
 use crate::validation::Problems;
+use serde::Serialize;
 use uptime_config::RegionsSettings;
+use uptime_contracts::{placement, Placement};
+use utoipa::ToSchema;
 
 /// The most regions one monitor may be checked from.
 pub const MAX_REGIONS: usize = 16;
 
+/// The fields of a create request.
+#[derive(Debug, Default, ToSchema)]
+pub struct Create {
+    /// Every monitor but heartbeats: the regions it is checked from, 1 to
+    /// 16 distinct names of the deployment's regions (`GET /api/v1/regions`);
+    /// stored sorted. Default (or `null`): the deployment's default regions,
+    /// whatever they are at the time of each check.
+    #[schema(min_items = 1, max_items = 16)]
+    pub regions: Option<Vec<String>>,
+    /// Every monitor but heartbeats: how many regions must see a check fail
+    /// for the round to fail, 1 to the number of regions. Default (or
+    /// `null`): a majority of the regions (more than half). Fewer failing
+    /// regions are a regional problem: recorded, not counted towards
+    /// `confirmation_count`.
+    #[schema(minimum = 1, maximum = 16)]
+    pub quorum: Option<i64>,
+}
+
+field_group!(create Create { regions, quorum });
+
+/// The fields of a PATCH.
+#[derive(Debug, Default, ToSchema)]
+pub struct Update {
+    /// Replaces the regions; `null`: the deployment's default regions.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, nullable, min_items = 1, max_items = 16)]
+    pub regions: Option<Option<Vec<String>>>,
+    /// `null`: a majority of the regions. Must stay within the number of
+    /// regions when `regions` changes.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 16)]
+    pub quorum: Option<Option<i64>>,
+}
+
+field_group!(update Update { regions, quorum });
+
+/// The fields of a response.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct Shown {
+    /// The regions the monitor is checked from: its own, or the
+    /// deployment's default ones. `null` for heartbeat monitors.
+    pub regions: Option<Vec<String>>,
+    /// How many regions must see a check fail for a round to fail: its own,
+    /// or a majority of `regions`. `null` for heartbeat monitors.
+    pub quorum: Option<i32>,
+}
+
 /// What a heartbeat monitor is told when given regions or a quorum.
 const NOT_FOR_HEARTBEATS: &str =
     "is only for checked monitors: heartbeat monitors are pinged, not checked from regions";
-
-/// The majority of `n` regions: more than half.
-pub fn majority(n: usize) -> usize {
-    n / 2 + 1
-}
 
 /// Checks `regions` and `quorum` of a monitor of `kind` against the
 /// deployment's regions, adding each broken rule to `problems`.
@@ -49,7 +94,7 @@ pub(super) fn validate(
     let Some(q) = quorum else {
         return;
     };
-    let effective = settings.of(regions);
+    let effective = placement::effective_regions(regions, &settings.default);
     let max = if regions_ok {
         effective.len()
     } else {
@@ -113,24 +158,38 @@ pub(super) fn stored(regions: Option<Vec<String>>) -> Option<Vec<String>> {
 }
 
 /// The regions and quorum a response shows for a stored monitor: the
-/// effective ones, `None` for heartbeat monitors.
+/// effective ones, the ones its rounds use (so a stored quorum above the
+/// default regions, left by an operator shrinking them, shows as the number
+/// of regions), `None` for heartbeat monitors.
 pub(super) fn shown(
     kind: uptime_contracts::MonitorKind,
     regions: Option<&[String]>,
     quorum: Option<i32>,
     settings: &RegionsSettings,
-) -> (Option<Vec<String>>, Option<i32>) {
+) -> Shown {
     if kind == uptime_contracts::MonitorKind::Heartbeat {
-        return (None, None);
+        return Shown::default();
     }
-    let effective = settings.of(regions).to_vec();
-    let quorum = quorum.unwrap_or_else(|| i32::try_from(majority(effective.len())).unwrap_or(1));
-    (Some(effective), Some(quorum))
+    let effective = Placement::of(regions, quorum, &settings.default);
+    Shown {
+        regions: Some(effective.regions.to_vec()),
+        quorum: Some(i32::try_from(effective.quorum).unwrap_or(i32::MAX)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shown_pair(
+        kind: uptime_contracts::MonitorKind,
+        regions: Option<&[String]>,
+        quorum: Option<i32>,
+        settings: &RegionsSettings,
+    ) -> (Option<Vec<String>>, Option<i32>) {
+        let shown = shown(kind, regions, quorum, settings);
+        (shown.regions, shown.quorum)
+    }
 
     fn settings() -> RegionsSettings {
         RegionsSettings {
@@ -156,15 +215,6 @@ mod tests {
             }
             Err(other) => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn majorities() {
-        assert_eq!(
-            [1, 2, 3, 4, 5].map(majority),
-            [1, 2, 2, 3, 3],
-            "more than half"
-        );
     }
 
     #[test]
@@ -207,7 +257,7 @@ mod tests {
             .collect();
         assert_eq!(fields, ["regions", "quorum"]);
         assert_eq!(
-            shown(
+            shown_pair(
                 uptime_contracts::MonitorKind::Heartbeat,
                 None,
                 None,
@@ -221,14 +271,17 @@ mod tests {
     fn responses_show_the_defaults_when_none_are_stored() {
         let http = uptime_contracts::MonitorKind::Http;
         assert_eq!(
-            shown(http, None, None, &settings()),
+            shown_pair(http, None, None, &settings()),
             (Some(vec!["eu".into(), "us".into()]), Some(2))
         );
         let three = ["ap", "eu", "us"].map(String::from);
         assert_eq!(
-            shown(http, Some(&three), None, &settings()),
+            shown_pair(http, Some(&three), None, &settings()),
             (Some(three.to_vec()), Some(2))
         );
-        assert_eq!(shown(http, Some(&three), Some(3), &settings()).1, Some(3));
+        assert_eq!(
+            shown_pair(http, Some(&three), Some(3), &settings()).1,
+            Some(3)
+        );
     }
 }

@@ -1,142 +1,27 @@
-//! The request and response bodies of a monitor's check options (issue 12):
-//! the http request (method, headers, body, basic auth), assertions, the dns
-//! query and the pinned certificate. The API's enums mirror the contracts'
-//! (`uptime_contracts::checks_v3`), with the API's documentation.
+//! Assertions: conditions on the response of an http or keyword check,
+//! as requests give them and responses show them, and their rules (each
+//! problem named by its path, `assertions[0].target`).
 
+use super::jsonpath::check_jsonpath_cost;
+use super::request::is_token;
+use crate::validation::Problems;
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
 
-/// Most request headers a check sends.
-pub const MAX_HEADERS: usize = 20;
-/// Longest header name.
-pub const MAX_HEADER_NAME_CHARS: usize = 128;
-/// Longest header value.
-pub const MAX_HEADER_VALUE_CHARS: usize = 1024;
-/// Largest request body, in bytes.
-pub const MAX_BODY_BYTES: usize = 16 * 1024;
-/// Longest basic-auth user name and password.
-pub const MAX_CREDENTIAL_CHARS: usize = 256;
 /// Most assertions per monitor.
 pub const MAX_ASSERTIONS: usize = 20;
 /// Longest assertion property (a header name or a JSONPath).
 pub const MAX_PROPERTY_CHARS: usize = 256;
 /// Longest assertion target.
 pub const MAX_TARGET_CHARS: usize = 1024;
-/// Most values in `dns_expected`, and the longest of them.
-pub const MAX_DNS_EXPECTED: usize = 20;
-pub const MAX_DNS_EXPECTED_CHARS: usize = 255;
-
-/// The method of an http or keyword check's request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
-    Get,
-    Head,
-    Post,
-    Put,
-    Patch,
-    Delete,
-    Options,
-}
-
-impl From<uptime_contracts::HttpMethod> for HttpMethod {
-    fn from(m: uptime_contracts::HttpMethod) -> Self {
-        use uptime_contracts::HttpMethod as M;
-        match m {
-            M::Get => Self::Get,
-            M::Head => Self::Head,
-            M::Post => Self::Post,
-            M::Put => Self::Put,
-            M::Patch => Self::Patch,
-            M::Delete => Self::Delete,
-            M::Options => Self::Options,
-        }
-    }
-}
-
-impl From<HttpMethod> for uptime_contracts::HttpMethod {
-    fn from(m: HttpMethod) -> Self {
-        match m {
-            HttpMethod::Get => Self::Get,
-            HttpMethod::Head => Self::Head,
-            HttpMethod::Post => Self::Post,
-            HttpMethod::Put => Self::Put,
-            HttpMethod::Patch => Self::Patch,
-            HttpMethod::Delete => Self::Delete,
-            HttpMethod::Options => Self::Options,
-        }
-    }
-}
-
-/// One request header. Names may repeat (each is sent).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RequestHeader {
-    /// An HTTP token, 1 to 128 characters. Not `Host`, `Content-Length`,
-    /// `Transfer-Encoding`, `Connection`, `Keep-Alive`, `Upgrade`, `TE`,
-    /// `Trailer`, `Expect` or `Proxy-Connection` (the client sets those);
-    /// not `Authorization` together with `basic_auth`.
-    #[schema(
-        min_length = 1,
-        max_length = 128,
-        pattern = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
-    )]
-    pub name: String,
-    /// At most 1024 characters of visible ASCII, space and tab (no CR or LF).
-    /// Shown back in responses: put secrets in `basic_auth`.
-    #[schema(max_length = 1024, pattern = "^[\\t\\u0020-\\u007e]*$")]
-    pub value: String,
-}
-
-impl From<uptime_contracts::HeaderV1> for RequestHeader {
-    fn from(h: uptime_contracts::HeaderV1) -> Self {
-        Self {
-            name: h.name,
-            value: h.value,
-        }
-    }
-}
-
-/// HTTP basic authentication for the check's request. The password is
-/// write-only: no response ever shows it.
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BasicAuthInput {
-    /// 1 to 256 characters, no control characters and no `:`.
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f:]+$"
-    )]
-    pub username: String,
-    /// At most 256 characters, no control characters. Left out or `null`:
-    /// the stored password is kept (none when there is none), unless the
-    /// PATCH moves the target to another origin (then `400`: restate it);
-    /// `""` removes it. Stored sealed (encrypted); a deployment with no
-    /// sealing key refuses a password (`400`).
-    #[schema(max_length = 256, pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")]
-    pub password: Option<String>,
-}
-
-impl std::fmt::Debug for BasicAuthInput {
-    // The password never reaches a log, whoever prints the request.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BasicAuthInput")
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "[redacted]"))
-            .finish()
-    }
-}
-
-/// Basic authentication as responses show it: never the password.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-pub struct BasicAuthView {
-    pub username: String,
-    /// Whether a (non-empty) password is stored.
-    pub password_set: bool,
-}
+/// Longest `matches` pattern, in bytes, and its compiled size limit: the
+/// bounds the checker matches with, from the contract both follow.
+const MAX_PATTERN_BYTES: usize = uptime_contracts::ASSERTION_PATTERN_MAX_BYTES;
+const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
+/// Largest `response_time` target: the longest timeout, in milliseconds.
+const MAX_RESPONSE_TIME_MS: f64 = 120_000.0;
 
 /// Where an assertion's value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -189,22 +74,6 @@ pub enum AssertionComparison {
     NotEmpty,
 }
 
-macro_rules! mirror {
-    ($api:ident, $contract:path, [$($v:ident),*]) => {
-        impl From<$contract> for $api {
-            fn from(v: $contract) -> Self {
-                use $contract as C;
-                match v { $(C::$v => Self::$v),* }
-            }
-        }
-        impl From<$api> for $contract {
-            fn from(v: $api) -> Self {
-                match v { $($api::$v => Self::$v),* }
-            }
-        }
-    };
-}
-
 mirror!(
     AssertionSource,
     uptime_contracts::AssertionSource,
@@ -224,11 +93,6 @@ mirror!(
         IsEmpty,
         NotEmpty
     ]
-);
-mirror!(
-    DnsRecordType,
-    uptime_contracts::DnsRecordType,
-    [A, Aaaa, Cname, Mx, Txt, Ns]
 );
 
 /// An assertion's `target` as a request may give it: text, or a number
@@ -257,7 +121,7 @@ impl utoipa::PartialSchema for AssertionTarget {
                     .schema_type(Type::String)
                     .min_length(Some(1))
                     .max_length(Some(MAX_TARGET_CHARS))
-                    .pattern(Some(crate::openapi::TEXT_PATTERN)),
+                    .pattern(Some(crate::validation::TEXT_PATTERN)),
             )
             .item(ObjectBuilder::new().schema_type(Type::Number))
             .description(Some(
@@ -293,7 +157,7 @@ pub struct AssertionInput {
     /// `$.items[?@.status == 'down']`, `$..id`) are never over it.
     // The numbers are the checker's (`checker::assertions`:
     // JSONPATH_NODE_BUDGET, JSONPATH_DOCUMENT_PASSES, ASSERTION_TIME_BUDGET),
-    // and the rules `option_rules::check_jsonpath_cost`'s.
+    // and the rules `super::jsonpath::check_jsonpath_cost`'s.
     #[schema(min_length = 1, max_length = 256)]
     pub property: Option<String>,
     pub comparison: AssertionComparison,
@@ -344,14 +208,132 @@ impl From<Assertion> for uptime_contracts::AssertionV1 {
     }
 }
 
-/// The DNS record type a dns check asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum DnsRecordType {
-    A,
-    Aaaa,
-    Cname,
-    Mx,
-    Txt,
-    Ns,
+pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) {
+    use AssertionComparison as C;
+    use AssertionSource as S;
+    let field = |name: &str| format!("{at}.{name}");
+
+    let allowed: &[C] = match a.source {
+        S::StatusCode => &[C::Equals, C::NotEquals, C::GreaterThan, C::LessThan],
+        S::ResponseTime => &[C::GreaterThan, C::LessThan],
+        S::Header | S::JsonBody | S::TextBody => &[],
+    };
+    if !allowed.is_empty() && !allowed.contains(&a.comparison) {
+        let names: Vec<&str> = allowed.iter().map(|c| comparison_name(*c)).collect();
+        problems.add(
+            &field("comparison"),
+            format!(
+                "must be {} for source {}",
+                names.join(", "),
+                source_name(a.source)
+            ),
+        );
+    }
+
+    match (a.source, a.property.as_deref()) {
+        (S::Header | S::JsonBody, None) => problems.add(
+            &field("property"),
+            format!("is required for source {}", source_name(a.source)),
+        ),
+        (S::Header | S::JsonBody, Some(p))
+            if p.is_empty() || p.chars().count() > MAX_PROPERTY_CHARS =>
+        {
+            problems.add(
+                &field("property"),
+                format!("must be 1 to {MAX_PROPERTY_CHARS} characters long"),
+            )
+        }
+        (S::Header, Some(p)) if !is_token(p) => {
+            problems.add(&field("property"), "must be a header name")
+        }
+        (S::JsonBody, Some(p)) => {
+            // The cost rules first: they also bound the nesting that the
+            // parser takes exponential time over.
+            if let Err(refused) = check_jsonpath_cost(p) {
+                problems.add(&field("property"), refused);
+            } else if let Err(e) = serde_json_path::JsonPath::parse(p) {
+                problems.add(
+                    &field("property"),
+                    format!("must be a JSONPath such as $.status or $.checks[0].ok: {e}"),
+                );
+            }
+        }
+        (S::Header, Some(_)) => {}
+        (_, Some(_)) => problems.add(
+            &field("property"),
+            format!(
+                "is only for sources header and json_body, not {}",
+                source_name(a.source)
+            ),
+        ),
+        (_, None) => {}
+    }
+
+    let needs_target = !matches!(a.comparison, C::IsEmpty | C::NotEmpty);
+    let target = match (needs_target, a.target.as_deref()) {
+        (true, None) => {
+            return problems.add(
+                &field("target"),
+                format!("is required for {}", comparison_name(a.comparison)),
+            )
+        }
+        (false, Some(_)) => {
+            return problems.add(
+                &field("target"),
+                format!("is not taken by {}", comparison_name(a.comparison)),
+            )
+        }
+        (false, None) => return,
+        (true, Some(t)) => t,
+    };
+    if target.is_empty() || target.chars().count() > MAX_TARGET_CHARS {
+        return problems.add(
+            &field("target"),
+            format!("must be 1 to {MAX_TARGET_CHARS} characters long"),
+        );
+    }
+    let number = target.trim().parse::<f64>().ok().filter(|n| n.is_finite());
+    let status_code = number.is_some_and(|n| n.fract() == 0.0 && (100.0..=599.0).contains(&n));
+    let milliseconds = number.is_some_and(|n| (0.0..=MAX_RESPONSE_TIME_MS).contains(&n));
+    match a.source {
+        S::StatusCode if !status_code => {
+            problems.add(&field("target"), "must be a status code from 100 to 599")
+        }
+        S::ResponseTime if !milliseconds => problems.add(
+            &field("target"),
+            "must be a number of milliseconds from 0 to 120000",
+        ),
+        S::StatusCode | S::ResponseTime => {}
+        _ if matches!(a.comparison, C::GreaterThan | C::LessThan) && number.is_none() => problems
+            .add(
+                &field("target"),
+                format!("must be a number for {}", comparison_name(a.comparison)),
+            ),
+        _ => {}
+    }
+    if a.comparison == C::Matches {
+        if target.len() > MAX_PATTERN_BYTES {
+            problems.add(
+                &field("target"),
+                format!("must be a regular expression of at most {MAX_PATTERN_BYTES} bytes"),
+            );
+        } else if let Err(e) = regex::RegexBuilder::new(target)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_SIZE_LIMIT)
+            .build()
+        {
+            problems.add(
+                &field("target"),
+                format!("must be a regular expression: {e}"),
+            );
+        }
+    }
+}
+
+fn source_name(s: AssertionSource) -> &'static str {
+    uptime_contracts::AssertionSource::from(s).as_str()
+}
+
+fn comparison_name(c: AssertionComparison) -> &'static str {
+    uptime_contracts::Comparison::from(c).as_str()
 }

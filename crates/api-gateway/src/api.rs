@@ -1,0 +1,24 @@
+//! The `/api/v1` scope: the routes of every resource (`routes`) and the
+//! OpenAPI document describing them (`openapi`), behind the key check and
+//! the refusal of unknown query parameters (which reads that document).
+//! Above both, so the routes never name the document that names them.
+
+use actix_web::web;
+
+/// Registers `/api/v1`: its middleware, the document and every route.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/api/v1")
+            // Unknown query parameters are refused once the key is
+            // checked (the later `wrap` runs first).
+            .wrap(actix_web::middleware::from_fn(
+                crate::query_params::refuse_unknown,
+            ))
+            // Keys are checked before any handler reads a body.
+            .wrap(actix_web::middleware::from_fn(
+                crate::middleware::authenticate,
+            ))
+            .route("/openapi.json", web::get().to(crate::openapi::serve))
+            .configure(crate::routes::configure),
+    );
+}
