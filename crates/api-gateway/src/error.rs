@@ -68,10 +68,10 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
-    /// Creating one more would pass one of the user's quotas.
+    /// Creating one more would pass one of the organisation's quotas.
     #[error("quota exceeded")]
     QuotaExceeded { quota: &'static str, limit: i64 },
-    /// The change would raise the user's checks per minute past their
+    /// The change would raise the organisation's checks per minute past its
     /// budget of `limit` (`crate::quotas`); the load it would make is in
     /// thousandths of a check per minute.
     #[error("quota exceeded")]
@@ -125,7 +125,10 @@ impl ResponseError for ApiError {
             }
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
                 *quota,
-                format!("at most {limit} {} per user", quota.replace('_', " ")),
+                format!(
+                    "at most {limit} {} per organisation",
+                    quota.replace('_', " ")
+                ),
             )],
             ApiError::CheckLoadExceeded {
                 limit,
@@ -133,7 +136,7 @@ impl ResponseError for ApiError {
             } => vec![FieldError::new(
                 crate::quotas::CHECKS_PER_MINUTE,
                 format!(
-                    "at most {limit} checks per minute per user; this change would make {}",
+                    "at most {limit} checks per minute per organisation; this change would make {}",
                     // Thousandths, shown as the shortest decimal (1012.5).
                     *would_make_millis as f64 / 1000.0
                 ),

@@ -28,7 +28,10 @@ pub struct CreateApiKey {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ApiKeyResponse {
     pub id: i64,
+    /// The member who holds the key.
     pub user_id: i64,
+    /// The organisation the key acts on.
+    pub org_id: i64,
     pub name: String,
     /// The first 8 characters of the raw key.
     pub prefix: String,
@@ -44,6 +47,7 @@ impl ApiKeyResponse {
         Self {
             id: k.id,
             user_id: k.user_id,
+            org_id: k.org_id,
             name: k.name,
             prefix: k.prefix,
             last_used_at: k.last_used_at,
@@ -88,11 +92,19 @@ pub async fn create(
                 crate::quotas::ensure_room(
                     c,
                     &quotas,
-                    user.user_id,
+                    user.org_id,
                     uptime_db::quotas::Owned::ApiKeys,
                 )
                 .await?;
-                Ok(uptime_db::api_keys::create(c, user.user_id, &name, &prefix, &digest).await?)
+                Ok(uptime_db::api_keys::create(
+                    c,
+                    user.org_id,
+                    user.user_id,
+                    &name,
+                    &prefix,
+                    &digest,
+                )
+                .await?)
             }
             .scope_boxed()
         })
@@ -118,7 +130,7 @@ pub async fn list(
     let page = query.validate()?;
     let mut conn = state.conn().await?;
     // A user has few keys (a quota bounds them): paged here, not in SQL.
-    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.user_id)
+    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.org_id)
         .await?
         .into_iter()
         .filter(|k| page.after_id.is_none_or(|after| k.id > after))
@@ -145,7 +157,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let key = uptime_db::api_keys::get(&mut conn, user.user_id, id)
+    let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
@@ -162,7 +174,7 @@ pub async fn revoke(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    let revoked = uptime_db::api_keys::revoke(&mut conn, user.user_id, id.into_inner()).await?;
+    let revoked = uptime_db::api_keys::revoke(&mut conn, user.org_id, id.into_inner()).await?;
     drop(conn);
     let Some(key) = revoked else {
         return Err(ApiError::NotFound);

@@ -22,6 +22,7 @@ mod monitors;
 mod nul_bytes;
 mod openapi;
 mod ops;
+mod organisations;
 mod pagination;
 mod quotas;
 mod regions;

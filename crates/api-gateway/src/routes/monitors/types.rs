@@ -353,6 +353,11 @@ pub struct UpdateMonitor {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MonitorResponse {
     pub id: i64,
+    /// The organisation that owns the monitor.
+    pub org_id: i64,
+    /// Deprecated: the owning organisation's id (`org_id`), which is its
+    /// first owner's user id for accounts from before organisations.
+    #[schema(deprecated)]
     pub user_id: i64,
     pub name: String,
     #[serde(rename = "type")]
@@ -457,7 +462,8 @@ impl MonitorResponse {
                 .transpose()?,
             status: m.status.into(),
             id: m.id,
-            user_id: m.user_id,
+            org_id: m.org_id,
+            user_id: m.org_id,
             name: m.name,
             target: m.target,
             interval_secs: m.interval_secs,
