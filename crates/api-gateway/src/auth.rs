@@ -10,7 +10,7 @@ use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures::future::LocalBoxFuture;
 use std::sync::Arc;
-use uptime_db::organisations::Role;
+use uptime_db::organisations::{Role, Scope};
 
 /// The authenticated caller: a member of an organisation, through one of
 /// their keys. Resources are the organisation's: queries filter by
@@ -21,6 +21,9 @@ pub struct AuthUser {
     pub org_id: i64,
     /// The holder's role in the organisation when the key was read.
     pub role: Role,
+    /// What the key may do: the narrower of its issued scope and the widest
+    /// `role` allows (`authz::widest_scope`).
+    pub scope: Scope,
     pub key_id: i64,
     pub key_prefix: KeyPrefix,
 }
@@ -31,6 +34,7 @@ impl AuthUser {
             user_id: key.key.user_id,
             org_id: key.key.org_id,
             role: key.role,
+            scope: key.scope.min(crate::authz::widest_scope(key.role)),
             key_id: key.key.id,
             key_prefix: KeyPrefix::of(&key.key.prefix),
         }

@@ -264,6 +264,7 @@ mod tests {
             user_id: 1,
             org_id: 1,
             role: uptime_db::organisations::Role::Owner,
+            scope: uptime_db::organisations::Scope::Admin,
             key_id: 2,
             key_prefix: crate::auth::KeyPrefix::of("upt_abcd"),
         };

@@ -47,6 +47,13 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("contact not verified")]
     ContactNotVerified,
+    /// The caller may not do this: `field` says what is short (`scope`: the
+    /// key's scope or its holder's role; `crate::authz`), `message` how.
+    #[error("forbidden")]
+    Forbidden {
+        field: &'static str,
+        message: String,
+    },
     /// The request conflicts with the resource's kind or state; the fixed
     /// message says how (e.g. `heartbeat monitors are checked by pings`).
     #[error("{0}")]
@@ -104,9 +111,9 @@ impl ResponseError for ApiError {
             ApiError::RateLimited { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::QuotaExceeded { .. } | ApiError::CheckLoadExceeded { .. } => {
-                StatusCode::FORBIDDEN
-            }
+            ApiError::QuotaExceeded { .. }
+            | ApiError::CheckLoadExceeded { .. }
+            | ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -119,6 +126,9 @@ impl ResponseError for ApiError {
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
+            }
+            ApiError::Forbidden { field, message } => {
+                vec![FieldError::new(*field, message.clone())]
             }
             ApiError::TooManyRequests { field, message, .. } => {
                 vec![FieldError::new(*field, message.clone())]

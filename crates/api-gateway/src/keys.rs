@@ -48,6 +48,7 @@ pub async fn create_user_with_key(
         &mut conn,
         user.id,
         user.id,
+        uptime_db::organisations::Scope::Admin,
         "initial key",
         &raw[..SHOWN_PREFIX_LEN],
         &digest(&raw),

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod auth_cache;
+pub mod authz;
 pub mod error;
 pub mod key_revocations;
 pub mod keys;

@@ -3,7 +3,7 @@
 //! `org_id` are scoped to it.
 
 use crate::models::{ApiKey, NewApiKey};
-use crate::organisations::Role;
+use crate::organisations::{Role, Scope};
 use crate::schema::{api_keys, memberships};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
@@ -14,6 +14,7 @@ pub async fn create(
     conn: &mut AsyncPgConnection,
     org_id: i64,
     user_id: i64,
+    scope: Scope,
     name: &str,
     prefix: &str,
     key_sha256: &str,
@@ -22,6 +23,7 @@ pub async fn create(
         .values(NewApiKey {
             user_id,
             org_id,
+            scope: scope.as_str(),
             name,
             prefix,
             key_sha256,
@@ -31,17 +33,19 @@ pub async fn create(
         .await?)
 }
 
-/// An unrevoked key and its holder's role in the key's organisation.
+/// An unrevoked key, its scope as issued and its holder's role in the
+/// key's organisation.
 #[derive(Debug, Clone)]
 pub struct ActiveKey {
     pub key: ApiKey,
+    pub scope: Scope,
     pub role: Role,
 }
 
 /// The unrevoked key with this digest, with its holder's role. A key exists
 /// only while its membership does (a foreign key removes it with the
 /// membership), so the join finds every key; a role this build does not
-/// know is refused like no key.
+/// know, or a scope it does not know, is refused like no key.
 pub async fn find_active_by_digest(
     conn: &mut AsyncPgConnection,
     key_sha256: &str,
@@ -60,8 +64,9 @@ pub async fn find_active_by_digest(
         .optional()?;
     Ok(found.and_then(|(key, role)| {
         Some(ActiveKey {
-            key,
+            scope: Scope::parse(&key.scope)?,
             role: Role::parse(&role)?,
+            key,
         })
     }))
 }

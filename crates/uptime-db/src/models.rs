@@ -34,6 +34,8 @@ pub struct ApiKey {
     pub revoked_at: Option<DateTime<Utc>>,
     /// The organisation the key acts on; `user_id` is the member holding it.
     pub org_id: i64,
+    /// `read`, `write` or `admin` (`organisations::Scope`), as issued.
+    pub scope: String,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -41,6 +43,7 @@ pub struct ApiKey {
 pub struct NewApiKey<'a> {
     pub user_id: i64,
     pub org_id: i64,
+    pub scope: &'a str,
     pub name: &'a str,
     pub prefix: &'a str,
     pub key_sha256: &'a str,

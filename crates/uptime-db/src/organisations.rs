@@ -49,6 +49,40 @@ impl std::fmt::Display for Role {
     }
 }
 
+/// What a key may do, narrowest first (`api_keys.scope`, migration 000018).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Read everything of the organisation, change nothing.
+    Read,
+    /// Create, change and delete resources; issue and revoke one's own keys.
+    Write,
+    /// Everything a role allows, members and others' keys included.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = organisations)]
 pub struct Organisation {
@@ -156,7 +190,7 @@ pub async fn find(
 
 #[cfg(test)]
 mod tests {
-    use super::Role;
+    use super::{Role, Scope};
 
     #[test]
     fn roles_are_ordered_narrowest_first_and_round_trip_their_names() {
@@ -166,5 +200,9 @@ mod tests {
             assert_eq!(Role::parse(role.as_str()), Some(role));
         }
         assert_eq!(Role::parse("root"), None);
+        assert!(Scope::Read < Scope::Write && Scope::Write < Scope::Admin);
+        for scope in Scope::ALL {
+            assert_eq!(Scope::parse(scope.as_str()), Some(scope));
+        }
     }
 }

@@ -38,6 +38,7 @@ diesel::table! {
         last_used_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
         org_id -> Int8,
+        scope -> Text,
     }
 }
 

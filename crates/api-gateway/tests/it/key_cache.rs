@@ -255,6 +255,7 @@ async fn a_key_accepted_from_the_cache_still_records_its_last_use() {
                 user_id,
                 org_id: user_id,
                 role: uptime_db::organisations::Role::Owner,
+                scope: uptime_db::organisations::Scope::Admin,
                 key_id,
                 key_prefix: api_gateway::auth::KeyPrefix::of(&key),
             },

@@ -24,6 +24,7 @@ async fn second_key(app: &TestApp, user_id: i64) -> String {
         &mut conn,
         user_id,
         user_id,
+        uptime_db::organisations::Scope::Admin,
         "second",
         &raw[..api_gateway::keys::SHOWN_PREFIX_LEN],
         &api_gateway::keys::digest(&raw),

@@ -13,7 +13,9 @@ async fn members_share_their_organisations_resources_and_others_see_none_of_them
     // Another user, with an organisation of their own, joins acme as admin.
     let (member, member_own_key) = app.new_user("maria").await;
     app.add_member(org, member, Role::Admin).await;
-    let member_key = app.key_for(org, member).await;
+    let member_key = app
+        .key_for(org, member, uptime_db::organisations::Scope::Admin)
+        .await;
 
     let (status, monitor) = app
         .post(

@@ -153,6 +153,8 @@ async fn every_user_becomes_the_owner_of_an_organisation_with_their_id_and_keeps
         ),
         (2, 3, 3, Role::Owner)
     );
+    // Every key from before is a full (admin) key of its owner.
+    assert_eq!(carol.scope, uptime_db::organisations::Scope::Admin);
     // What it reaches is what its user owned, by the same ids.
     let api = uptime_db::monitors::get(&mut conn, carol.key.org_id, 1)
         .await

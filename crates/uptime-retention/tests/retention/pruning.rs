@@ -214,8 +214,9 @@ pub mod seed {
         revoked_at: Option<DateTime<Utc>>,
     ) -> i64 {
         diesel::sql_query(
-            "INSERT INTO api_keys (user_id, org_id, name, prefix, key_sha256, created_at, revoked_at)
-             VALUES ($1, $1, 'ci', 'upt_abcd', md5(random()::text), $2, $3)
+            "INSERT INTO api_keys (user_id, org_id, scope, name, prefix, key_sha256, created_at,
+                                   revoked_at)
+             VALUES ($1, $1, 'admin', 'ci', 'upt_abcd', md5(random()::text), $2, $3)
              RETURNING id",
         )
         .bind::<BigInt, _>(user_id)
