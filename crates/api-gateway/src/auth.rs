@@ -10,12 +10,63 @@ use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures::future::LocalBoxFuture;
 use std::sync::Arc;
+use uptime_db::organisations::{Role, Scope};
 
-/// The authenticated caller.
-#[derive(Debug, Clone, Copy)]
+/// The authenticated caller: a member of an organisation, through one of
+/// their keys. Resources are the organisation's: queries filter by
+/// `org_id`; `user_id` is who acts (the key's holder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuthUser {
     pub user_id: i64,
+    pub org_id: i64,
+    /// The holder's role in the organisation when the key was read.
+    pub role: Role,
+    /// What the key may do: the narrower of its issued scope and the widest
+    /// `role` allows (`authz::widest_scope`).
+    pub scope: Scope,
     pub key_id: i64,
+    pub key_prefix: KeyPrefix,
+}
+
+impl AuthUser {
+    pub fn of(key: &uptime_db::api_keys::ActiveKey) -> Self {
+        Self {
+            user_id: key.key.user_id,
+            org_id: key.key.org_id,
+            role: key.role,
+            scope: key.scope.min(crate::authz::widest_scope(key.role)),
+            key_id: key.key.id,
+            key_prefix: KeyPrefix::of(&key.key.prefix),
+        }
+    }
+}
+
+/// A key's shown prefix (`upt_` and 4 more characters), kept inline so the
+/// principal stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyPrefix([u8; keys::SHOWN_PREFIX_LEN]);
+
+impl KeyPrefix {
+    /// The first [`keys::SHOWN_PREFIX_LEN`] bytes of `prefix` (shorter ones
+    /// padded with `_`; stored prefixes are always that long and ASCII).
+    pub fn of(prefix: &str) -> Self {
+        let mut bytes = [b'_'; keys::SHOWN_PREFIX_LEN];
+        for (to, from) in bytes.iter_mut().zip(prefix.bytes().filter(u8::is_ascii)) {
+            *to = from;
+        }
+        Self(bytes)
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Only ASCII is ever stored (see `of`).
+        std::str::from_utf8(&self.0).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for KeyPrefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl FromRequest for AuthUser {
@@ -50,8 +101,9 @@ pub fn authenticate_request(
         let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
         let raw = raw.ok_or(ApiError::Unauthorized)?;
         let user = authenticate(&state, &raw).await?;
-        // Per user: every key of theirs draws from the same bucket.
-        state.rate_limiter.check(user.user_id)?;
+        // Per organisation: every key of its members draws from the same
+        // bucket.
+        state.rate_limiter.check(user.org_id)?;
         Ok(user)
     }
 }
@@ -78,10 +130,7 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     // accepted without a query.
     if let Some(known) = state.known_keys.get(&digest, link) {
         touch_later(state, known.clone());
-        return Ok(AuthUser {
-            user_id: known.user_id,
-            key_id: known.key_id,
-        });
+        return Ok(known.principal);
     }
     // A key that matched nothing a moment ago is refused without a query.
     if state.unknown_keys.contains(&digest) {
@@ -97,23 +146,21 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     };
     // The lookup matched on the digest already; comparing again in constant
     // time keeps the check itself free of timing differences.
-    if !keys::digests_match(&key.key_sha256, &digest) {
+    if !keys::digests_match(&key.key.key_sha256, &digest) {
         return Err(ApiError::Unauthorized);
     }
-    let known = KnownKey::new(key.user_id, key.id, key.last_used_at);
+    let principal = AuthUser::of(&key);
+    let known = KnownKey::new(principal, key.key.last_used_at);
     let now = chrono::Utc::now();
     if let Some(previous) = known.claim_touch(now) {
         // On a miss the connection is at hand: write now.
-        if let Err(e) = uptime_db::api_keys::touch(&mut conn, key.id, now, touch_gap()).await {
+        if let Err(e) = uptime_db::api_keys::touch(&mut conn, key.key.id, now, touch_gap()).await {
             known.unclaim_touch(now, previous);
             return Err(e.into());
         }
     }
     state.known_keys.remember(ticket, digest, known, link);
-    Ok(AuthUser {
-        user_id: key.user_id,
-        key_id: key.id,
-    })
+    Ok(principal)
 }
 
 fn touch_gap() -> chrono::Duration {
@@ -132,11 +179,11 @@ fn touch_later(state: &AppState, known: Arc<KnownKey>) {
     tokio::spawn(async move {
         let written = async {
             let mut conn = uptime_db::pool::conn(&pool).await?;
-            uptime_db::api_keys::touch(&mut conn, known.key_id, now, touch_gap()).await
+            uptime_db::api_keys::touch(&mut conn, known.principal.key_id, now, touch_gap()).await
         }
         .await;
         if let Err(e) = written {
-            tracing::warn!(key_id = known.key_id, error = %e, "could not record an API key's last use");
+            tracing::warn!(key_id = known.principal.key_id, error = %e, "could not record an API key's last use");
             known.unclaim_touch(now, previous);
         }
     });

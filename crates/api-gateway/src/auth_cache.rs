@@ -8,6 +8,7 @@
 //! - [`KnownKeys`]: keys that succeeded, forgotten on every replica the
 //!   moment one is revoked.
 
+use crate::auth::AuthUser;
 use crate::settings::AuthSettings;
 use chrono::{DateTime, Utc};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -48,8 +49,7 @@ impl UnknownKeys {
 
 /// A key that was valid a moment ago, as [`KnownKeys`] remembers it.
 pub struct KnownKey {
-    pub user_id: i64,
-    pub key_id: i64,
+    pub principal: AuthUser,
     /// `last_used_at` as this replica last wrote or read it (Unix seconds):
     /// the next write is due [`TOUCH_GAP_SECS`] later.
     last_used: AtomicI64,
@@ -59,10 +59,9 @@ pub struct KnownKey {
 pub const TOUCH_GAP_SECS: i64 = 60;
 
 impl KnownKey {
-    pub fn new(user_id: i64, key_id: i64, last_used: Option<DateTime<Utc>>) -> Self {
+    pub fn new(principal: AuthUser, last_used: Option<DateTime<Utc>>) -> Self {
         Self {
-            user_id,
-            key_id,
+            principal,
             last_used: AtomicI64::new(last_used.map_or(i64::MIN, |t| t.timestamp())),
         }
     }
@@ -260,6 +259,18 @@ mod tests {
         KnownKeys::new(&AuthSettings::default())
     }
 
+    fn known(last_used: Option<DateTime<Utc>>) -> KnownKey {
+        let principal = AuthUser {
+            user_id: 1,
+            org_id: 1,
+            role: uptime_db::organisations::Role::Owner,
+            scope: uptime_db::organisations::Scope::Admin,
+            key_id: 2,
+            key_prefix: crate::auth::KeyPrefix::of("upt_abcd"),
+        };
+        KnownKey::new(principal, last_used)
+    }
+
     const UP: Link = Link {
         connected: true,
         connects: 1,
@@ -271,10 +282,10 @@ mod tests {
         // The query started, then some key was revoked, then it answered.
         let ticket = keys.ticket();
         keys.forget("d1");
-        keys.remember(ticket, "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(ticket, "d1".into(), known(None), UP);
         assert!(!keys.contains("d1"));
         // A query that started after it is kept.
-        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(keys.ticket(), "d1".into(), known(None), UP);
         assert!(keys.get("d1", UP).is_some());
     }
 
@@ -285,9 +296,9 @@ mod tests {
             connected: false,
             ..UP
         };
-        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), down);
+        keys.remember(keys.ticket(), "d1".into(), known(None), down);
         assert!(!keys.contains("d1"), "not added while disconnected");
-        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(keys.ticket(), "d1".into(), known(None), UP);
         assert!(
             keys.get("d1", down).is_none(),
             "not read while disconnected"
@@ -304,7 +315,7 @@ mod tests {
     #[test]
     fn last_use_is_written_once_a_minute_and_retried_after_a_failure() {
         let t0 = Utc::now();
-        let key = KnownKey::new(1, 2, Some(t0 - chrono::Duration::seconds(61)));
+        let key = known(Some(t0 - chrono::Duration::seconds(61)));
         let previous = key.claim_touch(t0).expect("a minute since the last write");
         assert_eq!(key.claim_touch(t0 + chrono::Duration::seconds(59)), None);
         key.unclaim_touch(t0, previous);
@@ -315,10 +326,10 @@ mod tests {
     #[test]
     fn nothing_is_trusted_once_revocations_stop_arriving() {
         let keys = cache();
-        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(keys.ticket(), "d1".into(), known(None), UP);
         keys.go_deaf();
         assert!(keys.get("d1", UP).is_none());
-        keys.remember(keys.ticket(), "d2".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(keys.ticket(), "d2".into(), known(None), UP);
         assert!(!keys.contains("d2"));
     }
 
@@ -328,7 +339,7 @@ mod tests {
             positive_cache_secs: 0,
             ..AuthSettings::default()
         });
-        keys.remember(keys.ticket(), "d1".into(), KnownKey::new(1, 2, None), UP);
+        keys.remember(keys.ticket(), "d1".into(), known(None), UP);
         assert!(keys.get("d1", UP).is_none());
     }
 }

@@ -51,6 +51,13 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("contact not verified")]
     ContactNotVerified,
+    /// The caller may not do this: `field` says what is short (`scope`: the
+    /// key's scope or its holder's role; `crate::authz`), `message` how.
+    #[error("forbidden")]
+    Forbidden {
+        field: &'static str,
+        message: String,
+    },
     /// The request conflicts with the resource's kind or state; the fixed
     /// message says how (e.g. `heartbeat monitors are checked by pings`).
     #[error("{0}")]
@@ -72,10 +79,10 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
-    /// Creating one more would pass one of the user's quotas.
+    /// Creating one more would pass one of the organisation's quotas.
     #[error("quota exceeded")]
     QuotaExceeded { quota: &'static str, limit: i64 },
-    /// The change would raise the user's checks per minute past their
+    /// The change would raise the organisation's checks per minute past its
     /// budget of `limit` (`crate::quotas`); the load it would make is in
     /// thousandths of a check per minute.
     #[error("quota exceeded")]
@@ -108,9 +115,9 @@ impl ResponseError for ApiError {
             ApiError::RateLimited { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::QuotaExceeded { .. } | ApiError::CheckLoadExceeded { .. } => {
-                StatusCode::FORBIDDEN
-            }
+            ApiError::QuotaExceeded { .. }
+            | ApiError::CheckLoadExceeded { .. }
+            | ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::DeliveryFailed(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -124,12 +131,18 @@ impl ResponseError for ApiError {
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
             }
+            ApiError::Forbidden { field, message } => {
+                vec![FieldError::new(*field, message.clone())]
+            }
             ApiError::TooManyRequests { field, message, .. } => {
                 vec![FieldError::new(*field, message.clone())]
             }
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
                 *quota,
-                format!("at most {limit} {} per user", quota.replace('_', " ")),
+                format!(
+                    "at most {limit} {} per organisation",
+                    quota.replace('_', " ")
+                ),
             )],
             ApiError::CheckLoadExceeded {
                 limit,
@@ -137,7 +150,7 @@ impl ResponseError for ApiError {
             } => vec![FieldError::new(
                 CHECKS_PER_MINUTE,
                 format!(
-                    "at most {limit} checks per minute per user; this change would make {}",
+                    "at most {limit} checks per minute per organisation; this change would make {}",
                     // Thousandths, shown as the shortest decimal (1012.5).
                     *would_make_millis as f64 / 1000.0
                 ),

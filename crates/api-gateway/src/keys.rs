@@ -35,7 +35,8 @@ pub fn digests_match(a: &str, b: &str) -> bool {
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// Creates a user and its first key; returns the raw key (shown once).
+/// Creates a user, owner of an organisation of their own (of the same id),
+/// and their first key on it; returns the raw key (shown once).
 pub async fn create_user_with_key(
     pool: &uptime_db::Pool,
     name: &str,
@@ -46,6 +47,8 @@ pub async fn create_user_with_key(
     uptime_db::api_keys::create(
         &mut conn,
         user.id,
+        user.id,
+        uptime_db::organisations::Scope::Admin,
         "initial key",
         &raw[..SHOWN_PREFIX_LEN],
         &digest(&raw),

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod auth;
 pub mod auth_cache;
+pub mod authz;
 pub mod body_limits;
 pub mod error;
 pub mod key_revocations;

@@ -1,5 +1,5 @@
 //! `api-gateway serve | migrate | create-user --name NAME |
-//! set-quota --user ID_OR_NAME [--monitors N] [--alert-contacts N] [--api-keys N]
+//! set-quota --organisation ID_OR_NAME [--monitors N] [--alert-contacts N] [--api-keys N]
 //! [--checks-per-minute N]`
 
 use anyhow::Context;
@@ -19,24 +19,26 @@ enum Command {
     Serve,
     /// Apply pending database migrations and exit.
     Migrate,
-    /// Create a user and print its first API key (alone on the last line).
+    /// Create a user, owner of an organisation of their own (of the same
+    /// id), and print its first API key (alone on the last line).
     CreateUser {
         #[arg(long)]
         name: String,
     },
-    /// Override one user's quotas (the others keep theirs); prints the
-    /// user's effective quotas.
+    /// Override one organisation's quotas (the others keep theirs); prints
+    /// its effective quotas.
     SetQuota {
-        /// The user's id or (unique) name.
-        #[arg(long)]
-        user: String,
+        /// The organisation's id or (unique) name. `--user` is its former
+        /// name: a user's own organisation has the user's id.
+        #[arg(long, alias = "user")]
+        organisation: String,
         #[arg(long)]
         monitors: Option<i64>,
         #[arg(long)]
         alert_contacts: Option<i64>,
         #[arg(long)]
         api_keys: Option<i64>,
-        /// Checks per minute over the user's active monitors (each costs
+        /// Checks per minute over the organisation's active monitors (each costs
         /// regions × 60 / interval_secs; heartbeats nothing).
         #[arg(long)]
         checks_per_minute: Option<i64>,
@@ -72,7 +74,7 @@ async fn main() -> anyhow::Result<()> {
             println!("{raw_key}");
         }
         Command::SetQuota {
-            user,
+            organisation,
             monitors,
             alert_contacts,
             api_keys,
@@ -85,9 +87,17 @@ async fn main() -> anyhow::Result<()> {
                 api_keys,
                 checks_per_minute,
             };
-            let (user, effective) =
-                api_gateway::quotas::set_for_user(&pool, &settings.quotas, &user, &changes).await?;
-            println!("quotas of user {} ({}):", user.id, user.name);
+            let (organisation, effective) = api_gateway::quotas::set_for_organisation(
+                &pool,
+                &settings.quotas,
+                &organisation,
+                &changes,
+            )
+            .await?;
+            println!(
+                "quotas of organisation {} ({}):",
+                organisation.id, organisation.name
+            );
             for (name, limit) in effective {
                 println!("  {name} {limit}");
             }

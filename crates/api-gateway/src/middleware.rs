@@ -46,8 +46,9 @@ pub const PUBLIC_ROUTES: &[&str] = &[
 ];
 
 /// Authenticates every request to a route of the wrapped scope that is not
-/// in [`PUBLIC_ROUTES`] before the handler's extractors run, and leaves the
-/// outcome for the [`crate::auth::AuthUser`] extractor.
+/// in [`PUBLIC_ROUTES`] before the handler's extractors run, checks the
+/// key's scope against the route's ([`crate::authz::ROUTES`]), and leaves
+/// the outcome for the [`crate::auth::AuthUser`] extractor.
 ///
 /// Why a middleware: actix-web polls a handler's extractors together, so a
 /// JSON body was read and judged while the key lookup still waited for the
@@ -59,11 +60,18 @@ pub async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let needs_key = req
-        .match_pattern()
-        .is_some_and(|route| !PUBLIC_ROUTES.contains(&route.as_str()));
-    if needs_key {
-        let outcome = crate::auth::authenticate_request(req.request()).await;
+    let route = req.match_pattern();
+    let needs_key = route
+        .as_deref()
+        .is_some_and(|route| !PUBLIC_ROUTES.contains(&route) && crate::authz::needs_key(route));
+    if let (true, Some(route)) = (needs_key, route) {
+        let method = req.method().as_str().to_string();
+        // The key's scope is judged here, for every route alike, and left
+        // for the extractor like a bad key: a 403 comes before the body is
+        // read, and a method the route does not serve stays 405.
+        let outcome = crate::auth::authenticate_request(req.request())
+            .await
+            .and_then(|principal| crate::authz::authorise(&method, &route, principal));
         req.extensions_mut()
             .insert(crate::auth::Authenticated(outcome));
     }

@@ -156,6 +156,7 @@ pub fn document() -> &'static Value {
         examples::add(&mut doc);
         add_common_responses(&mut doc);
         add_patterns(&mut doc);
+        crate::authz::annotate(&mut doc);
         doc
     })
 }

@@ -1,12 +1,14 @@
-//! Token buckets in this process's memory: one per user for the API (all of
-//! a user's keys share it, so minting keys brings no fresh burst), one per
+//! Token buckets in this process's memory: one per organisation for the API
+//! (all of its members' keys share it, so minting keys brings no fresh
+//! burst; per user before organisations, issue 21), one per
 //! token for heartbeat pings. With several gateway replicas each enforces the
 //! limit on its own share of the traffic.
 //!
 //! Beside each bucket, a line per key for heavy work (the bulk create's
 //! validation): one request of the key at a time, a few more waiting in
-//! arrival order, any further refused. Tokens bound how often a user may
-//! start work; the line bounds how much of it runs at once, so one user's
+//! arrival order, any further refused. Tokens bound how often an
+//! organisation may start work; the line bounds how much of it runs at
+//! once, so one organisation's
 //! heavy requests occupy at most one thread whatever their number.
 
 use crate::error::ApiError;

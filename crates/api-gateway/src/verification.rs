@@ -86,7 +86,7 @@ pub async fn send_link(
             async move {
                 let allowed = uptime_db::verification_limits::try_record(
                     c,
-                    contact.user_id,
+                    contact.org_id,
                     contact.id,
                     on_create,
                     limits,
@@ -122,7 +122,7 @@ pub fn limited(state: &AppState, refusal: Refusal) -> ApiError {
             settings.per_contact_interval_secs
         ),
         Refusal::DailyCap { .. } => format!(
-            "at most {} verification emails per user in 24 hours",
+            "at most {} verification emails per organisation in 24 hours",
             settings.daily_cap_per_user
         ),
     };

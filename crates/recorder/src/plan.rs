@@ -263,7 +263,10 @@ impl<'a> MonitorTracker<'a> {
         let m = self.monitor;
         MonitorRefV2 {
             id: m.id,
-            user_id: m.user_id,
+            // The published field predates organisations (migration 000017):
+            // it carries the owning organisation, which is its first owner's
+            // user id for accounts from before them.
+            user_id: m.org_id,
             name: m.name.clone(),
             kind: m.kind,
             target: m.target.clone(),

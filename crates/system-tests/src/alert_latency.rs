@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio::process::Command;
 use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
-use uptime_db::schema::{monitor_alert_contacts, monitors, users};
+use uptime_db::schema::{monitor_alert_contacts, monitors};
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestDb;
@@ -82,17 +82,13 @@ async fn seed(
     hook: &WebhookReceiver,
 ) -> anyhow::Result<()> {
     let mut conn = uptime_db::pool::conn(&db.pool).await?;
-    let user: i64 = diesel::insert_into(users::table)
-        .values(users::name.eq("bench"))
-        .returning(users::id)
-        .get_result(&mut *conn)
-        .await?;
+    let user: i64 = uptime_db::users::create(&mut conn, "bench").await?.id;
     let mut contacts = Vec::new();
     for c in 0..opts.contacts {
         let contact = uptime_db::contacts::create(
             &mut conn,
             &NewAlertContact {
-                user_id: user,
+                org_id: user,
                 kind: "webhook".into(),
                 name: format!("receiver {c}"),
                 value: hook.url(&format!("/contact/{c}")),
@@ -107,7 +103,7 @@ async fn seed(
     for m in 0..opts.monitors {
         let id: i64 = diesel::insert_into(monitors::table)
             .values(NewMonitor {
-                user_id: user,
+                org_id: user,
                 definition: MonitorDefinition {
                     name: format!("monitor {m}"),
                     target: Some(format!("{target}?m={m}")),

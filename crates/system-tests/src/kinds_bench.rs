@@ -262,13 +262,9 @@ fn own_cpu_secs() -> f64 {
 /// Inserts a user and `n` active monitors of `kind` at `target`; the first id.
 async fn seed(stack: &Stack, kind: MonitorKind, target: &str, n: usize) -> anyhow::Result<i64> {
     let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
-    let user =
-        diesel::sql_query("INSERT INTO users (name) VALUES ('bench-kinds') RETURNING id AS n")
-            .get_result::<N>(&mut conn)
-            .await?
-            .n;
+    let user = uptime_db::users::create(&mut conn, "bench-kinds").await?.id;
     diesel::sql_query(
-        "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs, expected_status,
+        "INSERT INTO monitors (org_id, name, type, target, interval_secs, timeout_secs, expected_status,
                                confirmation_count, ssl_warn_days, active, last_checked_at, status)
          SELECT $1, 'm' || g, $2, $3, 3600, 5, 200, 1, 30, true, now(), 'up' FROM generate_series(1, $4) g",
     )

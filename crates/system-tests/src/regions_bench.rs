@@ -176,13 +176,11 @@ async fn publish(js: &async_nats::jetstream::Context, dues: Vec<CheckDueV4>) -> 
 /// majority quorum); the first id.
 async fn seed(stack: &Stack, n: usize, target: &str) -> anyhow::Result<i64> {
     let mut conn = uptime_db::pool::conn(&stack.env.db.pool).await?;
-    let user =
-        diesel::sql_query("INSERT INTO users (name) VALUES ('bench-regions') RETURNING id AS n")
-            .get_result::<N>(&mut conn)
-            .await?
-            .n;
+    let user = uptime_db::users::create(&mut conn, "bench-regions")
+        .await?
+        .id;
     diesel::sql_query(
-        "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs, expected_status,
+        "INSERT INTO monitors (org_id, name, type, target, interval_secs, timeout_secs, expected_status,
                                confirmation_count, ssl_warn_days, active, last_checked_at, status)
          SELECT $1, 'm' || g, 'http', $2, 3600, 5, 200, 1, 30, true, now(), 'up' FROM generate_series(1, $3) g",
     )

@@ -1,7 +1,10 @@
-//! API keys.
+//! API keys. A key belongs to a member (`user_id`) of an organisation
+//! (`org_id`) and acts on that organisation; the queries that take an
+//! `org_id` are scoped to it.
 
 use crate::models::{ApiKey, NewApiKey};
-use crate::schema::api_keys;
+use crate::organisations::{Role, Scope};
+use crate::schema::{api_keys, memberships};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -9,7 +12,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 pub async fn create(
     conn: &mut AsyncPgConnection,
+    org_id: i64,
     user_id: i64,
+    scope: Scope,
     name: &str,
     prefix: &str,
     key_sha256: &str,
@@ -17,6 +22,8 @@ pub async fn create(
     Ok(diesel::insert_into(api_keys::table)
         .values(NewApiKey {
             user_id,
+            org_id,
+            scope: scope.as_str(),
             name,
             prefix,
             key_sha256,
@@ -26,18 +33,42 @@ pub async fn create(
         .await?)
 }
 
-/// The unrevoked key with this digest.
+/// An unrevoked key, its scope as issued and its holder's role in the
+/// key's organisation.
+#[derive(Debug, Clone)]
+pub struct ActiveKey {
+    pub key: ApiKey,
+    pub scope: Scope,
+    pub role: Role,
+}
+
+/// The unrevoked key with this digest, with its holder's role. A key exists
+/// only while its membership does (a foreign key removes it with the
+/// membership), so the join finds every key; a role this build does not
+/// know, or a scope it does not know, is refused like no key.
 pub async fn find_active_by_digest(
     conn: &mut AsyncPgConnection,
     key_sha256: &str,
-) -> DbResult<Option<ApiKey>> {
-    Ok(api_keys::table
+) -> DbResult<Option<ActiveKey>> {
+    let found: Option<(ApiKey, String)> = api_keys::table
+        .inner_join(
+            memberships::table.on(memberships::org_id
+                .eq(api_keys::org_id)
+                .and(memberships::user_id.eq(api_keys::user_id))),
+        )
         .filter(api_keys::key_sha256.eq(key_sha256))
         .filter(api_keys::revoked_at.is_null())
-        .select(ApiKey::as_select())
+        .select((ApiKey::as_select(), memberships::role))
         .first(conn)
         .await
-        .optional()?)
+        .optional()?;
+    Ok(found.and_then(|(key, role)| {
+        Some(ActiveKey {
+            scope: Scope::parse(&key.scope)?,
+            role: Role::parse(&role)?,
+            key,
+        })
+    }))
 }
 
 /// Sets `last_used_at` unless it was set within `min_gap`; one write per key a
@@ -61,10 +92,10 @@ pub async fn touch(
     Ok(())
 }
 
-/// The user's unrevoked keys, oldest first.
-pub async fn list(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Vec<ApiKey>> {
+/// The organisation's unrevoked keys, oldest first.
+pub async fn list(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Vec<ApiKey>> {
     Ok(api_keys::table
-        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::org_id.eq(org_id))
         .filter(api_keys::revoked_at.is_null())
         .order(api_keys::id.asc())
         .select(ApiKey::as_select())
@@ -72,12 +103,12 @@ pub async fn list(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Vec<Ap
         .await?)
 }
 
-/// One of the user's unrevoked keys, by id; `None` when it is not theirs or
-/// is revoked.
-pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<Option<ApiKey>> {
+/// One of the organisation's unrevoked keys, by id; `None` when it is not
+/// the organisation's or is revoked.
+pub async fn get(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<Option<ApiKey>> {
     Ok(api_keys::table
         .filter(api_keys::id.eq(id))
-        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::org_id.eq(org_id))
         .filter(api_keys::revoked_at.is_null())
         .select(ApiKey::as_select())
         .first(conn)
@@ -85,17 +116,17 @@ pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResul
         .optional()?)
 }
 
-/// Revokes the user's key and returns it as revoked (its digest is what the
-/// gateways' caches must drop); `None` when there is no such unrevoked key of
-/// theirs.
+/// Revokes the organisation's key and returns it as revoked (its digest is
+/// what the gateways' caches must drop); `None` when there is no such
+/// unrevoked key of the organisation's.
 pub async fn revoke(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     key_id: i64,
 ) -> DbResult<Option<ApiKey>> {
     Ok(diesel::update(api_keys::table)
         .filter(api_keys::id.eq(key_id))
-        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::org_id.eq(org_id))
         .filter(api_keys::revoked_at.is_null())
         .set(api_keys::revoked_at.eq(diesel::dsl::now))
         .returning(ApiKey::as_returning())

@@ -1,5 +1,5 @@
-//! Alert contacts. Every query that takes a `user_id` is scoped to that user:
-//! another user's contact is indistinguishable from one that does not exist.
+//! Alert contacts. Every query that takes an `org_id` is scoped to that organisation:
+//! another organisation's contact is indistinguishable from one that does not exist.
 
 use crate::models::{AlertContact, NewAlertContact};
 use crate::schema::alert_contacts;
@@ -18,12 +18,12 @@ pub async fn create(conn: &mut AsyncPgConnection, new: &NewAlertContact) -> DbRe
 /// The user's contact with this id.
 pub async fn get(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     id: i64,
 ) -> DbResult<Option<AlertContact>> {
     Ok(alert_contacts::table
         .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .select(AlertContact::as_select())
         .first(conn)
         .await
@@ -34,12 +34,12 @@ pub async fn get(
 /// read-modify-write that must not interleave with another one.
 pub async fn get_for_update(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     id: i64,
 ) -> DbResult<Option<AlertContact>> {
     Ok(alert_contacts::table
         .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .select(AlertContact::as_select())
         .for_update()
         .first(conn)
@@ -47,16 +47,16 @@ pub async fn get_for_update(
         .optional()?)
 }
 
-/// One page of the user's contacts in id order: those with an id above
+/// One page of the organisation's contacts in id order: those with an id above
 /// `after_id` (all when `None`), at most `limit`.
 pub async fn list_page(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     after_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<AlertContact>> {
     Ok(alert_contacts::table
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .filter(alert_contacts::id.gt(after_id.unwrap_or(0)))
         .order(alert_contacts::id.asc())
         .limit(limit)
@@ -65,19 +65,19 @@ pub async fn list_page(
         .await?)
 }
 
-/// Which of `ids` are the user's contacts. The rows found are share-locked
+/// Which of `ids` are the organisation's contacts. The rows found are share-locked
 /// until the transaction ends, so a contact cannot be deleted between this
 /// check and linking it to a monitor (run it inside that transaction).
 pub async fn owned_ids_locked(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     ids: &[i64],
 ) -> DbResult<Vec<i64>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     Ok(alert_contacts::table
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .filter(alert_contacts::id.eq_any(ids))
         .select(alert_contacts::id)
         .for_share()
@@ -97,17 +97,17 @@ pub struct ContactUpdate {
     pub verification_token_sha256: Option<String>,
 }
 
-/// Applies `update` to the user's contact (and bumps `updated_at`); `None`
+/// Applies `update` to the organisation's contact (and bumps `updated_at`); `None`
 /// when there is no such contact of theirs.
 pub async fn update(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     id: i64,
     update: &ContactUpdate,
 ) -> DbResult<Option<AlertContact>> {
     Ok(diesel::update(alert_contacts::table)
         .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .set((update, alert_contacts::updated_at.eq(diesel::dsl::now)))
         .returning(AlertContact::as_returning())
         .get_result(conn)
@@ -115,12 +115,12 @@ pub async fn update(
         .optional()?)
 }
 
-/// Deletes the user's contact (its links to monitors go with it); `false`
+/// Deletes the organisation's contact (its links to monitors go with it); `false`
 /// when there is no such contact of theirs.
-pub async fn delete(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<bool> {
+pub async fn delete(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<bool> {
     let n = diesel::delete(alert_contacts::table)
         .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::user_id.eq(user_id))
+        .filter(alert_contacts::org_id.eq(org_id))
         .execute(conn)
         .await?;
     Ok(n == 1)

@@ -8,6 +8,7 @@ pub mod deliveries;
 pub mod manual_checks;
 pub mod models;
 pub mod monitors;
+pub mod organisations;
 pub mod pool;
 pub mod quotas;
 pub mod recording;

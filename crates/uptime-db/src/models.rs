@@ -32,12 +32,18 @@ pub struct ApiKey {
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The organisation the key acts on; `user_id` is the member holding it.
+    pub org_id: i64,
+    /// `read`, `write` or `admin` (`organisations::Scope`), as issued.
+    pub scope: String,
 }
 
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = api_keys)]
 pub struct NewApiKey<'a> {
     pub user_id: i64,
+    pub org_id: i64,
+    pub scope: &'a str,
     pub name: &'a str,
     pub prefix: &'a str,
     pub key_sha256: &'a str,
@@ -47,7 +53,7 @@ pub struct NewApiKey<'a> {
 #[diesel(table_name = alert_contacts)]
 pub struct AlertContact {
     pub id: i64,
-    pub user_id: i64,
+    pub org_id: i64,
     pub kind: String,
     pub name: String,
     pub value: String,
@@ -61,7 +67,7 @@ pub struct AlertContact {
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = alert_contacts)]
 pub struct NewAlertContact {
-    pub user_id: i64,
+    pub org_id: i64,
     pub kind: String,
     pub name: String,
     pub value: String,
@@ -74,7 +80,7 @@ pub struct NewAlertContact {
 #[diesel(table_name = monitors)]
 pub struct Monitor {
     pub id: i64,
-    pub user_id: i64,
+    pub org_id: i64,
     pub name: String,
     #[diesel(deserialize_as = KindColumn)]
     pub kind: MonitorKind,
@@ -179,10 +185,10 @@ pub struct MonitorDefinition {
     pub check_load_millis: i32,
 }
 
-/// A new monitor: its owner and its definition.
+/// A new monitor: its owning organisation and its definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewMonitor {
-    pub user_id: i64,
+    pub org_id: i64,
     pub definition: MonitorDefinition,
 }
 
@@ -190,12 +196,12 @@ pub struct NewMonitor {
 // implement `Insertable` for `&NewMonitor`, which needs a borrowed insert of
 // the definition that its typed `kind` cannot give (see above).
 impl Insertable<monitors::table> for NewMonitor {
-    type Values = <(diesel::dsl::Eq<monitors::user_id, i64>, MonitorDefinition) as Insertable<
+    type Values = <(diesel::dsl::Eq<monitors::org_id, i64>, MonitorDefinition) as Insertable<
         monitors::table,
     >>::Values;
 
     fn values(self) -> Self::Values {
-        (monitors::user_id.eq(self.user_id), self.definition).values()
+        (monitors::org_id.eq(self.org_id), self.definition).values()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Monitors and their alert-contact links, as the API reads and writes them.
-//! Every query that takes a `user_id` is scoped to that user: another user's
-//! monitor is indistinguishable from one that does not exist.
+//! Every query that takes an `org_id` is scoped to that organisation: another
+//! organisation's monitor is indistinguishable from one that does not exist.
 //!
 //! Writes that touch a monitor and its links belong in one transaction; the
 //! functions here take a connection so the caller can run them inside one.
@@ -58,10 +58,10 @@ pub async fn create(conn: &mut AsyncPgConnection, new: NewMonitor) -> DbResult<M
 }
 
 /// The user's monitor with this id.
-pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<Option<Monitor>> {
+pub async fn get(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<Option<Monitor>> {
     Ok(monitors::table
         .filter(monitors::id.eq(id))
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .select(Monitor::as_select())
         .first(conn)
         .await
@@ -72,12 +72,12 @@ pub async fn get(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResul
 /// of one monitor merge one after the other instead of overwriting each other.
 pub async fn get_for_update(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     id: i64,
 ) -> DbResult<Option<Monitor>> {
     Ok(monitors::table
         .filter(monitors::id.eq(id))
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .select(Monitor::as_select())
         .for_update()
         .first(conn)
@@ -85,16 +85,16 @@ pub async fn get_for_update(
         .optional()?)
 }
 
-/// One page of the user's monitors in id order: those with an id above
+/// One page of the organisation's monitors in id order: those with an id above
 /// `after_id` (all when `None`), at most `limit`.
 pub async fn list_page(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     after_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<Monitor>> {
     Ok(monitors::table
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .filter(monitors::id.gt(after_id.unwrap_or(0)))
         .order(monitors::id.asc())
         .limit(limit)
@@ -262,17 +262,17 @@ pub async fn update_definition(
     Ok(row)
 }
 
-/// Deletes the user's monitor (its rollups and links go with it); `false`
+/// Deletes the organisation's monitor (its rollups and links go with it); `false`
 /// when there is no such monitor of theirs.
 ///
 /// Its check results stay where they are, unseen (results are only read for
 /// a monitor that exists, and monitor ids are never reused), and go when
 /// their day's partition expires: deleting a monitor with millions of results
 /// is one row, not a cascade that locks and rewrites them all.
-pub async fn delete(conn: &mut AsyncPgConnection, user_id: i64, id: i64) -> DbResult<bool> {
+pub async fn delete(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<bool> {
     let n = diesel::delete(monitors::table)
         .filter(monitors::id.eq(id))
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .execute(conn)
         .await?;
     Ok(n == 1)

@@ -1,25 +1,25 @@
-//! Per-user quotas: the operator's overrides (`user_quotas`) and the counts
-//! they are compared with. A check that must hold against concurrent creates
-//! runs [`lock_for_quota`] (or [`lock_quotas`]) first, in the transaction
-//! that inserts.
+//! Per-organisation quotas: the operator's overrides (`organisation_quotas`)
+//! and the counts they are compared with. A check that must hold against
+//! concurrent creates runs [`lock_for_quota`] (or [`lock_quotas`]) first, in
+//! the transaction that inserts.
 //!
-//! Besides counts, a user has a budget of checks per minute: the sum of
-//! [`check_load_millis`] over their active monitors, kept in
-//! `users.check_load_millis` by triggers (migration 000014).
+//! Besides counts, an organisation has a budget of checks per minute: the
+//! sum of [`check_load_millis`] over its active monitors, kept in
+//! `organisations.check_load_millis` by triggers (migrations 000014, 000017).
 
-use crate::schema::{alert_contacts, api_keys, user_quotas, users};
+use crate::schema::{alert_contacts, api_keys, organisation_quotas, organisations};
 use crate::DbResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-/// One user's overrides; `None` = the configured default.
+/// One organisation's overrides; `None` = the configured default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = user_quotas)]
+#[diesel(table_name = organisation_quotas)]
 pub struct QuotaOverrides {
     pub monitors: Option<i64>,
     pub alert_contacts: Option<i64>,
     pub api_keys: Option<i64>,
-    /// Checks per minute, summed over the user's active monitors.
+    /// Checks per minute, summed over the organisation's active monitors.
     pub checks_per_minute: Option<i64>,
 }
 
@@ -43,7 +43,7 @@ pub fn check_load_millis(
     i32::try_from((per_minute + interval - 1) / interval).unwrap_or(i32::MAX)
 }
 
-/// What a user owns, per quota.
+/// What an organisation owns, per quota.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Owned {
     Monitors,
@@ -52,12 +52,13 @@ pub enum Owned {
     ApiKeys,
 }
 
-/// Locks the user's row until the transaction ends, so concurrent creates of
-/// one user are counted one after the other. `false` if there is no such user.
-pub async fn lock_user(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<bool> {
-    let found: Option<i64> = users::table
-        .find(user_id)
-        .select(users::id)
+/// Locks the organisation's row until the transaction ends, so concurrent
+/// creates of one organisation are counted one after the other. `false` if
+/// there is no such organisation.
+pub async fn lock_organisation(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<bool> {
+    let found: Option<i64> = organisations::table
+        .find(org_id)
+        .select(organisations::id)
         .for_update()
         .first(conn)
         .await
@@ -66,7 +67,7 @@ pub async fn lock_user(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<b
 }
 
 #[derive(QueryableByName)]
-struct LockedUser {
+struct LockedOrganisation {
     #[diesel(sql_type = diesel::sql_types::Int8)]
     monitor_count: i64,
     #[diesel(sql_type = diesel::sql_types::Int8)]
@@ -83,41 +84,41 @@ struct LockedUser {
     checks_per_minute: Option<i64>,
 }
 
-/// A user's quota state, read with their row locked until the transaction
+/// An organisation's quota state, read with its row locked until the transaction
 /// ends.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Locked {
     pub overrides: QuotaOverrides,
-    /// `users.monitor_count`.
+    /// `organisations.monitor_count`.
     pub monitor_count: i64,
-    /// `users.check_load_millis`: the load of the user's active monitors.
+    /// `organisations.check_load_millis`: the load of the organisation's active monitors.
     pub check_load_millis: i64,
     /// What the monitor asked about (see [`lock_quotas`]) adds to that load
     /// now: its `check_load_millis` if active, else 0 (also when there is
-    /// no such monitor of the user's).
+    /// no such monitor of the organisation's).
     pub monitor_load_millis: i64,
 }
 
-/// Locks the user's row (as [`lock_user`]) and reads, in one statement, the
+/// Locks the organisation's row (as [`lock_organisation`]) and reads, in one statement, the
 /// overrides, the kept monitor count and load, and what `monitor` (one of
-/// the user's, when given) contributes to that load. A user that does not
-/// exist has no overrides and owns nothing (an insert that follows fails on
+/// the organisation's, when given) contributes to that load. An organisation
+/// that does not exist has no overrides and owns nothing (an insert that follows fails on
 /// its foreign key).
 pub async fn lock_quotas(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     monitor: Option<i64>,
 ) -> DbResult<Locked> {
-    let locked: Option<LockedUser> = diesel::sql_query(
+    let locked: Option<LockedOrganisation> = diesel::sql_query(
         "SELECT u.monitor_count, u.check_load_millis, \
                 coalesce((SELECT CASE WHEN m.active THEN m.check_load_millis ELSE 0 END::int8 \
-                          FROM monitors m WHERE m.id = $2 AND m.user_id = u.id), 0) \
+                          FROM monitors m WHERE m.id = $2 AND m.org_id = u.id), 0) \
                     AS monitor_load_millis, \
                 q.monitors, q.alert_contacts, q.api_keys, q.checks_per_minute \
-         FROM users u LEFT JOIN user_quotas q ON q.user_id = u.id \
+         FROM organisations u LEFT JOIN organisation_quotas q ON q.org_id = u.id \
          WHERE u.id = $1 FOR UPDATE OF u",
     )
-    .bind::<diesel::sql_types::Int8, _>(user_id)
+    .bind::<diesel::sql_types::Int8, _>(org_id)
     .bind::<diesel::sql_types::Nullable<diesel::sql_types::Int8>, _>(monitor)
     .get_result(conn)
     .await
@@ -138,19 +139,19 @@ pub async fn lock_quotas(
     })
 }
 
-/// What a quota decision needs: the user's overrides and how many of `what`
-/// they own, read with the user's row locked (as [`lock_user`]) until the
+/// What a quota decision needs: the organisation's overrides and how many of
+/// `what` it owns, read with its row locked (as [`lock_organisation`]) until the
 /// transaction ends. The row, its overrides and the kept monitor count come
 /// in one statement; other counts take a second.
 pub async fn lock_for_quota(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     what: Owned,
 ) -> DbResult<(QuotaOverrides, i64)> {
-    let locked = lock_quotas(conn, user_id, None).await?;
+    let locked = lock_quotas(conn, org_id, None).await?;
     let owned = match what {
         Owned::Monitors => locked.monitor_count,
-        other => count(conn, user_id, other).await?,
+        other => count(conn, org_id, other).await?,
     };
     Ok((locked.overrides, owned))
 }
@@ -175,7 +176,7 @@ struct UsageRow {
     checks_per_minute: Option<i64>,
 }
 
-/// Everything a user's quotas are compared with, and their overrides.
+/// Everything an organisation's quotas are compared with, and its overrides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Usage {
     pub overrides: QuotaOverrides,
@@ -186,21 +187,21 @@ pub struct Usage {
     pub api_keys: i64,
 }
 
-/// The user's [`Usage`] in one statement, without locking: the kept monitor
-/// count and load, and the contacts and keys counted (a user has at most a
-/// few hundred of each). `None` if there is no such user.
-pub async fn usage(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Option<Usage>> {
+/// The organisation's [`Usage`] in one statement, without locking: the kept monitor
+/// count and load, and the contacts and keys counted (an organisation has at
+/// most a few hundred of each). `None` if there is no such organisation.
+pub async fn usage(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Option<Usage>> {
     let row: Option<UsageRow> = diesel::sql_query(
         "SELECT u.monitor_count, u.check_load_millis, \
-                (SELECT count(*) FROM alert_contacts c WHERE c.user_id = u.id) \
+                (SELECT count(*) FROM alert_contacts c WHERE c.org_id = u.id) \
                     AS alert_contacts_owned, \
                 (SELECT count(*) FROM api_keys k \
-                 WHERE k.user_id = u.id AND k.revoked_at IS NULL) AS api_keys_owned, \
+                 WHERE k.org_id = u.id AND k.revoked_at IS NULL) AS api_keys_owned, \
                 q.monitors, q.alert_contacts, q.api_keys, q.checks_per_minute \
-         FROM users u LEFT JOIN user_quotas q ON q.user_id = u.id \
+         FROM organisations u LEFT JOIN organisation_quotas q ON q.org_id = u.id \
          WHERE u.id = $1",
     )
-    .bind::<diesel::sql_types::Int8, _>(user_id)
+    .bind::<diesel::sql_types::Int8, _>(org_id)
     .get_result(conn)
     .await
     .optional()?;
@@ -218,27 +219,27 @@ pub async fn usage(conn: &mut AsyncPgConnection, user_id: i64) -> DbResult<Optio
     }))
 }
 
-pub async fn count(conn: &mut AsyncPgConnection, user_id: i64, what: Owned) -> DbResult<i64> {
+pub async fn count(conn: &mut AsyncPgConnection, org_id: i64, what: Owned) -> DbResult<i64> {
     Ok(match what {
         // Kept by triggers on monitors (migration 000011): one row read
-        // instead of a scan of every monitor the user has.
-        Owned::Monitors => users::table
-            .find(user_id)
-            .select(users::monitor_count)
+        // instead of a scan of every monitor the organisation has.
+        Owned::Monitors => organisations::table
+            .find(org_id)
+            .select(organisations::monitor_count)
             .first::<i64>(conn)
             .await
             .optional()?
             .unwrap_or(0),
         Owned::AlertContacts => {
             alert_contacts::table
-                .filter(alert_contacts::user_id.eq(user_id))
+                .filter(alert_contacts::org_id.eq(org_id))
                 .count()
                 .get_result(conn)
                 .await?
         }
         Owned::ApiKeys => {
             api_keys::table
-                .filter(api_keys::user_id.eq(user_id))
+                .filter(api_keys::org_id.eq(org_id))
                 .filter(api_keys::revoked_at.is_null())
                 .count()
                 .get_result(conn)
@@ -250,42 +251,42 @@ pub async fn count(conn: &mut AsyncPgConnection, user_id: i64, what: Owned) -> D
 /// Sets the overrides given (`Some`), keeps the others; returns them all.
 pub async fn set(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     changes: &QuotaOverrides,
 ) -> DbResult<QuotaOverrides> {
     use diesel::upsert::excluded;
-    Ok(diesel::insert_into(user_quotas::table)
+    Ok(diesel::insert_into(organisation_quotas::table)
         .values((
-            user_quotas::user_id.eq(user_id),
-            user_quotas::monitors.eq(changes.monitors),
-            user_quotas::alert_contacts.eq(changes.alert_contacts),
-            user_quotas::api_keys.eq(changes.api_keys),
-            user_quotas::checks_per_minute.eq(changes.checks_per_minute),
+            organisation_quotas::org_id.eq(org_id),
+            organisation_quotas::monitors.eq(changes.monitors),
+            organisation_quotas::alert_contacts.eq(changes.alert_contacts),
+            organisation_quotas::api_keys.eq(changes.api_keys),
+            organisation_quotas::checks_per_minute.eq(changes.checks_per_minute),
         ))
-        .on_conflict(user_quotas::user_id)
+        .on_conflict(organisation_quotas::org_id)
         .do_update()
         .set((
-            user_quotas::monitors.eq(diesel::dsl::sql::<
+            organisation_quotas::monitors.eq(diesel::dsl::sql::<
                 diesel::sql_types::Nullable<diesel::sql_types::Int8>,
             >(
-                "COALESCE(excluded.monitors, user_quotas.monitors)"
+                "COALESCE(excluded.monitors, organisation_quotas.monitors)",
             )),
-            user_quotas::alert_contacts.eq(diesel::dsl::sql::<
+            organisation_quotas::alert_contacts.eq(diesel::dsl::sql::<
                 diesel::sql_types::Nullable<diesel::sql_types::Int8>,
             >(
-                "COALESCE(excluded.alert_contacts, user_quotas.alert_contacts)",
+                "COALESCE(excluded.alert_contacts, organisation_quotas.alert_contacts)",
             )),
-            user_quotas::api_keys.eq(diesel::dsl::sql::<
+            organisation_quotas::api_keys.eq(diesel::dsl::sql::<
                 diesel::sql_types::Nullable<diesel::sql_types::Int8>,
             >(
-                "COALESCE(excluded.api_keys, user_quotas.api_keys)"
+                "COALESCE(excluded.api_keys, organisation_quotas.api_keys)",
             )),
-            user_quotas::checks_per_minute.eq(diesel::dsl::sql::<
+            organisation_quotas::checks_per_minute.eq(diesel::dsl::sql::<
                 diesel::sql_types::Nullable<diesel::sql_types::Int8>,
             >(
-                "COALESCE(excluded.checks_per_minute, user_quotas.checks_per_minute)",
+                "COALESCE(excluded.checks_per_minute, organisation_quotas.checks_per_minute)",
             )),
-            user_quotas::updated_at.eq(excluded(user_quotas::updated_at)),
+            organisation_quotas::updated_at.eq(excluded(organisation_quotas::updated_at)),
         ))
         .returning(QuotaOverrides::as_returning())
         .get_result(conn)

@@ -5,8 +5,25 @@ diesel::table! {
         id -> Int8,
         name -> Text,
         created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    organisations (id) {
+        id -> Int8,
+        name -> Text,
+        created_at -> Timestamptz,
         monitor_count -> Int8,
         check_load_millis -> Int8,
+    }
+}
+
+diesel::table! {
+    memberships (org_id, user_id) {
+        org_id -> Int8,
+        user_id -> Int8,
+        role -> Text,
+        created_at -> Timestamptz,
     }
 }
 
@@ -20,13 +37,15 @@ diesel::table! {
         created_at -> Timestamptz,
         last_used_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        org_id -> Int8,
+        scope -> Text,
     }
 }
 
 diesel::table! {
     alert_contacts (id) {
         id -> Int8,
-        user_id -> Int8,
+        org_id -> Int8,
         #[sql_name = "type"]
         kind -> Text,
         name -> Text,
@@ -42,7 +61,7 @@ diesel::table! {
 diesel::table! {
     monitors (id) {
         id -> Int8,
-        user_id -> Int8,
+        org_id -> Int8,
         name -> Text,
         #[sql_name = "type"]
         kind -> Text,
@@ -133,8 +152,11 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> users (user_id));
-diesel::joinable!(alert_contacts -> users (user_id));
-diesel::joinable!(monitors -> users (user_id));
+diesel::joinable!(api_keys -> organisations (org_id));
+diesel::joinable!(alert_contacts -> organisations (org_id));
+diesel::joinable!(monitors -> organisations (org_id));
+diesel::joinable!(memberships -> users (user_id));
+diesel::joinable!(memberships -> organisations (org_id));
 diesel::joinable!(monitor_alert_contacts -> monitors (monitor_id));
 diesel::joinable!(monitor_alert_contacts -> alert_contacts (contact_id));
 diesel::joinable!(check_results -> monitors (monitor_id));
@@ -178,6 +200,8 @@ diesel::joinable!(alert_delivery_attempts -> alert_deliveries (delivery_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     users,
+    organisations,
+    memberships,
     api_keys,
     alert_contacts,
     monitors,
@@ -189,12 +213,13 @@ diesel::allow_tables_to_appear_in_same_query!(
     alert_delivery_attempts,
 );
 
-// Abuse limits (migration 000004_user_quotas). Queried on their own, never
+// Abuse limits (migration 000004_user_quotas; the organisation's since
+// 000017_organisations). Queried on their own, never
 // joined, so they stay out of `allow_tables_to_appear_in_same_query!`.
 
 diesel::table! {
-    user_quotas (user_id) {
-        user_id -> Int8,
+    organisation_quotas (org_id) {
+        org_id -> Int8,
         monitors -> Nullable<Int8>,
         alert_contacts -> Nullable<Int8>,
         api_keys -> Nullable<Int8>,
@@ -214,7 +239,7 @@ diesel::table! {
 diesel::table! {
     verification_mail_log (id) {
         id -> Int8,
-        user_id -> Int8,
+        org_id -> Int8,
         contact_id -> Int8,
         sent_at -> Timestamptz,
         on_create -> Bool,

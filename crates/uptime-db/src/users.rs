@@ -6,12 +6,14 @@ use crate::DbResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
+/// A new user, owner of a new organisation of their own whose id is the
+/// user's id ([`crate::organisations::create_user_with_organisation`]).
 pub async fn create(conn: &mut AsyncPgConnection, name: &str) -> DbResult<User> {
-    Ok(diesel::insert_into(users::table)
-        .values(users::name.eq(name))
-        .returning(User::as_returning())
-        .get_result(conn)
-        .await?)
+    Ok(
+        crate::organisations::create_user_with_organisation(conn, name)
+            .await?
+            .0,
+    )
 }
 
 /// The user with this id (when `id_or_name` is a number) or this name; an

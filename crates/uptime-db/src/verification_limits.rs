@@ -2,13 +2,14 @@
 //! addresses nobody has confirmed yet, so the service must not become a
 //! relay. A contact gets at most one per `per_contact_interval` (the email
 //! sent when it is created does not count, so a mistyped address can be
-//! corrected at once), and a user at most `daily_cap_per_user` in any 24
-//! hours (every email counts).
+//! corrected at once), and an organisation at most `daily_cap_per_user` (the
+//! setting kept its name from when a user owned contacts) in any 24 hours
+//! (every email counts).
 //!
-//! [`try_record`] decides and logs in one transaction with the user's row
-//! locked, so concurrent requests of one user (every contact belongs to one
-//! user) are decided one after the other: two can never both pass the last
-//! free place. Call it in the transaction that queues the email, so that a
+//! [`try_record`] decides and logs in one transaction with the
+//! organisation's row locked, so concurrent requests of one organisation
+//! (every contact belongs to one) are decided one after the other: two can
+//! never both pass the last free place. Call it in the transaction that queues the email, so that a
 //! failure to queue takes the log row back with it.
 
 use crate::DbResult;
@@ -18,14 +19,14 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
 
-/// The window of the per-user cap.
+/// The window of the per-organisation cap.
 pub const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Zero: no per-contact limit.
     pub per_contact_interval: Duration,
-    /// Emails per user in any 24 hours; zero or less: no cap.
+    /// Emails per organisation in any 24 hours; zero or less: no cap.
     pub daily_cap_per_user: i64,
 }
 
@@ -34,7 +35,7 @@ pub struct Limits {
 pub enum Refusal {
     /// The contact was sent one less than `per_contact_interval` ago.
     ContactInterval { retry_after: Duration },
-    /// The user was sent `daily_cap_per_user` in the last 24 hours.
+    /// The organisation was sent `daily_cap_per_user` in the last 24 hours.
     DailyCap { retry_after: Duration },
 }
 
@@ -53,27 +54,27 @@ struct Waits {
     /// Seconds until the contact's interval ends (NULL: it has ended).
     #[diesel(sql_type = Nullable<Double>)]
     contact_wait: Option<f64>,
-    /// Seconds until a place under the user's cap frees (NULL: one is free).
+    /// Seconds until a place under the organisation's cap frees (NULL: one is free).
     #[diesel(sql_type = Nullable<Double>)]
     cap_wait: Option<f64>,
 }
 
-/// Logs an email to `contact_id` of `user_id` if the limits allow one now
+/// Logs an email to `contact_id` of `org_id` if the limits allow one now
 /// (`Ok(Ok(()))`), or says which limit holds and for how long (`Ok(Err(_))`,
 /// nothing logged). `on_create`: the email sent when the contact is created.
 pub async fn try_record(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     contact_id: i64,
     on_create: bool,
     limits: Limits,
 ) -> DbResult<Result<(), Refusal>> {
     conn.transaction(|c| {
         async move {
-            // Serialises the decisions of one user. Each statement below
+            // Serialises the decisions of one organisation. Each statement below
             // then reads with a fresh snapshot (READ COMMITTED), so it sees
             // what a transaction that held the lock before committed.
-            crate::quotas::lock_user(c, user_id).await?;
+            crate::quotas::lock_organisation(c, org_id).await?;
             let cap = limits.daily_cap_per_user;
             let waits: Waits = diesel::sql_query(
                 "SELECT
@@ -83,12 +84,12 @@ pub async fn try_record(
                        AND sent_at > now() - make_interval(secs => $3)) AS contact_wait,
                    (SELECT EXTRACT(EPOCH FROM sent_at + make_interval(secs => $5) - now())::float8
                       FROM verification_mail_log
-                     WHERE user_id = $1 AND $4 > 0
+                     WHERE org_id = $1 AND $4 > 0
                        AND sent_at > now() - make_interval(secs => $5)
                      ORDER BY sent_at DESC
                      OFFSET greatest($4 - 1, 0) LIMIT 1) AS cap_wait",
             )
-            .bind::<BigInt, _>(user_id)
+            .bind::<BigInt, _>(org_id)
             .bind::<BigInt, _>(contact_id)
             .bind::<Double, _>(limits.per_contact_interval.as_secs_f64())
             .bind::<BigInt, _>(cap)
@@ -107,22 +108,22 @@ pub async fn try_record(
                 }));
             }
             // The log's retention: rows older than both windows decide
-            // nothing any more. Pruned here, under the user's lock, so a
-            // user's log never holds more than their windows' worth of rows.
+            // nothing any more. Pruned here, under the organisation's lock, so an
+            // organisation's log never holds more than its windows' worth of rows.
             diesel::sql_query(
                 "DELETE FROM verification_mail_log
-                  WHERE user_id = $1 AND sent_at < now() - make_interval(secs => greatest($2, $3))",
+                  WHERE org_id = $1 AND sent_at < now() - make_interval(secs => greatest($2, $3))",
             )
-            .bind::<BigInt, _>(user_id)
+            .bind::<BigInt, _>(org_id)
             .bind::<Double, _>(limits.per_contact_interval.as_secs_f64())
             .bind::<Double, _>(DAY.as_secs_f64())
             .execute(c)
             .await?;
             diesel::sql_query(
-                "INSERT INTO verification_mail_log (user_id, contact_id, on_create)
+                "INSERT INTO verification_mail_log (org_id, contact_id, on_create)
                  VALUES ($1, $2, $3)",
             )
-            .bind::<BigInt, _>(user_id)
+            .bind::<BigInt, _>(org_id)
             .bind::<BigInt, _>(contact_id)
             .bind::<Bool, _>(on_create)
             .execute(c)

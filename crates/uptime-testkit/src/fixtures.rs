@@ -48,17 +48,14 @@ pub fn monitor_definition(kind: MonitorKind) -> MonitorDefinition {
     }
 }
 
-/// Inserts `definition` as a monitor of `user_id` and returns the row.
+/// Inserts `definition` as a monitor of organisation `org_id` and returns the row.
 pub async fn insert_monitor(
     conn: &mut diesel_async::AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     definition: MonitorDefinition,
 ) -> Monitor {
     diesel::insert_into(monitors::table)
-        .values(NewMonitor {
-            user_id,
-            definition,
-        })
+        .values(NewMonitor { org_id, definition })
         .returning(Monitor::as_returning())
         .get_result(conn)
         .await

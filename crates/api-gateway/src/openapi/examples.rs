@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 fn monitor() -> Value {
     json!({
         "id": 42,
+        "org_id": 7,
         "user_id": 7,
         "name": "Shop checkout",
         "type": "http",
@@ -52,6 +53,7 @@ fn monitor() -> Value {
 fn contact() -> Value {
     json!({
         "id": 3,
+        "org_id": 7,
         "user_id": 7,
         "type": "email",
         "name": "On-call",
@@ -66,6 +68,7 @@ fn contact() -> Value {
 fn api_key(raw: bool) -> Value {
     let mut key = json!({
         "id": 12,
+        "org_id": 7,
         "user_id": 7,
         "name": "terraform",
         "prefix": "upt_8fKq",

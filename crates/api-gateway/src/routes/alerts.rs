@@ -96,7 +96,7 @@ pub async fn send_test(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    let contact = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
+    let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     drop(conn);
@@ -269,7 +269,7 @@ pub async fn deliveries(
     let (limit, after) =
         crate::validation::positions::page(query.limit, query.cursor.as_deref(), DEFAULT_LIMIT)?;
     let mut conn = state.conn().await?;
-    let contact = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
+    let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     let rows =

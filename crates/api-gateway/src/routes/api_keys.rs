@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
+use uptime_db::organisations::Scope;
 use utoipa::ToSchema;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -23,12 +24,56 @@ pub struct CreateApiKey {
     /// A descriptive name, 1 to 200 characters, not only whitespace.
     #[schema(min_length = 1, max_length = 200)]
     pub name: String,
+    /// What the key may do; at most the calling key's own scope (which is
+    /// at most what the caller's role allows). Default: the calling key's
+    /// scope.
+    #[serde(default)]
+    pub scope: Option<KeyScope>,
+}
+
+/// What a key may do: `read` (read everything, change nothing), `write`
+/// (manage resources and one's own keys), `admin` (everything the holder's
+/// role allows). A key never does more than its holder's role allows
+/// (viewer: read, editor: write, admin and owner: admin), whatever it was
+/// issued with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyScope {
+    Read,
+    Write,
+    Admin,
+}
+
+impl From<KeyScope> for Scope {
+    fn from(scope: KeyScope) -> Self {
+        match scope {
+            KeyScope::Read => Scope::Read,
+            KeyScope::Write => Scope::Write,
+            KeyScope::Admin => Scope::Admin,
+        }
+    }
+}
+
+impl From<Scope> for KeyScope {
+    fn from(scope: Scope) -> Self {
+        match scope {
+            Scope::Read => KeyScope::Read,
+            Scope::Write => KeyScope::Write,
+            Scope::Admin => KeyScope::Admin,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ApiKeyResponse {
     pub id: i64,
+    /// The member who holds the key.
     pub user_id: i64,
+    /// The organisation the key acts on.
+    pub org_id: i64,
+    /// The scope it was issued with (it acts with at most its holder's
+    /// role's widest).
+    pub scope: KeyScope,
     pub name: String,
     /// The first 8 characters of the raw key.
     pub prefix: String,
@@ -44,6 +89,10 @@ impl ApiKeyResponse {
         Self {
             id: k.id,
             user_id: k.user_id,
+            org_id: k.org_id,
+            // The column is checked (read, write, admin); an unknown value
+            // would have refused the key at authentication.
+            scope: Scope::parse(&k.scope).map_or(KeyScope::Read, KeyScope::from),
             name: k.name,
             prefix: k.prefix,
             last_used_at: k.last_used_at,
@@ -73,6 +122,15 @@ pub async fn create(
     let mut problems = Problems::new();
     problems.check_len("name", &body.name, 200);
     problems.into_result()?;
+    // Never wider than the calling key (itself never wider than its
+    // holder's role): a narrow key cannot mint a wide one.
+    let scope = body.scope.map_or(user.scope, Scope::from);
+    if scope > user.scope {
+        return Err(crate::authz::forbidden(format!(
+            "a new key's scope is at most the calling key's ({}); {scope} was asked for",
+            user.scope
+        )));
+    }
 
     let raw = keys::generate();
     let name = body.name.trim().to_string();
@@ -88,11 +146,20 @@ pub async fn create(
                 crate::quotas::ensure_room(
                     c,
                     &quotas,
-                    user.user_id,
+                    user.org_id,
                     uptime_db::quotas::Owned::ApiKeys,
                 )
                 .await?;
-                Ok(uptime_db::api_keys::create(c, user.user_id, &name, &prefix, &digest).await?)
+                Ok(uptime_db::api_keys::create(
+                    c,
+                    user.org_id,
+                    user.user_id,
+                    scope,
+                    &name,
+                    &prefix,
+                    &digest,
+                )
+                .await?)
             }
             .scope_boxed()
         })
@@ -118,7 +185,7 @@ pub async fn list(
     let page = query.validate()?;
     let mut conn = state.conn().await?;
     // A user has few keys (a quota bounds them): paged here, not in SQL.
-    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.user_id)
+    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.org_id)
         .await?
         .into_iter()
         .filter(|k| page.after_id.is_none_or(|after| k.id > after))
@@ -145,7 +212,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let key = uptime_db::api_keys::get(&mut conn, user.user_id, id)
+    let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
@@ -161,8 +228,18 @@ pub async fn revoke(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let revoked = uptime_db::api_keys::revoke(&mut conn, user.user_id, id.into_inner()).await?;
+    // An editor (a `write` key) manages their own keys only.
+    let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if key.user_id != user.user_id && user.scope < Scope::Admin {
+        return Err(crate::authz::forbidden(
+            "revoking another member's key needs the admin scope",
+        ));
+    }
+    let revoked = uptime_db::api_keys::revoke(&mut conn, user.org_id, id).await?;
     drop(conn);
     let Some(key) = revoked else {
         return Err(ApiError::NotFound);

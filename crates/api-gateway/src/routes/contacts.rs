@@ -123,6 +123,11 @@ pub struct UpdateContact {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContactResponse {
     pub id: i64,
+    /// The organisation that owns the contact.
+    pub org_id: i64,
+    /// Deprecated: the owning organisation's id (`org_id`), which is its
+    /// first owner's user id for accounts from before organisations.
+    #[schema(deprecated)]
     pub user_id: i64,
     #[serde(rename = "type")]
     pub kind: ContactType,
@@ -149,7 +154,8 @@ impl ContactResponse {
         let kind = ContactType::from_db(&c.kind)?;
         Ok(Self {
             id: c.id,
-            user_id: c.user_id,
+            org_id: c.org_id,
+            user_id: c.org_id,
             kind,
             name: c.name,
             value: c.value,
@@ -249,7 +255,7 @@ async fn request_verification(
         }
     }
     let reread = match state.conn().await {
-        Ok(mut conn) => uptime_db::contacts::get(&mut conn, contact.user_id, contact.id)
+        Ok(mut conn) => uptime_db::contacts::get(&mut conn, contact.org_id, contact.id)
             .await
             .map_err(ApiError::from),
         Err(e) => Err(e),
@@ -296,7 +302,7 @@ pub async fn create(
     problems.into_result()?;
 
     let new = NewAlertContact {
-        user_id: user.user_id,
+        org_id: user.org_id,
         kind: req.kind.as_str().to_string(),
         name: req.name.trim().to_string(),
         value,
@@ -314,7 +320,7 @@ pub async fn create(
                 crate::quotas::ensure_room(
                     c,
                     &quotas,
-                    user.user_id,
+                    user.org_id,
                     uptime_db::quotas::Owned::AlertContacts,
                 )
                 .await?;
@@ -348,7 +354,7 @@ pub async fn list(
     let page = query.validate()?;
     let mut conn = state.conn().await?;
     let rows =
-        uptime_db::contacts::list_page(&mut conn, user.user_id, page.after_id, page.limit + 1)
+        uptime_db::contacts::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
             .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |c| c.id);
     Ok(HttpResponse::Ok().json(ContactList {
@@ -370,7 +376,7 @@ pub async fn get(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    let row = uptime_db::contacts::get(&mut conn, user.user_id, id.into_inner())
+    let row = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?))
@@ -404,7 +410,7 @@ pub async fn update(
     let (mut row, send_verification) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored = uptime_db::contacts::get_for_update(c, user.user_id, id)
+                let stored = uptime_db::contacts::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 let kind = ContactType::from_db(&stored.kind)?;
@@ -445,7 +451,7 @@ pub async fn update(
                         stored.verification_token_sha256
                     },
                 };
-                let row = uptime_db::contacts::update(c, user.user_id, id, &changes)
+                let row = uptime_db::contacts::update(c, user.org_id, id, &changes)
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 Ok((row, send_verification))
@@ -481,7 +487,7 @@ pub async fn resend_verification(
     let id = id.into_inner();
     let contact = {
         let mut conn = state.conn().await?;
-        uptime_db::contacts::get(&mut conn, user.user_id, id)
+        uptime_db::contacts::get(&mut conn, user.org_id, id)
             .await?
             .ok_or(ApiError::NotFound)?
     };
@@ -492,7 +498,7 @@ pub async fn resend_verification(
         return Err(crate::verification::limited(&state, refusal));
     }
     let mut conn = state.conn().await?;
-    let row = uptime_db::contacts::get(&mut conn, user.user_id, id)
+    let row = uptime_db::contacts::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Accepted().json(ContactResponse::from_row(row)?))
@@ -508,7 +514,7 @@ pub async fn delete(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    if uptime_db::contacts::delete(&mut conn, user.user_id, id.into_inner()).await? {
+    if uptime_db::contacts::delete(&mut conn, user.org_id, id.into_inner()).await? {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(ApiError::NotFound)

@@ -61,7 +61,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
     let mut conn = state.conn().await?;
     // One statement: the kept monitor count and load, the contacts and keys
     // counted, the overrides.
-    let usage = uptime_db::quotas::usage(&mut conn, user.user_id)
+    let usage = uptime_db::quotas::usage(&mut conn, user.org_id)
         .await?
         // The key's user was deleted since the key was checked.
         .ok_or(ApiError::Unauthorized)?;

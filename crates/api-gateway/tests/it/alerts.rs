@@ -26,7 +26,7 @@ async fn contact(
     uptime_db::contacts::create(
         &mut conn,
         &NewAlertContact {
-            user_id,
+            org_id: user_id,
             kind: kind.into(),
             name: format!("{kind} contact"),
             value: value.into(),

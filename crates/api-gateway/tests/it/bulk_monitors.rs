@@ -297,7 +297,7 @@ async fn bulk_create_past_the_quota_is_refused_as_a_whole() {
     assert_eq!(
         body,
         json!({"error": "quota exceeded",
-               "details": [{"field": "monitors", "message": "at most 5 monitors per user"}]})
+               "details": [{"field": "monitors", "message": "at most 5 monitors per organisation"}]})
     );
     assert_eq!(all_monitors(&app, &key).await.len(), 2, "none of the four");
 
@@ -372,7 +372,7 @@ async fn concurrent_bulk_creates_cannot_pass_the_quota_together() {
         .await
         .unwrap();
     diesel::sql_query(format!(
-        "SELECT id FROM users WHERE id = {user_id} FOR UPDATE"
+        "SELECT id FROM organisations WHERE id = {user_id} FOR UPDATE"
     ))
     .execute(&mut holder)
     .await

@@ -250,7 +250,17 @@ async fn a_key_accepted_from_the_cache_still_records_its_last_use() {
     keys.remember(
         keys.ticket(),
         digest.clone(),
-        KnownKey::new(user_id, key_id, Some(two_minutes_ago)),
+        KnownKey::new(
+            api_gateway::auth::AuthUser {
+                user_id,
+                org_id: user_id,
+                role: uptime_db::organisations::Role::Owner,
+                scope: uptime_db::organisations::Scope::Admin,
+                key_id,
+                key_prefix: api_gateway::auth::KeyPrefix::of(&key),
+            },
+            Some(two_minutes_ago),
+        ),
         Link::of(&app.state.nats),
     );
     sql(

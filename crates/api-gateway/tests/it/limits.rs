@@ -23,6 +23,8 @@ async fn second_key(app: &TestApp, user_id: i64) -> String {
     uptime_db::api_keys::create(
         &mut conn,
         user_id,
+        user_id,
+        uptime_db::organisations::Scope::Admin,
         "second",
         &raw[..api_gateway::keys::SHOWN_PREFIX_LEN],
         &api_gateway::keys::digest(&raw),
@@ -211,7 +213,7 @@ fn typical(i: usize) -> Value {
 async fn monitors_of(app: &TestApp, user_id: i64) -> i64 {
     let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
     monitors::table
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(user_id))
         .count()
         .get_result(&mut conn)
         .await
@@ -393,7 +395,7 @@ async fn a_users_bulk_creates_wait_in_a_line_of_four_and_a_fifth_is_refused() {
     assert_eq!(body["details"][0]["field"], "monitors", "{body}");
     let message = body["details"][0]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("at most 4 bulk creates per user at a time"),
+        message.starts_with("at most 4 bulk creates per organisation at a time"),
         "{message}"
     );
 

@@ -3,6 +3,7 @@
 
 mod alerts;
 mod api_keys;
+mod authz;
 mod bulk_monitors;
 mod check_support;
 mod checks;
@@ -22,6 +23,7 @@ mod monitors;
 mod nul_bytes;
 mod openapi;
 mod ops;
+mod organisations;
 mod pagination;
 mod quotas;
 mod regions;

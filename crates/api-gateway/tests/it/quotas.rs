@@ -28,7 +28,7 @@ async fn creating_past_a_default_quota_answers_403_naming_it() {
     assert_eq!(
         body,
         json!({"error": "quota exceeded",
-               "details": [{"field": "api_keys", "message": "at most 2 api keys per user"}]})
+               "details": [{"field": "api_keys", "message": "at most 2 api keys per organisation"}]})
     );
     // Revoking a key frees its place.
     let id = app.get("/api/v1/api-keys", &key).await.1["api_keys"][1]["id"]
@@ -50,7 +50,7 @@ async fn creating_past_a_default_quota_answers_403_naming_it() {
     assert_eq!(body["details"][0]["field"], "alert_contacts");
     assert_eq!(
         body["details"][0]["message"],
-        "at most 1 alert contacts per user"
+        "at most 1 alert contacts per organisation"
     );
     assert_eq!(
         app.get("/api/v1/alert-contacts", &key).await.1["alert_contacts"]
@@ -63,11 +63,11 @@ async fn creating_past_a_default_quota_answers_403_naming_it() {
 }
 
 #[tokio::test]
-async fn an_operator_override_applies_to_one_user_only() {
+async fn an_operator_override_applies_to_one_organisation_only() {
     let app = spawn_app_with(|s| s.quotas.monitors = 5).await;
     let (_, key) = app.new_user("small").await;
     let (_, other) = app.new_user("normal").await;
-    let (user, effective) = api_gateway::quotas::set_for_user(
+    let (user, effective) = api_gateway::quotas::set_for_organisation(
         &app.state.pool,
         &app.state.settings.quotas,
         "small",
@@ -88,7 +88,7 @@ async fn an_operator_override_applies_to_one_user_only() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(
         body["details"],
-        json!([{"field": "monitors", "message": "at most 1 monitors per user"}])
+        json!([{"field": "monitors", "message": "at most 1 monitors per organisation"}])
     );
     for _ in 0..2 {
         let (status, _) = app.post("/api/v1/monitors", &other, monitor.clone()).await;
@@ -106,16 +106,19 @@ async fn an_operator_override_applies_to_one_user_only() {
         ..QuotaOverrides::default()
     };
     let defaults = &app.state.settings.quotas;
-    api_gateway::quotas::set_for_user(&app.state.pool, defaults, &id, &changes)
+    api_gateway::quotas::set_for_organisation(&app.state.pool, defaults, &id, &changes)
         .await
         .unwrap();
     let (status, _) = app.post("/api/v1/monitors", &key, monitor).await;
     assert_eq!(status, StatusCode::CREATED);
-    assert!(
-        api_gateway::quotas::set_for_user(&app.state.pool, defaults, "nobody", &changes)
-            .await
-            .is_err()
-    );
+    assert!(api_gateway::quotas::set_for_organisation(
+        &app.state.pool,
+        defaults,
+        "nobody",
+        &changes
+    )
+    .await
+    .is_err());
 }
 
 #[tokio::test]
@@ -165,7 +168,7 @@ fn http(regions: Option<&[&str]>, interval_secs: i64) -> Value {
 /// The 403 a change past a budget of `limit` that would make `would` gets.
 fn over_budget(limit: i64, would: &str) -> Value {
     json!({"error": "quota exceeded", "details": [{"field": "checks_per_minute",
-        "message": format!("at most {limit} checks per minute per user; this change would make {would}")}]})
+        "message": format!("at most {limit} checks per minute per organisation; this change would make {would}")}]})
 }
 
 async fn monitor_count(app: &crate::common::TestApp, key: &str) -> usize {
@@ -272,7 +275,7 @@ async fn a_change_that_raises_the_load_past_the_budget_is_refused_and_lowering_a
     assert_eq!(checks_used(&app, &key).await, 10.0);
 
     // The operator lowers the budget below what the user uses.
-    let (_, effective) = api_gateway::quotas::set_for_user(
+    let (_, effective) = api_gateway::quotas::set_for_organisation(
         &app.state.pool,
         &app.state.settings.quotas,
         "ops",
@@ -359,7 +362,7 @@ async fn usage_shows_each_quota_used_and_its_limit() {
     assert_eq!(app.get("/api/v1/usage", &key).await.1, usage(2, 0.0, 1, 2));
 
     // An operator's override is the limit shown.
-    api_gateway::quotas::set_for_user(
+    api_gateway::quotas::set_for_organisation(
         &app.state.pool,
         &app.state.settings.quotas,
         "ops",

@@ -30,15 +30,15 @@ async fn emails(app: &TestApp, contact_id: i64) -> i64 {
         .unwrap()
 }
 
-/// Moves every logged verification email of `user_id` `secs` into the past,
-/// as if that much time had gone by (no sleeping in tests).
-async fn age_log(app: &TestApp, user_id: i64, secs: i64) {
+/// Moves every logged verification email of organisation `org_id` `secs`
+/// into the past, as if that much time had gone by (no sleeping in tests).
+async fn age_log(app: &TestApp, org_id: i64, secs: i64) {
     let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
     diesel::sql_query(
         "UPDATE verification_mail_log SET sent_at = sent_at - make_interval(secs => $2)
-          WHERE user_id = $1",
+          WHERE org_id = $1",
     )
-    .bind::<diesel::sql_types::BigInt, _>(user_id)
+    .bind::<diesel::sql_types::BigInt, _>(org_id)
     .bind::<diesel::sql_types::Double, _>(secs as f64)
     .execute(&mut conn)
     .await
@@ -158,7 +158,7 @@ async fn resend_is_for_unverified_email_contacts_of_the_caller() {
 }
 
 #[tokio::test]
-async fn the_daily_cap_counts_every_email_of_a_user_and_only_theirs() {
+async fn the_daily_cap_counts_every_email_of_an_organisation_and_only_its() {
     let app = spawn_app_with(|s| s.verification_mail.daily_cap_per_user = 3).await;
     let (user_id, key) = app.new_user("ops").await;
     for i in 0..3 {
@@ -171,7 +171,7 @@ async fn the_daily_cap_counts_every_email_of_a_user_and_only_theirs() {
     assert_eq!(capped["verified"], false);
     assert_eq!(capped["verification_link_sent"], false, "{capped}");
     assert_eq!(emails(&app, id).await, 0);
-    assert_limited(resend(&app, &key, id).await, 86_400, "per user");
+    assert_limited(resend(&app, &key, id).await, 86_400, "per organisation");
 
     let (_, other) = app.new_user("other").await;
     let theirs = create_email(&app, &other, "x@example.com").await;
@@ -185,7 +185,7 @@ async fn the_daily_cap_counts_every_email_of_a_user_and_only_theirs() {
     // Retention: the day-old rows went when the new one was logged.
     let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
     let logged: i64 =
-        diesel::sql_query("SELECT count(*) AS n FROM verification_mail_log WHERE user_id = $1")
+        diesel::sql_query("SELECT count(*) AS n FROM verification_mail_log WHERE org_id = $1")
             .bind::<diesel::sql_types::BigInt, _>(user_id)
             .get_result::<Count>(&mut conn)
             .await

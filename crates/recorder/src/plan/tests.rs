@@ -9,7 +9,7 @@ fn t(secs: i64) -> DateTime<Utc> {
 fn monitor(id: i64) -> Monitor {
     Monitor {
         id,
-        user_id: 7,
+        org_id: 7,
         name: "site".into(),
         kind: MonitorKind::Http,
         target: Some("https://example.com".into()),

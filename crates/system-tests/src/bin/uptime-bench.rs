@@ -202,18 +202,10 @@ async fn seed_monitors(
     interval: i32,
     target: &str,
 ) -> anyhow::Result<i64> {
-    #[derive(diesel::QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = BigInt)]
-        id: i64,
-    }
     let mut conn = uptime_db::pool::conn(&env.db.pool).await?;
-    let user = diesel::sql_query("INSERT INTO users (name) VALUES ('bench') RETURNING id")
-        .get_result::<Id>(&mut conn)
-        .await?
-        .id;
+    let user = uptime_db::users::create(&mut conn, "bench").await?.id;
     diesel::sql_query(
-        "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs, expected_status,
+        "INSERT INTO monitors (org_id, name, type, target, interval_secs, timeout_secs, expected_status,
                                confirmation_count, ssl_warn_days, active, last_checked_at, status)
          SELECT $1, 'm' || g, 'http', $2, $3, 5, 200, 1, 30, true, now(), 'up' FROM generate_series(1, $4) g",
     )

@@ -79,7 +79,7 @@ pub async fn create_for_events(
            FROM linked l \
            JOIN monitors m ON m.id = l.monitor_id \
            JOIN alert_contacts c ON c.id = l.contact_id \
-           WHERE m.active AND c.verified AND c.user_id = m.user_id), \
+           WHERE m.active AND c.verified AND c.org_id = m.org_id), \
          created AS ( \
            INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type, payload) \
            SELECT event_id, contact_id, monitor_id, 'alert', event_type, payload::jsonb \

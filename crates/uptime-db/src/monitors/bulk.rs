@@ -53,7 +53,7 @@ pub async fn create_many(
         .map(|(&id, new)| {
             (
                 monitors::id.eq(id),
-                monitors::user_id.eq(new.user_id),
+                monitors::org_id.eq(new.org_id),
                 new.definition,
             )
         })

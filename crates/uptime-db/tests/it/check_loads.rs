@@ -14,15 +14,15 @@ use uptime_db::schema::monitors;
 use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
 use uptime_testkit::TestDb;
 
-/// `(kept, recomputed)`: `users.check_load_millis` beside the sum over the
+/// `(kept, recomputed)`: `organisations.check_load_millis` beside the sum over the
 /// user's active monitors.
-async fn kept_and_recomputed(conn: &mut AsyncPgConnection, user_id: i64) -> (i64, i64) {
-    let kept = quotas::usage(conn, user_id)
+async fn kept_and_recomputed(conn: &mut AsyncPgConnection, org_id: i64) -> (i64, i64) {
+    let kept = quotas::usage(conn, org_id)
         .await
         .unwrap()
         .map_or(0, |u| u.check_load_millis);
     let recomputed: Option<i64> = monitors::table
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .filter(monitors::active)
         .select(diesel::dsl::sum(monitors::check_load_millis))
         .first(conn)
@@ -69,7 +69,7 @@ async fn the_check_load_follows_every_insert_update_and_delete() {
             definition.check_load_millis = 1 + i % 7;
             definition.active = i % 3 != 0;
             NewMonitor {
-                user_id: if i % 5 == 0 { bob } else { alice },
+                org_id: if i % 5 == 0 { bob } else { alice },
                 definition,
             }
         })
@@ -121,12 +121,13 @@ async fn the_check_load_follows_every_insert_update_and_delete() {
     let (kept, _) = kept_and_recomputed(conn, alice).await;
     assert!(kept > 0, "something is left to count");
 
-    // A user's deletion cascades to the monitors; the load goes with the row.
-    diesel::delete(uptime_db::schema::users::table.find(alice))
+    // An organisation's deletion cascades to the monitors; the load goes
+    // with the row.
+    diesel::delete(uptime_db::schema::organisations::table.find(alice))
         .execute(conn)
         .await
         .unwrap();
-    assert_kept(conn, &users, "deleting a user").await;
+    assert_kept(conn, &users, "deleting an organisation").await;
 }
 
 #[derive(QueryableByName, Debug, PartialEq, Eq)]

@@ -6,5 +6,6 @@ mod history;
 mod migrations;
 mod monitor_columns;
 mod monitor_counts;
+mod organisations_migration;
 mod partitioned_results;
 mod sealed_passwords;

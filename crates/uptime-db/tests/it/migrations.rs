@@ -37,6 +37,8 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000014_check_load_quota", "691a4e3b0eeb73dcf3b846cb388663b657c2493771956e951bb41e47255e3cfc"),
     ("2026-11-22-000015_sealed_http_password", "a1a3232f3a2436fa927ca540b2f9812ae82bfe9c6a3e710eba3cd08f80e3fac0"),
     ("2026-11-22-000016_outbox_insertion_order", "8b89d9ccbfa54b2b0b44cc8564d0bc0c07a36c2a564dbf63a4b68a95a0651b5a"),
+    ("2026-11-22-000017_organisations", "a8e0038c915bb891a78808e21afd94a5fe0df2a8a7f97ce00a5caa4712ac8dd0"),
+    ("2026-11-22-000018_key_scopes", "a9b2a03a9c2210b537fb56103a4ff601f2dc9914a6e23b794fe6c4ebb7593d55"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

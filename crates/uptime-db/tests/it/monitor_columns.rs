@@ -88,7 +88,7 @@ async fn kinds_and_statuses_round_trip_as_the_same_strings() {
         MonitorKind::Heartbeat,
     ] {
         let new = NewMonitor {
-            user_id: user,
+            org_id: user,
             definition: definition(kind),
         };
         let created = monitors::create(&mut conn, new).await.unwrap();
@@ -119,7 +119,7 @@ async fn kinds_and_statuses_round_trip_as_the_same_strings() {
 async fn a_definition_written_back_keeps_its_strings_and_a_reset_writes_pending() {
     let (_db, mut conn, user) = setup().await;
     let new = NewMonitor {
-        user_id: user,
+        org_id: user,
         definition: definition(MonitorKind::Http),
     };
     let created = monitors::create(&mut conn, new).await.unwrap();
@@ -160,7 +160,7 @@ fn query_error(result: Result<impl std::fmt::Debug, DbError>) -> String {
 async fn an_unknown_string_in_a_column_is_a_clear_error() {
     let (_db, mut conn, user) = setup().await;
     let new = NewMonitor {
-        user_id: user,
+        org_id: user,
         definition: definition(MonitorKind::Http),
     };
     let id = monitors::create(&mut conn, new).await.unwrap().id;
@@ -211,7 +211,7 @@ async fn both_row_types_give_the_same_spec() {
         ..Default::default()
     };
     let new = NewMonitor {
-        user_id: user,
+        org_id: user,
         definition: MonitorDefinition {
             check_options: monitors::options_column(&options),
             http_password_sealed: Some(uptime_db::models::SealedText::new("v1.k1.c2VhbGVk".into())),

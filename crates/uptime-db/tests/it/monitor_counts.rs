@@ -13,14 +13,14 @@ use uptime_db::PooledConn;
 use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
 use uptime_testkit::TestDb;
 
-async fn counted_and_stored(conn: &mut PooledConn, user_id: i64) -> (i64, i64) {
+async fn counted_and_stored(conn: &mut PooledConn, org_id: i64) -> (i64, i64) {
     let stored: i64 = monitors::table
-        .filter(monitors::user_id.eq(user_id))
+        .filter(monitors::org_id.eq(org_id))
         .count()
         .get_result(&mut **conn)
         .await
         .unwrap();
-    let counted = quotas::count(conn, user_id, Owned::Monitors).await.unwrap();
+    let counted = quotas::count(conn, org_id, Owned::Monitors).await.unwrap();
     (counted, stored)
 }
 
@@ -40,7 +40,7 @@ async fn the_monitor_count_follows_every_insert_and_delete() {
     // 1,500 in one call: more than one INSERT statement inside.
     let news: Vec<NewMonitor> = (0..1500)
         .map(|_| NewMonitor {
-            user_id: alice,
+            org_id: alice,
             definition: monitor_definition(MonitorKind::Http),
         })
         .collect();
@@ -71,8 +71,9 @@ async fn the_monitor_count_follows_every_insert_and_delete() {
     assert_eq!(counted_and_stored(&mut conn, alice).await, (1400, 1400));
     assert_eq!(counted_and_stored(&mut conn, bob).await, (0, 0));
 
-    // A user's deletion cascades to the monitors; the count goes with the row.
-    diesel::delete(uptime_db::schema::users::table.find(alice))
+    // An organisation's deletion cascades to the monitors; the count goes
+    // with the row.
+    diesel::delete(uptime_db::schema::organisations::table.find(alice))
         .execute(&mut *conn)
         .await
         .unwrap();

@@ -59,7 +59,7 @@ async fn columns(conn: &mut AsyncPgConnection, id: i64) -> Columns {
 /// A row as a gateway from before issue 19 wrote it.
 async fn legacy(conn: &mut AsyncPgConnection, user: i64, password: &str) -> i64 {
     let new = NewMonitor {
-        user_id: user,
+        org_id: user,
         definition: with_basic_auth(None),
     };
     let id = monitors::create(conn, new).await.unwrap().id;
@@ -74,7 +74,7 @@ async fn legacy(conn: &mut AsyncPgConnection, user: i64, password: &str) -> i64 
 
 async fn sealed_row(conn: &mut AsyncPgConnection, user: i64, sealed: String) -> i64 {
     let new = NewMonitor {
-        user_id: user,
+        org_id: user,
         definition: with_basic_auth(Some(SealedText::new(sealed))),
     };
     monitors::create(conn, new).await.unwrap().id

@@ -74,12 +74,9 @@ pub mod seed {
             .n
     }
 
+    /// A user, owner of an organisation of the same id.
     pub async fn user(conn: &mut AsyncPgConnection) -> i64 {
-        diesel::sql_query("INSERT INTO users (name) VALUES ('owner') RETURNING id")
-            .get_result::<Id>(conn)
-            .await
-            .unwrap()
-            .id
+        uptime_db::users::create(conn, "owner").await.unwrap().id
     }
 
     /// An email contact; `token`: an outstanding verification token.
@@ -90,7 +87,7 @@ pub mod seed {
         updated_at: DateTime<Utc>,
     ) -> i64 {
         diesel::sql_query(
-            "INSERT INTO alert_contacts (user_id, type, name, value, verified,
+            "INSERT INTO alert_contacts (org_id, type, name, value, verified,
                                          verification_token_sha256, created_at, updated_at)
              VALUES ($1, 'email', 'ops', 'ops@example.com', $2 IS NULL, $2, $3, $3)
              RETURNING id",
@@ -163,7 +160,7 @@ pub mod seed {
 
     pub async fn monitor(conn: &mut AsyncPgConnection, user_id: i64) -> i64 {
         diesel::sql_query(
-            "INSERT INTO monitors (user_id, name, type, target, interval_secs, timeout_secs,
+            "INSERT INTO monitors (org_id, name, type, target, interval_secs, timeout_secs,
                                    expected_status, confirmation_count, ssl_warn_days)
              VALUES ($1, 'site', 'http', 'https://example.com', 60, 10, 200, 1, 14)
              RETURNING id",
@@ -217,8 +214,9 @@ pub mod seed {
         revoked_at: Option<DateTime<Utc>>,
     ) -> i64 {
         diesel::sql_query(
-            "INSERT INTO api_keys (user_id, name, prefix, key_sha256, created_at, revoked_at)
-             VALUES ($1, 'ci', 'upt_abcd', md5(random()::text), $2, $3)
+            "INSERT INTO api_keys (user_id, org_id, scope, name, prefix, key_sha256, created_at,
+                                   revoked_at)
+             VALUES ($1, $1, 'admin', 'ci', 'upt_abcd', md5(random()::text), $2, $3)
              RETURNING id",
         )
         .bind::<BigInt, _>(user_id)

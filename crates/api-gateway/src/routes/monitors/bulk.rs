@@ -162,7 +162,7 @@ pub(super) fn json_config() -> web::JsonConfig {
 /// Each item as the single create validates it, or 400 naming every problem
 /// of every item by its index. Contact ids come back sorted, deduplicated.
 fn validate_items(
-    user_id: i64,
+    org_id: i64,
     items: Vec<serde_json::Value>,
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
@@ -178,7 +178,7 @@ fn validate_items(
                 continue;
             }
         };
-        match new_monitor(user_id, req, allow_private_targets, regions, keyring) {
+        match new_monitor(org_id, req, allow_private_targets, regions, keyring) {
             Ok((new, mut contact_ids)) => {
                 contact_ids.sort_unstable();
                 contact_ids.dedup();
@@ -235,15 +235,15 @@ pub async fn bulk_create(
     // request costs no parsing.
     let bytes = announced_bytes(&req);
     let paid = bulk_tokens(0, bytes, state.settings.rate_limit.burst);
-    state.rate_limiter.check_n(user.user_id, paid)?;
+    state.rate_limiter.check_n(user.org_id, paid)?;
     let place = state
         .rate_limiter
-        .join_line(user.user_id, BULK_IN_LINE)
+        .join_line(user.org_id, BULK_IN_LINE)
         .ok_or_else(|| ApiError::TooManyRequests {
             retry_after_secs: 1,
             field: "monitors",
             message: format!(
-                "at most {BULK_IN_LINE} bulk creates per user at a time (one is validated, the \
+                "at most {BULK_IN_LINE} bulk creates per organisation at a time (one is validated, the \
                  others wait their turn); send this one when one of them has been answered"
             ),
         })?;
@@ -281,7 +281,7 @@ async fn create_all(
         )]));
     }
     let count = items.len();
-    state.rate_limiter.check_n(user.user_id, tokens_due)?;
+    state.rate_limiter.check_n(user.org_id, tokens_due)?;
     // The turn moves into the blocking task: it passes on when the work
     // ends, even if the client has gone away meanwhile.
     let settings = state.clone();
@@ -289,7 +289,7 @@ async fn create_all(
         let _turn = turn;
         let _validating = Validating::start();
         validate_items(
-            user.user_id,
+            user.org_id,
             items,
             settings.settings.safety.allow_private_targets,
             &settings.settings.regions,
@@ -312,7 +312,7 @@ async fn create_all(
                 crate::quotas::ensure_room_for_monitors(
                     c,
                     &quotas,
-                    user.user_id,
+                    user.org_id,
                     i64::try_from(news.len()).unwrap_or(i64::MAX),
                     load,
                 )
@@ -322,7 +322,7 @@ async fn create_all(
                 let mut wanted: Vec<i64> = contact_ids.iter().flatten().copied().collect();
                 wanted.sort_unstable();
                 wanted.dedup();
-                let owned = uptime_db::contacts::owned_ids_locked(c, user.user_id, &wanted).await?;
+                let owned = uptime_db::contacts::owned_ids_locked(c, user.org_id, &wanted).await?;
                 let unknown: Vec<FieldError> = contact_ids
                     .iter()
                     .enumerate()

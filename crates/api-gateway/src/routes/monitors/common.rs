@@ -169,6 +169,11 @@ field_group!(update UpdateRest {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ShownFirst {
     pub id: i64,
+    /// The organisation that owns the monitor.
+    pub org_id: i64,
+    /// Deprecated: the owning organisation's id (`org_id`), which is its
+    /// first owner's user id for accounts from before organisations.
+    #[schema(deprecated)]
     pub user_id: i64,
     pub name: String,
     #[serde(rename = "type")]

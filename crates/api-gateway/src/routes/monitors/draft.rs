@@ -251,7 +251,7 @@ impl Draft {
 /// given: the caller checks them against the owner's contacts), or 400
 /// naming every problem. The one validation path of both creates.
 pub(super) fn new_monitor(
-    user_id: i64,
+    org_id: i64,
     mut req: CreateMonitor,
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
@@ -264,7 +264,7 @@ pub(super) fn new_monitor(
     problems.into_result()?;
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
     let new = NewMonitor {
-        user_id,
+        org_id,
         definition: draft.into_definition(token, regions, keyring)?,
     };
     Ok((new, contact_ids))

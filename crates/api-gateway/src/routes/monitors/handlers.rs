@@ -17,12 +17,12 @@ use uptime_contracts::{MonitorChange, MonitorChangedV1};
 /// user's contacts. Locks the contacts found until the transaction ends.
 async fn checked_contact_ids(
     conn: &mut AsyncPgConnection,
-    user_id: i64,
+    org_id: i64,
     mut ids: Vec<i64>,
 ) -> Result<Vec<i64>, ApiError> {
     ids.sort_unstable();
     ids.dedup();
-    let owned = uptime_db::contacts::owned_ids_locked(conn, user_id, &ids).await?;
+    let owned = uptime_db::contacts::owned_ids_locked(conn, org_id, &ids).await?;
     match no_such_contacts(&ids, &owned) {
         None => Ok(ids),
         Some(message) => Err(ApiError::invalid_field("alert_contact_ids", message)),
@@ -71,7 +71,7 @@ pub async fn create(
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let (new, contact_ids) = new_monitor(
-        user.user_id,
+        user.org_id,
         body.into_inner(),
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
@@ -84,8 +84,8 @@ pub async fn create(
         .transaction::<_, ApiError, _>(|c| {
             async move {
                 let load = crate::quotas::load_of(&new.definition);
-                crate::quotas::ensure_room_for_monitors(c, &quotas, user.user_id, 1, load).await?;
-                let contact_ids = checked_contact_ids(c, user.user_id, contact_ids).await?;
+                crate::quotas::ensure_room_for_monitors(c, &quotas, user.org_id, 1, load).await?;
+                let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
                 let row = uptime_db::monitors::create(c, new).await?;
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
                 Ok((row, contact_ids))
@@ -119,7 +119,7 @@ pub async fn list(
     let page = query.validate()?;
     let mut conn = state.conn().await?;
     let rows =
-        uptime_db::monitors::list_page(&mut conn, user.user_id, page.after_id, page.limit + 1)
+        uptime_db::monitors::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
             .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |m| m.id);
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
@@ -148,7 +148,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let row = uptime_db::monitors::get(&mut conn, user.user_id, id)
+    let row = uptime_db::monitors::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let contact_ids = uptime_db::monitors::contact_ids_of(&mut conn, &[id])
@@ -192,7 +192,7 @@ pub async fn update(
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored = uptime_db::monitors::get_for_update(c, user.user_id, id)
+                let stored = uptime_db::monitors::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 let mut problems = Problems::new();
@@ -215,14 +215,14 @@ pub async fn update(
                 };
                 let def = draft.into_definition(token, &regions, keyring.as_deref())?;
                 let load = crate::quotas::load_of(&def);
-                crate::quotas::ensure_load_for_change(c, &quotas, user.user_id, id, load).await?;
+                crate::quotas::ensure_load_for_change(c, &quotas, user.org_id, id, load).await?;
                 let change = uptime_db::monitors::DefinitionChange {
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),
                 };
                 let row = uptime_db::monitors::update_definition(c, id, def, change).await?;
                 if let Some(ids) = new_contacts {
-                    let ids = checked_contact_ids(c, user.user_id, ids).await?;
+                    let ids = checked_contact_ids(c, user.org_id, ids).await?;
                     uptime_db::monitors::replace_contacts(c, id, &ids).await?;
                 }
                 let contact_ids = uptime_db::monitors::contact_ids_of(c, &[id])
@@ -257,7 +257,7 @@ pub async fn delete(
     let mut conn = state.conn().await?;
     // One statement: the links and rollups go with it (ON DELETE CASCADE); its
     // results stay, unseen, until their day's partition expires.
-    let deleted = uptime_db::monitors::delete(&mut conn, user.user_id, id).await?;
+    let deleted = uptime_db::monitors::delete(&mut conn, user.org_id, id).await?;
     drop(conn);
     if !deleted {
         return Err(ApiError::NotFound);

@@ -395,7 +395,8 @@ impl MonitorResponse {
         Ok(Self {
             first: ShownFirst {
                 id: m.id,
-                user_id: m.user_id,
+                org_id: m.org_id,
+                user_id: m.org_id,
                 name: m.name,
                 kind: m.kind.into(),
                 target: m.target,

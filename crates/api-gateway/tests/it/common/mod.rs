@@ -65,6 +65,44 @@ impl TestApp {
         (user.id, key)
     }
 
+    /// A new key of member `user_id` on organisation `org_id` (the
+    /// membership must exist) with `scope`, inserted as the API inserts one
+    /// (but not held to the role: a test may make the key a demotion left).
+    pub async fn key_for(
+        &self,
+        org_id: i64,
+        user_id: i64,
+        scope: uptime_db::organisations::Scope,
+    ) -> String {
+        let raw = api_gateway::keys::generate();
+        let mut conn = uptime_db::pool::conn(&self.state.pool).await.unwrap();
+        uptime_db::api_keys::create(
+            &mut conn,
+            org_id,
+            user_id,
+            scope,
+            "member key",
+            &raw[..api_gateway::keys::SHOWN_PREFIX_LEN],
+            &api_gateway::keys::digest(&raw),
+        )
+        .await
+        .expect("create key");
+        raw
+    }
+
+    /// Adds user `user_id` to organisation `org_id` with `role`.
+    pub async fn add_member(
+        &self,
+        org_id: i64,
+        user_id: i64,
+        role: uptime_db::organisations::Role,
+    ) {
+        let mut conn = uptime_db::pool::conn(&self.state.pool).await.unwrap();
+        uptime_db::organisations::add_member(&mut conn, org_id, user_id, role)
+            .await
+            .expect("add member");
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }

@@ -18,7 +18,7 @@ use uptime_contracts::messages::*;
 use uptime_contracts::{MonitorRefV2, StateChangedV2};
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
 use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact};
-use uptime_db::schema::{monitor_alert_contacts, users};
+use uptime_db::schema::monitor_alert_contacts;
 use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
 use uptime_testkit::smtp::SmtpServer;
 use uptime_testkit::TestEnv;
@@ -79,12 +79,10 @@ impl World {
     }
 
     pub async fn user(&self, name: &str) -> i64 {
-        diesel::insert_into(users::table)
-            .values(users::name.eq(name))
-            .returning(users::id)
-            .get_result(&mut *self.conn().await)
+        uptime_db::users::create(&mut self.conn().await, name)
             .await
             .expect("insert user")
+            .id
     }
 
     pub async fn monitor(&self, user_id: i64, name: &str, active: bool) -> Monitor {
@@ -110,7 +108,7 @@ impl World {
         let contact = uptime_db::contacts::create(
             &mut conn,
             &NewAlertContact {
-                user_id,
+                org_id: user_id,
                 kind: kind.into(),
                 name: format!("{kind} contact"),
                 value: value.into(),
@@ -225,7 +223,7 @@ impl Drop for Running {
 pub fn monitor_ref(m: &Monitor) -> MonitorRefV2 {
     MonitorRefV2 {
         id: m.id,
-        user_id: m.user_id,
+        user_id: m.org_id,
         name: m.name.clone(),
         kind: MonitorKind::Http,
         target: m.target.clone(),

@@ -39,7 +39,7 @@ pub async fn insert_user(env: &TestEnv) -> i64 {
 
 pub fn http_monitor(user_id: i64, interval_secs: i32) -> NewMonitor {
     NewMonitor {
-        user_id,
+        org_id: user_id,
         definition: MonitorDefinition {
             interval_secs,
             timeout_secs: 7,
@@ -51,7 +51,7 @@ pub fn http_monitor(user_id: i64, interval_secs: i32) -> NewMonitor {
 
 pub fn heartbeat_monitor(user_id: i64, interval_secs: i32, grace_secs: i32) -> NewMonitor {
     NewMonitor {
-        user_id,
+        org_id: user_id,
         definition: MonitorDefinition {
             interval_secs,
             timeout_secs: grace_secs,
@@ -62,7 +62,7 @@ pub fn heartbeat_monitor(user_id: i64, interval_secs: i32, grace_secs: i32) -> N
 
 pub async fn insert_monitor(env: &TestEnv, monitor: NewMonitor) -> Monitor {
     let mut conn = uptime_db::pool::conn(&env.db.pool).await.unwrap();
-    uptime_testkit::fixtures::insert_monitor(&mut conn, monitor.user_id, monitor.definition).await
+    uptime_testkit::fixtures::insert_monitor(&mut conn, monitor.org_id, monitor.definition).await
 }
 
 pub async fn set_active(env: &TestEnv, id: i64, active: bool) {
