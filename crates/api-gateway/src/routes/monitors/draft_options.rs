@@ -15,9 +15,7 @@ use super::options::{
 };
 use super::types::{CreateMonitor, MonitorType, UpdateMonitor};
 use crate::validation::Problems;
-use uptime_contracts::{
-    BasicAuthV1, CheckOptionsV1, DnsQueryV1, HeaderV1, HttpRequestV1, TlsOptionsV1,
-};
+use uptime_contracts::{BasicAuth, CheckOptions, DnsQuery, Header, HttpRequest, TlsOptions};
 use uptime_db::models::SealedText;
 
 /// Basic authentication being validated: the password given in this
@@ -170,7 +168,7 @@ impl OptionsDraft {
     /// `kind`.
     pub(super) fn merge(
         kind: MonitorType,
-        stored: CheckOptionsV1,
+        stored: CheckOptions,
         stored_password: Option<&SealedText>,
         patch: &mut UpdateMonitor,
     ) -> Self {
@@ -307,13 +305,13 @@ impl OptionsDraft {
         }
     }
 
-    /// The options as stored (`CheckOptionsV1` without the password) and the
+    /// The options as stored (`CheckOptions` without the password) and the
     /// password to store (none for none or empty). Call after
     /// [`Self::validate`] found nothing. Defaults are left out, so a monitor
     /// without options stores none (a NULL column), as monitors made before
     /// them have.
-    pub(super) fn into_stored(self, kind: MonitorType) -> (CheckOptionsV1, PasswordToStore) {
-        let mut options = CheckOptionsV1::default();
+    pub(super) fn into_stored(self, kind: MonitorType) -> (CheckOptions, PasswordToStore) {
+        let mut options = CheckOptions::default();
         let mut password = PasswordToStore::None;
         if is_http(kind) {
             let (basic_auth, given_password) = match self.basic_auth {
@@ -324,22 +322,22 @@ impl OptionsDraft {
                         (None, Some(kept)) => PasswordToStore::Keep(kept),
                         (None, None) => PasswordToStore::None,
                     };
-                    let auth = BasicAuthV1 {
+                    let auth = BasicAuth {
                         username: auth.username,
-                        password: None,
+                        password_sealed: None,
                     };
                     (Some(auth), password)
                 }
                 None => (None, PasswordToStore::None),
             };
             password = given_password;
-            let request = HttpRequestV1 {
+            let request = HttpRequest {
                 method: self.method.map(Into::into).unwrap_or_default(),
                 headers: self
                     .headers
                     .unwrap_or_default()
                     .into_iter()
-                    .map(|h| HeaderV1 {
+                    .map(|h| Header {
                         name: h.name,
                         value: h.value,
                     })
@@ -347,7 +345,7 @@ impl OptionsDraft {
                 body: self.body,
                 basic_auth,
             };
-            options.http = (request != HttpRequestV1::default()).then_some(request);
+            options.http = (request != HttpRequest::default()).then_some(request);
             options.assertions = self
                 .assertions
                 .unwrap_or_default()
@@ -356,19 +354,19 @@ impl OptionsDraft {
                 .collect();
         }
         if kind == MonitorType::Dns {
-            let query = DnsQueryV1 {
+            let query = DnsQuery {
                 record_type: self.dns_record_type.map(Into::into).unwrap_or_default(),
                 expected: self.dns_expected.unwrap_or_default(),
                 server: self.dns_server,
             };
-            options.dns = (query != DnsQueryV1::default()).then_some(query);
+            options.dns = (query != DnsQuery::default()).then_some(query);
         }
         if kind == MonitorType::Tls {
             options.tls = self
                 .tls_fingerprint_sha256
                 .as_deref()
                 .and_then(normal_fingerprint)
-                .map(|f| TlsOptionsV1 {
+                .map(|f| TlsOptions {
                     fingerprint_sha256: Some(f),
                 });
         }
@@ -426,7 +424,7 @@ mod tests {
         let (options, password) = draft.into_stored(MonitorType::Http);
         assert_eq!(password, PasswordToStore::None);
         let auth = options.http.unwrap().basic_auth.unwrap();
-        assert_eq!((auth.username.as_str(), auth.password), ("u", None));
+        assert_eq!((auth.username.as_str(), auth.password_sealed), ("u", None));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The request and response bodies of a monitor's check options (issue 12):
 //! the http request (method, headers, body, basic auth), assertions, the dns
 //! query and the pinned certificate. The API's enums mirror the contracts'
-//! (`uptime_contracts::checks_v3`), with the API's documentation.
+//! (`uptime_contracts::spec`), with the API's documentation.
 
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
@@ -90,8 +90,8 @@ pub struct RequestHeader {
     pub value: String,
 }
 
-impl From<uptime_contracts::HeaderV1> for RequestHeader {
-    fn from(h: uptime_contracts::HeaderV1) -> Self {
+impl From<uptime_contracts::Header> for RequestHeader {
+    fn from(h: uptime_contracts::Header) -> Self {
         Self {
             name: h.name,
             value: h.value,
@@ -322,8 +322,8 @@ impl From<AssertionInput> for Assertion {
     }
 }
 
-impl From<uptime_contracts::AssertionV1> for Assertion {
-    fn from(a: uptime_contracts::AssertionV1) -> Self {
+impl From<uptime_contracts::Assertion> for Assertion {
+    fn from(a: uptime_contracts::Assertion) -> Self {
         Self {
             source: a.source.into(),
             property: a.property,
@@ -333,7 +333,7 @@ impl From<uptime_contracts::AssertionV1> for Assertion {
     }
 }
 
-impl From<Assertion> for uptime_contracts::AssertionV1 {
+impl From<Assertion> for uptime_contracts::Assertion {
     fn from(a: Assertion) -> Self {
         Self {
             source: a.source.into(),
