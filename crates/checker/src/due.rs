@@ -41,33 +41,13 @@ pub fn result_of(due: &DueCheck, observed: Observed, reporter: &str) -> CheckRes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use uptime_contracts::{check_due, CheckSpec, MonitorKind, Trigger};
-    use uuid::Uuid;
+    use uptime_contracts::check_due;
 
     #[test]
     fn a_due_check_is_answered_with_its_region_and_round() {
-        let round_id = Uuid::new_v4();
-        let due = DueCheck {
-            check_id: uptime_contracts::check_id_in_round(round_id, "eu", 3),
-            monitor_id: 1,
-            definition_version: 4,
-            interval_secs: 60,
-            trigger: Trigger::Scheduled,
-            due_at: Utc::now(),
-            spec: CheckSpec {
-                kind: MonitorKind::Http,
-                target: "http://127.0.0.1/".into(),
-                timeout_secs: 5,
-                expected_status: 200,
-                keyword: None,
-                keyword_type: None,
-                options: Default::default(),
-            },
-            region: "eu".into(),
-            round_id,
-        };
-        let (subject, payload) = check_due::encode(&due);
-        let received = check_due::decode(&subject, &payload).unwrap();
+        // The pinned example of the current version, as the scheduler sends it.
+        let pinned = include_bytes!("../../../proto-schemas/examples/check-due.v5.json");
+        let due = check_due::decode("uptime.checks.due.v5.eu", pinned).unwrap();
         let observed = Observed {
             checked_at: due.due_at,
             outcome: CheckOutcome::Fail,
@@ -76,11 +56,11 @@ mod tests {
             error: Some("refused".into()),
             ssl_expires_at: None,
         };
-        let r = result_of(&received, observed, "c");
+        let r = result_of(&due, observed, "c");
         assert_eq!(r.region, "eu");
         assert_eq!(r.round_id, Some(due.round_id));
         assert_eq!(r.check_id, due.check_id);
-        assert_eq!(r.definition_version, 4);
+        assert_eq!(r.definition_version, due.definition_version);
         assert_eq!(r.due_at, Some(due.due_at));
         assert_eq!(r.error.as_deref(), Some("refused"));
         assert_eq!(r.reporter, "c");

@@ -342,14 +342,6 @@ mod tests {
             error: error.map(String::from),
         };
         let event = StateChange {
-            event_id: v2.event_id,
-            monitor: v2.monitor,
-            previous_status: v2.previous_status,
-            status: v2.status,
-            occurred_at: v2.occurred_at,
-            previous_since: v2.previous_since,
-            consecutive_failures: v2.consecutive_failures,
-            check: v2.check,
             round: Some(Round {
                 round_id: Uuid::new_v4(),
                 quorum: 2,
@@ -360,6 +352,7 @@ mod tests {
                 ],
                 note: None,
             }),
+            ..StateChange::from(v2)
         };
         let alert = decode(subjects::STATE_CHANGED_V3, &event.to_bytes())
             .unwrap()
