@@ -5,8 +5,8 @@ use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Tran
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    CheckOutcome, CheckRef, CheckResult, Message, MonitorKind, MonitorRef, MonitorStatus, Round,
-    SslWarning, StateChange, Trigger,
+    ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, MonitorKind, MonitorRef,
+    MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -300,10 +300,12 @@ impl<'a> MonitorTracker<'a> {
             check: Self::check_ref(result, stored),
             round: self.rounds.get(&result.check_id).cloned(),
         };
+        let (subject, payload) = state_changed::encode(&event);
         vec![outbox_row(
-            Uuid::new_v5(&event.event_id, StateChange::SUBJECT.as_bytes()),
+            Uuid::new_v5(&event.event_id, subject.as_bytes()),
             self.monitor.id,
-            &event,
+            subject,
+            &payload,
         )]
     }
 
@@ -326,7 +328,13 @@ impl<'a> MonitorTracker<'a> {
             occurred_at: result.checked_at,
             check: Self::check_ref(result, stored),
         };
-        vec![outbox_row(event.event_id, self.monitor.id, &event)]
+        let (subject, payload) = ssl_expiring::encode(&event);
+        vec![outbox_row(
+            event.event_id,
+            self.monitor.id,
+            subject,
+            &payload,
+        )]
     }
 
     fn into_update(self) -> MonitorStateUpdate {
@@ -345,13 +353,14 @@ impl<'a> MonitorTracker<'a> {
     }
 }
 
-fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {
+/// The outbox row of an encoded event (`subject`, `payload`).
+fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOutboxEvent {
     NewOutboxEvent {
         id,
         monitor_id,
-        subject: M::SUBJECT.to_string(),
-        // Plain data structs always serialise.
-        payload: serde_json::to_value(msg).expect("event serialises"),
+        subject: subject.to_string(),
+        // An encoded event is JSON (the column is jsonb).
+        payload: serde_json::from_slice(payload).expect("an encoded event is JSON"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The planner's rules, on rows and results built in memory.
 use super::*;
 use chrono::TimeZone;
+use uptime_contracts::Message;
 
 fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
