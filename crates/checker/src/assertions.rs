@@ -1,4 +1,4 @@
-//! The assertions of an http or keyword check ([`AssertionV1`]), judged
+//! The assertions of an http or keyword check ([`Assertion`]), judged
 //! against the response: a pure function of a small view of it
 //! ([`ResponseView`]), so every rule is tested without a network.
 //!
@@ -78,7 +78,7 @@ use serde_json::Value as Json;
 use serde_json_path::JsonPath;
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use uptime_contracts::{AssertionSource, AssertionV1, Comparison};
+use uptime_contracts::{Assertion, AssertionSource, Comparison};
 
 /// How much of a seen value a verdict quotes.
 pub const MAX_SEEN_CHARS: usize = 200;
@@ -107,7 +107,7 @@ pub struct ResponseView<'a> {
 
 /// The verdict on `assertions`: `None` when all hold, otherwise what failed
 /// (see the module documentation).
-pub fn evaluate(assertions: &[AssertionV1], response: &ResponseView<'_>) -> Option<String> {
+pub fn evaluate(assertions: &[Assertion], response: &ResponseView<'_>) -> Option<String> {
     let context = Context {
         view: response,
         text: OnceCell::new(),
@@ -181,7 +181,7 @@ enum Seen<'s> {
 }
 
 impl Context<'_> {
-    fn check(&self, assertion: &AssertionV1) -> Result<(), Failure> {
+    fn check(&self, assertion: &Assertion) -> Result<(), Failure> {
         let comparison = assertion.comparison;
         // Judge the assertion itself before the response.
         let target = match assertion.target.as_deref() {
@@ -235,7 +235,7 @@ impl Context<'_> {
         }
     }
 
-    fn pick(&self, assertion: &AssertionV1) -> Result<Seen<'_>, Failure> {
+    fn pick(&self, assertion: &Assertion) -> Result<Seen<'_>, Failure> {
         let property = || {
             assertion
                 .property
@@ -399,7 +399,7 @@ fn number(text: &str) -> Option<f64> {
 }
 
 /// `source [property] comparison ["target"]`, shortened.
-fn label(assertion: &AssertionV1, secrets: &[String]) -> String {
+fn label(assertion: &Assertion, secrets: &[String]) -> String {
     let mut label = assertion.source.as_str().to_string();
     if let Some(property) = assertion.property.as_deref().filter(|p| !p.is_empty()) {
         label.push(' ');

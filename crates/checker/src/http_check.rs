@@ -35,7 +35,7 @@ use reqwest::Method;
 use std::error::Error as StdError;
 use std::time::{Duration, Instant};
 use uptime_contracts::{
-    AssertionV1, CheckOutcome, CheckSpecV2, HttpMethod, HttpRequestV1, KeywordType, MonitorKind,
+    Assertion, CheckOutcome, CheckSpec, HttpMethod, HttpRequest, KeywordType, MonitorKind,
 };
 use uptime_netguard::{Refused, ResolveError};
 use url::Url;
@@ -119,8 +119,10 @@ impl HttpChecker {
         })
     }
 
-    /// Runs one check. Never fails: every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    /// Runs one check, with `password` (opened from the spec's sealed one)
+    /// for its basic auth. Never fails: every problem is a failed check with
+    /// its reason.
+    pub async fn check(&self, spec: &CheckSpec, password: Option<&str>) -> CheckReport {
         let url = match Url::parse(&spec.target) {
             Ok(url) => url,
             Err(e) => return CheckReport::failed(format!("invalid target URL: {e}")),
@@ -138,7 +140,7 @@ impl HttpChecker {
             }
             _ => None,
         };
-        let request = match Request::of(spec.options.http.as_ref()) {
+        let request = match Request::of(spec.options.http.as_ref(), password) {
             Ok(request) => request,
             Err(e) => return CheckReport::failed(e),
         };
@@ -249,9 +251,10 @@ struct Request {
 }
 
 impl Request {
-    /// The request of `http` (absent: a plain `GET`). `Err`: why it cannot be
-    /// sent, never quoting a header's value.
-    fn of(http: Option<&HttpRequestV1>) -> Result<Self, String> {
+    /// The request of `http` (absent: a plain `GET`), its basic auth with
+    /// `password`. `Err`: why it cannot be sent, never quoting a header's
+    /// value.
+    fn of(http: Option<&HttpRequest>, password: Option<&str>) -> Result<Self, String> {
         let Some(http) = http else {
             return Ok(Self {
                 method: Method::GET,
@@ -276,7 +279,7 @@ impl Request {
             headers.append(name, value);
         }
         if let Some(auth) = &http.basic_auth {
-            let password = auth.password.as_deref().unwrap_or("");
+            let password = password.unwrap_or("");
             let token = base64::engine::general_purpose::STANDARD
                 .encode(format!("{}:{password}", auth.username));
             let mut value = HeaderValue::from_str(&format!("Basic {token}"))
@@ -334,7 +337,7 @@ struct Exchange {
 fn judge(
     expected_status: u16,
     keyword: Option<(&str, KeywordType)>,
-    assertions: &[AssertionV1],
+    assertions: &[Assertion],
     response: &Exchange,
     latency_ms: u32,
     secrets: &[String],

@@ -5,11 +5,10 @@
 //! a work queue whose filters overlap. So each region has its own durable
 //! consumer with disjoint filters: region `default` keeps the consumer
 //! `checker` (every replica of every release before regions shares it) and
-//! any other region `r` has `checker-r`; each takes its region's subjects of
-//! the live versions, `uptime.checks.due.v4.r` and `uptime.checks.due.v5.r`.
-//! The unregioned versions 1 to 3, which `checker` took too, were retired in
-//! issue 20: a default-region checker updates its consumer's filter at start
-//! (create-or-update), so the old subjects leave it with the upgrade.
+//! any other region `r` has `checker-r`; each takes its region's subject of
+//! the live version, `uptime.checks.due.v5.r`. A checker updates its
+//! consumer's filter at start (create-or-update), so the subjects of retired
+//! versions leave it with the upgrade.
 
 use uptime_contracts::{is_valid_region, streams, subjects, DEFAULT_REGION};
 
@@ -34,11 +33,10 @@ pub fn consumer_name(region: &str) -> String {
     }
 }
 
-/// The subjects `region`'s consumer takes: its own of versions 4 and 5
-/// (the same routing; 5 seals the password), the previous and the current
-/// version.
+/// The subjects `region`'s consumer takes: its own of every live due-check
+/// version (today only the current one).
 pub fn filter_subjects(region: &str) -> Vec<String> {
-    vec![subjects::due_v4(region), subjects::due_v5(region)]
+    vec![subjects::due_v5(region)]
 }
 
 /// The `User-Agent` of every check request: the configured one, naming the
@@ -55,25 +53,13 @@ mod tests {
     #[test]
     fn the_default_region_keeps_the_old_consumer_and_takes_the_live_versions() {
         assert_eq!(consumer_name("default"), "checker");
-        assert_eq!(
-            filter_subjects("default"),
-            [
-                "uptime.checks.due.v4.default",
-                "uptime.checks.due.v5.default"
-            ]
-        );
+        assert_eq!(filter_subjects("default"), ["uptime.checks.due.v5.default"]);
     }
 
     #[test]
     fn another_region_takes_only_its_own_subject() {
         assert_eq!(consumer_name("eu-west"), "checker-eu-west");
-        assert_eq!(
-            filter_subjects("eu-west"),
-            [
-                "uptime.checks.due.v4.eu-west",
-                "uptime.checks.due.v5.eu-west"
-            ]
-        );
+        assert_eq!(filter_subjects("eu-west"), ["uptime.checks.due.v5.eu-west"]);
         // No subject of one region is another's.
         for a in filter_subjects("eu") {
             assert!(!filter_subjects("default").contains(&a));

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use uptime_contracts::CheckOutcome;
 
-/// The verdict of one check, before it becomes a `CheckResultV3`.
+/// The verdict of one check, before it becomes a `CheckResult`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckReport {
     pub outcome: CheckOutcome,

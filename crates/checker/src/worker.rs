@@ -20,7 +20,7 @@
 //! slots, so nothing waits in a client-side buffer while its ack deadline
 //! runs out.
 
-use crate::due::{self, Observed, Received};
+use crate::due::{result_of, Observed};
 use crate::metrics as m;
 use crate::probes::Probes;
 use crate::report::CheckReport;
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uptime_consumer::{Concurrency, Consumer, DeadReason, Delivery};
-use uptime_contracts::{bus, MonitorKind};
+use uptime_contracts::{bus, check_due, DueCheck, MonitorKind};
 
 /// Redelivery delay after a failed result publish (the broker is struggling).
 const PUBLISH_RETRY_DELAY: Duration = Duration::from_secs(1);
@@ -66,8 +66,8 @@ impl Worker {
 
     /// One due check, from message to ack.
     async fn process(self: Arc<Self>, delivery: Delivery) {
-        let received = match due::decode(delivery.subject(), delivery.payload()) {
-            Ok(received) => received,
+        let due = match check_due::decode(delivery.subject(), delivery.payload()) {
+            Ok(due) => due,
             // No redelivery can fix a message that does not decode.
             Err(e) => {
                 return delivery
@@ -75,7 +75,6 @@ impl Worker {
                     .await
             }
         };
-        let due = &received.due;
         if due.spec.kind == MonitorKind::Heartbeat {
             let detail = format!(
                 "check {}: heartbeat monitors have no check to run",
@@ -83,7 +82,7 @@ impl Worker {
             );
             return delivery.dead_letter(DeadReason::Unsupported, &detail).await;
         }
-        if received.is_stale(Utc::now()) {
+        if due.is_stale(Utc::now()) {
             // The scheduler has published this monitor's next slot by now:
             // working through a backlog of old slots would only delay it.
             tracing::info!(check_id = %due.check_id, monitor_id = due.monitor_id, due_at = %due.due_at,
@@ -101,26 +100,23 @@ impl Worker {
             delivery = delivery.delivered(),
             outcome = tracing::field::Empty,
         );
-        self.check_and_publish(delivery, received)
-            .instrument(span)
-            .await;
+        self.check_and_publish(delivery, due).instrument(span).await;
     }
 
-    async fn check_and_publish(&self, delivery: Delivery, received: Received) {
-        let due = &received.due;
+    async fn check_and_publish(&self, delivery: Delivery, due: DueCheck) {
         let _in_flight = m::InFlight::enter();
         let checked_at = Utc::now();
         m::record_lateness(checked_at - due.due_at);
         let started = Instant::now();
 
-        let report = match self.opened(due) {
-            Ok(Some(spec)) => self.probes.check(&spec).await,
-            Ok(None) => self.probes.check(&due.spec).await,
+        let report = match self.opened_password(&due) {
+            Ok(password) => self.probes.check(&due.spec, password.as_deref()).await,
             Err(reason) => CheckReport::failed(reason),
         };
         m::record_check(report.outcome, started.elapsed());
         tracing::Span::current().record("outcome", m::outcome_label(report.outcome));
-        let result = received.result(
+        let result = result_of(
+            &due,
             Observed {
                 checked_at,
                 outcome: report.outcome,
@@ -152,12 +148,11 @@ impl Worker {
         }
     }
 
-    /// The spec with its basic-auth password opened, just before the
-    /// request (`None`: nothing sealed, the spec as it came). A password
-    /// that does not open is the check's failure, its reason naming at most
-    /// the key id, never the secret.
-    fn opened(&self, due: &due::DueCheck) -> Result<Option<uptime_contracts::CheckSpecV2>, String> {
-        let Some(sealed) = &due.password_sealed else {
+    /// The basic-auth password opened, just before the request (`None`:
+    /// nothing sealed). A password that does not open is the check's
+    /// failure, its reason naming at most the key id, never the secret.
+    fn opened_password(&self, due: &DueCheck) -> Result<Option<String>, String> {
+        let Some(sealed) = due.spec.password_sealed() else {
             return Ok(None);
         };
         let keyring = self.keyring.as_ref().ok_or(
@@ -165,17 +160,8 @@ impl Worker {
              (secrets.keys) to open it",
         )?;
         let password = keyring
-            .open(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &sealed.0)
+            .open(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, sealed)
             .map_err(|e| format!("basic auth: the password cannot be opened: {e}"))?;
-        let mut spec = due.spec.clone();
-        if let Some(auth) = spec
-            .options
-            .http
-            .as_mut()
-            .and_then(|h| h.basic_auth.as_mut())
-        {
-            auth.password = Some(password.to_string());
-        }
-        Ok(Some(spec))
+        Ok(Some(password.to_string()))
     }
 }

@@ -1,6 +1,6 @@
-//! Events in: each `StateChangedV3` / `StateChangedV2` / `SslExpiringV2`
-//! becomes one pending
-//! delivery per verified contact of its monitor, written before the event is
+//! Events in: each state change (of any live `state-changed` version, read
+//! into a `StateChange`) and certificate warning (`SslWarning`) becomes one
+//! pending delivery per verified contact of its monitor, written before the event is
 //! acked. A redelivered event finds its deliveries there already (unique
 //! `(event_id, contact_id)`), so each event reaches each contact once.
 //!
@@ -23,12 +23,11 @@
 //!   an alert lost, and the error may be the database's (a broken
 //!   migration), not the event's.
 //!
-//! Versions: the recorder publishes a status change as version 3 (with the
-//! round of a monitor checked from several regions) and, beside it under the
-//! same `event_id`, as versions 2 and 1, in that order. Deliveries are
-//! unique per `(event_id, contact)`, so the first one stored wins: version
-//! 3's, whose payload names the regions. Versions 2 and 1 alone (an older
-//! recorder) still alert.
+//! Versions: the recorder publishes one message per status change, of the
+//! current version (with the round of a monitor checked from several
+//! regions); the previous version, published beside it by older recorders
+//! under the same `event_id`, is still read. Deliveries are unique per
+//! `(event_id, contact)`, so an event in both versions alerts once.
 //!
 //! Order: batches are handled one after another, and within a batch
 //! deliveries are numbered in stream order (`seq`, the order the worker sends
@@ -42,7 +41,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use uptime_alerts::AlertEvent;
 use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
-use uptime_contracts::{subjects, Message as _, SslExpiringV2, StateChangedV2, StateChangedV3};
+use uptime_contracts::{ssl_expiring, state_changed, DecodeError};
 use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
 
@@ -67,24 +66,13 @@ fn decode(subject: &str, payload: &[u8]) -> Result<Option<AlertEvent>, Undecodab
         subject: subject.to_string(),
         reason,
     };
-    match subject {
-        subjects::STATE_CHANGED_V3 => {
-            let event =
-                StateChangedV3::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(AlertEvent::from_state_change_v3(&event))
-        }
-        subjects::STATE_CHANGED_V2 => {
-            let event =
-                StateChangedV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(AlertEvent::from_state_change(&event))
-        }
-        subjects::SSL_EXPIRING_V2 => {
-            let event =
-                SslExpiringV2::from_bytes(payload).map_err(|e| undecodable(e.to_string()))?;
-            Ok(Some(AlertEvent::from_ssl_expiring(&event)))
-        }
-        other => Err(undecodable(format!("no handler for subject {other}"))),
+    match ssl_expiring::decode(subject, payload) {
+        Ok(warning) => return Ok(Some(AlertEvent::from_ssl_expiring(&warning))),
+        Err(DecodeError::UnknownSubject(_)) => {}
+        Err(e) => return Err(undecodable(e.to_string())),
     }
+    let change = state_changed::decode(subject, payload).map_err(|e| undecodable(e.to_string()))?;
+    Ok(AlertEvent::from_state_change(&change))
 }
 
 /// The row the store needs for an alert about a monitor; `None` for an alert
@@ -259,15 +247,17 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
-    use uptime_contracts::MonitorRefV2;
+    use uptime_contracts::{
+        subjects, CheckRef, Message as _, MonitorKind, MonitorRef, MonitorStatus, StateChange,
+        StateChangedV2, Trigger,
+    };
     use uuid::Uuid;
 
     fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV2 {
         let now = chrono::Utc::now();
         StateChangedV2 {
             event_id: Uuid::new_v4(),
-            monitor: MonitorRefV2 {
+            monitor: MonitorRef {
                 id: 7,
                 user_id: 1,
                 name: "API".into(),
@@ -279,7 +269,7 @@ mod tests {
             occurred_at: now,
             previous_since: None,
             consecutive_failures: 0,
-            check: CheckRefV1 {
+            check: CheckRef {
                 check_id: Uuid::new_v4(),
                 trigger: Trigger::Scheduled,
                 checked_at: now,
@@ -295,7 +285,7 @@ mod tests {
     fn unknown_subjects_and_bad_json_are_undecodable() {
         assert!(decode("uptime.events.other.v1", b"{}").is_err());
         assert!(decode(subjects::STATE_CHANGED_V2, b"not json").is_err());
-        // Version 1 was retired in issue 20: its subjects have no handler.
+        // Retired versions' subjects have no handler.
         for retired in uptime_contracts::versions::VERSIONS
             .iter()
             .filter(|v| !v.status.is_live())
@@ -341,9 +331,9 @@ mod tests {
 
     #[test]
     fn version_three_carries_the_round_into_the_alert() {
-        use uptime_contracts::{RegionOutcomeV1, RegionSeen, RoundV1};
+        use uptime_contracts::{RegionOutcome, RegionSeen, Round};
         let v2 = change(MonitorStatus::Up, MonitorStatus::Down);
-        let region = |name: &str, seen, error: Option<&str>| RegionOutcomeV1 {
+        let region = |name: &str, seen, error: Option<&str>| RegionOutcome {
             region: name.into(),
             seen,
             check_id: Some(Uuid::new_v4()),
@@ -351,16 +341,8 @@ mod tests {
             http_status: None,
             error: error.map(String::from),
         };
-        let event = StateChangedV3 {
-            event_id: v2.event_id,
-            monitor: v2.monitor,
-            previous_status: v2.previous_status,
-            status: v2.status,
-            occurred_at: v2.occurred_at,
-            previous_since: v2.previous_since,
-            consecutive_failures: v2.consecutive_failures,
-            check: v2.check,
-            round: Some(RoundV1 {
+        let event = StateChange {
+            round: Some(Round {
                 round_id: Uuid::new_v4(),
                 quorum: 2,
                 regions: vec![
@@ -370,6 +352,7 @@ mod tests {
                 ],
                 note: None,
             }),
+            ..StateChange::from(v2)
         };
         let alert = decode(subjects::STATE_CHANGED_V3, &event.to_bytes())
             .unwrap()
@@ -395,7 +378,7 @@ mod tests {
         );
 
         // Without a round (one region): no `round` in the payload.
-        let single = StateChangedV3 {
+        let single = StateChange {
             round: None,
             ..event
         };

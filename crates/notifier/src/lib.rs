@@ -1,8 +1,8 @@
 //! The notifier: turns monitor events into alert deliveries and delivers
 //! them reliably.
 //!
-//! - [`intake`]: the durable NATS consumer of `StateChangedV3` (and the
-//!   previous `StateChangedV2`) and `SslExpiringV2`, taken in batches; each event becomes one
+//! - [`intake`]: the durable NATS consumer of state changes (current and
+//!   previous version) and certificate warnings, taken in batches; each event becomes one
 //!   `alert_deliveries` row per verified contact of its monitor (one
 //!   statement per batch) before the event is acked.
 //! - [`worker`]: claims due deliveries with a lease, sends them through

@@ -7,12 +7,12 @@
 
 use crate::outbox;
 use crate::rounds::RoundRules;
-use crate::store::{self, BatchOutcome, Incoming};
+use crate::store::{self, BatchOutcome};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use uptime_consumer::{Consumer, DeadReason, Delivery};
-use uptime_contracts::{subjects, CheckResultV2, CheckResultV3, Message as _};
+use uptime_contracts::{check_result, CheckResult};
 use uptime_db::{DbError, Pool};
 
 pub use uptime_consumer::Batching;
@@ -54,7 +54,7 @@ impl BatchHandler {
     async fn handle_inner(&self, messages: Vec<Delivery>) {
         let mut batch = Vec::with_capacity(messages.len());
         for message in messages {
-            match decode(message.subject(), message.payload()) {
+            match check_result::decode(message.subject(), message.payload()) {
                 Ok(result) => batch.push((message, result)),
                 Err(e) => {
                     // Redelivering cannot make it decodable.
@@ -84,8 +84,8 @@ impl BatchHandler {
         }
     }
 
-    async fn attempt(&self, batch: &[(Delivery, Incoming)]) -> Attempt {
-        let results: Vec<Incoming> = batch.iter().map(|(_, r)| r.clone()).collect();
+    async fn attempt(&self, batch: &[(Delivery, CheckResult)]) -> Attempt {
+        let results: Vec<CheckResult> = batch.iter().map(|(_, r)| r.clone()).collect();
         match store::record_batch_with(&self.pool, &results, &self.rounds, chrono::Utc::now()).await
         {
             Ok(outcome) => {
@@ -106,8 +106,7 @@ impl BatchHandler {
         }
     }
 
-    async fn give_up(&self, (message, incoming): &(Delivery, Incoming), e: &DbError) {
-        let result = &incoming.result;
+    async fn give_up(&self, (message, result): &(Delivery, CheckResult), e: &DbError) {
         tracing::error!(check_id = %result.check_id, monitor_id = result.monitor_id, error = %e,
             "check result can never be recorded; dead-lettering it");
         metrics::counter!("results_rejected_total").increment(1);
@@ -144,20 +143,6 @@ impl BatchHandler {
         );
         outbox::publish_and_mark(&self.pool, &self.js, &outcome.events).await;
     }
-}
-
-/// Decodes a result by the version its `subject` names: `check-result.v3`
-/// (checkers) or `.v2` (heartbeat pings, missed heartbeats). Version 1 was
-/// retired in issue 20 (`uptime_contracts::versions`): no service of the
-/// release before published it, and the consumer's subjects (the whole
-/// results stream) take whatever is left as version 2, which a v1 message,
-/// lacking `definition_version`, fails to decode as: it is dead-lettered,
-/// never dropped unseen.
-fn decode(subject: &str, payload: &[u8]) -> Result<Incoming, serde_json::Error> {
-    if subject == subjects::CHECK_RESULT_V3 {
-        return CheckResultV3::from_bytes(payload).map(Incoming::from);
-    }
-    CheckResultV2::from_bytes(payload).map(Incoming::from)
 }
 
 /// Whether trying again later may succeed.

@@ -17,7 +17,6 @@
 pub mod consumer;
 pub mod outbox;
 pub mod plan;
-pub mod result;
 pub mod round;
 pub mod rounds;
 pub mod settings;

@@ -1,13 +1,12 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
-use crate::result::CheckResult;
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    CheckOutcome, CheckRefV1, Message, MonitorKind, MonitorRefV2, MonitorStatus, RoundV1,
-    SslExpiringV2, StateChangedV3, Trigger,
+    ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, MonitorKind, MonitorRef,
+    MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -39,11 +38,7 @@ pub fn is_current(definition_version: i64, monitor: &Monitor) -> bool {
 }
 
 /// The row a result is stored as, judged by its monitor's latency threshold.
-pub fn result_row(
-    result: &CheckResult,
-    definition_version: i64,
-    monitor: &Monitor,
-) -> NewCheckResult {
+pub fn result_row(result: &CheckResult, monitor: &Monitor) -> NewCheckResult {
     let status =
         state_machine::result_status(result.outcome, result.latency_ms, latency_warn_ms(monitor));
     NewCheckResult {
@@ -60,7 +55,7 @@ pub fn result_row(
         error: result.error.clone(),
         ssl_expires_at: result.ssl_expires_at,
         reporter: result.reporter.clone(),
-        definition_version: Some(definition_version),
+        definition_version: Some(result.definition_version),
     }
 }
 
@@ -86,7 +81,7 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc
 pub fn effects_with_rounds(
     monitors: &[Monitor],
     results: &[&CheckResult],
-    rounds: &HashMap<Uuid, RoundV1>,
+    rounds: &HashMap<Uuid, Round>,
     now: DateTime<Utc>,
 ) -> Effects {
     let mut by_monitor: BTreeMap<i64, Vec<&CheckResult>> = BTreeMap::new();
@@ -140,7 +135,7 @@ pub fn effects_with_rounds(
 struct MonitorTracker<'a> {
     monitor: &'a Monitor,
     /// The rounds behind verdicts, by round id.
-    rounds: &'a HashMap<Uuid, RoundV1>,
+    rounds: &'a HashMap<Uuid, Round>,
     state: MonitorState,
     rules: Rules,
     last_heartbeat_at: Option<DateTime<Utc>>,
@@ -165,7 +160,7 @@ fn heartbeat_period(monitor: &Monitor) -> Period {
 }
 
 impl<'a> MonitorTracker<'a> {
-    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, RoundV1>) -> Self {
+    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, Round>) -> Self {
         Self {
             monitor,
             rounds,
@@ -259,9 +254,9 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    fn monitor_ref(&self) -> MonitorRefV2 {
+    fn monitor_ref(&self) -> MonitorRef {
         let m = self.monitor;
-        MonitorRefV2 {
+        MonitorRef {
             id: m.id,
             // The published field predates organisations (migration 000017):
             // it carries the owning organisation, which is its first owner's
@@ -273,8 +268,8 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    fn check_ref(result: &CheckResult, stored: MonitorStatus) -> CheckRefV1 {
-        CheckRefV1 {
+    fn check_ref(result: &CheckResult, stored: MonitorStatus) -> CheckRef {
+        CheckRef {
             check_id: result.check_id,
             trigger: result.trigger,
             checked_at: result.checked_at,
@@ -297,7 +292,7 @@ impl<'a> MonitorTracker<'a> {
         stored: MonitorStatus,
         transition: Transition,
     ) -> Vec<NewOutboxEvent> {
-        let event = StateChangedV3 {
+        let event = StateChange {
             event_id: state_event_id(result.check_id),
             monitor: self.monitor_ref(),
             previous_status: transition.from,
@@ -308,10 +303,12 @@ impl<'a> MonitorTracker<'a> {
             check: Self::check_ref(result, stored),
             round: self.rounds.get(&result.check_id).cloned(),
         };
+        let (subject, payload) = state_changed::encode(&event);
         vec![outbox_row(
-            Uuid::new_v5(&event.event_id, StateChangedV3::SUBJECT.as_bytes()),
+            Uuid::new_v5(&event.event_id, subject.as_bytes()),
             self.monitor.id,
-            &event,
+            subject,
+            &payload,
         )]
     }
 
@@ -325,7 +322,7 @@ impl<'a> MonitorTracker<'a> {
         warn_days: u32,
         now: DateTime<Utc>,
     ) -> Vec<NewOutboxEvent> {
-        let event = SslExpiringV2 {
+        let event = SslWarning {
             event_id: ssl_event_id(result.check_id),
             monitor: self.monitor_ref(),
             ssl_expires_at: expires_at,
@@ -334,7 +331,13 @@ impl<'a> MonitorTracker<'a> {
             occurred_at: result.checked_at,
             check: Self::check_ref(result, stored),
         };
-        vec![outbox_row(event.event_id, self.monitor.id, &event)]
+        let (subject, payload) = ssl_expiring::encode(&event);
+        vec![outbox_row(
+            event.event_id,
+            self.monitor.id,
+            subject,
+            &payload,
+        )]
     }
 
     fn into_update(self) -> MonitorStateUpdate {
@@ -353,13 +356,14 @@ impl<'a> MonitorTracker<'a> {
     }
 }
 
-fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {
+/// The outbox row of an encoded event (`subject`, `payload`).
+fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOutboxEvent {
     NewOutboxEvent {
         id,
         monitor_id,
-        subject: M::SUBJECT.to_string(),
-        // Plain data structs always serialise.
-        payload: serde_json::to_value(msg).expect("event serialises"),
+        subject: subject.to_string(),
+        // An encoded event is JSON (the column is jsonb).
+        payload: serde_json::from_slice(payload).expect("an encoded event is JSON"),
     }
 }
 

@@ -10,12 +10,9 @@
 //! regional problem: the round is up and the note names the failing
 //! regions. No answer at all gives no verdict.
 
-use crate::result::CheckResult;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashSet};
-use uptime_contracts::{
-    CheckOutcome, CheckResultV3, RegionOutcomeV1, RegionSeen, RoundV1, Trigger,
-};
+use uptime_contracts::{CheckOutcome, CheckResult, RegionOutcome, RegionSeen, Round, Trigger};
 use uuid::Uuid;
 
 /// Longest error text a verdict carries (the failing regions' errors joined).
@@ -29,13 +26,15 @@ pub const VERDICT_REPORTER: &str = "recorder (round)";
 pub struct RoundInput<'a> {
     pub round_id: Uuid,
     pub monitor_id: i64,
+    /// The definition the round's checks were made for.
+    pub definition_version: i64,
     pub trigger: Trigger,
     pub due_at: DateTime<Utc>,
     /// The round's regions, in the order they are reported.
     pub regions: &'a [String],
     pub quorum: u32,
     /// What each region answered (answers of regions outside the round are ignored).
-    pub answers: &'a BTreeMap<String, CheckResultV3>,
+    pub answers: &'a BTreeMap<String, CheckResult>,
     /// Regions with no live checker.
     pub offline: &'a HashSet<String>,
 }
@@ -44,7 +43,7 @@ pub struct RoundInput<'a> {
 /// monitor's state (`None` when no region answered).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
-    pub round: RoundV1,
+    pub round: Round,
     pub verdict: Option<CheckResult>,
 }
 
@@ -64,7 +63,7 @@ pub fn decide(input: &RoundInput<'_>) -> Decision {
                 } else {
                     failed.push(a);
                 }
-                RegionOutcomeV1 {
+                RegionOutcome {
                     region: region.clone(),
                     seen,
                     check_id: Some(a.check_id),
@@ -81,7 +80,7 @@ pub fn decide(input: &RoundInput<'_>) -> Decision {
                     silent.push(region.as_str());
                     RegionSeen::NoAnswer
                 };
-                RegionOutcomeV1 {
+                RegionOutcome {
                     region: region.clone(),
                     seen,
                     check_id: None,
@@ -145,7 +144,7 @@ pub fn decide(input: &RoundInput<'_>) -> Decision {
     };
 
     Decision {
-        round: RoundV1 {
+        round: Round {
             round_id: input.round_id,
             quorum,
             regions: outcomes,
@@ -176,8 +175,8 @@ fn missing_text(offline: &[&str], silent: &[&str]) -> Option<String> {
 fn verdict(
     input: &RoundInput<'_>,
     down: bool,
-    passed: &[&CheckResultV3],
-    failed: &[&CheckResultV3],
+    passed: &[&CheckResult],
+    failed: &[&CheckResult],
 ) -> CheckResult {
     let all = passed.iter().chain(failed.iter());
     // The round happened when its first check started.
@@ -212,6 +211,7 @@ fn verdict(
     CheckResult {
         check_id: input.round_id,
         monitor_id: input.monitor_id,
+        definition_version: input.definition_version,
         trigger: input.trigger,
         due_at: Some(input.due_at),
         checked_at,
@@ -221,6 +221,10 @@ fn verdict(
         error,
         ssl_expires_at,
         reporter: VERDICT_REPORTER.to_string(),
+        // The verdict is every region's, so it names none; it feeds the
+        // state machine and is never stored or published as a result.
+        region: String::new(),
+        round_id: Some(input.round_id),
     }
 }
 

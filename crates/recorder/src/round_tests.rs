@@ -8,8 +8,8 @@ fn t(secs: i64) -> DateTime<Utc> {
 }
 
 /// A region's answer: `ok` passes in `ms`, else fails with `error`.
-fn answer(region: &str, ok: bool, ms: u32, error: &str) -> CheckResultV3 {
-    CheckResultV3 {
+fn answer(region: &str, ok: bool, ms: u32, error: &str) -> CheckResult {
+    CheckResult {
         check_id: Uuid::new_v5(&Uuid::nil(), region.as_bytes()),
         monitor_id: 7,
         definition_version: 1,
@@ -156,13 +156,14 @@ const CASES: &[Case] = &[
 
 fn run(case: &Case) -> Decision {
     let regions: Vec<String> = case.regions.iter().map(|r| r.to_string()).collect();
-    let answers: BTreeMap<String, CheckResultV3> = case
+    let answers: BTreeMap<String, CheckResult> = case
         .answers
         .iter()
         .map(|(r, ok, ms, e)| (r.to_string(), answer(r, *ok, *ms, e)))
         .collect();
     let offline: HashSet<String> = case.offline.iter().map(|r| r.to_string()).collect();
     decide(&RoundInput {
+        definition_version: 1,
         round_id: Uuid::from_u128(99),
         monitor_id: 7,
         trigger: Trigger::Scheduled,
@@ -232,11 +233,12 @@ fn an_up_round_carries_the_slowest_passing_latency() {
 fn the_verdict_error_is_bounded() {
     let regions: Vec<String> = (0..10).map(|i| format!("r{i}")).collect();
     let long = "x".repeat(400);
-    let answers: BTreeMap<String, CheckResultV3> = regions
+    let answers: BTreeMap<String, CheckResult> = regions
         .iter()
         .map(|r| (r.clone(), answer(r, false, 10, &long)))
         .collect();
     let d = decide(&RoundInput {
+        definition_version: 1,
         round_id: Uuid::nil(),
         monitor_id: 7,
         trigger: Trigger::Scheduled,

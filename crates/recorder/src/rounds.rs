@@ -8,7 +8,6 @@
 
 use crate::outbox;
 use crate::plan;
-use crate::result::CheckResult;
 use crate::round::{self, RoundInput};
 use crate::state_machine;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -17,7 +16,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{CheckResultV3, MonitorStatus, Placement, RoundV1, Trigger};
+use uptime_contracts::{CheckResult, MonitorStatus, Placement, Round, Trigger};
 use uptime_db::models::Monitor;
 use uptime_db::recording;
 use uptime_db::rounds::{self as db, DecidedRound, OpenRound, RoundAnswers};
@@ -55,51 +54,27 @@ impl RoundRules {
     /// The round `result` answers, when its monitor is checked from several
     /// regions and it is one region's check of a round (heartbeats and
     /// results without a round are applied alone, as always).
-    pub fn answer_of(
-        &self,
-        result: &CheckResult,
-        definition_version: i64,
-        region: Option<&str>,
-        round_id: Option<Uuid>,
-        monitor: &Monitor,
-    ) -> Option<RoundAnswers> {
+    pub fn answer_of(&self, result: &CheckResult, monitor: &Monitor) -> Option<RoundAnswers> {
         let placement = self.placement_of(monitor);
         let regions = placement.regions;
-        let (Some(round_id), Some(region)) = (round_id, region) else {
-            return None;
-        };
+        let round_id = result.round_id?;
+        let region = result.region.as_str();
         if regions.len() <= 1 || result.trigger == Trigger::Heartbeat {
             return None;
         }
         let due_at = result.due_at.unwrap_or(result.checked_at);
         let timeout = TimeDelta::seconds(i64::from(monitor.timeout_secs.max(0)));
         let grace = TimeDelta::from_std(self.grace).unwrap_or(TimeDelta::zero());
-        let answer = CheckResultV3 {
-            check_id: result.check_id,
-            monitor_id: result.monitor_id,
-            definition_version,
-            trigger: result.trigger,
-            due_at: result.due_at,
-            checked_at: result.checked_at,
-            outcome: result.outcome,
-            latency_ms: result.latency_ms,
-            http_status: result.http_status,
-            error: result.error.clone(),
-            ssl_expires_at: result.ssl_expires_at,
-            reporter: result.reporter.clone(),
-            region: region.to_string(),
-            round_id: Some(round_id),
-        };
         let mut answers = serde_json::Map::new();
         // Plain data structs always serialise.
         answers.insert(
             region.to_string(),
-            serde_json::to_value(&answer).expect("result serialises"),
+            serde_json::to_value(result).expect("result serialises"),
         );
         Some(RoundAnswers {
             round_id,
             monitor_id: result.monitor_id,
-            definition_version,
+            definition_version: result.definition_version,
             trigger: result.trigger.as_str().to_string(),
             due_at,
             deadline_at: due_at + timeout + grace,
@@ -152,7 +127,7 @@ pub async fn decide_and_apply(
 ) -> DbResult<Applied> {
     let by_id: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut verdicts = Vec::new();
-    let mut decided_rounds: HashMap<Uuid, RoundV1> = HashMap::new();
+    let mut decided_rounds: HashMap<Uuid, Round> = HashMap::new();
     let mut marks = Vec::with_capacity(rounds.len());
     for open in rounds {
         let Some(monitor) = by_id.get(&open.monitor_id) else {
@@ -204,7 +179,7 @@ fn decide_open(open: &OpenRound, offline: &HashSet<String>) -> round::Decision {
     let mut answers = BTreeMap::new();
     if let Some(map) = open.answers.as_object() {
         for (region, value) in map {
-            match serde_json::from_value::<CheckResultV3>(value.clone()) {
+            match serde_json::from_value::<CheckResult>(value.clone()) {
                 Ok(a) => {
                     answers.insert(region.clone(), a);
                 }
@@ -221,6 +196,7 @@ fn decide_open(open: &OpenRound, offline: &HashSet<String>) -> round::Decision {
     round::decide(&RoundInput {
         round_id: open.round_id,
         monitor_id: open.monitor_id,
+        definition_version: open.definition_version,
         trigger,
         due_at: open.due_at,
         regions: &open.regions,

@@ -4,52 +4,17 @@
 //! redelivered batch changes nothing twice.
 
 use crate::plan;
-use crate::result::CheckResult;
 use crate::rounds::{self, RoundRules};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use std::collections::{HashMap, HashSet};
-use uptime_contracts::{CheckResultV2, CheckResultV3, MonitorStatus};
+use uptime_contracts::{CheckResult, MonitorStatus};
 use uptime_db::recording::ResultPlace;
 
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
 use uuid::Uuid;
-
-/// A result as received, with the definition version it was made for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Incoming {
-    pub result: CheckResult,
-    pub definition_version: i64,
-    /// Where it was checked (`None`: a `check-result.v2`, a heartbeat's).
-    pub region: Option<String>,
-    /// The round it is part of (`None`: a heartbeat, or a result of a
-    /// release before rounds).
-    pub round_id: Option<Uuid>,
-}
-
-impl From<CheckResultV2> for Incoming {
-    fn from(r: CheckResultV2) -> Self {
-        Self {
-            definition_version: r.definition_version,
-            result: r.into(),
-            region: None,
-            round_id: None,
-        }
-    }
-}
-
-impl From<CheckResultV3> for Incoming {
-    fn from(r: CheckResultV3) -> Self {
-        Self {
-            definition_version: r.definition_version,
-            region: Some(r.region.clone()),
-            round_id: r.round_id,
-            result: r.into(),
-        }
-    }
-}
 
 /// What a committed batch did.
 #[derive(Debug, Default)]
@@ -77,7 +42,7 @@ pub struct BatchOutcome {
 /// region). `now` decides certificate windows.
 pub async fn record_batch(
     pool: &Pool,
-    incoming: &[Incoming],
+    incoming: &[CheckResult],
     now: DateTime<Utc>,
 ) -> DbResult<BatchOutcome> {
     record_batch_with(pool, incoming, &RoundRules::default(), now).await
@@ -88,17 +53,17 @@ pub async fn record_batch(
 /// completes are decided here, and only their verdicts move state.
 pub async fn record_batch_with(
     pool: &Pool,
-    incoming: &[Incoming],
+    incoming: &[CheckResult],
     rules: &RoundRules,
     now: DateTime<Utc>,
 ) -> DbResult<BatchOutcome> {
     // The same result twice in one batch (a republish) counts once.
     let mut seen = HashSet::new();
-    let results: Vec<&Incoming> = incoming
+    let results: Vec<&CheckResult> = incoming
         .iter()
-        .filter(|r| seen.insert(r.result.check_id))
+        .filter(|r| seen.insert(r.check_id))
         .collect();
-    let mut monitor_ids: Vec<i64> = results.iter().map(|r| r.result.monitor_id).collect();
+    let mut monitor_ids: Vec<i64> = results.iter().map(|r| r.monitor_id).collect();
     monitor_ids.sort_unstable();
     monitor_ids.dedup();
 
@@ -113,19 +78,17 @@ pub async fn record_batch_with(
             let mut places = Vec::with_capacity(results.len());
             let mut known = Vec::with_capacity(results.len());
             for r in &results {
-                match by_id.get(&r.result.monitor_id) {
+                match by_id.get(&r.monitor_id) {
                     Some(monitor) => {
-                        rows.push(plan::result_row(&r.result, r.definition_version, monitor));
+                        rows.push(plan::result_row(r, monitor));
                         places.push(ResultPlace {
-                            region: r.region.clone(),
+                            region: Some(r.region.clone()),
                             round_id: r.round_id,
                         });
                         known.push(*r);
                     }
                     // Deleted after the check was scheduled: nothing to record it on.
-                    None => outcome
-                        .dropped
-                        .push((r.result.check_id, r.result.monitor_id)),
+                    None => outcome.dropped.push((r.check_id, r.monitor_id)),
                 }
             }
 
@@ -145,25 +108,17 @@ pub async fn record_batch_with(
             let mut fresh: Vec<&CheckResult> = Vec::with_capacity(known.len());
             let mut answers = Vec::new();
             for r in known {
-                if !inserted.contains(&r.result.check_id) {
+                if !inserted.contains(&r.check_id) {
                     continue;
                 }
-                let monitor = by_id[&r.result.monitor_id];
+                let monitor = by_id[&r.monitor_id];
                 if !plan::is_current(r.definition_version, monitor) {
-                    outcome
-                        .outdated
-                        .push((r.result.check_id, r.result.monitor_id));
+                    outcome.outdated.push((r.check_id, r.monitor_id));
                     continue;
                 }
-                match rules.answer_of(
-                    &r.result,
-                    r.definition_version,
-                    r.region.as_deref(),
-                    r.round_id,
-                    monitor,
-                ) {
+                match rules.answer_of(r, monitor) {
                     Some(answer) => answers.push(answer),
-                    None => fresh.push(&r.result),
+                    None => fresh.push(r),
                 }
             }
             outcome.answers = answers.len();

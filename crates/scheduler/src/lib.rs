@@ -1,10 +1,10 @@
 //! The scheduler: decides when each monitor is checked.
 //!
-//! - Checked monitors (every kind but heartbeat) get a `CheckDueV5` per
+//! - Checked monitors (every kind but heartbeat) get a `DueCheck` per
 //!   region and slot on `uptime.checks.due.v5.<region>`; slots are
 //!   deterministic ([`slots`]), so every replica and every restart names
 //!   each check the same and JetStream drops a republished one.
-//! - Heartbeat monitors get a failed `CheckResultV2` for each period that
+//! - Heartbeat monitors get a failed `CheckResult` for each period that
 //!   ends without a ping ([`timing`]).
 //! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
 //! - Work already overdue when it is loaded (a start, a bulk import, a

@@ -16,7 +16,7 @@ use std::collections::{BinaryHeap, HashMap};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
-    /// Checked monitors: a `CheckDueV5` per region and slot, for the checkers.
+    /// Checked monitors: a `DueCheck` per region and slot, for the checkers.
     Checked,
     /// heartbeat monitors: a failed result per missed deadline.
     Heartbeat,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_config::RegionsSettings;
 use uptime_contracts::streams::MONITORS_STREAM;
-use uptime_contracts::{CheckResultV2, Message, MonitorChangedV1};
+use uptime_contracts::{check_due, check_result, Message, MonitorChangedV1};
 use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
 use uptime_db::DbError;
 
@@ -156,7 +156,8 @@ impl Engine {
                     uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string())
                 });
                 // Its region's subject, so only that region's checkers take it.
-                (PublishKind::Check, due.subject(), headers, due.to_bytes())
+                let (subject, payload) = check_due::encode(&due);
+                (PublishKind::Check, subject, headers, payload)
             }
             Publication::MissedHeartbeat(result) => {
                 let span = tracing::info_span!("missed_heartbeat", monitor_id = result.monitor_id, check_id = %result.check_id);
@@ -164,11 +165,12 @@ impl Engine {
                     uptime_telemetry::nats::headers_with_msg_id(&result.check_id.to_string())
                 });
                 span.in_scope(|| tracing::info!("no heartbeat ping before the deadline"));
+                let (subject, payload) = check_result::encode(&result);
                 (
                     PublishKind::MissedHeartbeat,
-                    CheckResultV2::SUBJECT.to_string(),
+                    subject.to_string(),
                     headers,
-                    result.to_bytes(),
+                    payload,
                 )
             }
         };

@@ -16,14 +16,14 @@
 //! settings, never a deployment's default).
 
 use crate::million::procstat;
-use crate::{count, Stack, StackOptions, N};
+use crate::{count, Stack, StackOptions};
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use uptime_contracts::{
-    CheckDueV5, CheckOptionsV1, CheckOutcome, CheckSpecV2, DnsQueryV1, DnsRecordType, MonitorKind,
+    CheckOptions, CheckOutcome, CheckSpec, DnsQuery, DnsRecordType, DueCheck, MonitorKind,
 };
 use uptime_testkit::dns::{DnsServer, Record, Zone};
 use uptime_testkit::target::TargetServer;
@@ -41,7 +41,7 @@ pub struct KindsOptions {
 
 /// The loopback server a kind's checks go to, kept alive for the run.
 struct KindTarget {
-    spec: CheckSpecV2,
+    spec: CheckSpec,
     ca_pem_path: Option<std::path::PathBuf>,
     _http: Option<TargetServer>,
     _dns: Option<DnsServer>,
@@ -50,14 +50,14 @@ struct KindTarget {
 
 impl KindTarget {
     async fn start(kind: MonitorKind) -> anyhow::Result<Self> {
-        let spec = |target: String| CheckSpecV2 {
+        let spec = |target: String| CheckSpec {
             kind,
             target,
             timeout_secs: 5,
             expected_status: 200,
             keyword: None,
             keyword_type: None,
-            options: CheckOptionsV1::default(),
+            options: CheckOptions::default(),
         };
         Ok(match kind {
             MonitorKind::Http | MonitorKind::Tcp => {
@@ -93,7 +93,7 @@ impl KindTarget {
                 ])
                 .await;
                 let mut s = spec("bench.example.test".into());
-                s.options.dns = Some(DnsQueryV1 {
+                s.options.dns = Some(DnsQuery {
                     record_type: DnsRecordType::A,
                     expected: vec!["192.0.2.10".into()],
                     server: Some(server.addr().to_string()),
@@ -190,7 +190,7 @@ async fn one_kind(kind: MonitorKind, options: &KindsOptions) -> anyhow::Result<K
     let n = options.checks;
     // An hour's interval: the whole backlog is queued at once on purpose,
     // and must not be skipped as stale.
-    let msgs: Vec<CheckDueV5> = (0..n)
+    let msgs: Vec<DueCheck> = (0..n)
         .map(|i| crate::scheduled_due(first_id + (i % monitors) as i64, &target.spec, 3600))
         .collect::<anyhow::Result<_>>()?;
 
@@ -236,7 +236,7 @@ async fn probe_alone(target: &KindTarget, n: usize) -> anyhow::Result<(f64, f64,
     let cpu_before = own_cpu_secs();
     let started = Instant::now();
     let failed = futures::stream::iter(0..n)
-        .map(|_| probes.check(&target.spec))
+        .map(|_| probes.check(&target.spec, None))
         .buffer_unordered(CONCURRENCY)
         .filter(|report| std::future::ready(report.outcome == CheckOutcome::Fail))
         .count()

@@ -376,9 +376,9 @@ impl Stack {
 /// Benchmarks publish what production publishes.
 pub fn scheduled_due(
     monitor_id: i64,
-    spec: &uptime_contracts::CheckSpecV2,
+    spec: &uptime_contracts::CheckSpec,
     interval_secs: u32,
-) -> anyhow::Result<uptime_contracts::CheckDueV5> {
+) -> anyhow::Result<uptime_contracts::DueCheck> {
     let options = serde_json::to_value(&spec.options)?;
     let row = uptime_db::monitors::CheckFields {
         id: monitor_id,
@@ -414,7 +414,7 @@ pub fn scheduled_due(
 /// in flight; returns the time taken.
 pub async fn publish_all(
     js: &async_nats::jetstream::Context,
-    msgs: Vec<uptime_contracts::CheckDueV5>,
+    msgs: Vec<uptime_contracts::DueCheck>,
 ) -> anyhow::Result<std::time::Duration> {
     let started = std::time::Instant::now();
     let mut in_flight = futures::stream::FuturesUnordered::new();

@@ -8,11 +8,11 @@
 //! `check-due.v4` (one message per region per round). Counted where the
 //! work lands: rows in `check_results` and decided rows in `check_rounds`.
 
-use crate::{count, Stack, StackOptions, N};
+use crate::{count, Stack, StackOptions};
 use diesel::sql_types::{BigInt, Double};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
-use uptime_contracts::{check_id_in_round, CheckDueV4, CheckSpecV2, MonitorKind, Trigger};
+use uptime_contracts::{check_id_in_round, CheckSpec, DueCheck, MonitorKind, Trigger};
 use uptime_testkit::target::TargetServer;
 
 pub struct RegionsOptions {
@@ -70,7 +70,7 @@ async fn one_run(regions: &[&str], rounds: usize) -> anyhow::Result<RunFigures> 
     let monitors = 1_000;
     let first_id = seed(&stack, monitors, &target.url("/")).await?;
     let (_, js) = stack.env.nats.jetstream().await;
-    let spec = CheckSpecV2 {
+    let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: target.url("/"),
         timeout_secs: 5,
@@ -84,7 +84,7 @@ async fn one_run(regions: &[&str], rounds: usize) -> anyhow::Result<RunFigures> 
     for i in 0..rounds {
         let round_id = uuid::Uuid::new_v4();
         for region in &regions {
-            dues.push(CheckDueV4 {
+            dues.push(DueCheck {
                 check_id: check_id_in_round(round_id, region, regions.len()),
                 monitor_id: first_id + (i % monitors) as i64,
                 definition_version: 1,
@@ -153,7 +153,7 @@ async fn verdict_latency(stack: &Stack) -> anyhow::Result<(f64, f64)> {
     Ok((crate::percentile(&ms, 0.5), crate::percentile(&ms, 0.99)))
 }
 
-async fn publish(js: &async_nats::jetstream::Context, dues: Vec<CheckDueV4>) -> anyhow::Result<()> {
+async fn publish(js: &async_nats::jetstream::Context, dues: Vec<DueCheck>) -> anyhow::Result<()> {
     let mut in_flight = futures::stream::FuturesUnordered::new();
     for due in dues {
         let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());

@@ -14,7 +14,7 @@ use chrono::{NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Date, Double, Timestamptz};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckDueV5, CheckSpecV2, MonitorKind};
+use uptime_contracts::{CheckSpec, DueCheck, MonitorKind};
 use uptime_retention::RetentionSettings;
 use uptime_testkit::target::TargetServer;
 
@@ -242,7 +242,7 @@ async fn checks_per_second(
     let before = count(&mut conn).await?.n;
     anyhow::ensure!(before == 0, "today's partition is not empty: {before}");
     let started = Instant::now();
-    let spec = CheckSpecV2 {
+    let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: target.url("/"),
         timeout_secs: 5,
@@ -251,7 +251,7 @@ async fn checks_per_second(
         keyword_type: None,
         options: Default::default(),
     };
-    let dues: Vec<CheckDueV5> = (0..n)
+    let dues: Vec<DueCheck> = (0..n)
         .map(|_| crate::scheduled_due(monitor_id, &spec, 86400))
         .collect::<anyhow::Result<_>>()?;
     crate::publish_all(js, dues).await?;

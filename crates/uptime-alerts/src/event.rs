@@ -4,11 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
-use uptime_contracts::{
-    MonitorRefV2, RegionOutcomeV1, RegionSeen, RoundV1, SslExpiringV2, StateChangedV2,
-    StateChangedV3,
-};
+use uptime_contracts::{CheckRef, MonitorKind, MonitorStatus, Trigger};
+use uptime_contracts::{MonitorRef, RegionOutcome, RegionSeen, Round, SslWarning, StateChange};
 use uuid::Uuid;
 
 /// The `event` of an alert.
@@ -97,8 +94,8 @@ pub struct RegionInfo {
     pub error: Option<String>,
 }
 
-impl From<&RegionOutcomeV1> for RegionInfo {
-    fn from(r: &RegionOutcomeV1) -> Self {
+impl From<&RegionOutcome> for RegionInfo {
+    fn from(r: &RegionOutcome) -> Self {
         Self {
             region: r.region.clone(),
             seen: r.seen,
@@ -110,8 +107,8 @@ impl From<&RegionOutcomeV1> for RegionInfo {
     }
 }
 
-impl From<&RoundV1> for RoundInfo {
-    fn from(r: &RoundV1) -> Self {
+impl From<&Round> for RoundInfo {
+    fn from(r: &Round) -> Self {
         Self {
             round_id: r.round_id,
             quorum: r.quorum,
@@ -155,8 +152,8 @@ pub struct AlertEvent {
     pub round: Option<RoundInfo>,
 }
 
-impl From<&MonitorRefV2> for MonitorInfo {
-    fn from(m: &MonitorRefV2) -> Self {
+impl From<&MonitorRef> for MonitorInfo {
+    fn from(m: &MonitorRef) -> Self {
         Self {
             id: m.id,
             name: m.name.clone(),
@@ -166,8 +163,8 @@ impl From<&MonitorRefV2> for MonitorInfo {
     }
 }
 
-impl From<&CheckRefV1> for CheckInfo {
-    fn from(c: &CheckRefV1) -> Self {
+impl From<&CheckRef> for CheckInfo {
+    fn from(c: &CheckRef) -> Self {
         Self {
             check_id: c.check_id,
             trigger: c.trigger,
@@ -181,8 +178,9 @@ impl From<&CheckRefV1> for CheckInfo {
 }
 
 impl AlertEvent {
-    /// The alert for a status change; `None` for a change to `pending`.
-    pub fn from_state_change(e: &StateChangedV2) -> Option<Self> {
+    /// The alert for a status change (with its round, for a monitor
+    /// checked from several regions); `None` for a change to `pending`.
+    pub fn from_state_change(e: &StateChange) -> Option<Self> {
         Some(Self {
             event: EventType::for_status(e.status)?,
             event_id: e.event_id,
@@ -196,30 +194,11 @@ impl AlertEvent {
             days_left: None,
             warn_days: None,
             message: None,
-            round: None,
-        })
-    }
-
-    /// The alert for a status change with its round (version 3); `None`
-    /// for a change to `pending`.
-    pub fn from_state_change_v3(e: &StateChangedV3) -> Option<Self> {
-        let v2 = StateChangedV2 {
-            event_id: e.event_id,
-            monitor: e.monitor.clone(),
-            previous_status: e.previous_status,
-            status: e.status,
-            occurred_at: e.occurred_at,
-            previous_since: e.previous_since,
-            consecutive_failures: e.consecutive_failures,
-            check: e.check.clone(),
-        };
-        Some(Self {
             round: e.round.as_ref().map(Into::into),
-            ..Self::from_state_change(&v2)?
         })
     }
 
-    pub fn from_ssl_expiring(e: &SslExpiringV2) -> Self {
+    pub fn from_ssl_expiring(e: &SslWarning) -> Self {
         Self {
             event: EventType::SslExpiring,
             event_id: e.event_id,

@@ -303,11 +303,11 @@ mod tests {
     }
 
     fn down_in_two_of_three(name: &str) -> AlertEvent {
-        use uptime_contracts::messages::{CheckRefV1, MonitorKind, MonitorStatus, Trigger};
-        use uptime_contracts::{MonitorRefV2, RegionOutcomeV1, RoundV1, StateChangedV3};
+        use uptime_contracts::{CheckRef, MonitorKind, MonitorStatus, Trigger};
+        use uptime_contracts::{MonitorRef, RegionOutcome, Round, StateChange};
         let at = Utc.with_ymd_and_hms(2026, 11, 23, 5, 0, 0).unwrap();
         let round_id = uuid::Uuid::new_v4();
-        let region = |name: &str, seen, latency_ms, error: Option<&str>| RegionOutcomeV1 {
+        let region = |name: &str, seen, latency_ms, error: Option<&str>| RegionOutcome {
             region: name.into(),
             seen,
             check_id: Some(uuid::Uuid::new_v4()),
@@ -315,9 +315,9 @@ mod tests {
             http_status: None,
             error: error.map(String::from),
         };
-        let event = StateChangedV3 {
+        let event = StateChange {
             event_id: uuid::Uuid::new_v4(),
-            monitor: MonitorRefV2 {
+            monitor: MonitorRef {
                 id: 7,
                 user_id: 1,
                 name: name.into(),
@@ -329,7 +329,7 @@ mod tests {
             occurred_at: at,
             previous_since: None,
             consecutive_failures: 2,
-            check: CheckRefV1 {
+            check: CheckRef {
                 check_id: round_id,
                 trigger: Trigger::Scheduled,
                 checked_at: at,
@@ -338,7 +338,7 @@ mod tests {
                 http_status: None,
                 error: Some("eu: connection refused; us: timed out after 5 s".into()),
             },
-            round: Some(RoundV1 {
+            round: Some(Round {
                 round_id,
                 quorum: 2,
                 regions: vec![
@@ -359,7 +359,7 @@ mod tests {
                 note: None,
             }),
         };
-        AlertEvent::from_state_change_v3(&event).expect("an alert")
+        AlertEvent::from_state_change(&event).expect("an alert")
     }
 
     const EXPECTED_REGIONS: &str =

@@ -55,7 +55,7 @@ pub async fn publish<M: Message>(
 }
 
 /// Like [`publish`], on `subject` instead of the message type's own: for
-/// messages with a subject per region ([`crate::CheckDueV4::subject`]).
+/// messages with a subject per region ([`crate::DueCheck::subject`]).
 pub async fn publish_on<M: Message>(
     js: &jetstream::Context,
     subject: String,

@@ -7,29 +7,51 @@
 //! message version is never changed in place: a change adds `...V2` with a new
 //! subject suffix, and at most the current and the previous version of each
 //! family live ([`versions`] lists every version and its status).
+//!
+//! One module per message family (`check_due`, `check_result`,
+//! `state_changed`, `ssl_expiring`, `monitor_changed`, `api_key_revoked`),
+//! the parts they share beside them (`spec`, `kinds`, `events`, `round`).
+//! Services work on the unversioned types ([`DueCheck`], [`CheckResult`],
+//! [`StateChange`], [`SslWarning`], [`CheckSpec`], [`Round`]): a family's
+//! `decode(subject, payload)` reads every live version into its type (one
+//! `From` per previous version), and its `encode` writes the current
+//! version. The current version's message is the unversioned type itself,
+//! under its published schema name (`#[schemars(rename = "CheckResultV3")]`),
+//! so the schema test fails on any change that would alter a published
+//! schema: such a change needs a new version, and the old one is then frozen
+//! as its own struct with a `From` (as [`CheckResultV2`] is).
 
-pub mod api_keys;
+pub mod api_key_revoked;
 pub mod bus;
-pub mod checks_v2;
-pub mod checks_v3;
-pub mod checks_v5;
-pub mod events_v2;
-pub mod messages;
+pub mod check_due;
+pub mod check_result;
+pub mod events;
+pub mod kinds;
+pub mod monitor_changed;
 pub mod placement;
 pub mod presence;
 pub mod regions;
+pub mod round;
+pub mod spec;
+pub mod ssl_expiring;
+pub mod state_changed;
 pub mod streams;
 pub mod subjects;
 pub mod versions;
 
-pub use api_keys::*;
-pub use checks_v2::*;
-pub use checks_v3::*;
-pub use checks_v5::*;
-pub use events_v2::*;
-pub use messages::*;
+pub use api_key_revoked::*;
+pub use check_due::DueCheck;
+pub use check_result::{CheckResult, CheckResultV2};
+pub use events::*;
+pub use kinds::*;
+pub use monitor_changed::*;
 pub use placement::Placement;
+pub use presence::CheckerPresenceV1;
 pub use regions::*;
+pub use round::*;
+pub use spec::*;
+pub use ssl_expiring::SslWarning;
+pub use state_changed::{StateChange, StateChangedV2};
 
 use bytes::Bytes;
 use serde::{de::DeserializeOwned, Serialize};
@@ -51,6 +73,16 @@ pub trait Message: Serialize + DeserializeOwned + schemars::JsonSchema {
     }
 }
 
+/// Why a received message cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// A subject of no live version of the family.
+    #[error("no live message version on subject {0}")]
+    UnknownSubject(String),
+    #[error("malformed message: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// The header JetStream deduplicates publishes on.
 pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
 
@@ -66,13 +98,12 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
     }
     vec![
         entry::<CheckResultV2>(),
-        entry::<CheckDueV4>(),
-        entry::<CheckDueV5>(),
-        entry::<CheckResultV3>(),
+        entry::<DueCheck>(),
+        entry::<CheckResult>(),
         entry::<MonitorChangedV1>(),
         entry::<StateChangedV2>(),
-        entry::<SslExpiringV2>(),
-        entry::<StateChangedV3>(),
+        entry::<SslWarning>(),
+        entry::<StateChange>(),
         entry::<ApiKeyRevokedV1>(),
     ]
 }

@@ -9,9 +9,11 @@
 //! the bucket through [`open_or_create`], so whoever starts first creates it
 //! identically.
 
-use crate::CheckerPresenceV1;
 use async_nats::jetstream::{self, kv, stream};
+use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The bucket's name (its stream is `KV_uptime_checkers`, its subjects
@@ -25,6 +27,16 @@ pub const MAX_BYTES: i64 = 16 << 20;
 
 /// Largest value a checker may put (an entry is a short JSON object).
 pub const MAX_VALUE_BYTES: i32 = 4096;
+
+/// What a checker announces about itself (the value under
+/// `<region>.<instance_id>` in the `uptime_checkers` key-value bucket, whose
+/// entries expire when not renewed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckerPresenceV1 {
+    pub instance_id: String,
+    pub region: String,
+    pub seen_at: DateTime<Utc>,
+}
 
 /// The bucket could not be opened or used.
 #[derive(Debug, thiserror::Error)]

@@ -1,11 +1,9 @@
 //! Every subject the services publish on. All live under `uptime.`, so
 //! `nats sub 'uptime.>'` shows the whole system at work.
 
-/// The outcome of one check, for a definition version (checker, api-gateway and scheduler → recorder).
+/// The outcome of one check, for a definition version, without region or
+/// round (the previous version; read by the recorder).
 pub const CHECK_RESULT_V2: &str = "uptime.checks.result.v2";
-/// The prefix of the per-region due checks, version 4: `uptime.checks.due.v4.<region>`
-/// (scheduler and api-gateway → the region's checkers).
-pub const CHECK_DUE_V4_PREFIX: &str = "uptime.checks.due.v4";
 /// The prefix of the per-region due checks, version 5 (secrets sealed):
 /// `uptime.checks.due.v5.<region>` (scheduler and api-gateway → the region's checkers).
 pub const CHECK_DUE_V5_PREFIX: &str = "uptime.checks.due.v5";
@@ -22,11 +20,6 @@ pub const STATE_CHANGED_V3: &str = "uptime.events.state_changed.v3";
 /// An API key was revoked (api-gateway → every api-gateway replica; core
 /// NATS, no stream).
 pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";
-
-/// The subject of `region`'s due checks (version 4).
-pub fn due_v4(region: &str) -> String {
-    format!("{CHECK_DUE_V4_PREFIX}.{region}")
-}
 
 /// The subject of `region`'s due checks (version 5).
 pub fn due_v5(region: &str) -> String {

@@ -90,8 +90,12 @@ const RETIRED_2026_11_25: Status = Retired {
 const UNPUBLISHED_SINCE_2026_11_25: Status = Previous {
     retire_after: Some("2027-01-31"),
 };
-/// Read, and still sent by some publishers.
-const STILL_PUBLISHED: Status = Previous { retire_after: None };
+/// Read, published by nobody since 2026-11-27 (pings and missed heartbeats
+/// moved to the current version): one release on, and long past every
+/// stream's max age, it goes.
+const UNPUBLISHED_SINCE_2026_11_27: Status = Previous {
+    retire_after: Some("2027-01-31"),
+};
 
 /// The table. Retired subjects are written out here (and only here): their
 /// constants are gone with them.
@@ -120,14 +124,17 @@ pub const VERSIONS: &[WireVersion] = &[
         &[],
         RETIRED_2026_11_25,
     ),
-    // Unpublished since v5 replaced it; retire it one release on.
+    // Unpublished since 2026-11-25 (v5 replaced it), past the work queue's
+    // max age (6 h): retired the release after.
     v(
         "check-due",
         4,
-        subjects::CHECK_DUE_V4_PREFIX,
+        "uptime.checks.due.v4",
         &[],
-        &["checker (each region's consumer)"],
-        UNPUBLISHED_SINCE_2026_11_25,
+        &[],
+        Retired {
+            since: "2026-11-27",
+        },
     ),
     v(
         "check-due",
@@ -149,18 +156,19 @@ pub const VERSIONS: &[WireVersion] = &[
         "check-result",
         2,
         subjects::CHECK_RESULT_V2,
-        &[
-            "api-gateway (heartbeat pings)",
-            "scheduler (missed heartbeats)",
-        ],
+        &[],
         &["recorder"],
-        STILL_PUBLISHED,
+        UNPUBLISHED_SINCE_2026_11_27,
     ),
     v(
         "check-result",
         3,
         subjects::CHECK_RESULT_V3,
-        &["checker"],
+        &[
+            "checker",
+            "api-gateway (heartbeat pings)",
+            "scheduler (missed heartbeats)",
+        ],
         &["recorder"],
         Current,
     ),

@@ -111,7 +111,7 @@ pub struct Monitor {
     /// Goes up by one whenever what a check of this monitor does changes;
     /// only results of the current version move its state.
     pub definition_version: i64,
-    /// What a check needs besides the target (`CheckOptionsV1` as JSON;
+    /// What a check needs besides the target (`CheckOptions` as JSON;
     /// `None`: the kind's defaults). See [`Monitor::options`].
     pub check_options: Option<serde_json::Value>,
     /// The basic-auth password, sealed (`uptime-secrets`): write-only, never
@@ -140,7 +140,7 @@ pub struct Monitor {
 
 impl Monitor {
     /// The check options, typed (the kind's defaults when the column is NULL).
-    pub fn options(&self) -> Result<uptime_contracts::CheckOptionsV1, serde_json::Error> {
+    pub fn options(&self) -> Result<uptime_contracts::CheckOptions, serde_json::Error> {
         crate::monitors::options_of(self.check_options.as_ref())
     }
 }
@@ -170,7 +170,7 @@ pub struct MonitorDefinition {
     pub latency_warn_ms: Option<i32>,
     pub heartbeat_token: Option<String>,
     pub active: bool,
-    /// `CheckOptionsV1` as JSON, without the basic-auth password; `None`:
+    /// `CheckOptions` as JSON, without the basic-auth password; `None`:
     /// the kind's defaults.
     pub check_options: Option<serde_json::Value>,
     /// The basic-auth password, sealed; `None`: no password.

@@ -32,20 +32,17 @@ pub use bulk::create_many;
 /// A `check_options` column value, typed: NULL is the kind's defaults.
 pub fn options_of(
     column: Option<&serde_json::Value>,
-) -> Result<uptime_contracts::CheckOptionsV1, serde_json::Error> {
+) -> Result<uptime_contracts::CheckOptions, serde_json::Error> {
     match column {
         None => Ok(Default::default()),
-        Some(value) => uptime_contracts::CheckOptionsV1::deserialize(value),
+        Some(value) => uptime_contracts::CheckOptions::deserialize(value),
     }
 }
 
 /// What the `check_options` column keeps of `options`: `None` when they are
 /// all defaults, and never the basic-auth password (which has its column).
-pub fn options_column(options: &uptime_contracts::CheckOptionsV1) -> Option<serde_json::Value> {
-    let mut stored = options.clone();
-    if let Some(auth) = stored.http.as_mut().and_then(|h| h.basic_auth.as_mut()) {
-        auth.password = None;
-    }
+pub fn options_column(options: &uptime_contracts::CheckOptions) -> Option<serde_json::Value> {
+    let stored = options.clone().without_password();
     (!stored.is_empty()).then(|| serde_json::to_value(&stored).expect("plain data serialises"))
 }
 

@@ -27,7 +27,7 @@ pub struct RoundAnswers {
     pub deadline_at: DateTime<Utc>,
     pub regions: Vec<String>,
     pub quorum: i32,
-    /// `{"<region>": <CheckResultV3>}`.
+    /// `{"<region>": <CheckResult>}`.
     pub answers: serde_json::Value,
 }
 
@@ -183,7 +183,7 @@ pub struct DecidedRound {
     pub round_id: Uuid,
     /// `up`, `degraded`, `down`, or `None` when no region answered.
     pub verdict: Option<String>,
-    /// The decided round (`RoundV1`).
+    /// The decided round (`Round`).
     pub decision: serde_json::Value,
 }
 

@@ -20,11 +20,11 @@ pub struct RoundRow {
     pub deadline_at: DateTime<Utc>,
     pub regions: Vec<String>,
     pub quorum: i32,
-    /// `{"<region>": <CheckResultV3>}`, the answers so far.
+    /// `{"<region>": <CheckResult>}`, the answers so far.
     pub answers: serde_json::Value,
     pub decided_at: Option<DateTime<Utc>>,
     pub verdict: Option<String>,
-    /// The decided round (`RoundV1`).
+    /// The decided round (`Round`).
     pub decision: Option<serde_json::Value>,
 }
 

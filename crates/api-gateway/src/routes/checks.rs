@@ -8,7 +8,7 @@ use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use uptime_contracts::{CheckDueV5, Trigger};
+use uptime_contracts::{DueCheck, Trigger};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -99,7 +99,7 @@ pub async fn check_now(
 /// for every acknowledgement; 503 if NATS does not give them. A retry of a
 /// publish that did land is harmless: each carries its check id as
 /// `Nats-Msg-Id`.
-async fn publish_round(state: &AppState, round: &[CheckDueV5]) -> Result<(), ApiError> {
+async fn publish_round(state: &AppState, round: &[DueCheck]) -> Result<(), ApiError> {
     let unavailable = |subject: &str, e: &dyn std::fmt::Display| {
         ApiError::Unavailable(format!("publishing to {subject}: {e}"))
     };
@@ -124,7 +124,7 @@ fn round_of(
     monitor: &uptime_db::models::Monitor,
     regions: &uptime_config::RegionsSettings,
     round_id: Uuid,
-) -> Result<Vec<CheckDueV5>, ApiError> {
+) -> Result<Vec<DueCheck>, ApiError> {
     let round = uptime_db::monitors::RoundOf {
         round_id,
         trigger: Trigger::Manual,

@@ -21,7 +21,7 @@
 //!   re-reads the row and fails the run if no success, failure or exit-code
 //!   ping follows within the grace (`timeout_secs`). The ping that ends the
 //!   run clears the start and carries the run's duration (ping time minus
-//!   start) as its result's `latency_ms`: check-result.v2 has no other field
+//!   start) as its result's `latency_ms`: check-result.v3 has no other field
 //!   for it, and so a monitor's `latency_warn_ms` marks a run that took too
 //!   long as degraded.
 //!
@@ -37,11 +37,13 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
 use futures::StreamExt;
 use serde::Serialize;
-use uptime_contracts::{CheckOutcome, CheckResultV2, MonitorChange, MonitorChangedV1, Trigger};
+use uptime_contracts::{
+    CheckOutcome, CheckResult, MonitorChange, MonitorChangedV1, Trigger, DEFAULT_REGION,
+};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Who reports heartbeat results, in `CheckResultV2::reporter`.
+/// Who reports heartbeat results, in `CheckResult::reporter`.
 pub const REPORTER: &str = "api-gateway";
 /// The error of an explicit failure report without a body.
 pub const CLIENT_FAILURE: &str = "failure reported by the client";
@@ -273,7 +275,7 @@ async fn record(
                 let pinged = uptime_db::recording::record_heartbeat(c, token, now)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let result = CheckResultV2 {
+                let result = CheckResult {
                     check_id,
                     monitor_id: pinged.monitor_id,
                     definition_version: pinged.definition_version,
@@ -286,6 +288,9 @@ async fn record(
                     error,
                     ssl_expires_at: None,
                     reporter: REPORTER.to_string(),
+                    // Pings arrive where the gateway runs: no regions, no round.
+                    region: DEFAULT_REGION.to_string(),
+                    round_id: None,
                 };
                 state.publish(&check_id.to_string(), &result).await?;
                 Ok((pinged, result))

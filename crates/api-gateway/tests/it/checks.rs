@@ -5,7 +5,7 @@ use crate::common::spawn_app;
 use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV5};
+use uptime_contracts::{streams, DueCheck};
 
 #[tokio::test]
 async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
@@ -37,7 +37,7 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     // A monitor naming no regions: a round of one, in the default region.
     assert_eq!(subject, "uptime.checks.due.v5.default");
     assert_eq!(msg_id.as_deref(), Some(check_id.as_str()));
-    let due: CheckDueV5 = serde_json::from_value(payload.clone()).unwrap();
+    let due: DueCheck = serde_json::from_value(payload.clone()).unwrap();
     assert_eq!(due.check_id.to_string(), check_id);
     assert_eq!(due.round_id.to_string(), check_id);
     assert_eq!(due.region, "default");
@@ -93,7 +93,7 @@ async fn a_manual_check_of_a_two_region_monitor_queues_a_round_of_two() {
         subjects,
         ["uptime.checks.due.v5.eu", "uptime.checks.due.v5.us"]
     );
-    let dues: Vec<CheckDueV5> = queued
+    let dues: Vec<DueCheck> = queued
         .iter()
         .map(|(_, _, payload)| serde_json::from_value(payload.clone()).unwrap())
         .collect();

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckResultV2, Message};
+use uptime_contracts::{streams, CheckResult, Message};
 use uptime_db::schema::monitors;
 
 async fn last_heartbeat_at(app: &TestApp, monitor_id: i64) -> Option<DateTime<Utc>> {
@@ -19,12 +19,12 @@ async fn last_heartbeat_at(app: &TestApp, monitor_id: i64) -> Option<DateTime<Ut
 }
 
 /// The check results the gateway published, oldest first.
-async fn published_results(app: &TestApp) -> Vec<(Option<String>, CheckResultV2)> {
+async fn published_results(app: &TestApp) -> Vec<(Option<String>, CheckResult)> {
     stream_messages(&app.state.js, streams::RESULTS_STREAM)
         .await
         .into_iter()
         .map(|(subject, msg_id, payload)| {
-            assert_eq!(subject, CheckResultV2::SUBJECT);
+            assert_eq!(subject, CheckResult::SUBJECT);
             (msg_id, serde_json::from_value(payload).unwrap())
         })
         .collect()
@@ -332,7 +332,7 @@ async fn exit_code_0_is_a_success_and_others_a_failure_that_ends_the_run() {
     assert_eq!(res.status(), StatusCode::OK);
     assert!(res.bytes().await.unwrap().is_empty());
 
-    let results: Vec<CheckResultV2> = published_results(&app)
+    let results: Vec<CheckResult> = published_results(&app)
         .await
         .into_iter()
         .map(|(_, r)| r)

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV5, MonitorKind};
+use uptime_contracts::{streams, DueCheck, MonitorKind};
 
 pub const MONITORS: &str = "/api/v1/monitors";
 
@@ -461,7 +461,7 @@ async fn a_manual_check_of_a_tcp_monitor_is_queued_as_check_due_v3() {
     let queued = stream_messages(&app.state.js, streams::CHECKS_STREAM).await;
     assert_eq!(queued.len(), 1, "{queued:?}");
     assert_eq!(queued[0].0, "uptime.checks.due.v5.default");
-    let due: CheckDueV5 = serde_json::from_value(queued[0].2.clone()).unwrap();
+    let due: DueCheck = serde_json::from_value(queued[0].2.clone()).unwrap();
     assert_eq!(due.monitor_id, tcp["id"].as_i64().unwrap());
     assert_eq!(due.spec.kind, MonitorKind::Tcp);
     assert_eq!(due.spec.target, "127.0.0.1:5432");

@@ -7,7 +7,7 @@ use crate::common::{spawn_app, TestApp};
 use crate::monitor_kinds::{assert_invalid, create, patch, stored, with, MONITORS};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckDueV5, HttpMethod};
+use uptime_contracts::{streams, DueCheck, HttpMethod};
 
 const SECRET: &str = "s3cr3t-Pa55-w0rd";
 
@@ -137,7 +137,7 @@ async fn queued_password(app: &TestApp, key: &str, id: &Value) -> Option<String>
         .expect("a due check of the monitor");
     // Issue 19: on the wire, the password is sealed (check-due.v5).
     assert_no_secret(payload);
-    let due: CheckDueV5 = serde_json::from_value(payload.clone()).unwrap();
+    let due: DueCheck = serde_json::from_value(payload.clone()).unwrap();
     let http = due.spec.options.http.expect("the request");
     assert_eq!(http.method, HttpMethod::Get);
     http.basic_auth

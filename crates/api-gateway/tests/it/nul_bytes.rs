@@ -6,7 +6,7 @@ use crate::check_support::{insert_heartbeat_monitor, stream_messages};
 use crate::common::spawn_app;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::{streams, CheckResultV2};
+use uptime_contracts::{streams, CheckResult};
 
 #[tokio::test]
 async fn a_nul_in_any_string_of_a_body_is_400_invalid_request_body() {
@@ -132,7 +132,7 @@ async fn a_failure_report_with_a_nul_is_stored_with_a_replacement_character() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
 
-    let published: Vec<CheckResultV2> = stream_messages(&app.state.js, streams::RESULTS_STREAM)
+    let published: Vec<CheckResult> = stream_messages(&app.state.js, streams::RESULTS_STREAM)
         .await
         .into_iter()
         .map(|(_, _, payload)| serde_json::from_value(payload).unwrap())

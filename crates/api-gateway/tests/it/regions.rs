@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_contracts::regions::{RegionOutcomeV1, RegionSeen, RoundV1};
+use uptime_contracts::round::{RegionOutcome, RegionSeen, Round};
 use uptime_contracts::CheckerPresenceV1;
 use uptime_db::schema::{check_results, check_rounds, monitors};
 use uuid::Uuid;
@@ -326,11 +326,11 @@ async fn rounds_are_listed_newest_first_with_what_each_region_saw() {
     let t = Utc::now() - Duration::minutes(5);
     let decided = Uuid::new_v4();
     let open = Uuid::new_v4();
-    let decision = RoundV1 {
+    let decision = Round {
         round_id: decided,
         quorum: 2,
         regions: vec![
-            RegionOutcomeV1 {
+            RegionOutcome {
                 region: "ap".into(),
                 seen: RegionSeen::Offline,
                 check_id: None,
@@ -338,7 +338,7 @@ async fn rounds_are_listed_newest_first_with_what_each_region_saw() {
                 http_status: None,
                 error: None,
             },
-            RegionOutcomeV1 {
+            RegionOutcome {
                 region: "eu".into(),
                 seen: RegionSeen::Failed,
                 check_id: Some(Uuid::new_v4()),
@@ -346,7 +346,7 @@ async fn rounds_are_listed_newest_first_with_what_each_region_saw() {
                 http_status: None,
                 error: Some("timed out after 5 s".into()),
             },
-            RegionOutcomeV1 {
+            RegionOutcome {
                 region: "us".into(),
                 seen: RegionSeen::Passed,
                 check_id: Some(Uuid::new_v4()),

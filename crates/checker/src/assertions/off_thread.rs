@@ -23,7 +23,7 @@ use super::{evaluate, ResponseView};
 use std::sync::LazyLock;
 use std::time::Duration;
 use tokio::sync::Semaphore;
-use uptime_contracts::AssertionV1;
+use uptime_contracts::Assertion;
 
 /// One turn per CPU: see the module documentation.
 static TURNS: LazyLock<Semaphore> = LazyLock::new(|| {
@@ -58,7 +58,7 @@ impl OwnedResponse {
 /// [`evaluate`] on a blocking thread within [`ASSERTION_TIME_BUDGET`]:
 /// past it, `assertion over its budget: took longer than 2000 ms`.
 pub async fn evaluate_on_budget(
-    assertions: Vec<AssertionV1>,
+    assertions: Vec<Assertion>,
     response: OwnedResponse,
 ) -> Option<String> {
     let work = move || evaluate(&assertions, &response.view());
@@ -147,7 +147,7 @@ mod tests {
             latency_ms: 5,
             secrets: Vec::new(),
         };
-        let assertion = |target: &str| AssertionV1 {
+        let assertion = |target: &str| Assertion {
             source: uptime_contracts::AssertionSource::JsonBody,
             property: Some("$.status".into()),
             comparison: uptime_contracts::Comparison::Equals,

@@ -21,8 +21,8 @@ fn assertion(
     property: Option<&str>,
     comparison: Comparison,
     target: Option<&str>,
-) -> AssertionV1 {
-    AssertionV1 {
+) -> Assertion {
+    Assertion {
         source,
         property: property.map(Into::into),
         comparison,
@@ -31,7 +31,7 @@ fn assertion(
 }
 
 /// The verdict of `assertions` on a 200 with [`BODY`] after 120 ms.
-fn verdict_on(body: &[u8], assertions: &[AssertionV1]) -> Option<String> {
+fn verdict_on(body: &[u8], assertions: &[Assertion]) -> Option<String> {
     let headers = headers();
     let secrets = vec!["hunter2".to_string()];
     let view = ResponseView {
@@ -45,7 +45,7 @@ fn verdict_on(body: &[u8], assertions: &[AssertionV1]) -> Option<String> {
     evaluate(assertions, &view)
 }
 
-fn verdict(assertions: &[AssertionV1]) -> Option<String> {
+fn verdict(assertions: &[Assertion]) -> Option<String> {
     verdict_on(BODY.as_bytes(), assertions)
 }
 

@@ -1,7 +1,7 @@
 //! The request built and the verdict of a response, without a network.
 
 use super::*;
-use uptime_contracts::{AssertionSource, BasicAuthV1, Comparison, HeaderV1};
+use uptime_contracts::{AssertionSource, BasicAuth, Comparison, Header};
 
 fn exchange(status: u16, body: &[u8]) -> Exchange {
     Exchange {
@@ -59,7 +59,7 @@ fn invalid_utf8_does_not_hide_a_keyword() {
 
 #[test]
 fn assertions_are_judged_after_the_status_and_the_keyword() {
-    let failing = [AssertionV1 {
+    let failing = [Assertion {
         source: AssertionSource::TextBody,
         property: None,
         comparison: Comparison::Contains,
@@ -86,8 +86,8 @@ fn assertions_are_judged_after_the_status_and_the_keyword() {
     );
 }
 
-fn header(name: &str, value: &str) -> HeaderV1 {
-    HeaderV1 {
+fn header(name: &str, value: &str) -> Header {
+    Header {
         name: name.into(),
         value: value.into(),
     }
@@ -95,7 +95,7 @@ fn header(name: &str, value: &str) -> HeaderV1 {
 
 #[test]
 fn no_options_is_a_plain_get() {
-    let request = Request::of(None).unwrap();
+    let request = Request::of(None, None).unwrap();
     assert_eq!(request.method, Method::GET);
     assert!(request.headers.is_empty());
     assert_eq!(request.body, None);
@@ -104,7 +104,7 @@ fn no_options_is_a_plain_get() {
 
 #[test]
 fn headers_keep_their_order_and_credentials_are_sensitive() {
-    let http = HttpRequestV1 {
+    let http = HttpRequest {
         method: HttpMethod::Post,
         headers: vec![
             header("X-Trace", "1"),
@@ -114,7 +114,7 @@ fn headers_keep_their_order_and_credentials_are_sensitive() {
         body: Some("{}".into()),
         basic_auth: None,
     };
-    let request = Request::of(Some(&http)).unwrap();
+    let request = Request::of(Some(&http), None).unwrap();
     assert_eq!(request.method, Method::POST);
     let traces: Vec<_> = request.headers.get_all("x-trace").iter().collect();
     assert_eq!(traces, ["1", "2"]);
@@ -133,15 +133,15 @@ fn headers_keep_their_order_and_credentials_are_sensitive() {
 
 #[test]
 fn basic_auth_replaces_an_authorization_header() {
-    let http = HttpRequestV1 {
+    let http = HttpRequest {
         headers: vec![header("authorization", "Bearer other")],
-        basic_auth: Some(BasicAuthV1 {
+        basic_auth: Some(BasicAuth {
             username: "alice".into(),
-            password: Some("hunter2".into()),
+            password_sealed: Some("v1.k1.AAAA".into()),
         }),
         ..Default::default()
     };
-    let request = Request::of(Some(&http)).unwrap();
+    let request = Request::of(Some(&http), Some("hunter2")).unwrap();
     let values: Vec<_> = request.headers.get_all(AUTHORIZATION).iter().collect();
     // base64("alice:hunter2")
     assert_eq!(values, ["Basic YWxpY2U6aHVudGVyMg=="]);
@@ -155,11 +155,11 @@ fn basic_auth_replaces_an_authorization_header() {
 #[test]
 fn an_unsendable_header_is_named_without_its_value() {
     let with = |h| {
-        let http = HttpRequestV1 {
+        let http = HttpRequest {
             headers: vec![header("x-ok", "1"), h],
             ..Default::default()
         };
-        Request::of(Some(&http)).err()
+        Request::of(Some(&http), None).err()
     };
     assert_eq!(
         with(header("bad name", "v")).as_deref(),

@@ -42,7 +42,7 @@ use hickory_resolver::{Name, ResolveError, TokioResolver};
 use screen::Screen;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckSpecV2, DnsRecordType};
+use uptime_contracts::{CheckSpec, DnsRecordType};
 
 /// The port of a server named without one.
 const DNS_PORT: u16 = 53;
@@ -117,7 +117,7 @@ impl DnsProbe {
     }
 
     /// Runs the check; every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    pub async fn check(&self, spec: &CheckSpec) -> CheckReport {
         let query = spec.options.dns.clone().unwrap_or_default();
         let record_type = query.record_type;
         let target = spec.target.trim();

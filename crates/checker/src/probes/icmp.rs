@@ -30,7 +30,7 @@ use std::time::Duration;
 use surge_ping::{Client, Config, IcmpPacket, PingIdentifier, PingSequence, SurgeError, ICMP};
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
-use uptime_contracts::CheckSpecV2;
+use uptime_contracts::CheckSpec;
 
 /// Echo requests sent per check.
 pub const ECHO_REQUESTS: u32 = 3;
@@ -72,7 +72,7 @@ impl IcmpProbe {
     }
 
     /// Runs one check. Never fails: every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    pub async fn check(&self, spec: &CheckSpec) -> CheckReport {
         let host = match endpoint::parse_host(&spec.target) {
             Ok(host) => host,
             Err(e) => return CheckReport::failed(e.to_string()),

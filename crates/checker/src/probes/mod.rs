@@ -20,7 +20,7 @@ use crate::http_check::{HttpChecker, HttpCheckerOptions};
 use crate::report::CheckReport;
 use crate::settings::CheckerSettings;
 use crate::CheckerError;
-use uptime_contracts::{CheckSpecV2, MonitorKind};
+use uptime_contracts::{CheckSpec, MonitorKind};
 
 /// Every probe, built once per process and shared by all check tasks.
 pub struct Probes {
@@ -66,10 +66,11 @@ impl Probes {
         })
     }
 
-    /// Runs the check `spec` describes with the probe of its kind.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    /// Runs the check `spec` describes with the probe of its kind;
+    /// `password`: its basic auth's, opened.
+    pub async fn check(&self, spec: &CheckSpec, password: Option<&str>) -> CheckReport {
         match spec.kind {
-            MonitorKind::Http | MonitorKind::Keyword => self.http.check(spec).await,
+            MonitorKind::Http | MonitorKind::Keyword => self.http.check(spec, password).await,
             MonitorKind::Tcp => self.tcp.check(spec).await,
             MonitorKind::Tls => self.tls.check(spec).await,
             MonitorKind::Dns => self.dns.check(spec).await,

@@ -17,7 +17,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
-use uptime_contracts::CheckSpecV2;
+use uptime_contracts::CheckSpec;
 
 pub struct TcpProbe {
     policy: AddressPolicy,
@@ -29,7 +29,7 @@ impl TcpProbe {
     }
 
     /// Runs one check. Never fails: every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    pub async fn check(&self, spec: &CheckSpec) -> CheckReport {
         let endpoint = match endpoint::parse_host_port(&spec.target, None) {
             Ok(endpoint) => endpoint,
             Err(e) => return CheckReport::failed(e.to_string()),

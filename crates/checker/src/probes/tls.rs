@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio_rustls::TlsConnector;
-use uptime_contracts::CheckSpecV2;
+use uptime_contracts::CheckSpec;
 use url::Host;
 
 /// How long the polite `close_notify` may take after the verdict.
@@ -80,7 +80,7 @@ impl TlsProbe {
     }
 
     /// Runs one check. Never fails: every problem is a failed check with its reason.
-    pub async fn check(&self, spec: &CheckSpecV2) -> CheckReport {
+    pub async fn check(&self, spec: &CheckSpec) -> CheckReport {
         let endpoint = match endpoint::parse_https_or_host_port(&spec.target) {
             Ok(endpoint) => endpoint,
             Err(e) => return CheckReport::failed(e.to_string()),

@@ -5,7 +5,7 @@
 
 use crate::common::{http_spec, keyword_spec, Harness, RunningChecker};
 use uptime_contracts::{
-    AssertionSource, AssertionV1, CheckOutcome, CheckResultV3, CheckSpecV2, Comparison, KeywordType,
+    Assertion, AssertionSource, CheckOutcome, CheckResult, CheckSpec, Comparison, KeywordType,
 };
 use uptime_testkit::target::TargetServer;
 
@@ -17,8 +17,8 @@ fn assertion(
     property: Option<&str>,
     comparison: Comparison,
     target: Option<&str>,
-) -> AssertionV1 {
-    AssertionV1 {
+) -> Assertion {
+    Assertion {
         source,
         property: property.map(Into::into),
         comparison,
@@ -26,13 +26,13 @@ fn assertion(
     }
 }
 
-fn asserting(mut spec: CheckSpecV2, assertions: Vec<AssertionV1>) -> CheckSpecV2 {
+fn asserting(mut spec: CheckSpec, assertions: Vec<Assertion>) -> CheckSpec {
     spec.options.assertions = assertions;
     spec
 }
 
 /// Publishes each spec and returns their results, in order.
-async fn results_of(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV3> {
+async fn results_of(h: &Harness, specs: Vec<CheckSpec>) -> Vec<CheckResult> {
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(h.publish_due(spec).await.check_id);
@@ -48,7 +48,7 @@ async fn results_of(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV3> 
 async fn verdicts(
     h: &Harness,
     target: &TargetServer,
-    assertions: Vec<AssertionV1>,
+    assertions: Vec<Assertion>,
 ) -> Vec<Option<String>> {
     let specs = assertions
         .into_iter()
@@ -284,7 +284,7 @@ async fn status_keyword_and_assertions_must_all_hold_and_the_first_failure_is_na
             asserting(keyword("absent"), vec![is_ok.clone()]),
             asserting(keyword("degraded"), vec![db_ok, is_ok, is_201.clone()]),
             asserting(
-                CheckSpecV2 {
+                CheckSpec {
                     expected_status: 503,
                     ..http_spec(&target.url("/"))
                 },

@@ -5,8 +5,7 @@
 
 use crate::common::{spec_of, Harness, RunningChecker};
 use uptime_contracts::{
-    CheckOptionsV1, CheckOutcome, CheckResultV3, CheckSpecV2, DnsQueryV1, DnsRecordType,
-    MonitorKind,
+    CheckOptions, CheckOutcome, CheckResult, CheckSpec, DnsQuery, DnsRecordType, MonitorKind,
 };
 use uptime_testkit::dns::{DnsServer, Failure, Record, Zone};
 
@@ -16,10 +15,10 @@ fn dns_spec(
     record_type: DnsRecordType,
     expected: &[&str],
     server: &str,
-) -> CheckSpecV2 {
-    CheckSpecV2 {
-        options: CheckOptionsV1 {
-            dns: Some(DnsQueryV1 {
+) -> CheckSpec {
+    CheckSpec {
+        options: CheckOptions {
+            dns: Some(DnsQuery {
                 record_type,
                 expected: expected.iter().map(|e| e.to_string()).collect(),
                 server: Some(server.into()),
@@ -49,7 +48,7 @@ fn example_zone() -> Zone {
 }
 
 /// Publishes every spec, then returns their results in the same order.
-async fn check_all(h: &Harness, specs: Vec<CheckSpecV2>) -> Vec<CheckResultV3> {
+async fn check_all(h: &Harness, specs: Vec<CheckSpec>) -> Vec<CheckResult> {
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(h.publish_due(spec).await.check_id);
@@ -241,7 +240,7 @@ async fn a_server_that_never_answers_times_out() {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let checker = RunningChecker::start(h.settings("c")).await;
 
-    let spec = CheckSpecV2 {
+    let spec = CheckSpec {
         timeout_secs: 1,
         ..dns_spec(
             "www.example.test",

@@ -12,7 +12,7 @@
 use crate::common::{spec_of, Harness, RunningChecker};
 use checker::settings::CheckerSettings;
 use uptime_contracts::{
-    CheckOptionsV1, CheckOutcome, CheckSpecV2, DnsQueryV1, DnsRecordType, MonitorKind,
+    CheckOptions, CheckOutcome, CheckSpec, DnsQuery, DnsRecordType, MonitorKind,
 };
 use uptime_testkit::dns::{DnsServer, Record, Zone};
 
@@ -27,10 +27,10 @@ fn dns_spec(
     record_type: DnsRecordType,
     expected: &[&str],
     server: Option<&DnsServer>,
-) -> CheckSpecV2 {
-    CheckSpecV2 {
-        options: CheckOptionsV1 {
-            dns: Some(DnsQueryV1 {
+) -> CheckSpec {
+    CheckSpec {
+        options: CheckOptions {
+            dns: Some(DnsQuery {
                 record_type,
                 expected: expected.iter().map(|e| e.to_string()).collect(),
                 server: server.map(|s| s.addr().to_string()),
@@ -71,7 +71,7 @@ fn strict(h: &Harness, name: &str, tenant_resolvers: &[&DnsServer]) -> CheckerSe
 
 /// Publishes every spec and returns (error, raw result JSON) in order,
 /// asserting each failed.
-async fn failures(h: &Harness, specs: &[CheckSpecV2]) -> Vec<(String, String)> {
+async fn failures(h: &Harness, specs: &[CheckSpec]) -> Vec<(String, String)> {
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(h.publish_due(spec.clone()).await.check_id);
@@ -133,7 +133,7 @@ async fn a_non_public_answer_is_refused_and_never_repeated() {
             "a private address",
         ),
     ];
-    let specs: Vec<CheckSpecV2> = cases.iter().map(|(s, _, _)| s.clone()).collect();
+    let specs: Vec<CheckSpec> = cases.iter().map(|(s, _, _)| s.clone()).collect();
     for ((spec, name, class), (error, json)) in cases.iter().zip(failures(&h, &specs).await) {
         assert_eq!(
             error,

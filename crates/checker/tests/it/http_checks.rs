@@ -81,7 +81,7 @@ async fn the_expected_status_need_not_be_200() {
 
     target.set_status(404);
     let gone = h
-        .publish_due(uptime_contracts::CheckSpecV2 {
+        .publish_due(uptime_contracts::CheckSpec {
             expected_status: 404,
             ..http_spec(&target.url("/gone"))
         })
@@ -92,7 +92,7 @@ async fn the_expected_status_need_not_be_200() {
 
     target.set_status(200);
     let created = h
-        .publish_due(uptime_contracts::CheckSpecV2 {
+        .publish_due(uptime_contracts::CheckSpec {
             expected_status: 201,
             ..http_spec(&target.url("/"))
         })
@@ -164,7 +164,7 @@ async fn a_target_slower_than_the_timeout_fails_as_timed_out() {
     let checker = RunningChecker::start(h.settings("c")).await;
 
     let due = h
-        .publish_due(uptime_contracts::CheckSpecV2 {
+        .publish_due(uptime_contracts::CheckSpec {
             timeout_secs: 1,
             ..http_spec(&target.url("/"))
         })
@@ -185,7 +185,7 @@ async fn a_slow_target_within_the_timeout_passes_with_its_latency() {
     let checker = RunningChecker::start(h.settings("c")).await;
 
     let due = h
-        .publish_due(uptime_contracts::CheckSpecV2 {
+        .publish_due(uptime_contracts::CheckSpec {
             timeout_secs: 10,
             ..http_spec(&target.url("/"))
         })

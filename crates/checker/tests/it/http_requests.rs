@@ -4,19 +4,19 @@
 
 use crate::common::{http_spec, Harness, RunningChecker};
 use uptime_contracts::{
-    AssertionSource, AssertionV1, BasicAuthV1, CheckOutcome, CheckSpecV2, Comparison, HeaderV1,
-    HttpMethod, HttpRequestV1,
+    Assertion, AssertionSource, BasicAuth, CheckOutcome, CheckSpec, Comparison, Header, HttpMethod,
+    HttpRequest,
 };
 use uptime_testkit::target::TargetServer;
 
-fn header(name: &str, value: &str) -> HeaderV1 {
-    HeaderV1 {
+fn header(name: &str, value: &str) -> Header {
+    Header {
         name: name.into(),
         value: value.into(),
     }
 }
 
-fn with_request(target: &str, http: HttpRequestV1) -> CheckSpecV2 {
+fn with_request(target: &str, http: HttpRequest) -> CheckSpec {
     let mut spec = http_spec(target);
     spec.options.http = Some(http);
     spec
@@ -31,7 +31,7 @@ async fn method_headers_and_body_arrive_at_the_target() {
 
     let spec = with_request(
         &target.url("/orders?probe=1"),
-        HttpRequestV1 {
+        HttpRequest {
             method: HttpMethod::Post,
             headers: vec![
                 header("X-Trace", "first"),
@@ -69,7 +69,7 @@ async fn every_method_is_sent_as_asked_and_a_plain_check_is_a_get() {
 
     // One at a time, so the requests arrive in this order.
     for method in HttpMethod::ALL {
-        let http = HttpRequestV1 {
+        let http = HttpRequest {
             method,
             ..Default::default()
         };
@@ -102,16 +102,16 @@ async fn basic_auth_arrives_and_the_password_never_reaches_the_result() {
 
     let mut spec = with_request(
         &target.url("/private"),
-        HttpRequestV1 {
+        HttpRequest {
             headers: vec![header("Authorization", "Bearer replaced-by-basic-auth")],
-            basic_auth: Some(BasicAuthV1 {
+            basic_auth: Some(BasicAuth {
                 username: "alice".into(),
-                password: Some("hunter2-secret".into()),
+                password_sealed: Some(crate::common::seal("hunter2-secret")),
             }),
             ..Default::default()
         },
     );
-    spec.options.assertions = vec![AssertionV1 {
+    spec.options.assertions = vec![Assertion {
         source: AssertionSource::TextBody,
         property: None,
         comparison: Comparison::Equals,
@@ -155,12 +155,12 @@ async fn a_bearer_token_in_the_headers_is_sent_and_redacted_like_a_password() {
 
     let mut spec = with_request(
         &target.url("/"),
-        HttpRequestV1 {
+        HttpRequest {
             headers: vec![header("authorization", "Bearer tok-123456")],
             ..Default::default()
         },
     );
-    spec.options.assertions = vec![AssertionV1 {
+    spec.options.assertions = vec![Assertion {
         source: AssertionSource::Header,
         property: Some("X-Echo".into()),
         comparison: Comparison::IsEmpty,
@@ -188,7 +188,7 @@ async fn a_post_redirected_with_302_goes_on_as_a_get_without_its_body() {
 
     let spec = with_request(
         &target.redirect_url(&target.url("/landing")),
-        HttpRequestV1 {
+        HttpRequest {
             method: HttpMethod::Post,
             body: Some("form=1".into()),
             ..Default::default()
@@ -228,10 +228,10 @@ async fn credentials_do_not_follow_a_redirect_to_another_origin() {
 
     let spec = with_request(
         &first.redirect_url(&second.url("/elsewhere")),
-        HttpRequestV1 {
-            basic_auth: Some(BasicAuthV1 {
+        HttpRequest {
+            basic_auth: Some(BasicAuth {
                 username: "alice".into(),
-                password: Some("hunter2".into()),
+                password_sealed: Some(crate::common::seal("hunter2")),
             }),
             ..Default::default()
         },
@@ -256,7 +256,7 @@ async fn an_unsendable_header_fails_the_check_without_quoting_its_value() {
 
     let spec = with_request(
         &target.url("/"),
-        HttpRequestV1 {
+        HttpRequest {
             headers: vec![header("Authorization", "Bearer secret\r\nX-Injected: 1")],
             ..Default::default()
         },

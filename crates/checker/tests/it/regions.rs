@@ -3,7 +3,7 @@
 //! name the region, checkers announce themselves in the presence bucket,
 //! and a bad region name refuses to start.
 
-use crate::common::{due_v4, http_spec, Harness, RunningChecker, RESULT_DEADLINE};
+use crate::common::{due_in, http_spec, Harness, RunningChecker, RESULT_DEADLINE};
 use async_nats::jetstream::consumer::PullConsumer;
 use std::time::Duration;
 use uptime_contracts::{presence, streams, subjects, CheckerPresenceV1, DEFAULT_REGION};
@@ -26,10 +26,12 @@ async fn a_regional_due_check_is_taken_only_by_its_regions_checker() {
 
     // Queued while only the default region's checker runs: it must leave it.
     let round_id = Uuid::new_v4();
-    let eu_due = due_v4(http_spec(&target.url("/eu")), "eu", round_id, 2);
-    h.publish_due_v4(&eu_due).await;
-    let default_due = due_v4(http_spec(&target.url("/default")), "default", round_id, 2);
-    h.publish_due_v4(&default_due).await;
+    let eu_due = due_in(http_spec(&target.url("/eu")), "eu", round_id, 2);
+    h.publish_due_as(&eu_due, &eu_due.check_id.to_string())
+        .await;
+    let default_due = due_in(http_spec(&target.url("/default")), "default", round_id, 2);
+    h.publish_due_as(&default_due, &default_due.check_id.to_string())
+        .await;
     let (subject, default_result) = h.raw_result_of(default_due.check_id).await;
     assert_eq!(subject, subjects::CHECK_RESULT_V3);
     assert_eq!(default_result["region"], "default");
@@ -195,16 +197,13 @@ async fn a_consumer_from_before_regions_gets_the_default_filter() {
         filters(streams::CHECKER_CONSUMER).await,
         checker::region::filter_subjects(DEFAULT_REGION)
     );
-    assert_eq!(
-        filters("checker-eu").await,
-        ["uptime.checks.due.v4.eu", "uptime.checks.due.v5.eu"]
-    );
+    assert_eq!(filters("checker-eu").await, ["uptime.checks.due.v5.eu"]);
 
     // The default region's checker keeps working on its consumer.
     let default_checker = RunningChecker::start(h.settings("c-default")).await;
     let target = TargetServer::start().await;
-    let due = due_v4(http_spec(&target.url("/")), "default", Uuid::new_v4(), 1);
-    h.publish_due_v4(&due).await;
+    let due = due_in(http_spec(&target.url("/")), "default", Uuid::new_v4(), 1);
+    h.publish_due_as(&due, &due.check_id.to_string()).await;
     let (_, result) = h.raw_result_of(due.check_id).await;
     assert_eq!(result["reporter"], "c-default");
     default_checker.stop().await;
@@ -243,13 +242,17 @@ async fn an_upgraded_default_checker_filters_its_own_consumer() {
 async fn a_default_consumer_of_the_release_before_drops_the_retired_due_versions() {
     let h = Harness::start().await;
     let stream = h.js.get_stream(streams::CHECKS_STREAM).await.unwrap();
-    // `checker` as the release before left it: the retired unregioned
-    // versions (1 to 3) besides the region's v4 and v5.
+    // `checker` as an older release left it: the retired unregioned
+    // versions (1 to 3), the region's retired v4 and its v5. (Subjects of
+    // retired versions come from the versions table: no source names them.)
     let mut old = streams::durable_pull(streams::CHECKER_CONSUMER, Duration::from_secs(5), 10);
     old.filter_subjects = uptime_contracts::versions::VERSIONS
         .iter()
         .filter(|v| v.family == "check-due" && !v.status.is_live())
-        .map(|v| v.subject.to_string())
+        .map(|v| match v.version {
+            1..=3 => v.subject.to_string(),
+            _ => format!("{}.{DEFAULT_REGION}", v.subject),
+        })
         .chain(checker::region::filter_subjects(DEFAULT_REGION))
         .collect();
     assert_eq!(old.filter_subjects.len(), 5);
@@ -263,10 +266,7 @@ async fn a_default_consumer_of_the_release_before_drops_the_retired_due_versions
         .unwrap();
     assert_eq!(
         consumer.info().await.unwrap().config.filter_subjects,
-        [
-            "uptime.checks.due.v4.default",
-            "uptime.checks.due.v5.default"
-        ]
+        ["uptime.checks.due.v5.default"]
     );
     default_checker.stop().await;
 }

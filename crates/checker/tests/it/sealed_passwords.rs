@@ -6,47 +6,36 @@
 use crate::common::*;
 use std::time::Duration;
 use uptime_contracts::{
-    streams, BasicAuthV1, CheckDueV5, CheckOutcome, CheckSpecV2, HttpRequestV1, Message,
-    MonitorKind,
+    streams, BasicAuth, CheckOutcome, CheckSpec, DueCheck, HttpRequest, Message, MonitorKind,
 };
 use uptime_secrets::{Keyring, Purpose, Zeroizing};
 use uptime_testkit::target::TargetServer;
-use uuid::Uuid;
 
 const PASSWORD: &str = "hunter2-secret";
 
-fn with_basic_auth(mut spec: CheckSpecV2) -> CheckSpecV2 {
-    spec.options.http = Some(HttpRequestV1 {
-        basic_auth: Some(BasicAuthV1 {
+fn with_basic_auth(mut spec: CheckSpec) -> CheckSpec {
+    spec.options.http = Some(HttpRequest {
+        basic_auth: Some(BasicAuth {
             username: "probe".into(),
-            password: None,
+            password_sealed: None,
         }),
         ..Default::default()
     });
     spec
 }
 
-/// A version-5 due check of `spec` in the default region, its password
-/// sealed by `keyring`.
-fn due_v5(spec: CheckSpecV2, keyring: &Keyring) -> CheckDueV5 {
+/// A due check of `spec` in the default region, its password sealed by
+/// `keyring`.
+fn due_sealed(spec: CheckSpec, keyring: &Keyring) -> DueCheck {
     let sealed = keyring
         .seal(Purpose::HTTP_BASIC_AUTH_PASSWORD, PASSWORD)
         .unwrap();
-    let v4 = due_v4(spec, "default", Uuid::new_v4(), 1);
-    CheckDueV5 {
-        check_id: v4.check_id,
-        monitor_id: v4.monitor_id,
-        definition_version: v4.definition_version,
-        interval_secs: v4.interval_secs,
-        trigger: v4.trigger,
-        due_at: v4.due_at,
-        spec: v4.spec.sealed(Some(sealed)),
-        region: v4.region,
-        round_id: v4.round_id,
-    }
+    let mut due = due_now(spec);
+    due.spec = due.spec.sealed(Some(sealed));
+    due
 }
 
-async fn publish(h: &Harness, due: &CheckDueV5) {
+async fn publish(h: &Harness, due: &DueCheck) {
     let mut headers = async_nats::HeaderMap::new();
     headers.insert(uptime_contracts::MSG_ID_HEADER, due.check_id.to_string());
     uptime_contracts::bus::publish_on(&h.js, due.subject(), headers, due)
@@ -64,7 +53,7 @@ async fn a_sealed_password_opens_just_for_the_request() {
     target.record_requests();
     let checker = RunningChecker::start(h.settings("c1")).await;
 
-    let due = due_v5(
+    let due = due_sealed(
         with_basic_auth(http_spec(&target.url("/private"))),
         &uptime_testkit::secrets::test_keyring(),
     );
@@ -78,7 +67,7 @@ async fn a_sealed_password_opens_just_for_the_request() {
 
     // Sealed with a key this checker does not have: down, saying which key.
     let elsewhere = Keyring::new("k9", [("k9", Zeroizing::new([9u8; 32]))]).unwrap();
-    let unknown = due_v5(
+    let unknown = due_sealed(
         with_basic_auth(http_spec(&target.url("/private"))),
         &elsewhere,
     );
@@ -109,9 +98,9 @@ async fn without_a_key_only_checks_with_a_password_fail() {
     let checker = RunningChecker::start(settings).await;
     let keyring = uptime_testkit::secrets::test_keyring();
 
-    let sealed = due_v5(with_basic_auth(http_spec(&target.url("/"))), &keyring);
+    let sealed = due_sealed(with_basic_auth(http_spec(&target.url("/"))), &keyring);
     publish(&h, &sealed).await;
-    let plain = due_v5(http_spec(&target.url("/")), &keyring);
+    let plain = due_sealed(http_spec(&target.url("/")), &keyring);
     publish(&h, &plain).await;
     assert_eq!(
         h.result_of(plain.check_id).await.outcome,
@@ -132,7 +121,7 @@ async fn a_dead_lettered_version_five_check_holds_only_ciphertext() {
     let checker = RunningChecker::start(h.settings("c1")).await;
     // A heartbeat has no check to run: dead-lettered as it came.
     let spec = with_basic_auth(spec_of(MonitorKind::Heartbeat, "nightly backup"));
-    let due = due_v5(spec, &uptime_testkit::secrets::test_keyring());
+    let due = due_sealed(spec, &uptime_testkit::secrets::test_keyring());
     publish(&h, &due).await;
     let dead = h.js.get_stream(streams::DEAD_STREAM).await.unwrap();
     let subject = streams::dead::subject_for(&due.subject());

@@ -7,7 +7,7 @@ use checker::settings::CheckerSettings;
 use chrono::{DateTime, SecondsFormat, Utc};
 use sha2::{Digest, Sha256};
 use tempfile::NamedTempFile;
-use uptime_contracts::{CheckOutcome, CheckResultV3, CheckSpecV2, MonitorKind, TlsOptionsV1};
+use uptime_contracts::{CheckOutcome, CheckResult, CheckSpec, MonitorKind, TlsOptions};
 use uptime_testkit::tls_target::{LeafOptions, TlsTarget};
 
 /// Settings trusting `target`'s CA; the file must outlive the checker's start.
@@ -19,20 +19,20 @@ fn trusting(h: &Harness, target: &TlsTarget) -> (CheckerSettings, NamedTempFile)
     (settings, ca)
 }
 
-fn tls_spec(target: &str) -> CheckSpecV2 {
+fn tls_spec(target: &str) -> CheckSpec {
     spec_of(MonitorKind::Tls, target)
 }
 
-fn pinned_spec(target: &str, fingerprint: &str) -> CheckSpecV2 {
+fn pinned_spec(target: &str, fingerprint: &str) -> CheckSpec {
     let mut spec = tls_spec(target);
-    spec.options.tls = Some(TlsOptionsV1 {
+    spec.options.tls = Some(TlsOptions {
         fingerprint_sha256: Some(fingerprint.into()),
     });
     spec
 }
 
 /// Runs `spec` on a checker trusting `target`'s CA.
-async fn check_trusting(target: &TlsTarget, spec: CheckSpecV2) -> CheckResultV3 {
+async fn check_trusting(target: &TlsTarget, spec: CheckSpec) -> CheckResult {
     let h = Harness::start().await;
     let (settings, _ca) = trusting(&h, target);
     let checker = RunningChecker::start(settings).await;
@@ -240,7 +240,7 @@ async fn a_server_that_never_answers_the_handshake_times_out() {
     let checker = RunningChecker::start(h.settings("c")).await;
 
     let due = h
-        .publish_due(CheckSpecV2 {
+        .publish_due(CheckSpec {
             timeout_secs: 1,
             ..tls_spec(&silent.local_addr().unwrap().to_string())
         })

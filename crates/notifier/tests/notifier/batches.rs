@@ -14,7 +14,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashMap;
 use std::time::Duration;
-use uptime_contracts::messages::MonitorStatus;
+use uptime_contracts::MonitorStatus;
 use uptime_contracts::StateChangedV2;
 use uptime_contracts::{streams, subjects};
 use uptime_db::models::Monitor;
@@ -352,7 +352,7 @@ async fn an_event_in_both_versions_makes_one_delivery_per_contact() {
     let mut events = Vec::new();
     for (monitor, expected) in &fleet {
         let v2 = first_up(monitor);
-        let v3 = uptime_contracts::StateChangedV3 {
+        let v3 = uptime_contracts::StateChange {
             event_id: v2.event_id,
             monitor: v2.monitor.clone(),
             previous_status: v2.previous_status,
@@ -365,7 +365,7 @@ async fn an_event_in_both_versions_makes_one_delivery_per_contact() {
         };
         let v3_id = uuid::Uuid::new_v5(
             &v2.event_id,
-            <uptime_contracts::StateChangedV3 as uptime_contracts::Message>::SUBJECT.as_bytes(),
+            <uptime_contracts::StateChange as uptime_contracts::Message>::SUBJECT.as_bytes(),
         );
         world.publish_with_id(&v3_id.to_string(), &v3).await;
         world.publish_change(&v2).await;

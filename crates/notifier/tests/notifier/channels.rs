@@ -4,8 +4,8 @@ use crate::common::*;
 use chrono::{Duration as ChronoDuration, Utc};
 use serde_json::Value;
 use std::time::Duration;
-use uptime_contracts::messages::*;
-use uptime_contracts::SslExpiringV2;
+use uptime_contracts::SslWarning;
+use uptime_contracts::*;
 use uptime_testkit::receiver::WebhookReceiver;
 use uuid::Uuid;
 
@@ -142,14 +142,14 @@ async fn a_certificate_warning_says_when_it_expires() {
 
     let now = Utc::now();
     let expires = now + ChronoDuration::days(6);
-    let event = SslExpiringV2 {
+    let event = SslWarning {
         event_id: Uuid::new_v4(),
         monitor: monitor_ref(&monitor),
         ssl_expires_at: expires,
         days_left: 6,
         warn_days: 14,
         occurred_at: now,
-        check: CheckRefV1 {
+        check: CheckRef {
             check_id: Uuid::new_v4(),
             trigger: Trigger::Scheduled,
             checked_at: now,

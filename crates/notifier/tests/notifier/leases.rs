@@ -6,7 +6,7 @@ use crate::common::*;
 use chrono::Utc;
 use std::collections::HashMap;
 use std::time::Duration;
-use uptime_contracts::messages::MonitorStatus;
+use uptime_contracts::MonitorStatus;
 use uptime_testkit::receiver::{Reply, WebhookReceiver};
 
 const DEADLINE: Duration = Duration::from_secs(20);

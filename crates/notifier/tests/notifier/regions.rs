@@ -8,9 +8,9 @@ use crate::common::*;
 use async_nats::jetstream;
 use chrono::{Duration as ChronoDuration, Utc};
 use std::time::Duration;
-use uptime_contracts::messages::MonitorStatus;
+use uptime_contracts::MonitorStatus;
 use uptime_contracts::{
-    streams, Message, RegionOutcomeV1, RegionSeen, RoundV1, StateChangedV2, StateChangedV3,
+    streams, Message, RegionOutcome, RegionSeen, Round, StateChange, StateChangedV2,
 };
 use uptime_db::models::Monitor;
 use uptime_testkit::receiver::WebhookReceiver;
@@ -19,7 +19,7 @@ use uuid::Uuid;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// Both versions of one change of `m` to down, failed in eu and us.
-fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
+fn both_versions(m: &Monitor) -> (StateChange, StateChangedV2) {
     let now = Utc::now();
     let v2 = change(
         m,
@@ -28,7 +28,7 @@ fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
         now - ChronoDuration::hours(1),
         now,
     );
-    let region = |name: &str, seen, error: Option<&str>| RegionOutcomeV1 {
+    let region = |name: &str, seen, error: Option<&str>| RegionOutcome {
         region: name.into(),
         seen,
         check_id: Some(Uuid::new_v4()),
@@ -36,7 +36,7 @@ fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
         http_status: None,
         error: error.map(String::from),
     };
-    let v3 = StateChangedV3 {
+    let v3 = StateChange {
         event_id: v2.event_id,
         monitor: v2.monitor.clone(),
         previous_status: v2.previous_status,
@@ -45,7 +45,7 @@ fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
         previous_since: v2.previous_since,
         consecutive_failures: v2.consecutive_failures,
         check: v2.check.clone(),
-        round: Some(RoundV1 {
+        round: Some(Round {
             round_id: v2.check.check_id,
             quorum: 2,
             regions: vec![
@@ -62,10 +62,10 @@ fn both_versions(m: &Monitor) -> (StateChangedV3, StateChangedV2) {
 /// As the outbox of a recorder of the release before did: version 3 under
 /// an id derived from the event id, then version 2 under the event id (so
 /// JetStream keeps both).
-async fn publish_both(world: &World, (v3, v2): &(StateChangedV3, StateChangedV2)) {
+async fn publish_both(world: &World, (v3, v2): &(StateChange, StateChangedV2)) {
     let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
     world
-        .publish_with_id(&derived(StateChangedV3::SUBJECT), v3)
+        .publish_with_id(&derived(StateChange::SUBJECT), v3)
         .await;
     world.publish_with_id(&v2.event_id.to_string(), v2).await;
 }
@@ -154,7 +154,7 @@ async fn versions_taken_one_by_one_keep_the_first_payload_the_round() {
     let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
 
     world
-        .publish_with_id(&derived(StateChangedV3::SUBJECT), &v3)
+        .publish_with_id(&derived(StateChange::SUBJECT), &v3)
         .await;
     drained(&world).await;
     world.publish_with_id(&v2.event_id.to_string(), &v2).await;

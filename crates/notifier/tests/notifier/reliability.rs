@@ -4,7 +4,7 @@
 use crate::common::*;
 use chrono::{Duration as ChronoDuration, Utc};
 use std::time::Duration;
-use uptime_contracts::messages::MonitorStatus;
+use uptime_contracts::MonitorStatus;
 use uptime_testkit::receiver::{Reply, WebhookReceiver};
 
 const DEADLINE: Duration = Duration::from_secs(20);

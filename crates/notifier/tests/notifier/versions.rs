@@ -7,8 +7,8 @@ use crate::common::*;
 use async_nats::jetstream;
 use chrono::Utc;
 use std::time::Duration;
-use uptime_contracts::messages::MonitorStatus;
-use uptime_contracts::{streams, subjects, Message, StateChangedV3};
+use uptime_contracts::MonitorStatus;
+use uptime_contracts::{streams, subjects, Message, StateChange};
 use uptime_db::models::Monitor;
 use uuid::Uuid;
 
@@ -25,7 +25,7 @@ fn pinned_example(name: &str, monitor: &Monitor) -> (Uuid, Vec<u8>) {
     let event_id = Uuid::new_v4();
     example["event_id"] = event_id.to_string().into();
     example["monitor"]["id"] = monitor.id.into();
-    example["monitor"]["user_id"] = monitor.user_id.into();
+    example["monitor"]["user_id"] = monitor.org_id.into();
     (event_id, serde_json::to_vec(&example).unwrap())
 }
 
@@ -108,7 +108,7 @@ async fn todays_one_version_per_event_is_delivered_by_a_consumer_of_v3_and_v2() 
     // always had) and one ssl-expiring.v2.
     let now = Utc::now();
     let v2 = change(&monitor, MonitorStatus::Up, MonitorStatus::Down, now, now);
-    let v3 = StateChangedV3 {
+    let v3 = StateChange {
         event_id: v2.event_id,
         monitor: v2.monitor.clone(),
         previous_status: v2.previous_status,
@@ -119,7 +119,7 @@ async fn todays_one_version_per_event_is_delivered_by_a_consumer_of_v3_and_v2() 
         check: v2.check.clone(),
         round: None,
     };
-    let v3_id = Uuid::new_v5(&v3.event_id, StateChangedV3::SUBJECT.as_bytes());
+    let v3_id = Uuid::new_v5(&v3.event_id, StateChange::SUBJECT.as_bytes());
     world.publish_with_id(&v3_id.to_string(), &v3).await;
     let (ssl_id, ssl) = pinned_example("ssl-expiring.v2", &monitor);
     publish_raw(&world, subjects::SSL_EXPIRING_V2, &ssl_id.to_string(), ssl).await;

@@ -1,6 +1,7 @@
 //! The planner's rules, on rows and results built in memory.
 use super::*;
 use chrono::TimeZone;
+use uptime_contracts::Message;
 
 fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
@@ -57,6 +58,7 @@ fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> Chec
     CheckResult {
         check_id: Uuid::new_v4(),
         monitor_id,
+        definition_version: 1,
         trigger: Trigger::Scheduled,
         due_at: Some(t(at)),
         checked_at: t(at),
@@ -66,6 +68,8 @@ fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> Chec
         error: None,
         ssl_expires_at: None,
         reporter: "test".into(),
+        region: uptime_contracts::DEFAULT_REGION.into(),
+        round_id: None,
     }
 }
 
@@ -82,7 +86,7 @@ fn results_apply_in_checked_at_order_whatever_the_batch_order() {
     let ids: Vec<Uuid> = fx
         .events
         .iter()
-        .filter(|e| e.subject == StateChangedV3::SUBJECT)
+        .filter(|e| e.subject == StateChange::SUBJECT)
         .map(|e| e.payload["event_id"].as_str().unwrap().parse().unwrap())
         .collect();
     assert_eq!(
@@ -134,7 +138,7 @@ fn ssl_warning_is_raised_once_per_certificate() {
     let ssl: Vec<&NewOutboxEvent> = fx
         .events
         .iter()
-        .filter(|e| e.subject == SslExpiringV2::SUBJECT)
+        .filter(|e| e.subject == SslWarning::SUBJECT)
         .collect();
     assert_eq!(ssl.len(), 1);
     assert_eq!(ssl[0].id, ssl_event_id(first.check_id));
@@ -162,18 +166,15 @@ fn each_event_is_one_row_of_one_version() {
     // A state change is one state-changed.v3, under the id it had while
     // older versions went out beside it.
     let change = |r: &CheckResult| {
-        Uuid::new_v5(
-            &state_event_id(r.check_id),
-            StateChangedV3::SUBJECT.as_bytes(),
-        )
+        Uuid::new_v5(&state_event_id(r.check_id), StateChange::SUBJECT.as_bytes())
     };
-    assert_eq!(rows_of(1), [(StateChangedV3::SUBJECT, change(&a))]);
+    assert_eq!(rows_of(1), [(StateChange::SUBJECT, change(&a))]);
     // A certificate warning is one ssl-expiring.v2 under its event id.
     assert_eq!(
         rows_of(2),
         [
-            (StateChangedV3::SUBJECT, change(&b)),
-            (SslExpiringV2::SUBJECT, ssl_event_id(b.check_id))
+            (StateChange::SUBJECT, change(&b)),
+            (SslWarning::SUBJECT, ssl_event_id(b.check_id))
         ]
     );
     let row = fx.events.iter().find(|e| e.monitor_id == 1).unwrap();

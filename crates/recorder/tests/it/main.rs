@@ -5,3 +5,4 @@ mod common;
 mod recording;
 mod recovery;
 mod rounds;
+mod versions;

@@ -2,7 +2,7 @@ use crate::common::{result, ssl_expiring_subject, state_changed_subject, Harness
 use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_contracts::{CheckOutcome, CheckResultV3, MonitorKind, MonitorStatus, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResult, MonitorKind, MonitorStatus, Trigger};
 use uptime_db::models::DailyUptime;
 use uptime_db::schema::daily_uptime;
 
@@ -374,7 +374,7 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     let checked_at = Utc::now() - Duration::seconds(30);
 
     // A check that was in flight during the edit fails against the old target.
-    let outdated = CheckResultV3 {
+    let outdated = CheckResult {
         definition_version: 2,
         ..result(id, checked_at, CheckOutcome::Fail)
     };
@@ -400,7 +400,7 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     assert!(days.is_empty(), "nor count in the uptime: {days:?}");
 
     // A result of the current definition moves it, as always.
-    let current = CheckResultV3 {
+    let current = CheckResult {
         definition_version: 3,
         ..result(id, checked_at + Duration::seconds(10), CheckOutcome::Fail)
     };

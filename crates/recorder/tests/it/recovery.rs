@@ -9,7 +9,7 @@ use diesel::sql_types::{Bool, Integer};
 use diesel_async::{AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use futures::StreamExt;
 use std::collections::HashSet;
-use uptime_contracts::{streams, CheckOutcome, CheckResultV3, Message, MonitorStatus};
+use uptime_contracts::{streams, CheckOutcome, CheckResult, MonitorStatus};
 use uptime_db::schema::outbox_events;
 use uuid::Uuid;
 
@@ -48,7 +48,7 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
     let mut h = Harness::new().await;
     let id = h.monitor(|m| m.confirmation_count = 1).await;
     let t0 = Utc::now() - Duration::minutes(5);
-    let results: Vec<CheckResultV3> = (0..20)
+    let results: Vec<CheckResult> = (0..20)
         .map(|i| {
             let outcome = if i < 10 {
                 CheckOutcome::Pass
@@ -75,14 +75,11 @@ async fn a_crash_after_commit_and_before_ack_stores_each_result_once() {
             )
             .await
             .unwrap();
-    let mut taken: Vec<recorder::store::Incoming> = Vec::new();
+    let mut taken: Vec<CheckResult> = Vec::new();
     let mut batch = consumer.fetch().max_messages(100).messages().await.unwrap();
     while let Some(msg) = batch.next().await {
-        taken.push(
-            CheckResultV3::from_bytes(&msg.unwrap().payload)
-                .unwrap()
-                .into(),
-        );
+        let msg = msg.unwrap();
+        taken.push(uptime_contracts::check_result::decode(&msg.subject, &msg.payload).unwrap());
     }
     assert_eq!(taken.len(), results.len());
     let committed = recorder::store::record_batch(&h.env.db.pool, &taken, Utc::now())
@@ -193,7 +190,7 @@ async fn a_batch_rolled_back_as_a_deadlock_victim_is_retried_whole() {
     let c = h.monitor(|_| {}).await;
     assert!(a < b && b < c);
     let t0 = Utc::now() - Duration::minutes(1);
-    let results: Vec<CheckResultV3> = [a, b, c]
+    let results: Vec<CheckResult> = [a, b, c]
         .iter()
         .map(|&id| result(id, t0, CheckOutcome::Pass))
         .collect();

@@ -8,8 +8,8 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use std::collections::HashSet;
 use uptime_contracts::{
-    check_id_in_round, CheckOutcome, CheckResultV3, CheckerPresenceV1, Message, MonitorStatus,
-    StateChangedV3, Trigger,
+    check_id_in_round, CheckOutcome, CheckResult, CheckerPresenceV1, Message, MonitorStatus,
+    StateChange, Trigger,
 };
 use uptime_db::schema::{check_results, check_rounds, daily_uptime};
 use uuid::Uuid;
@@ -38,8 +38,8 @@ fn answer(
     due_at: DateTime<Utc>,
     region: &str,
     ok: bool,
-) -> CheckResultV3 {
-    CheckResultV3 {
+) -> CheckResult {
+    CheckResult {
         check_id: check_id_in_round(round, region, REGIONS.len()),
         monitor_id,
         definition_version: 1,
@@ -130,7 +130,7 @@ async fn one_failing_region_is_a_regional_problem_and_raises_no_event() {
     h.round(id, t0, &[("eu", true), ("us", true), ("ap", true)])
         .await;
     assert_eq!(h.monitor_row(id).await.status, MonitorStatus::Up);
-    let up_events = h.events(StateChangedV3::SUBJECT).await;
+    let up_events = h.events(StateChange::SUBJECT).await;
     assert_eq!(up_events.len(), 1, "pending→up: {up_events:?}");
 
     let round = h
@@ -164,7 +164,7 @@ async fn one_failing_region_is_a_regional_problem_and_raises_no_event() {
         "two rounds, not six checks"
     );
     assert_eq!(
-        h.events(StateChangedV3::SUBJECT).await.len(),
+        h.events(StateChange::SUBJECT).await.len(),
         1,
         "no new event"
     );
@@ -196,7 +196,7 @@ async fn two_failing_regions_turn_it_down_after_confirmation_count_rounds() {
     assert_eq!((m.status, m.consecutive_failures), (MonitorStatus::Down, 2));
     assert_eq!(h.daily_total(id).await, (3, 1));
 
-    let v3 = h.events(StateChangedV3::SUBJECT).await;
+    let v3 = h.events(StateChange::SUBJECT).await;
     assert_eq!(v3.len(), 2, "pending→up, up→down: {v3:?}");
     let down = &v3[1];
     assert_eq!(down["status"], "down");
@@ -323,7 +323,7 @@ async fn the_sweeper_decides_overdue_rounds_telling_offline_from_silent() {
     );
     let m = h.monitor_row(id).await;
     assert_eq!(m.status, MonitorStatus::Down, "confirmation count 1");
-    let v3 = h.events(StateChangedV3::SUBJECT).await;
+    let v3 = h.events(StateChange::SUBJECT).await;
     assert_eq!(v3.len(), 1);
     assert_eq!(v3[0]["round"]["round_id"], round.to_string());
 }
@@ -364,7 +364,7 @@ async fn single_region_results_raise_state_changed_v3_without_a_round() {
     let id = h.monitor(|_| {}).await;
     let r = crate::common::result(id, Utc::now(), CheckOutcome::Pass);
     h.record(std::slice::from_ref(&r)).await;
-    let v3 = h.events(StateChangedV3::SUBJECT).await;
+    let v3 = h.events(StateChange::SUBJECT).await;
     assert_eq!(v3.len(), 1);
     assert!(v3[0].get("round").is_none());
     assert_eq!(v3[0]["check"]["check_id"], r.check_id.to_string());
@@ -387,8 +387,8 @@ async fn the_relay_sends_one_transactions_rows_in_id_order_whatever_their_subjec
     // versions) the state change would go first.
     let at = Utc::now() - Duration::minutes(1);
     let rows = [
-        (Uuid::from_u128(1), uptime_contracts::SslExpiringV2::SUBJECT),
-        (Uuid::from_u128(2), StateChangedV3::SUBJECT),
+        (Uuid::from_u128(1), uptime_contracts::SslWarning::SUBJECT),
+        (Uuid::from_u128(2), StateChange::SUBJECT),
     ];
     // One statement: the relay must not sweep between the two rows.
     let values: Vec<_> = rows
@@ -408,7 +408,7 @@ async fn the_relay_sends_one_transactions_rows_in_id_order_whatever_their_subjec
         .execute(&mut h.conn().await)
         .await
         .unwrap();
-    h.events(StateChangedV3::SUBJECT).await;
+    h.events(StateChange::SUBJECT).await;
     let all = crate::common::read_subject(&h.js, "uptime.events.>").await;
     let order: Vec<&str> = all.iter().map(|e| e["row"].as_str().unwrap()).collect();
     assert_eq!(

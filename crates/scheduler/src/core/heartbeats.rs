@@ -5,14 +5,14 @@ use super::messages;
 use crate::queue::{Due, DueQueue, Kind};
 use crate::timing::Timing;
 use std::collections::HashMap;
-use uptime_contracts::CheckResultV2;
+use uptime_contracts::CheckResult;
 use uptime_db::schedule::MonitorTiming;
 
 /// What the planner must do after [`reread`].
 #[derive(Debug, Default)]
 pub(super) struct Reread {
     /// Failed results to publish, one per period that ended without a ping.
-    pub missed: Vec<CheckResultV2>,
+    pub missed: Vec<CheckResult>,
     /// Monitors that are no longer heartbeat monitors: re-read them whole.
     pub changed: Vec<i64>,
     /// Monitors left the timeline (deleted or paused).

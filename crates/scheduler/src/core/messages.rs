@@ -5,7 +5,7 @@ use crate::queue::Due;
 use crate::slots;
 use crate::timing::Timing;
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
-use uptime_contracts::{CheckDueV5, CheckOutcome, CheckResultV2, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResult, DueCheck, Trigger, DEFAULT_REGION};
 use uptime_db::monitors::RoundOf;
 use uptime_heartbeats::Period;
 
@@ -15,7 +15,7 @@ pub(crate) const REPORTER: &str = "scheduler";
 /// check per region the monitor is checked from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Snapshot {
-    pub round: Vec<CheckDueV5>,
+    pub round: Vec<DueCheck>,
 }
 
 /// An item taken off the timeline, waiting for its due instant.
@@ -61,9 +61,9 @@ pub(crate) fn round_of(due: &Due, interval_secs: u32, definition_version: i64) -
 }
 
 /// The failed result of the heartbeat period that ended at `due` without a ping.
-pub(crate) fn missed_heartbeat(due: &Due, timing: &Timing) -> CheckResultV2 {
+pub(crate) fn missed_heartbeat(due: &Due, timing: &Timing) -> CheckResult {
     let deadline = to_datetime(due.due_at_ms);
-    CheckResultV2 {
+    CheckResult {
         check_id: slots::missed_heartbeat_id(due.monitor_id, due.due_at_ms),
         monitor_id: due.monitor_id,
         definition_version: timing.definition_version,
@@ -76,6 +76,9 @@ pub(crate) fn missed_heartbeat(due: &Due, timing: &Timing) -> CheckResultV2 {
         error: Some(missed_heartbeat_error(deadline, timing)),
         ssl_expires_at: None,
         reporter: REPORTER.to_string(),
+        // Heartbeats have no regions or rounds: checked where pings arrive.
+        region: DEFAULT_REGION.to_string(),
+        round_id: None,
     }
 }
 

@@ -36,7 +36,7 @@ mod tests;
 pub(crate) use catchup::{CatchupPolicy, Tally};
 pub(crate) use planner::Planner;
 
-use uptime_contracts::{CheckDueV5, CheckResultV2};
+use uptime_contracts::{CheckResult, DueCheck};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 /// Rows per page of the full load and resync.
@@ -94,9 +94,9 @@ pub(crate) struct DbFailed;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Publication {
     /// One region's check of a scheduled round, for that region's checkers.
-    Check(CheckDueV5),
+    Check(DueCheck),
     /// The failed result of a heartbeat period that ended without a ping.
-    MissedHeartbeat(CheckResultV2),
+    MissedHeartbeat(CheckResult),
 }
 
 impl Publication {

@@ -6,11 +6,11 @@ use scheduler::settings::ScheduleSettings;
 use scheduler::{slots, Clock};
 use std::collections::HashSet;
 use std::time::Duration;
-use uptime_contracts::{CheckDueV5, KeywordType, MonitorChange, MonitorKind, Trigger};
+use uptime_contracts::{DueCheck, KeywordType, MonitorChange, MonitorKind, Trigger};
 
 const TEN_S: i64 = 10_000;
 
-fn due_ms(due: &CheckDueV5) -> i64 {
+fn due_ms(due: &DueCheck) -> i64 {
     due.due_at.timestamp_millis()
 }
 
@@ -103,12 +103,12 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
     let scheduler = start_scheduler(&env).await;
     let dues = feed.wait_for(2, Duration::from_secs(20), |_| true).await;
 
-    let schema = uptime_contracts::schema_of::<CheckDueV5>();
+    let schema = uptime_contracts::schema_of::<DueCheck>();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for received in &dues {
         assert!(
             validator.is_valid(&received.json),
-            "{} does not match the CheckDueV5 schema",
+            "{} does not match the DueCheck schema",
             received.json
         );
     }

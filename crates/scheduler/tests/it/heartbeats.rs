@@ -4,13 +4,13 @@ use crate::common::*;
 use chrono::{DateTime, Utc};
 use scheduler::{slots, Clock};
 use std::time::Duration;
-use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResult, Trigger};
 
 fn at_ms(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap()
 }
 
-fn assert_missed(received: &Received<CheckResultV2>, monitor_id: i64, deadline_ms: i64) {
+fn assert_missed(received: &Received<CheckResult>, monitor_id: i64, deadline_ms: i64) {
     let result = &received.message;
     assert_eq!(result.monitor_id, monitor_id);
     assert_eq!(result.trigger, Trigger::Heartbeat);

@@ -8,18 +8,18 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use scheduler::Clock;
 use std::time::Duration;
-use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpRequestV1};
+use uptime_contracts::{BasicAuth, CheckOptions, HttpRequest};
 use uptime_db::models::{NewMonitor, SealedText};
 
 const SEALED: &str = "v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVoKsqMBp6b0KcJMDd3oLVU";
 
 fn with_basic_auth(user: i64, sealed: Option<&str>) -> NewMonitor {
     let mut monitor = http_monitor(user, 10);
-    monitor.definition.check_options = uptime_db::monitors::options_column(&CheckOptionsV1 {
-        http: Some(HttpRequestV1 {
-            basic_auth: Some(BasicAuthV1 {
+    monitor.definition.check_options = uptime_db::monitors::options_column(&CheckOptions {
+        http: Some(HttpRequest {
+            basic_auth: Some(BasicAuth {
                 username: "probe".into(),
-                password: None,
+                password_sealed: None,
             }),
             ..Default::default()
         }),

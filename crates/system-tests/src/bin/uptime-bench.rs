@@ -30,7 +30,7 @@ use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use system_tests::{env_usize, percentile, Stack, StackOptions};
-use uptime_contracts::{CheckDueV5, CheckSpecV2, Message, MonitorKind};
+use uptime_contracts::{CheckSpec, DueCheck, Message, MonitorKind};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
 
@@ -231,8 +231,8 @@ async fn count(env: &TestEnv, sql: &str) -> anyhow::Result<i64> {
 /// A due check of `monitor_id` as the scheduler publishes it. The bench
 /// queues its whole backlog at once on purpose: an interval of an hour keeps
 /// the checkers from skipping its tail as stale.
-fn due(monitor_id: i64, target: &str) -> CheckDueV5 {
-    let spec = CheckSpecV2 {
+fn due(monitor_id: i64, target: &str) -> DueCheck {
+    let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: target.to_string(),
         timeout_secs: 5,
@@ -362,9 +362,7 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
     seed_monitors(&env, monitors, interval, "http://127.0.0.1:9/").await?;
     let (client, js) = env.nats.jetstream().await;
     // Every region's due checks of the version the scheduler publishes.
-    let mut tap = client
-        .subscribe(format!("{}.>", CheckDueV5::SUBJECT))
-        .await?;
+    let mut tap = client.subscribe(format!("{}.>", DueCheck::SUBJECT)).await?;
     let stop_tap = tokio_util::sync::CancellationToken::new();
     let stop = stop_tap.clone();
     let tap_task = tokio::spawn(async move {
@@ -376,7 +374,7 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
             };
             let Some(msg) = msg else { break };
             let received = chrono::Utc::now();
-            if let Ok(due) = CheckDueV5::from_bytes(&msg.payload) {
+            if let Ok(due) = DueCheck::from_bytes(&msg.payload) {
                 let ms = (received - due.due_at).num_microseconds().unwrap_or(0) as f64 / 1000.0;
                 late.push((due.due_at, ms));
             }

@@ -410,10 +410,7 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
     while let Ok(Some(msg)) = tokio::time::timeout(Duration::from_millis(500), tap.next()).await {
         let mut subject = msg.subject.to_string();
         // Due checks go to a subject per region under one schema.
-        for prefix in [
-            uptime_contracts::subjects::CHECK_DUE_V4_PREFIX,
-            uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
-        ] {
+        for prefix in [uptime_contracts::subjects::CHECK_DUE_V5_PREFIX] {
             if subject
                 .strip_prefix(prefix)
                 .is_some_and(|r| r.starts_with('.'))
@@ -445,12 +442,14 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
             "nothing seen on {subject}: {seen:?}"
         );
     }
-    // One message per state change (issue 20): the previous version is read,
-    // never sent.
-    assert!(
-        !seen.contains(uptime_contracts::subjects::STATE_CHANGED_V2),
-        "{seen:?}"
-    );
+    // Publishers send the current version only: previous versions are
+    // read, never sent.
+    for previous in [
+        uptime_contracts::subjects::STATE_CHANGED_V2,
+        uptime_contracts::subjects::CHECK_RESULT_V2,
+    ] {
+        assert!(!seen.contains(previous), "{previous}: {seen:?}");
+    }
 
     // The checker's /metrics reports the checks it ran, by outcome.
     let text = stack.metrics("checker").await.unwrap();

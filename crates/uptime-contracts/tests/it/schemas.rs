@@ -62,7 +62,7 @@ fn at(h: u32, m: u32, s: u32) -> chrono::DateTime<Utc> {
 fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let check_id = Uuid::parse_str("7d8f2c1e-4b7a-5c3d-9e1f-0a2b3c4d5e6f").unwrap();
     let event_id = Uuid::parse_str("3f1e2d4c-5b6a-5978-8877-665544332211").unwrap();
-    let check = CheckRefV1 {
+    let check = CheckRef {
         check_id,
         trigger: Trigger::Scheduled,
         checked_at: at(10, 15, 0),
@@ -74,34 +74,37 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     fn v<M: Message>(m: M) -> (&'static str, serde_json::Value) {
         (M::SCHEMA, serde_json::to_value(m).unwrap())
     }
-    let spec_v2 = CheckSpecV2 {
+    let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: "https://example.com/api/health".into(),
         timeout_secs: 10,
         expected_status: 200,
         keyword: None,
         keyword_type: None,
-        options: CheckOptionsV1 {
-            http: Some(HttpRequestV1 {
+        options: CheckOptions {
+            http: Some(HttpRequest {
                 method: HttpMethod::Post,
-                headers: vec![HeaderV1 {
+                headers: vec![Header {
                     name: "Content-Type".into(),
                     value: "application/json".into(),
                 }],
                 body: Some("{\"probe\":true}".into()),
-                basic_auth: Some(BasicAuthV1 {
+                // A value the api-gateway's keyring made; no key here opens it.
+                basic_auth: Some(BasicAuth {
                     username: "monitor".into(),
-                    password: Some("s3cret".into()),
+                    password_sealed: Some(
+                        "v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVoKsqMBp6b0KcJMDd3oLVU".into(),
+                    ),
                 }),
             }),
             assertions: vec![
-                AssertionV1 {
+                Assertion {
                     source: AssertionSource::JsonBody,
                     property: Some("$.status".into()),
                     comparison: Comparison::Equals,
                     target: Some("ok".into()),
                 },
-                AssertionV1 {
+                Assertion {
                     source: AssertionSource::ResponseTime,
                     property: None,
                     comparison: Comparison::LessThan,
@@ -112,7 +115,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             tls: None,
         },
     };
-    let monitor_v2 = MonitorRefV2 {
+    let monitor_v2 = MonitorRef {
         id: 43,
         user_id: 7,
         name: "Example database port".into(),
@@ -122,41 +125,18 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let round_id = Uuid::parse_str("5a4b3c2d-1e0f-5a9b-8c7d-6e5f4a3b2c1d").unwrap();
     let eu_check = check_id_in_round(round_id, "eu", 3);
     let regional = vec![
-        v(CheckDueV4 {
+        v(DueCheck {
             check_id: eu_check,
             monitor_id: 42,
             definition_version: 3,
             interval_secs: 60,
             trigger: Trigger::Scheduled,
             due_at: at(10, 15, 0),
-            spec: CheckSpecV2 {
-                kind: MonitorKind::Tcp,
-                target: "db.example.com:5432".into(),
-                timeout_secs: 5,
-                expected_status: 200,
-                keyword: None,
-                keyword_type: None,
-                options: Default::default(),
-            },
+            spec,
             region: "eu".into(),
             round_id,
         }),
-        v(CheckDueV5 {
-            check_id: eu_check,
-            monitor_id: 42,
-            definition_version: 3,
-            interval_secs: 60,
-            trigger: Trigger::Scheduled,
-            due_at: at(10, 15, 0),
-            // The request of the retired v3's sample, its password sealed (a value the
-            // api-gateway's keyring made; no key here opens it).
-            spec: spec_v2.clone().sealed(Some(
-                "v1.k1.q83vEjRWeJC7ze8S0Ykg3eP0mVoKsqMBp6b0KcJMDd3oLVU".into(),
-            )),
-            region: "eu".into(),
-            round_id,
-        }),
-        v(CheckResultV3 {
+        v(CheckResult {
             check_id: eu_check,
             monitor_id: 42,
             definition_version: 3,
@@ -172,9 +152,9 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             region: "eu".into(),
             round_id: Some(round_id),
         }),
-        v(StateChangedV3 {
+        v(StateChange {
             event_id,
-            monitor: MonitorRefV2 {
+            monitor: MonitorRef {
                 id: 42,
                 user_id: 7,
                 name: "Example database port".into(),
@@ -186,7 +166,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             occurred_at: at(10, 15, 6),
             previous_since: Some(at(8, 0, 0)),
             consecutive_failures: 1,
-            check: CheckRefV1 {
+            check: CheckRef {
                 check_id: eu_check,
                 trigger: Trigger::Scheduled,
                 checked_at: at(10, 15, 0),
@@ -195,11 +175,11 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
                 http_status: None,
                 error: Some("connection refused".into()),
             },
-            round: Some(RoundV1 {
+            round: Some(Round {
                 round_id,
                 quorum: 2,
                 regions: vec![
-                    RegionOutcomeV1 {
+                    RegionOutcome {
                         region: "eu".into(),
                         seen: RegionSeen::Failed,
                         check_id: Some(eu_check),
@@ -207,7 +187,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
                         http_status: None,
                         error: Some("connection refused".into()),
                     },
-                    RegionOutcomeV1 {
+                    RegionOutcome {
                         region: "us".into(),
                         seen: RegionSeen::Failed,
                         check_id: Some(check_id_in_round(round_id, "us", 3)),
@@ -215,7 +195,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
                         http_status: None,
                         error: Some("timed out after 5 s".into()),
                     },
-                    RegionOutcomeV1 {
+                    RegionOutcome {
                         region: "ap".into(),
                         seen: RegionSeen::Passed,
                         check_id: Some(check_id_in_round(round_id, "ap", 3)),
@@ -239,9 +219,9 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             consecutive_failures: 3,
             check: check.clone(),
         }),
-        v(SslExpiringV2 {
+        v(SslWarning {
             event_id,
-            monitor: MonitorRefV2 {
+            monitor: MonitorRef {
                 kind: MonitorKind::Tls,
                 target: Some("db.example.com:5432".into()),
                 ..monitor_v2
@@ -308,11 +288,11 @@ fn examples_are_pinned_and_valid() {
 
 #[test]
 fn schemas_reject_what_consumers_could_not_read() {
-    let schema = schema_of::<CheckResultV3>();
+    let schema = schema_of::<CheckResult>();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let mut bad = samples()
         .into_iter()
-        .find(|(n, _)| *n == CheckResultV3::SCHEMA)
+        .find(|(n, _)| *n == CheckResult::SCHEMA)
         .unwrap()
         .1;
     bad["outcome"] = "maybe".into();
@@ -326,7 +306,7 @@ fn schemas_reject_what_consumers_could_not_read() {
 fn results_require_the_definition_version() {
     for (name, schema) in [
         (CheckResultV2::SCHEMA, schema_of::<CheckResultV2>()),
-        (CheckResultV3::SCHEMA, schema_of::<CheckResultV3>()),
+        (CheckResult::SCHEMA, schema_of::<CheckResult>()),
     ] {
         let validator = jsonschema::validator_for(&schema).unwrap();
         let mut bad = samples().into_iter().find(|(n, _)| *n == name).unwrap().1;
@@ -360,23 +340,11 @@ fn subjects_live_under_one_prefix_and_in_a_stream() {
     }
 }
 
+/// A due check on the wire has no place for a plaintext password: the
+/// current version's schema names `password_sealed` and no `password`
+/// anywhere.
 #[test]
-fn a_debug_print_of_a_spec_hides_the_basic_auth_password() {
-    let auth = BasicAuthV1 {
-        username: "probe".into(),
-        password: Some("hunter2".into()),
-    };
-    let printed = format!("{auth:?}");
-    assert!(printed.contains("probe"), "{printed}");
-    assert!(!printed.contains("hunter2"), "{printed}");
-    assert!(printed.contains("[redacted]"), "{printed}");
-}
-
-/// Issue 19: a due check on the wire has no place for a plaintext password.
-/// Version 5 is what the services publish; its schema names
-/// `password_sealed` and no `password` anywhere.
-#[test]
-fn version_five_carries_no_plaintext_password() {
+fn a_due_check_carries_no_plaintext_password() {
     fn property_names(schema: &serde_json::Value, out: &mut Vec<String>) {
         match schema {
             serde_json::Value::Object(map) => {
@@ -390,12 +358,12 @@ fn version_five_carries_no_plaintext_password() {
         }
     }
     let mut names = Vec::new();
-    property_names(&schema_of::<CheckDueV5>(), &mut names);
+    property_names(&schema_of::<DueCheck>(), &mut names);
     assert!(names.iter().any(|n| n == "password_sealed"), "{names:?}");
     assert!(!names.iter().any(|n| n == "password"), "{names:?}");
     let (_, sample) = samples()
         .into_iter()
-        .find(|(n, _)| *n == CheckDueV5::SCHEMA)
+        .find(|(n, _)| *n == DueCheck::SCHEMA)
         .unwrap();
-    assert!(!sample.to_string().contains("s3cret"), "{sample}");
+    assert!(!sample.to_string().contains("\"password\""), "{sample}");
 }

@@ -6,7 +6,7 @@ use async_nats::jetstream::{self, stream};
 use std::time::Duration;
 use uptime_config::NatsSettings;
 use uptime_contracts::streams::{self, Ensured};
-use uptime_contracts::{bus, CheckDueV5, CheckSpecV3, MonitorKind, Trigger};
+use uptime_contracts::{bus, CheckSpec, DueCheck, MonitorKind, Trigger};
 use uptime_testkit::TestNats;
 
 async fn connect(nats: &TestNats) -> jetstream::Context {
@@ -64,16 +64,16 @@ async fn messages_in(js: &jetstream::Context, name: &str) -> u64 {
         .messages
 }
 
-fn due(n: u128) -> CheckDueV5 {
+fn due(n: u128) -> DueCheck {
     let check_id = uuid::Uuid::from_u128(n + 1);
-    CheckDueV5 {
+    DueCheck {
         check_id,
         monitor_id: 1,
         definition_version: 1,
         interval_secs: 60,
         trigger: Trigger::Manual,
         due_at: chrono::Utc::now(),
-        spec: CheckSpecV3 {
+        spec: CheckSpec {
             kind: MonitorKind::Http,
             target: "https://example.com/".into(),
             timeout_secs: 5,
@@ -89,7 +89,7 @@ fn due(n: u128) -> CheckDueV5 {
 
 async fn publish_due(
     js: &jetstream::Context,
-    msg: &CheckDueV5,
+    msg: &DueCheck,
 ) -> Result<(), jetstream::context::PublishError> {
     let headers = uptime_telemetry::nats::headers_with_msg_id(&msg.check_id.to_string());
     bus::publish_on(js, msg.subject(), headers, msg)

@@ -1,13 +1,12 @@
-//! The one way a monitor row becomes a round's due checks (issue 13): one
-//! [`CheckDueV5`] (issue 19: the password sealed) per region the monitor is
-//! checked from, shared by the
-//! scheduler (each slot) and the api-gateway (each manual check), so both
-//! name a round's checks the same way.
+//! The one way a monitor row becomes a round's due checks: one [`DueCheck`]
+//! (the password sealed) per region the monitor is checked from, shared by
+//! the scheduler (each slot) and the api-gateway (each manual check), so
+//! both name a round's checks the same way.
 
 use super::spec::{check_spec_sealed, CheckFields, SpecError};
 use chrono::{DateTime, Utc};
 use uptime_config::RegionsSettings;
-use uptime_contracts::{check_id_in_round, placement, CheckDueV5, Trigger};
+use uptime_contracts::{check_id_in_round, placement, DueCheck, Trigger};
 use uuid::Uuid;
 
 /// What names a round and what every check of it carries besides the spec.
@@ -21,8 +20,8 @@ pub struct RoundOf {
     pub interval_secs: u32,
 }
 
-/// The due checks of `round` for the monitor of `row` (version 5: the
-/// basic-auth password sealed): one per effective region of the row
+/// The due checks of `round` for the monitor of `row` (the basic-auth
+/// password sealed): one per effective region of the row
 /// ([`placement::effective_regions`]), in the row's order, each with
 /// its region's check id. A round of one region has one check whose id is
 /// the round's, exactly as before regions existed.
@@ -30,14 +29,14 @@ pub fn sealed_round_checks<'a>(
     row: impl Into<CheckFields<'a>>,
     regions: &RegionsSettings,
     round: RoundOf,
-) -> Result<Vec<CheckDueV5>, SpecError> {
+) -> Result<Vec<DueCheck>, SpecError> {
     let row = row.into();
     let spec = check_spec_sealed(row)?;
     let chosen = placement::effective_regions(row.regions, &regions.default);
     let n = chosen.len();
     Ok(chosen
         .iter()
-        .map(|region| CheckDueV5 {
+        .map(|region| DueCheck {
             check_id: check_id_in_round(round.round_id, region, n),
             monitor_id: row.id,
             definition_version: round.definition_version,
@@ -156,12 +155,12 @@ mod tests {
 
     #[test]
     fn every_check_of_a_round_carries_the_password_sealed_as_stored() {
-        use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpRequestV1};
-        let options = crate::monitors::options_column(&CheckOptionsV1 {
-            http: Some(HttpRequestV1 {
-                basic_auth: Some(BasicAuthV1 {
+        use uptime_contracts::{BasicAuth, CheckOptions, HttpRequest};
+        let options = crate::monitors::options_column(&CheckOptions {
+            http: Some(HttpRequest {
+                basic_auth: Some(BasicAuth {
                     username: "u".into(),
-                    password: None,
+                    password_sealed: None,
                 }),
                 ..Default::default()
             }),

@@ -13,7 +13,7 @@
 
 use crate::models::Monitor;
 use crate::schedule::CheckConfig;
-use uptime_contracts::{CheckSpecV2, CheckSpecV3, KeywordType, MonitorKind};
+use uptime_contracts::{CheckSpec, KeywordType, MonitorKind};
 
 /// The fields of a monitor row a check is made of, borrowed from either row
 /// type that carries them ([`Monitor`], [`CheckConfig`]).
@@ -102,8 +102,8 @@ const TIMEOUT_SECS: std::ops::RangeInclusive<i32> = 1..=120;
 const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
 
 /// What a checker needs to check the monitor of `row`, as due checks carry
-/// it since issue 19: the basic-auth password sealed, as stored.
-pub fn check_spec_sealed<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV3, SpecError> {
+/// it: the basic-auth password sealed, as stored.
+pub fn check_spec_sealed<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, SpecError> {
     let row = row.into();
     if row.http_password_unsealed && row.kind != MonitorKind::Heartbeat {
         return Err(SpecError::PasswordNotSealed { id: row.id });
@@ -114,7 +114,7 @@ pub fn check_spec_sealed<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpe
 /// What a checker needs to check the monitor of `row`, exactly as the row
 /// says it (see the module's policy), without the basic-auth password:
 /// only [`check_spec_sealed`] carries that (sealed).
-pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV2, SpecError> {
+pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, SpecError> {
     let row = row.into();
     let id = row.id;
     if row.kind == MonitorKind::Heartbeat {
@@ -152,14 +152,14 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpecV2, Sp
         id,
         reason: e.to_string(),
     })?;
-    Ok(CheckSpecV2 {
+    Ok(CheckSpec {
         kind: row.kind,
         target: target.to_string(),
         timeout_secs,
         expected_status,
         keyword: row.keyword.map(str::to_string),
         keyword_type,
-        options,
+        options: options.without_password(),
     })
 }
 
@@ -188,7 +188,7 @@ mod tests {
         let spec = check_spec(keyword_row()).unwrap();
         assert_eq!(
             spec,
-            CheckSpecV2 {
+            CheckSpec {
                 kind: MonitorKind::Keyword,
                 target: "https://example.com/health".into(),
                 timeout_secs: 5,
@@ -216,40 +216,30 @@ mod tests {
 
     #[test]
     fn the_sealed_password_joins_the_stored_options_only_in_the_spec() {
-        use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpMethod, HttpRequestV1};
-        let options = CheckOptionsV1 {
-            http: Some(HttpRequestV1 {
+        use uptime_contracts::{BasicAuth, CheckOptions, HttpMethod, HttpRequest};
+        let options = |password_sealed: Option<&str>| CheckOptions {
+            http: Some(HttpRequest {
                 method: HttpMethod::Post,
-                basic_auth: Some(BasicAuthV1 {
+                basic_auth: Some(BasicAuth {
                     username: "u".into(),
-                    password: Some("hunter2".into()),
+                    password_sealed: password_sealed.map(str::to_string),
                 }),
                 ..Default::default()
             }),
             ..Default::default()
         };
-        let column = crate::monitors::options_column(&options).unwrap();
-        assert!(!column.to_string().contains("hunter2"), "{column}");
+        let column = crate::monitors::options_column(&options(Some("v1.k1.BBBB"))).unwrap();
+        assert!(!column.to_string().contains("v1.k1"), "{column}");
         let row = CheckFields {
             kind: MonitorKind::Http,
             check_options: Some(&column),
             http_password_sealed: Some("v1.k1.AAAA"),
             ..keyword_row()
         };
-        let stored = CheckOptionsV1 {
-            http: options.http.clone().map(|mut h| {
-                h.basic_auth = Some(BasicAuthV1 {
-                    username: "u".into(),
-                    password: None,
-                });
-                h
-            }),
-            ..Default::default()
-        };
-        assert_eq!(check_spec(row).unwrap().options, stored);
+        assert_eq!(check_spec(row).unwrap().options, options(None));
         let sealed = check_spec_sealed(row).unwrap();
         assert_eq!(sealed.password_sealed(), Some("v1.k1.AAAA"));
-        assert_eq!(sealed.opened(Some("hunter2".into())).options, options);
+        assert_eq!(sealed.options, options(Some("v1.k1.AAAA")));
         let legacy = CheckFields {
             http_password_sealed: None,
             http_password_unsealed: true,

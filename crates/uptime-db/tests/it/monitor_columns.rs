@@ -8,7 +8,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uptime_contracts::{
-    BasicAuthV1, CheckOptionsV1, CheckSpecV2, HttpMethod, HttpRequestV1, KeywordType, MonitorKind,
+    BasicAuth, CheckOptions, CheckSpec, HttpMethod, HttpRequest, KeywordType, MonitorKind,
     MonitorStatus,
 };
 use uptime_db::models::{MonitorDefinition, NewMonitor};
@@ -199,12 +199,12 @@ async fn an_unknown_string_in_a_column_is_a_clear_error() {
 #[tokio::test]
 async fn both_row_types_give_the_same_spec() {
     let (_db, mut conn, user) = setup().await;
-    let options = CheckOptionsV1 {
-        http: Some(HttpRequestV1 {
+    let options = CheckOptions {
+        http: Some(HttpRequest {
             method: HttpMethod::Put,
-            basic_auth: Some(BasicAuthV1 {
+            basic_auth: Some(BasicAuth {
                 username: "probe".into(),
-                password: Some("pw".into()),
+                password_sealed: None,
             }),
             ..Default::default()
         }),
@@ -223,7 +223,7 @@ async fn both_row_types_give_the_same_spec() {
         .await
         .unwrap();
 
-    let expected = CheckSpecV2 {
+    let expected = CheckSpec {
         kind: MonitorKind::Keyword,
         target: "https://example.com/health".into(),
         timeout_secs: 7,

@@ -6,7 +6,7 @@
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HttpRequestV1, MonitorKind};
+use uptime_contracts::{BasicAuth, CheckOptions, HttpRequest, MonitorKind};
 use uptime_db::models::{MonitorDefinition, NewMonitor, SealedText};
 use uptime_db::monitors::{self, sealing, DefinitionChange, SpecError};
 use uptime_secrets::{Keyring, Purpose, Zeroizing};
@@ -23,11 +23,11 @@ fn keyring(current: &str, ids: &[(&str, u8)]) -> Keyring {
 }
 
 fn with_basic_auth(sealed: Option<SealedText>) -> MonitorDefinition {
-    let options = CheckOptionsV1 {
-        http: Some(HttpRequestV1 {
-            basic_auth: Some(BasicAuthV1 {
+    let options = CheckOptions {
+        http: Some(HttpRequest {
+            basic_auth: Some(BasicAuth {
                 username: "probe".into(),
-                password: None,
+                password_sealed: None,
             }),
             ..Default::default()
         }),

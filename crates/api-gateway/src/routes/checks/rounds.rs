@@ -8,8 +8,8 @@ use crate::validation::positions;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uptime_contracts::regions::{RegionSeen, RoundV1};
-use uptime_contracts::CheckResultV3;
+use uptime_contracts::round::{RegionSeen, Round};
+use uptime_contracts::CheckResult;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -133,11 +133,11 @@ pub async fn rounds(
 
 impl From<uptime_db::rounds_read::RoundRow> for RoundResponse {
     fn from(row: uptime_db::rounds_read::RoundRow) -> Self {
-        // A decision the recorder wrote is a RoundV1; one this version
+        // A decision the recorder wrote is a Round; one this version
         // cannot read shows the answers instead, as for an open round.
         let decision = row
             .decision
-            .and_then(|d| serde_json::from_value::<RoundV1>(d).ok());
+            .and_then(|d| serde_json::from_value::<Round>(d).ok());
         let (regions, note) = match decision {
             Some(round) => (
                 round
@@ -179,7 +179,7 @@ fn answered_so_far(regions: &[String], answers: &serde_json::Value) -> Vec<Round
             let answer = answers
                 .get(region)
                 .cloned()
-                .and_then(|a| serde_json::from_value::<CheckResultV3>(a).ok());
+                .and_then(|a| serde_json::from_value::<CheckResult>(a).ok());
             match answer {
                 Some(a) => RoundRegion {
                     region: region.clone(),

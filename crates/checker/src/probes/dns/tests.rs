@@ -4,7 +4,7 @@
 
 use super::*;
 use hickory_resolver::config::NameServerConfigGroup;
-use uptime_contracts::{CheckOutcome, DnsQueryV1, MonitorKind};
+use uptime_contracts::{CheckOutcome, DnsQuery, MonitorKind};
 use uptime_testkit::dns::{DnsServer, Failure, Record, Zone};
 
 /// Public addresses (in no non-public range), answered and never reached.
@@ -27,16 +27,16 @@ fn probe_asking(system: &DnsServer, tenant_resolvers: &[SocketAddr]) -> DnsProbe
     )
 }
 
-fn check_of(target: &str, expected: &[&str]) -> CheckSpecV2 {
-    CheckSpecV2 {
+fn check_of(target: &str, expected: &[&str]) -> CheckSpec {
+    CheckSpec {
         kind: MonitorKind::Dns,
         target: target.into(),
         timeout_secs: 10,
         expected_status: 200,
         keyword: None,
         keyword_type: None,
-        options: uptime_contracts::CheckOptionsV1 {
-            dns: Some(DnsQueryV1 {
+        options: uptime_contracts::CheckOptions {
+            dns: Some(DnsQuery {
                 expected: expected.iter().map(|e| e.to_string()).collect(),
                 ..Default::default()
             }),
@@ -112,9 +112,9 @@ async fn the_system_resolver_s_answers_give_a_verdict_and_nothing_more_when_stri
     }
 
     // A name's value is compared all the same.
-    let cname = CheckSpecV2 {
-        options: uptime_contracts::CheckOptionsV1 {
-            dns: Some(DnsQueryV1 {
+    let cname = CheckSpec {
+        options: uptime_contracts::CheckOptions {
+            dns: Some(DnsQuery {
                 record_type: uptime_contracts::DnsRecordType::Cname,
                 expected: vec!["ip-10-0-0-7.db.example".into()],
                 server: None,

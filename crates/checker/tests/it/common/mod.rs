@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{
-    streams, CheckDueV5, CheckResultV3, CheckSpecV2, KeywordType, MonitorKind, Trigger,
+    streams, CheckResult, CheckSpec, DueCheck, KeywordType, MonitorKind, Trigger,
 };
 use uptime_testkit::TestNats;
 use uuid::Uuid;
@@ -48,16 +48,16 @@ impl Harness {
     }
 
     /// Publishes a due check for `spec` the way the scheduler does: a
-    /// `check-due.v5` for the default region, a round of one (any basic-auth
-    /// password in `spec` sealed with the test key, which the checkers hold).
-    pub async fn publish_due(&self, spec: CheckSpecV2) -> CheckDueV5 {
+    /// `check-due.v5` for the default region, a round of one (a basic-auth
+    /// password in `spec` sealed with [`seal`]).
+    pub async fn publish_due(&self, spec: CheckSpec) -> DueCheck {
         let due = due_now(spec);
         self.publish_due_as(&due, &due.check_id.to_string()).await;
         due
     }
 
     /// Publishes `due` on its region's subject with `Nats-Msg-Id` `msg_id`.
-    pub async fn publish_due_as(&self, due: &CheckDueV5, msg_id: &str) {
+    pub async fn publish_due_as(&self, due: &DueCheck, msg_id: &str) {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(uptime_contracts::MSG_ID_HEADER, msg_id);
         uptime_contracts::bus::publish_on(&self.js, due.subject(), headers, due)
@@ -68,7 +68,7 @@ impl Harness {
     }
 
     /// Every result on the results stream, in stream order.
-    pub async fn results(&self) -> Vec<CheckResultV3> {
+    pub async fn results(&self) -> Vec<CheckResult> {
         self.raw_results()
             .await
             .into_iter()
@@ -97,7 +97,7 @@ impl Harness {
     }
 
     /// Waits until the results stream holds at least `n` results, and returns them all.
-    pub async fn wait_for_results(&self, n: usize) -> Vec<CheckResultV3> {
+    pub async fn wait_for_results(&self, n: usize) -> Vec<CheckResult> {
         let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
         loop {
             let results = self.results().await;
@@ -114,7 +114,7 @@ impl Harness {
     }
 
     /// Waits for the result of `check_id`.
-    pub async fn result_of(&self, check_id: Uuid) -> CheckResultV3 {
+    pub async fn result_of(&self, check_id: Uuid) -> CheckResult {
         let deadline = tokio::time::Instant::now() + RESULT_DEADLINE;
         loop {
             if let Some(found) = self
@@ -207,38 +207,23 @@ impl RunningChecker {
     }
 }
 
-/// A scheduled check of `spec` due now, as the scheduler publishes it
-/// (`check-due.v5`, the default region, a round of one whose id is the
-/// check's), for definition version 1 of a monitor checked every minute. A
-/// plaintext basic-auth password in `spec` is sealed with the test key.
-pub fn due_now(spec: CheckSpecV2) -> CheckDueV5 {
-    let password = spec
-        .options
-        .http
-        .as_ref()
-        .and_then(|h| h.basic_auth.as_ref())
-        .and_then(|a| a.password.clone());
-    let sealed = password.map(|p| {
-        uptime_testkit::secrets::test_keyring()
-            .seal(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, &p)
-            .expect("seal")
-    });
-    let check_id = Uuid::new_v4();
-    CheckDueV5 {
-        check_id,
-        monitor_id: 42,
-        definition_version: 1,
-        interval_secs: 60,
-        trigger: Trigger::Scheduled,
-        due_at: Utc::now(),
-        spec: spec.sealed(sealed),
-        region: uptime_contracts::DEFAULT_REGION.into(),
-        round_id: check_id,
-    }
+/// `password` sealed with the test key, which the checkers hold, as the
+/// api-gateway stores it.
+pub fn seal(password: &str) -> String {
+    uptime_testkit::secrets::test_keyring()
+        .seal(uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD, password)
+        .expect("seal")
 }
 
-pub fn http_spec(target: &str) -> CheckSpecV2 {
-    CheckSpecV2 {
+/// A scheduled check of `spec` due now, as the scheduler publishes it
+/// (`check-due.v5`, the default region, a round of one whose id is the
+/// check's), for definition version 1 of a monitor checked every minute.
+pub fn due_now(spec: CheckSpec) -> DueCheck {
+    due_in(spec, uptime_contracts::DEFAULT_REGION, Uuid::new_v4(), 1)
+}
+
+pub fn http_spec(target: &str) -> CheckSpec {
+    CheckSpec {
         kind: MonitorKind::Http,
         target: target.into(),
         timeout_secs: 10,
@@ -251,15 +236,15 @@ pub fn http_spec(target: &str) -> CheckSpecV2 {
 
 /// A check of `kind` of `target` (`host:port`, a name or a host), 10 s
 /// timeout, default options.
-pub fn spec_of(kind: MonitorKind, target: &str) -> CheckSpecV2 {
-    CheckSpecV2 {
+pub fn spec_of(kind: MonitorKind, target: &str) -> CheckSpec {
+    CheckSpec {
         kind,
         ..http_spec(target)
     }
 }
 
-pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> CheckSpecV2 {
-    CheckSpecV2 {
+pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> CheckSpec {
+    CheckSpec {
         kind: MonitorKind::Keyword,
         keyword: Some(keyword.into()),
         keyword_type: Some(keyword_type),
@@ -268,7 +253,7 @@ pub fn keyword_spec(target: &str, keyword: &str, keyword_type: KeywordType) -> C
 }
 
 /// How many results each check_id has.
-pub fn counts_by_check(results: &[CheckResultV3]) -> HashMap<Uuid, usize> {
+pub fn counts_by_check(results: &[CheckResult]) -> HashMap<Uuid, usize> {
     let mut counts = HashMap::new();
     for r in results {
         *counts.entry(r.check_id).or_default() += 1;
@@ -288,15 +273,10 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// A version-4 due check of `spec` for `region`, in round `round_id` of
+/// A due check of `spec` for `region`, in round `round_id` of
 /// `regions_in_round` regions, scheduled now.
-pub fn due_v4(
-    spec: CheckSpecV2,
-    region: &str,
-    round_id: Uuid,
-    regions_in_round: usize,
-) -> uptime_contracts::CheckDueV4 {
-    uptime_contracts::CheckDueV4 {
+pub fn due_in(spec: CheckSpec, region: &str, round_id: Uuid, regions_in_round: usize) -> DueCheck {
+    DueCheck {
         check_id: uptime_contracts::check_id_in_round(round_id, region, regions_in_round),
         monitor_id: 42,
         definition_version: 1,
@@ -310,18 +290,6 @@ pub fn due_v4(
 }
 
 impl Harness {
-    /// Publishes a version-4 due check on its region's subject, as the
-    /// scheduler does.
-    pub async fn publish_due_v4(&self, due: &uptime_contracts::CheckDueV4) {
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert(uptime_contracts::MSG_ID_HEADER, due.check_id.to_string());
-        uptime_contracts::bus::publish_on(&self.js, due.subject(), headers, due)
-            .await
-            .expect("publish due check")
-            .await
-            .expect("due check stored");
-    }
-
     /// Waits for the result of `check_id` and returns (subject, JSON).
     pub async fn raw_result_of(&self, check_id: Uuid) -> (String, serde_json::Value) {
         let wanted = check_id.to_string();

@@ -14,8 +14,8 @@ use sha2::Sha256;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_config::SmtpTls;
-use uptime_contracts::messages::*;
-use uptime_contracts::{MonitorRefV2, StateChangedV2};
+use uptime_contracts::*;
+use uptime_contracts::{MonitorRef, StateChangedV2};
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
 use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact};
 use uptime_db::schema::monitor_alert_contacts;
@@ -79,7 +79,7 @@ impl World {
     }
 
     pub async fn user(&self, name: &str) -> i64 {
-        uptime_db::users::create(&mut self.conn().await, name)
+        uptime_db::users::create(&mut *self.conn().await, name)
             .await
             .expect("insert user")
             .id
@@ -220,8 +220,8 @@ impl Drop for Running {
     }
 }
 
-pub fn monitor_ref(m: &Monitor) -> MonitorRefV2 {
-    MonitorRefV2 {
+pub fn monitor_ref(m: &Monitor) -> MonitorRef {
+    MonitorRef {
         id: m.id,
         user_id: m.org_id,
         name: m.name.clone(),
@@ -247,7 +247,7 @@ pub fn change(
         occurred_at: at,
         previous_since: Some(previous_since),
         consecutive_failures: u32::from(failed),
-        check: CheckRefV1 {
+        check: CheckRef {
             check_id: Uuid::new_v4(),
             trigger: Trigger::Scheduled,
             checked_at: at,

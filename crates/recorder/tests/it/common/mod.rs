@@ -12,8 +12,8 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{streams, CheckOutcome, CheckResultV3, Message, Trigger};
-use uptime_db::models::{CheckResult, Monitor, MonitorDefinition};
+use uptime_contracts::{streams, CheckOutcome, CheckResult, Message, Trigger};
+use uptime_db::models::{CheckResult as StoredResult, Monitor, MonitorDefinition};
 use uptime_db::schema::{check_results, monitors, outbox_events};
 use uptime_testkit::fixtures::{insert_monitor, monitor_definition};
 use uptime_testkit::TestEnv;
@@ -131,11 +131,11 @@ impl Harness {
             .unwrap()
     }
 
-    pub async fn results_of(&self, monitor_id: i64) -> Vec<CheckResult> {
+    pub async fn results_of(&self, monitor_id: i64) -> Vec<StoredResult> {
         check_results::table
             .filter(check_results::monitor_id.eq(monitor_id))
             .order(check_results::id.asc())
-            .select(CheckResult::as_select())
+            .select(StoredResult::as_select())
             .load(&mut self.conn().await)
             .await
             .unwrap()
@@ -150,13 +150,13 @@ impl Harness {
             .expect("publish result");
     }
 
-    pub async fn publish(&self, result: &CheckResultV3) {
+    pub async fn publish(&self, result: &CheckResult) {
         self.publish_with_id(result, &result.check_id.to_string())
             .await;
     }
 
     /// Publishes and waits until the recorder has acked everything.
-    pub async fn record(&self, results: &[CheckResultV3]) {
+    pub async fn record(&self, results: &[CheckResult]) {
         for r in results {
             self.publish(r).await;
         }
@@ -251,9 +251,9 @@ where
 /// A scheduled result of `monitor_id` checked at `checked_at`, as a checker
 /// of the default region publishes it (a round of one: the round's id is the
 /// check's), for the monitor's first definition.
-pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome) -> CheckResultV3 {
+pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome) -> CheckResult {
     let check_id = Uuid::new_v4();
-    CheckResultV3 {
+    CheckResult {
         check_id,
         monitor_id,
         definition_version: 1,
@@ -277,9 +277,9 @@ pub fn result(monitor_id: i64, checked_at: DateTime<Utc>, outcome: CheckOutcome)
 
 /// Subject constants, re-exported for the tests.
 pub fn state_changed_subject() -> &'static str {
-    uptime_contracts::StateChangedV3::SUBJECT
+    uptime_contracts::StateChange::SUBJECT
 }
 
 pub fn ssl_expiring_subject() -> &'static str {
-    uptime_contracts::SslExpiringV2::SUBJECT
+    uptime_contracts::SslWarning::SUBJECT
 }

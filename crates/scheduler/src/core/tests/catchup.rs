@@ -9,7 +9,7 @@ use super::super::{CatchupPolicy, Publication};
 use super::world::*;
 use crate::slots;
 use std::collections::{HashMap, HashSet};
-use uptime_contracts::CheckDueV5;
+use uptime_contracts::DueCheck;
 
 const FIVE_MIN: i64 = 300_000;
 const MINUTE: i64 = 60_000;
@@ -32,7 +32,7 @@ fn by_default() -> Planner {
 }
 
 /// Every scheduled check: (published at, the check).
-fn all_checks(world: &World) -> Vec<(i64, &CheckDueV5)> {
+fn all_checks(world: &World) -> Vec<(i64, &DueCheck)> {
     world
         .published
         .iter()
@@ -87,7 +87,7 @@ fn a_hundred_thousand_overdue_monitors_are_released_at_a_bounded_rate_each_once(
 
     world.run(&mut planner, NOW, NOW + FIVE_MIN);
     let checks = all_checks(&world);
-    let mut caught_up: HashMap<i64, (i64, &CheckDueV5)> = HashMap::new();
+    let mut caught_up: HashMap<i64, (i64, &DueCheck)> = HashMap::new();
     let mut next_slots: HashMap<i64, i64> = HashMap::new();
     for (sent, due) in &checks {
         if due_ms(due) <= NOW {
@@ -309,7 +309,7 @@ fn a_bulk_import_announced_by_change_events_is_released_at_a_bounded_rate() {
 
     // The budget: the steady rate of all 60,000 (200/s) times 1.0.
     let rate = 2.0 * steady as f64 / 300.0;
-    let mut first: HashMap<i64, (i64, &CheckDueV5)> = HashMap::new();
+    let mut first: HashMap<i64, (i64, &DueCheck)> = HashMap::new();
     for (sent, due) in all_checks(&world) {
         if imported.contains(&due.monitor_id) {
             first.entry(due.monitor_id).or_insert((sent, due));

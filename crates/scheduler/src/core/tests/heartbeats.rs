@@ -4,7 +4,7 @@
 
 use super::world::*;
 use chrono::DateTime;
-use uptime_contracts::{CheckOutcome, CheckResultV2, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResult, Trigger};
 
 const MINUTE: i64 = 60_000;
 
@@ -25,7 +25,7 @@ fn failures(world: &World) -> Vec<(i64, String)> {
     world
         .missed(1)
         .into_iter()
-        .map(|(sent_at, r): (i64, CheckResultV2)| {
+        .map(|(sent_at, r): (i64, CheckResult)| {
             let deadline = r.checked_at.timestamp_millis();
             assert!(sent_at >= deadline, "reported before its deadline");
             assert_eq!(r.due_at, Some(r.checked_at));

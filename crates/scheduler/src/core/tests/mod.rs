@@ -9,7 +9,7 @@ mod world;
 use super::planner::{Planner, DB_RETRY_MS};
 use super::{Read, RESYNC_PAGE};
 use crate::slots;
-use uptime_contracts::{CheckOutcome, CheckResultV2, KeywordType, MonitorKind, Trigger};
+use uptime_contracts::{CheckOutcome, CheckResult, KeywordType, MonitorKind, Trigger};
 use world::*;
 
 #[test]
@@ -253,7 +253,7 @@ fn a_restart_publishes_the_slot_it_missed_once() {
     assert!(dues.iter().all(|d| *d >= missed), "nothing older: {dues:?}");
 }
 
-fn assert_missed(sent: &(i64, CheckResultV2), monitor_id: i64, deadline: i64) {
+fn assert_missed(sent: &(i64, CheckResult), monitor_id: i64, deadline: i64) {
     let (sent_at, result) = sent;
     assert!(*sent_at >= deadline, "reported before its deadline");
     assert_eq!(result.monitor_id, monitor_id);

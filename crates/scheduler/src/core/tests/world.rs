@@ -7,7 +7,7 @@ use super::super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE}
 use crate::slots;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
-use uptime_contracts::{CheckDueV5, CheckResultV2, MonitorKind};
+use uptime_contracts::{CheckResult, DueCheck, MonitorKind};
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
 pub(super) const NOW: i64 = 1_800_000_000_000;
@@ -169,7 +169,7 @@ impl World {
         panic!("the planner never slept past {until}");
     }
 
-    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, CheckDueV5)> {
+    pub(super) fn checks(&self, monitor_id: i64) -> Vec<(i64, DueCheck)> {
         self.published
             .iter()
             .filter_map(|(t, p)| match p {
@@ -179,7 +179,7 @@ impl World {
             .collect()
     }
 
-    pub(super) fn missed(&self, monitor_id: i64) -> Vec<(i64, CheckResultV2)> {
+    pub(super) fn missed(&self, monitor_id: i64) -> Vec<(i64, CheckResult)> {
         self.published
             .iter()
             .filter_map(|(t, p)| match p {
@@ -207,7 +207,7 @@ pub(super) fn loaded_by(mut planner: Planner, world: &mut World, now: i64) -> Pl
     planner
 }
 
-pub(super) fn due_ms(due: &CheckDueV5) -> i64 {
+pub(super) fn due_ms(due: &DueCheck) -> i64 {
     due.due_at.timestamp_millis()
 }
 

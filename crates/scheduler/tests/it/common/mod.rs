@@ -316,18 +316,18 @@ impl<M: Message + Clone + Send + 'static> Feed<M> {
     }
 }
 
-pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckDueV5> {
+pub async fn due_feed(env: &TestEnv) -> Feed<uptime_contracts::DueCheck> {
     due_feed_on(env, &Clock::system()).await
 }
 
-pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckDueV5> {
+pub async fn due_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::DueCheck> {
     Feed::start(env, CHECKS_STREAM, clock.clone()).await
 }
 
-pub async fn result_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckResultV2> {
+pub async fn result_feed(env: &TestEnv) -> Feed<uptime_contracts::CheckResult> {
     result_feed_on(env, &Clock::system()).await
 }
 
-pub async fn result_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckResultV2> {
+pub async fn result_feed_on(env: &TestEnv, clock: &Clock) -> Feed<uptime_contracts::CheckResult> {
     Feed::start(env, RESULTS_STREAM, clock.clone()).await
 }

@@ -1,13 +1,13 @@
 //! dns monitors: a query for the target's records, answered (with the
 //! expected values, if any). Their fields `dns_record_type`, `dns_expected`
-//! and `dns_server`, rules and stored form (`CheckOptionsV1::dns`).
+//! and `dns_server`, rules and stored form (`CheckOptions::dns`).
 
 use super::stored::{merged, Stored};
 use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
 use serde::{Deserialize, Serialize};
-use uptime_contracts::{CheckOptionsV1, DnsQueryV1};
+use uptime_contracts::{CheckOptions, DnsQuery};
 use utoipa::ToSchema;
 
 /// Most values in `dns_expected`, and the longest of them.
@@ -155,13 +155,13 @@ impl Draft {
 
     /// Adds the query to `options` as stored, without defaults. Only for
     /// dns monitors, after [`Self::validate`] found nothing.
-    pub(crate) fn store(self, options: &mut CheckOptionsV1) {
-        let query = DnsQueryV1 {
+    pub(crate) fn store(self, options: &mut CheckOptions) {
+        let query = DnsQuery {
             record_type: self.dns_record_type.map(Into::into).unwrap_or_default(),
             expected: self.dns_expected.unwrap_or_default(),
             server: self.dns_server,
         };
-        options.dns = (query != DnsQueryV1::default()).then_some(query);
+        options.dns = (query != DnsQuery::default()).then_some(query);
     }
 }
 
@@ -192,7 +192,7 @@ mod tests {
             dns_expected: Some(vec![]),
             ..Default::default()
         };
-        let mut options = CheckOptionsV1::default();
+        let mut options = CheckOptions::default();
         defaults.store(&mut options);
         assert!(options.is_empty(), "{options:?}");
     }

@@ -1,7 +1,7 @@
 //! http monitors' options, which keyword monitors share: the request
 //! (method, headers, body, basic auth) and the assertions on the response.
 //! Their request and response fields, their rules, and their stored form
-//! (`CheckOptionsV1::http` and `assertions`, the password sealed in its own
+//! (`CheckOptions::http` and `assertions`, the password sealed in its own
 //! column).
 
 mod assertions;
@@ -18,7 +18,7 @@ use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::{Problems, UrlRules};
 use serde::Serialize;
-use uptime_contracts::{BasicAuthV1, CheckOptionsV1, HeaderV1, HttpRequestV1};
+use uptime_contracts::{BasicAuth, CheckOptions, Header, HttpRequest};
 use utoipa::ToSchema;
 
 /// Largest request body, in bytes.
@@ -265,7 +265,7 @@ impl Draft {
     /// monitor without options stores none), and says which password to
     /// store (none for none or empty). Only for http and keyword monitors,
     /// after [`Self::validate`] found nothing.
-    pub(crate) fn store(self, options: &mut CheckOptionsV1) -> PasswordToStore {
+    pub(crate) fn store(self, options: &mut CheckOptions) -> PasswordToStore {
         let (basic_auth, password) = match self.basic_auth {
             Some(auth) => {
                 let password = match (auth.password, auth.kept) {
@@ -274,21 +274,21 @@ impl Draft {
                     (None, Some(kept)) => PasswordToStore::Keep(kept),
                     (None, None) => PasswordToStore::None,
                 };
-                let auth = BasicAuthV1 {
+                let auth = BasicAuth {
                     username: auth.username,
-                    password: None,
+                    password_sealed: None,
                 };
                 (Some(auth), password)
             }
             None => (None, PasswordToStore::None),
         };
-        let request = HttpRequestV1 {
+        let request = HttpRequest {
             method: self.method.map(Into::into).unwrap_or_default(),
             headers: self
                 .headers
                 .unwrap_or_default()
                 .into_iter()
-                .map(|h| HeaderV1 {
+                .map(|h| Header {
                     name: h.name,
                     value: h.value,
                 })
@@ -296,7 +296,7 @@ impl Draft {
             body: self.body,
             basic_auth,
         };
-        options.http = (request != HttpRequestV1::default()).then_some(request);
+        options.http = (request != HttpRequest::default()).then_some(request);
         options.assertions = self
             .assertions
             .unwrap_or_default()
@@ -357,7 +357,7 @@ mod tests {
             assertions: Some(vec![]),
             ..Default::default()
         };
-        let mut options = CheckOptionsV1::default();
+        let mut options = CheckOptions::default();
         let password = defaults.store(&mut options);
         assert!(options.is_empty(), "{options:?}");
         assert_eq!(password, PasswordToStore::None);
@@ -373,10 +373,10 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut options = CheckOptionsV1::default();
+        let mut options = CheckOptions::default();
         let password = draft.store(&mut options);
         assert_eq!(password, PasswordToStore::None);
         let auth = options.http.unwrap().basic_auth.unwrap();
-        assert_eq!((auth.username.as_str(), auth.password), ("u", None));
+        assert_eq!((auth.username.as_str(), auth.password_sealed), ("u", None));
     }
 }

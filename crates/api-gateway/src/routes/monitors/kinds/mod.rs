@@ -1,6 +1,6 @@
 //! One module per monitor kind, each owning its request and response
 //! fields (a [`FieldGroup`](super::fields::FieldGroup) of the flat bodies),
-//! their rules, their stored form (`CheckOptionsV1`, or the kind's own
+//! their rules, their stored form (`CheckOptions`, or the kind's own
 //! columns) and what responses show of it; tcp and icmp have no options,
 //! only their target's rule. Adding an option to a kind touches that kind's
 //! module here, the check options it is stored in and sent as
@@ -44,7 +44,7 @@ use super::monitor_type::MonitorType;
 use crate::error::ApiError;
 use crate::validation::Problems;
 use chrono::{DateTime, Utc};
-use uptime_contracts::CheckOptionsV1;
+use uptime_contracts::CheckOptions;
 use uptime_db::models::{Monitor, SealedText};
 
 /// Every kind's fields of a create request.
@@ -83,7 +83,7 @@ pub(crate) struct KindColumns {
     pub(crate) keyword: Option<String>,
     pub(crate) keyword_type: Option<String>,
     /// Without defaults: none for a monitor without options.
-    pub(crate) check_options: CheckOptionsV1,
+    pub(crate) check_options: CheckOptions,
     pub(crate) http_password_sealed: Option<SealedText>,
     pub(crate) heartbeat_schedule: Option<String>,
     pub(crate) heartbeat_timezone: Option<String>,
@@ -143,7 +143,7 @@ impl KindFields {
         kind: MonitorType,
         keyring: Option<&uptime_secrets::Keyring>,
     ) -> Result<KindColumns, ApiError> {
-        let mut check_options = CheckOptionsV1::default();
+        let mut check_options = CheckOptions::default();
         let mut password = http::PasswordToStore::None;
         match kind {
             MonitorType::Http | MonitorType::Keyword => {

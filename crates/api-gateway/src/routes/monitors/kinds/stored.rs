@@ -2,13 +2,13 @@
 //! or a response shows it.
 
 use crate::error::ApiError;
-use uptime_contracts::CheckOptionsV1;
+use uptime_contracts::CheckOptions;
 use uptime_db::models::Monitor;
 
 /// A stored monitor as the kinds read it: the row and its check options.
 pub(crate) struct Stored<'a> {
     pub(crate) monitor: &'a Monitor,
-    pub(crate) options: CheckOptionsV1,
+    pub(crate) options: CheckOptions,
 }
 
 impl<'a> Stored<'a> {

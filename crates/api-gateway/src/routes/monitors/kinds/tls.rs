@@ -1,14 +1,14 @@
 //! tls monitors: a TLS handshake with a valid, unexpired certificate for
 //! the name, optionally pinned by its fingerprint. Their field
 //! `tls_fingerprint_sha256`, its rule and stored form
-//! (`CheckOptionsV1::tls`).
+//! (`CheckOptions::tls`).
 
 use super::stored::{merged, Stored};
 use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
 use serde::Serialize;
-use uptime_contracts::{CheckOptionsV1, TlsOptionsV1};
+use uptime_contracts::{CheckOptions, TlsOptions};
 use utoipa::ToSchema;
 
 /// The fields of a create request.
@@ -98,12 +98,12 @@ impl Draft {
 
     /// Adds the pin to `options` as stored (64 lowercase hex digits). Only
     /// for tls monitors, after [`Self::validate`] found nothing.
-    pub(crate) fn store(self, options: &mut CheckOptionsV1) {
+    pub(crate) fn store(self, options: &mut CheckOptions) {
         options.tls = self
             .tls_fingerprint_sha256
             .as_deref()
             .and_then(normal_fingerprint)
-            .map(|f| TlsOptionsV1 {
+            .map(|f| TlsOptions {
                 fingerprint_sha256: Some(f),
             });
     }

@@ -186,8 +186,8 @@ impl From<AssertionInput> for Assertion {
     }
 }
 
-impl From<uptime_contracts::AssertionV1> for Assertion {
-    fn from(a: uptime_contracts::AssertionV1) -> Self {
+impl From<uptime_contracts::Assertion> for Assertion {
+    fn from(a: uptime_contracts::Assertion) -> Self {
         Self {
             source: a.source.into(),
             property: a.property,
@@ -197,7 +197,7 @@ impl From<uptime_contracts::AssertionV1> for Assertion {
     }
 }
 
-impl From<Assertion> for uptime_contracts::AssertionV1 {
+impl From<Assertion> for uptime_contracts::Assertion {
     fn from(a: Assertion) -> Self {
         Self {
             source: a.source.into(),

@@ -79,8 +79,8 @@ pub struct RequestHeader {
     pub value: String,
 }
 
-impl From<uptime_contracts::HeaderV1> for RequestHeader {
-    fn from(h: uptime_contracts::HeaderV1) -> Self {
+impl From<uptime_contracts::Header> for RequestHeader {
+    fn from(h: uptime_contracts::Header) -> Self {
         Self {
             name: h.name,
             value: h.value,

@@ -1,18 +1,13 @@
-//! The types every message version shares, and the version-1 messages still
-//! live (`monitor-changed.v1`; `CheckRefV1`, part of every event). Field
-//! names are snake_case JSON; timestamps are RFC 3339 UTC. Optional fields
-//! are omitted when empty.
+//! The enums every message family shares: a monitor's kind and status, what
+//! caused a check and how it came out. Field names are snake_case JSON;
+//! timestamps in the messages are RFC 3339 UTC.
 
-use crate::{subjects, Message};
-use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
 
-// The doc comment below is part of the published schemas (check-due.v4,
-// .v5 and the events): it stays as it was published, though the versions
-// and the type it names were retired in issue 20 (a published version is
-// never changed in place).
+// The doc comment below is part of the published schemas (check-due.v5 and
+// the events): it stays as it was published, though the versions and the
+// type it names are gone (a published schema is never changed in place).
 /// The kind of a monitor, every kind there is. Messages from version 3 of
 /// due checks and version 2 of events carry it; the older versions carry
 /// [`MonitorKindV1`], the three kinds they were published with.
@@ -154,43 +149,4 @@ impl MonitorStatus {
 pub enum CheckOutcome {
     Pass,
     Fail,
-}
-
-/// What happened to a monitor's definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorChange {
-    /// Created or changed (including paused and resumed): read it again.
-    Upserted,
-    Deleted,
-}
-
-/// A monitor's definition changed. The scheduler re-reads the monitor from the
-/// database, so the message carries only the id. Published on
-/// [`subjects::MONITOR_CHANGED_V1`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct MonitorChangedV1 {
-    pub monitor_id: i64,
-    pub change: MonitorChange,
-    pub changed_at: DateTime<Utc>,
-}
-
-impl Message for MonitorChangedV1 {
-    const SUBJECT: &'static str = subjects::MONITOR_CHANGED_V1;
-    const SCHEMA: &'static str = "monitor-changed.v1";
-}
-
-/// The check that caused an event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CheckRefV1 {
-    pub check_id: Uuid,
-    pub trigger: Trigger,
-    pub checked_at: DateTime<Utc>,
-    pub status: MonitorStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_ms: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http_status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }

@@ -1,60 +1,103 @@
-//! The check spec every kind fits ([`CheckSpecV2`]: tcp, tls, dns and icmp
-//! besides http and keyword, and the richer http options: method, headers,
-//! body, basic auth, assertions), first published in `check-due.v3` (retired
-//! in issue 20) and carried by `check-due.v4`; `check-due.v5` carries it with
-//! the password sealed ([`crate::CheckSpecV3`]). The database keeps a
-//! monitor's options as [`CheckOptionsV1`].
+//! The check spec: what a checker needs to check a monitor, by kind (the
+//! target, the timeout, the expected status, the keyword, and the options:
+//! the http request with its basic auth, assertions, the dns query, a pinned
+//! certificate). Due checks carry it; the database keeps a monitor's
+//! [`CheckOptions`] (`monitors.check_options`) without the basic-auth
+//! password, which has a column of its own.
+//!
+//! The basic-auth password is only ever carried sealed
+//! ([`BasicAuth::password_sealed`], see `uptime-secrets`): anyone who can
+//! subscribe to the due checks (or read the dead-letter stream a due check
+//! may end up in) sees ciphertext only; a checker opens it with its keyring
+//! just before the request.
+//!
+//! These types are the parts of the current `check-due` version and carry
+//! their published schema names (`#[schemars(rename)]`, doc comments
+//! verbatim): the schema test fails on any change that would alter the
+//! published schema, which then needs a new version.
 
 use crate::{KeywordType, MonitorKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What a checker needs to know to check a monitor: a snapshot taken when the
-/// check was scheduled, so checkers never read the database.
+// The doc comments of the types below feed the published schema of
+// check-due.v5, as they were published (names of retired types included).
+/// [`CheckSpecV2`] with sealed secrets: what a checker needs to check a
+/// monitor, a snapshot taken when the check was scheduled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CheckSpecV2 {
+#[schemars(rename = "CheckSpecV3")]
+pub struct CheckSpec {
     pub kind: MonitorKind,
-    /// http, keyword: an absolute `http://` or `https://` URL. tcp: `host:port`.
-    /// tls: `host:port` or an `https://` URL (port 443 unless it names one).
-    /// dns: the name to query. icmp: a host name or an IP address.
+    /// As in [`CheckSpecV2`]: a URL (http, keyword, tls), `host:port` (tcp,
+    /// tls), a name (dns) or a host (icmp).
     pub target: String,
     pub timeout_secs: u32,
-    /// http, keyword: the status a passing response has. Ignored by the
-    /// other kinds.
+    /// http, keyword: the status a passing response has.
     pub expected_status: u16,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword_type: Option<KeywordType>,
-    /// What the kind needs besides the target; omitted when empty (a plain
-    /// GET, an A query, no pinned certificate).
-    #[serde(default, skip_serializing_if = "CheckOptionsV1::is_empty")]
-    pub options: CheckOptionsV1,
+    /// What the kind needs besides the target; omitted when empty.
+    #[serde(default, skip_serializing_if = "CheckOptions::is_empty")]
+    pub options: CheckOptions,
 }
 
-/// The options of a check beyond its target, by kind. Each part is absent
-/// when the check uses its defaults. The database keeps a monitor's options
-/// in this form (`monitors.check_options`) without the basic-auth password,
-/// which has a column of its own and is only ever added to due checks.
+impl CheckSpec {
+    /// The sealed password of the basic auth, if there is one.
+    pub fn password_sealed(&self) -> Option<&str> {
+        self.options
+            .http
+            .as_ref()
+            .and_then(|h| h.basic_auth.as_ref())
+            .and_then(|a| a.password_sealed.as_deref())
+    }
+
+    /// This spec with `password_sealed` as its basic auth's password (none
+    /// when the request has no basic auth).
+    pub fn sealed(mut self, password_sealed: Option<String>) -> CheckSpec {
+        if let Some(auth) = self
+            .options
+            .http
+            .as_mut()
+            .and_then(|h| h.basic_auth.as_mut())
+        {
+            auth.password_sealed = password_sealed;
+        }
+        self
+    }
+}
+
+/// [`CheckOptionsV1`] whose request carries a sealed password.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct CheckOptionsV1 {
+#[schemars(rename = "CheckOptionsV2")]
+pub struct CheckOptions {
     /// http, keyword: the request to send; absent: `GET` without headers or body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<HttpRequestV1>,
+    pub http: Option<HttpRequest>,
     /// http, keyword: conditions on the response that must all hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub assertions: Vec<AssertionV1>,
+    pub assertions: Vec<Assertion>,
     /// dns: the query; absent: an `A` query to the system resolver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns: Option<DnsQueryV1>,
+    pub dns: Option<DnsQuery>,
     /// tls: what the certificate must be besides valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsOptionsV1>,
+    pub tls: Option<TlsOptions>,
 }
 
-impl CheckOptionsV1 {
+impl CheckOptions {
     pub fn is_empty(&self) -> bool {
         self == &Self::default()
+    }
+
+    /// These options without the basic-auth password: what the database
+    /// keeps (the password has a column of its own).
+    pub fn without_password(mut self) -> CheckOptions {
+        if let Some(auth) = self.http.as_mut().and_then(|h| h.basic_auth.as_mut()) {
+            auth.password_sealed = None;
+        }
+        self
     }
 }
 
@@ -100,46 +143,52 @@ impl HttpMethod {
     }
 }
 
-/// The request an http or keyword check sends.
+/// [`HttpRequestV1`] with [`BasicAuthV2`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct HttpRequestV1 {
+#[schemars(rename = "HttpRequestV2")]
+pub struct HttpRequest {
     #[serde(default)]
     pub method: HttpMethod,
     /// Request headers, in order (a name may repeat).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub headers: Vec<HeaderV1>,
+    pub headers: Vec<Header>,
     /// The request body, sent as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub basic_auth: Option<BasicAuthV1>,
+    pub basic_auth: Option<BasicAuth>,
 }
 
 /// One request header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct HeaderV1 {
+#[schemars(rename = "HeaderV1")]
+pub struct Header {
     pub name: String,
     pub value: String,
 }
 
-// Its `Debug` prints the password as `[redacted]` (by hand, below), so a
-// `{:?}` of a spec cannot leak it.
-/// HTTP basic authentication. The password travels only in due checks (the
-/// checker needs it); the API never returns it, and alerts and logs never
-/// show it.
+/// HTTP basic authentication with the password sealed.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct BasicAuthV1 {
+#[schemars(rename = "BasicAuthV2")]
+pub struct BasicAuth {
     pub username: String,
-    /// Absent in the stored options; present in due checks.
+    /// The password sealed by the api-gateway (`v1.<key id>.<base64url>`,
+    /// `uptime-secrets`, purpose `monitors.http_password`); only a checker
+    /// configured with that key opens it. Absent: no password (the request
+    /// sends `username:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
+    pub password_sealed: Option<String>,
 }
 
-impl std::fmt::Debug for BasicAuthV1 {
+// By hand: even ciphertext stays out of logs.
+impl std::fmt::Debug for BasicAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BasicAuthV1")
+        f.debug_struct("BasicAuth")
             .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "[redacted]"))
+            .field(
+                "password_sealed",
+                &self.password_sealed.as_ref().map(|_| "[sealed]"),
+            )
             .finish()
     }
 }
@@ -148,7 +197,8 @@ impl std::fmt::Debug for BasicAuthV1 {
 /// assertions: `source` (and `property`, for `header` and `json_body`)
 /// picks a value, `comparison` compares it with `target`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct AssertionV1 {
+#[schemars(rename = "AssertionV1")]
+pub struct Assertion {
     pub source: AssertionSource,
     /// header: the header's name. json_body: a JSONPath (`$.status`,
     /// `$.checks[0].ok`). Absent for the other sources.
@@ -278,7 +328,8 @@ impl DnsRecordType {
 
 /// The query a dns check makes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct DnsQueryV1 {
+#[schemars(rename = "DnsQueryV1")]
+pub struct DnsQuery {
     #[serde(default)]
     pub record_type: DnsRecordType,
     /// Values that must all be in the answer (an address, a name, `10
@@ -295,9 +346,50 @@ pub struct DnsQueryV1 {
 /// What a tls check requires of the certificate besides a valid chain for
 /// the name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TlsOptionsV1 {
+#[schemars(rename = "TlsOptionsV1")]
+pub struct TlsOptions {
     /// The SHA-256 of the leaf certificate (DER), 64 lowercase hex digits:
     /// any other certificate fails the check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint_sha256: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> CheckSpec {
+        CheckSpec {
+            kind: MonitorKind::Http,
+            target: "https://example.com".into(),
+            timeout_secs: 5,
+            expected_status: 200,
+            keyword: None,
+            keyword_type: None,
+            options: CheckOptions {
+                http: Some(HttpRequest {
+                    method: HttpMethod::Post,
+                    headers: vec![],
+                    body: Some("{}".into()),
+                    basic_auth: Some(BasicAuth {
+                        username: "u".into(),
+                        password_sealed: None,
+                    }),
+                }),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_sealed_password_travels_and_never_prints() {
+        let sealed = spec().sealed(Some("v1.k1.AAAA".into()));
+        let json = serde_json::to_string(&sealed).unwrap();
+        assert!(json.contains(r#""password_sealed":"v1.k1.AAAA""#), "{json}");
+        assert!(!json.contains(r#""password""#), "{json}");
+        assert_eq!(sealed.password_sealed(), Some("v1.k1.AAAA"));
+        assert!(!format!("{sealed:?}").contains("v1.k1"));
+        assert_eq!(sealed.options.clone().without_password(), spec().options);
+        assert_eq!(spec().sealed(None).password_sealed(), None);
+    }
 }

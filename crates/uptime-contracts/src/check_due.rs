@@ -1,0 +1,163 @@
+//! `check-due`: a check to run now in one region. The scheduler publishes
+//! one per region of each round (the api-gateway for a manual check), on the
+//! region's subject, `uptime.checks.due.v5.<region>` ([`subjects::due_v5`]);
+//! each region's checkers consume only theirs. The spec carries its
+//! basic-auth password sealed ([`crate::spec`]).
+//!
+//! [`DueCheck`] is the current version's message (`check-due.v5`, its
+//! published schema name `CheckDueV5`); [`decode`] reads every live version
+//! into it, [`encode`] writes the current one.
+
+use crate::{subjects, CheckSpec, DecodeError, Message, Trigger};
+use bytes::Bytes;
+use chrono::{DateTime, TimeDelta, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A check to run now in one region, its secrets sealed. Published on
+/// `uptime.checks.due.v5.<region>` ([`subjects::due_v5`]) with
+/// `Nats-Msg-Id` = `check_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "CheckDueV5")]
+pub struct DueCheck {
+    /// This region's check of the round (`check_id_in_round`).
+    pub check_id: Uuid,
+    pub monitor_id: i64,
+    #[schemars(range(min = 1))]
+    pub definition_version: i64,
+    /// The monitor's check interval (a scheduled check received more than
+    /// one interval late is skipped).
+    #[schemars(range(min = 1))]
+    pub interval_secs: u32,
+    pub trigger: Trigger,
+    /// When the round was due (scheduled) or requested (manual).
+    pub due_at: DateTime<Utc>,
+    pub spec: CheckSpec,
+    /// The region whose checkers run this check.
+    pub region: String,
+    /// The round this check is part of (the slot's id).
+    pub round_id: Uuid,
+}
+
+impl Message for DueCheck {
+    /// The subjects' common prefix; each region's due checks go to
+    /// [`subjects::due_v5`]`(region)`.
+    const SUBJECT: &'static str = subjects::CHECK_DUE_V5_PREFIX;
+    const SCHEMA: &'static str = "check-due.v5";
+}
+
+impl DueCheck {
+    /// The subject this check is published on: its region's.
+    pub fn subject(&self) -> String {
+        subjects::due_v5(&self.region)
+    }
+
+    /// Whether running this check at `now` would be pointless: a scheduled
+    /// check received more than one interval after it was due (after an
+    /// outage, say) has been overtaken by the monitor's next slot, which
+    /// runs instead. Manual and heartbeat checks are never stale: somebody
+    /// is waiting for exactly this one.
+    pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
+        self.trigger == Trigger::Scheduled
+            && now - self.due_at > TimeDelta::seconds(i64::from(self.interval_secs))
+    }
+}
+
+/// Whether `subject` is one region's subject under `prefix`.
+fn is_under(subject: &str, prefix: &str) -> bool {
+    subject
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|region| !region.is_empty() && !region.contains('.'))
+}
+
+/// Reads a due check received on `subject`, of any live version.
+pub fn decode(subject: &str, payload: &[u8]) -> Result<DueCheck, DecodeError> {
+    if is_under(subject, subjects::CHECK_DUE_V5_PREFIX) {
+        return Ok(DueCheck::from_bytes(payload)?);
+    }
+    Err(DecodeError::UnknownSubject(subject.to_string()))
+}
+
+/// The current version of `due`: its region's subject and the payload.
+pub fn encode(due: &DueCheck) -> (String, Bytes) {
+    (due.subject(), due.to_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MonitorKind;
+
+    fn due(trigger: Trigger, due_at: DateTime<Utc>) -> DueCheck {
+        let round_id = Uuid::new_v4();
+        DueCheck {
+            check_id: crate::check_id_in_round(round_id, "eu", 3),
+            monitor_id: 1,
+            definition_version: 4,
+            interval_secs: 60,
+            trigger,
+            due_at,
+            spec: CheckSpec {
+                kind: MonitorKind::Http,
+                target: "http://127.0.0.1/".into(),
+                timeout_secs: 5,
+                expected_status: 200,
+                keyword: None,
+                keyword_type: None,
+                options: Default::default(),
+            },
+            region: "eu".into(),
+            round_id,
+        }
+    }
+
+    #[test]
+    fn a_due_check_round_trips_on_its_regions_subject() {
+        let check = due(Trigger::Scheduled, Utc::now());
+        let (subject, payload) = encode(&check);
+        assert_eq!(subject, "uptime.checks.due.v5.eu");
+        assert_eq!(decode(&subject, &payload).unwrap(), check);
+    }
+
+    #[test]
+    fn subjects_of_no_live_version_are_undecodable() {
+        let (_, payload) = encode(&due(Trigger::Scheduled, Utc::now()));
+        let retired = crate::versions::VERSIONS
+            .iter()
+            .filter(|v| v.family == "check-due" && !v.status.is_live())
+            .map(|v| format!("{}.eu", v.subject));
+        let others = [
+            "uptime.checks.due.v6.eu",
+            "uptime.checks.due.v5",
+            "uptime.checks.due.v55.eu",
+            "uptime.checks.due.v5.",
+        ]
+        .map(str::to_string);
+        for subject in retired.chain(others) {
+            assert!(
+                matches!(
+                    decode(&subject, &payload),
+                    Err(DecodeError::UnknownSubject(_))
+                ),
+                "{subject}"
+            );
+        }
+        assert!(matches!(
+            decode("uptime.checks.due.v5.eu", b"{"),
+            Err(DecodeError::Json(_))
+        ));
+    }
+
+    #[test]
+    fn a_scheduled_check_is_stale_only_past_one_interval() {
+        let due_at = Utc::now();
+        let check = due(Trigger::Scheduled, due_at);
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(59)));
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(60)));
+        assert!(check.is_stale(due_at + TimeDelta::seconds(61)));
+        let manual = due(Trigger::Manual, due_at);
+        assert!(!manual.is_stale(due_at + TimeDelta::hours(5)));
+    }
+}
