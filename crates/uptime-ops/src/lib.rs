@@ -222,3 +222,44 @@ pub fn shutdown_token() -> CancellationToken {
     });
     token
 }
+
+/// The `main` of a service whose one command is `serve` (also the default):
+/// parse the command line, load the layered configuration, start telemetry,
+/// run until SIGTERM. A macro, not a function, so each binary keeps its own
+/// `--help` text and its `anyhow` edge (libraries here return typed errors).
+///
+/// `service_main!("recorder", "Uptime recorder: ...", "Record check results (the default).", RecorderSettings, recorder::run);`
+/// The binary depends on clap, anyhow, tokio, uptime-config and uptime-telemetry.
+#[macro_export]
+macro_rules! service_main {
+    ($name:literal, $about:literal, $serve_doc:literal, $settings:ty, $run:path) => {
+        #[derive(clap::Parser)]
+        #[command(about = $about)]
+        struct Cli {
+            #[command(subcommand)]
+            command: Option<Command>,
+        }
+
+        #[derive(clap::Subcommand)]
+        enum Command {
+            #[doc = $serve_doc]
+            Serve,
+        }
+
+        #[tokio::main]
+        async fn main() -> anyhow::Result<()> {
+            use anyhow::Context as _;
+            let cli = <Cli as clap::Parser>::parse();
+            let settings: $settings = uptime_config::load().context("loading configuration")?;
+            match cli.command.unwrap_or(Command::Serve) {
+                Command::Serve => {
+                    let _telemetry = uptime_telemetry::init($name, &settings.telemetry)?;
+                    $run(settings, $crate::shutdown_token())
+                        .await
+                        .context(concat!($name, " failed"))?;
+                }
+            }
+            Ok(())
+        }
+    };
+}
