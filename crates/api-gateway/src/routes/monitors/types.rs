@@ -18,6 +18,25 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
+/// The OpenAPI schema of a flat body made of field groups: one object with
+/// every group's properties, in order (`closed`: unknown fields refused), and
+/// every group's component schemas.
+macro_rules! flat_body_schema {
+    ($body:ty, $description:expr, $closed:expr, [$($group:ty),+ $(,)?]) => {
+        impl PartialSchema for $body {
+            fn schema() -> RefOr<Schema> {
+                fields::object_of($description, $closed, [$(<$group>::schema()),+])
+            }
+        }
+
+        impl ToSchema for $body {
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                $(<$group>::schemas(schemas);)+
+            }
+        }
+    };
+}
+
 /// A new monitor: the groups of fields its request body holds side by
 /// side (serde's and utoipa's view is one flat object; see
 /// [`super::fields`]).
@@ -172,37 +191,21 @@ impl CreateGroups {
     }
 }
 
-impl PartialSchema for CreateMonitor {
-    fn schema() -> RefOr<Schema> {
-        fields::object_of(
-            CREATE_DESCRIPTION,
-            true,
-            [
-                CreateFirst::schema(),
-                keyword::Create::schema(),
-                CreateRest::schema(),
-                http::Create::schema(),
-                dns::Create::schema(),
-                tls::Create::schema(),
-                heartbeat::Create::schema(),
-                placement::Create::schema(),
-            ],
-        )
-    }
-}
-
-impl ToSchema for CreateMonitor {
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        CreateFirst::schemas(schemas);
-        keyword::Create::schemas(schemas);
-        CreateRest::schemas(schemas);
-        http::Create::schemas(schemas);
-        dns::Create::schemas(schemas);
-        tls::Create::schemas(schemas);
-        heartbeat::Create::schemas(schemas);
-        placement::Create::schemas(schemas);
-    }
-}
+flat_body_schema!(
+    CreateMonitor,
+    CREATE_DESCRIPTION,
+    true,
+    [
+        CreateFirst,
+        keyword::Create,
+        CreateRest,
+        http::Create,
+        dns::Create,
+        tls::Create,
+        heartbeat::Create,
+        placement::Create,
+    ]
+);
 
 /// A partial update: the groups of fields of its body (one flat object).
 #[derive(Debug, Default)]
@@ -298,37 +301,21 @@ impl UpdateMonitor {
     }
 }
 
-impl PartialSchema for UpdateMonitor {
-    fn schema() -> RefOr<Schema> {
-        fields::object_of(
-            UPDATE_DESCRIPTION,
-            true,
-            [
-                UpdateFirst::schema(),
-                keyword::Update::schema(),
-                UpdateRest::schema(),
-                http::Update::schema(),
-                dns::Update::schema(),
-                tls::Update::schema(),
-                heartbeat::Update::schema(),
-                placement::Update::schema(),
-            ],
-        )
-    }
-}
-
-impl ToSchema for UpdateMonitor {
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        UpdateFirst::schemas(schemas);
-        keyword::Update::schemas(schemas);
-        UpdateRest::schemas(schemas);
-        http::Update::schemas(schemas);
-        dns::Update::schemas(schemas);
-        tls::Update::schemas(schemas);
-        heartbeat::Update::schemas(schemas);
-        placement::Update::schemas(schemas);
-    }
-}
+flat_body_schema!(
+    UpdateMonitor,
+    UPDATE_DESCRIPTION,
+    true,
+    [
+        UpdateFirst,
+        keyword::Update,
+        UpdateRest,
+        http::Update,
+        dns::Update,
+        tls::Update,
+        heartbeat::Update,
+        placement::Update,
+    ]
+);
 
 /// A monitor, with its definition and its runtime state: the groups of
 /// fields of one flat object.
@@ -352,37 +339,21 @@ pub struct MonitorResponse {
     pub placement: placement::Shown,
 }
 
-impl PartialSchema for MonitorResponse {
-    fn schema() -> RefOr<Schema> {
-        fields::object_of(
-            "A monitor, with its definition and its runtime state.",
-            false,
-            [
-                ShownFirst::schema(),
-                keyword::Shown::schema(),
-                ShownRest::schema(),
-                http::Shown::schema(),
-                dns::Shown::schema(),
-                tls::Shown::schema(),
-                heartbeat::Shown::schema(),
-                placement::Shown::schema(),
-            ],
-        )
-    }
-}
-
-impl ToSchema for MonitorResponse {
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        ShownFirst::schemas(schemas);
-        keyword::Shown::schemas(schemas);
-        ShownRest::schemas(schemas);
-        http::Shown::schemas(schemas);
-        dns::Shown::schemas(schemas);
-        tls::Shown::schemas(schemas);
-        heartbeat::Shown::schemas(schemas);
-        placement::Shown::schemas(schemas);
-    }
-}
+flat_body_schema!(
+    MonitorResponse,
+    "A monitor, with its definition and its runtime state.",
+    false,
+    [
+        ShownFirst,
+        keyword::Shown,
+        ShownRest,
+        http::Shown,
+        dns::Shown,
+        tls::Shown,
+        heartbeat::Shown,
+        placement::Shown,
+    ]
+);
 
 impl MonitorResponse {
     pub(super) fn from_row(
