@@ -1,6 +1,6 @@
 //! Token buckets in this process's memory: one per organisation for the API
 //! (all of its members' keys share it, so minting keys brings no fresh
-//! burst; per user before organisations, issue 21), one per
+//! burst; per user before organisations), one per
 //! token for heartbeat pings. With several gateway replicas each enforces the
 //! limit on its own share of the traffic.
 //!

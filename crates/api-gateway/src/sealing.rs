@@ -1,5 +1,5 @@
 //! Stored basic-auth passwords, sealed with the current key before the API
-//! serves (issue 19; the queries are `uptime_db::monitors::sealing`):
+//! serves (the queries are `uptime_db::monitors::sealing`):
 //! legacy plain-text passwords (rows from before migration 000015) are
 //! sealed and their plain text cleared, and values sealed with a key that
 //! is no longer `secrets.current_key_id` are sealed again (key rotation,

@@ -35,9 +35,9 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
-    /// The regions monitors may name and the default ones (issue 13).
+    /// The regions monitors may name and the default ones.
     pub regions: RegionsSettings,
-    /// The keys basic-auth passwords are sealed with (issue 19). None: a
+    /// The keys basic-auth passwords are sealed with. None: a
     /// monitor with a password is refused (400 naming the field).
     pub secrets: SecretsSettings,
 }

@@ -39,7 +39,7 @@
 //! A malformed assertion (no target, a bad JSONPath or regular expression)
 //! is a failed assertion with the reason, never a panic.
 //!
-//! Budgets (issue 19: one tenant must never be able to crash a checker).
+//! Budgets (one tenant must never be able to crash a checker).
 //! Every text an assertion reads is bounded by `max_body_bytes` (the body,
 //! its UTF-8 decoding, the JSON parsed from it), and substring search
 //! (`contains`, and the keyword rule in [`crate::http_check`]) and

@@ -18,7 +18,7 @@ pub struct CheckerSettings {
     pub checker: CheckerSection,
     /// Shared with every service; the checker uses `presence_ttl_secs`.
     pub regions: RegionsSettings,
-    /// The keys that open basic-auth passwords (issue 19). None: a check
+    /// The keys that open basic-auth passwords. None: a check
     /// carrying a password fails saying so; every other check runs.
     pub secrets: SecretsSettings,
 }

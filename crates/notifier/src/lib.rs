@@ -86,7 +86,7 @@ impl Notifier {
                 // release before, which published it beside v3 (v3 first,
                 // so v3's payload is the one stored: deliveries are unique
                 // per event and contact), may still run. Version 1 was
-                // retired in issue 20 without losing an event: every v1
+                // retired without losing an event: every v1
                 // event had a v2 twin with the same event id, which this
                 // consumer reads.
                 filter_subjects: vec![

@@ -280,7 +280,7 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    /// One outbox row per change: `state-changed.v3` only (issue 20). Its
+    /// One outbox row per change: `state-changed.v3` only. Its
     /// row id and `Nats-Msg-Id` stay what they were while v2 went out beside
     /// it (derived from the event id and the subject), so a recorder of the
     /// release before, recording the same batch again during an upgrade,

@@ -2,7 +2,7 @@
 //! function of the round's regions, its quorum, the answers received and
 //! which silent regions are offline. No I/O, no clock: the caller says when.
 //!
-//! Rules (docs/architecture.md, issue 13): the regions that answered (A)
+//! Rules (docs/architecture.md): the regions that answered (A)
 //! passed or failed; a missing region is `offline` when no checker of its
 //! is live, else `no_answer`, and neither counts as a failure. The
 //! effective quorum is `min(quorum, |A|)`; the round is down iff `|A| >= 1`

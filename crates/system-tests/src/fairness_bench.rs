@@ -1,4 +1,4 @@
-//! The `fairness` stage of `just bench` (issue 19): one user's requests must
+//! The `fairness` stage of `just bench`: one user's requests must
 //! not delay another's. A reader's `GET /api/v1/monitors` latency, first
 //! with nothing else going on, then while another user floods bulk creates
 //! that are expensive to validate and refused in the end: `parallel` at a

@@ -256,7 +256,7 @@ mod tests {
     }
 }
 
-/// The deployment's regions (issue 13), the same for every service that
+/// The deployment's regions, the same for every service that
 /// reads them (api-gateway, scheduler, recorder). A region is a group of
 /// checkers (`checker.region`); a monitor is checked from its `regions`, or
 /// from `default` when it names none (`uptime_contracts::placement`).

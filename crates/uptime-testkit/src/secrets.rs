@@ -1,5 +1,5 @@
 //! The fixed key every test harness seals and opens basic-auth passwords
-//! with (issue 19), so a password sealed by a test's api-gateway opens in a
+//! with, so a password sealed by a test's api-gateway opens in a
 //! test's checker. Never a key for anything but tests.
 
 use uptime_config::SecretsSettings;

@@ -331,7 +331,7 @@ impl Planner {
                     snapshot: Some(Snapshot { round }),
                 })),
                 Err(error @ uptime_db::monitors::SpecError::PasswordNotSealed { .. }) => {
-                    // Not a bug: a password from before issue 19, which the
+                    // Not a bug: a password stored before passwords were sealed, which the
                     // api-gateway seals at its start (moments into an
                     // upgrade). A check without it would fail for nothing,
                     // so this slot is skipped and the next one tried.

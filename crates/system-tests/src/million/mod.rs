@@ -1,4 +1,4 @@
-//! The benchmark's "million" stage (issue 11): a million http monitors at
+//! The benchmark's "million" stage: a million http monitors at
 //! the default 300 s interval, created through the bulk API, on this one
 //! machine with everything on it: PostgreSQL, NATS, every service as its own
 //! release binary, and an nginx target whose access log says when each check

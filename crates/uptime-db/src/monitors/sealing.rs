@@ -1,5 +1,5 @@
 //! Keeping every stored basic-auth password sealed with the current key
-//! (issue 19), run by the api-gateway at its start:
+//!, run by the api-gateway at its start:
 //!
 //! 1. **Legacy plain text.** Rows written before migration 000015 (or by a
 //!    gateway from before it, during a rolling upgrade) hold the password in

@@ -19,7 +19,7 @@
 //!   announcement is only logged: the rows are committed, and the scheduler
 //!   resyncs from the database.
 //! - Validation is charged like the work it is, and kept off the threads
-//!   that serve everyone (issue 19): the request costs rate-limit tokens per
+//!   that serve everyone: the request costs rate-limit tokens per
 //!   monitor and per byte ([`bulk_tokens`]), the bytes' share taken before
 //!   the body is read (from `Content-Length`), so a flood of refused
 //!   requests costs no parsing; a user's bulk creates queue in a line of

@@ -1,4 +1,4 @@
-//! Where a monitor is checked from (issue 13): its `regions` and `quorum`,
+//! Where a monitor is checked from: its `regions` and `quorum`,
 //! their rules, and what responses show when they are left to the
 //! deployment's defaults.
 //!

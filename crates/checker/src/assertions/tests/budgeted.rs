@@ -1,4 +1,4 @@
-//! Verdicts of assertions over their budget (issue 19): the bounds of
+//! Verdicts of assertions over their budget: the bounds of
 //! `budget` as a monitor's owner reads them.
 
 use super::*;

@@ -1,5 +1,5 @@
 //! What a dns check may tell a tenant about an answer while private targets
-//! are refused (issue 19, tenant isolation).
+//! are refused (tenant isolation).
 //!
 //! A dns check reads answers back to whoever wrote the monitor, so without
 //! these rules it would map the deployment's network: ask the cluster's
