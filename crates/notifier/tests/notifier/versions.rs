@@ -25,7 +25,7 @@ fn pinned_example(name: &str, monitor: &Monitor) -> (Uuid, Vec<u8>) {
     let event_id = Uuid::new_v4();
     example["event_id"] = event_id.to_string().into();
     example["monitor"]["id"] = monitor.id.into();
-    example["monitor"]["user_id"] = monitor.user_id.into();
+    example["monitor"]["user_id"] = monitor.org_id.into();
     (event_id, serde_json::to_vec(&example).unwrap())
 }
 

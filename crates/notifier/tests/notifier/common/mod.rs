@@ -79,7 +79,7 @@ impl World {
     }
 
     pub async fn user(&self, name: &str) -> i64 {
-        uptime_db::users::create(&mut self.conn().await, name)
+        uptime_db::users::create(&mut *self.conn().await, name)
             .await
             .expect("insert user")
             .id
