@@ -1,6 +1,7 @@
 //! The REST API of the uptime service. See `docs/architecture.md` for where it
 //! sits; `routes/` has one module per resource.
 
+pub mod audit;
 pub mod auth;
 pub mod auth_cache;
 pub mod authz;

@@ -356,7 +356,7 @@ impl<'a> MonitorTracker<'a> {
 fn outbox_row<M: Message>(id: Uuid, monitor_id: i64, msg: &M) -> NewOutboxEvent {
     NewOutboxEvent {
         id,
-        monitor_id,
+        monitor_id: Some(monitor_id),
         subject: M::SUBJECT.to_string(),
         // Plain data structs always serialise.
         payload: serde_json::to_value(msg).expect("event serialises"),

@@ -9,6 +9,7 @@
 //! family live ([`versions`] lists every version and its status).
 
 pub mod api_keys;
+pub mod audit;
 pub mod bus;
 pub mod checks_v2;
 pub mod checks_v3;
@@ -72,5 +73,6 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<SslExpiringV2>(),
         entry::<StateChangedV3>(),
         entry::<ApiKeyRevokedV1>(),
+        entry::<audit::AuditRecordedV1>(),
     ]
 }

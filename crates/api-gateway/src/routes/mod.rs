@@ -4,6 +4,7 @@ use actix_web::web;
 
 pub mod alerts;
 pub mod api_keys;
+pub mod audit_log;
 pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
@@ -27,6 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             ))
             .route("/openapi.json", web::get().to(crate::openapi::serve))
             .configure(api_keys::configure)
+            .configure(audit_log::configure)
             .configure(monitors::configure)
             .configure(checks::configure)
             .configure(heartbeats::configure)
