@@ -16,7 +16,7 @@
 //! settings, never a deployment's default).
 
 use crate::million::procstat;
-use crate::{count, Stack, StackOptions, N};
+use crate::{count, Stack, StackOptions};
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;

@@ -8,7 +8,7 @@
 //! `check-due.v4` (one message per region per round). Counted where the
 //! work lands: rows in `check_results` and decided rows in `check_rounds`.
 
-use crate::{count, Stack, StackOptions, N};
+use crate::{count, Stack, StackOptions};
 use diesel::sql_types::{BigInt, Double};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
