@@ -34,6 +34,8 @@ pub mod kind {
 /// The actions the log names.
 pub mod action {
     pub const CREATE: &str = "create";
+    /// Many monitors at once: one entry, `changes.monitor_ids` names them.
+    pub const BULK_CREATE: &str = "bulk_create";
     pub const UPDATE: &str = "update";
     pub const DELETE: &str = "delete";
     pub const REVOKE: &str = "revoke";

@@ -11,7 +11,6 @@ use uptime_db::organisations::{Role, Scope};
 /// Write routes whose audit entries are not written yet, and why; every
 /// other write route must appear in the scenario below.
 const NOT_YET_AUDITED: &[(&str, &str)] = &[
-    ("POST", "/api/v1/monitors/bulk"),
     ("POST", "/api/v1/monitors/{id}/check"),
     ("POST", "/api/v1/alert-contacts/{id}/resend-verification"),
     ("POST", "/api/v1/alert-contacts/{id}/test"),
@@ -34,6 +33,16 @@ async fn entries(app: &TestApp, key: &str, query: &str) -> Vec<Value> {
     page["entries"].as_array().unwrap().clone()
 }
 
+/// The ids of a bulk create's monitors.
+fn log_ids(answer: &Value) -> Vec<i64> {
+    answer["monitors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_i64().unwrap())
+        .collect()
+}
+
 async fn count(app: &TestApp, key: &str) -> usize {
     entries(app, key, "?limit=100").await.len()
 }
@@ -50,6 +59,17 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
     // (method, path, body, expected status, action, kind); `{m}`, `{c}` and
     // `{k}` stand for the monitor, contact and key created on the way.
     let steps: Vec<Step> = vec![
+        (
+            Method::POST,
+            "/api/v1/monitors/bulk",
+            Some(json!({"monitors": [
+                {"name": "a", "type": "heartbeat"},
+                {"name": "b", "type": "heartbeat"},
+            ]})),
+            StatusCode::CREATED,
+            "bulk_create",
+            "monitor",
+        ),
         (
             Method::POST,
             "/api/v1/monitors",
@@ -156,6 +176,9 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
         let (status, answer) = app.call(method.clone(), &path, Some(&key), body).await;
         assert_eq!(status, expected, "{method} {path}: {answer}");
         match (method.as_str(), kind) {
+            ("POST", "monitor") if action == "bulk_create" => {
+                assert_eq!(log_ids(&answer).len(), 2);
+            }
             ("POST", "monitor") => m = answer["id"].as_i64().unwrap(),
             ("POST", "alert_contact") => c = answer["id"].as_i64().unwrap(),
             ("POST", "api_key") => k = answer["id"].as_i64().unwrap(),
@@ -207,6 +230,14 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
             Method::POST,
             "/api/v1/api-keys".to_string(),
             Some(json!({"name": ""})),
+        ),
+        (
+            Method::POST,
+            "/api/v1/monitors/bulk".to_string(),
+            Some(json!({"monitors": [
+                {"name": "ok", "type": "heartbeat"},
+                {"name": "", "type": "heartbeat"},
+            ]})),
         ),
     ] {
         let (status, answer) = app.call(method.clone(), &path, Some(&key), body).await;
