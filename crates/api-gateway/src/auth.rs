@@ -26,6 +26,8 @@ pub struct AuthUser {
     pub scope: Scope,
     pub key_id: i64,
     pub key_prefix: KeyPrefix,
+    /// The caller's address (the connection's peer), for the audit log.
+    pub address: Option<std::net::IpAddr>,
 }
 
 impl AuthUser {
@@ -37,6 +39,7 @@ impl AuthUser {
             scope: key.scope.min(crate::authz::widest_scope(key.role)),
             key_id: key.key.id,
             key_prefix: KeyPrefix::of(&key.key.prefix),
+            address: None,
         }
     }
 }
@@ -97,10 +100,12 @@ pub fn authenticate_request(
 ) -> impl std::future::Future<Output = Result<AuthUser, ApiError>> + 'static {
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let raw = bearer_token(req);
+    let address = req.peer_addr().map(|a| a.ip());
     async move {
         let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
         let raw = raw.ok_or(ApiError::Unauthorized)?;
-        let user = authenticate(&state, &raw).await?;
+        let mut user = authenticate(&state, &raw).await?;
+        user.address = address;
         // Per organisation: every key of its members draws from the same
         // bucket.
         state.rate_limiter.check(user.org_id)?;

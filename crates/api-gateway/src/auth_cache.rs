@@ -267,6 +267,7 @@ mod tests {
             scope: uptime_db::organisations::Scope::Admin,
             key_id: 2,
             key_prefix: crate::auth::KeyPrefix::of("upt_abcd"),
+            address: None,
         };
         KnownKey::new(principal, last_used)
     }

@@ -75,6 +75,7 @@ const fn noted(
 
 const READ: Access = Access::Scope(Scope::Read);
 const WRITE: Access = Access::Scope(Scope::Write);
+const ADMIN: Access = Access::Scope(Scope::Admin);
 const PUBLIC: Access = Access::Public;
 
 /// Every `/api/v1` route. docs/api.md holds the same table (a test compares
@@ -118,6 +119,7 @@ pub const ROUTES: &[RouteAccess] = &[
         WRITE,
         "another member's key needs admin",
     ),
+    route("GET", "/api/v1/audit-log", ADMIN),
     route("GET", "/api/v1/regions", READ),
     route("GET", "/api/v1/usage", READ),
     route("GET", "/api/v1/heartbeat/{token}", PUBLIC),

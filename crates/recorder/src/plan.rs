@@ -360,7 +360,7 @@ impl<'a> MonitorTracker<'a> {
 fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOutboxEvent {
     NewOutboxEvent {
         id,
-        monitor_id,
+        monitor_id: Some(monitor_id),
         subject: subject.to_string(),
         // An encoded event is JSON (the column is jsonb).
         payload: serde_json::from_slice(payload).expect("an encoded event is JSON"),

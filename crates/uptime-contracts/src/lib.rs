@@ -22,6 +22,7 @@
 //! as its own struct with a `From` (as [`CheckResultV2`] is).
 
 pub mod api_key_revoked;
+pub mod audit;
 pub mod bus;
 pub mod check_due;
 pub mod check_result;
@@ -105,5 +106,6 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<SslWarning>(),
         entry::<StateChange>(),
         entry::<ApiKeyRevokedV1>(),
+        entry::<audit::AuditRecordedV1>(),
     ]
 }

@@ -20,6 +20,8 @@ pub const STATE_CHANGED_V3: &str = "uptime.events.state_changed.v3";
 /// An API key was revoked (api-gateway → every api-gateway replica; core
 /// NATS, no stream).
 pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";
+/// An audit entry was recorded (api-gateway, through the outbox the recorder relays → people, a SIEM; stream `UPTIME_EVENTS`).
+pub const AUDIT_RECORDED_V1: &str = "uptime.events.audit_recorded.v1";
 
 /// The subject of `region`'s due checks (version 5).
 pub fn due_v5(region: &str) -> String {

@@ -229,6 +229,14 @@ pub const VERSIONS: &[WireVersion] = &[
         &["api-gateway"],
         Current,
     ),
+    v(
+        "audit-recorded",
+        1,
+        subjects::AUDIT_RECORDED_V1,
+        &["api-gateway (through the outbox the recorder relays)"],
+        &["people (a SIEM)"],
+        Current,
+    ),
 ];
 
 /// The live versions of `family`, oldest first.

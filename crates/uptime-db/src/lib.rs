@@ -3,6 +3,7 @@
 //! functions of the modules below, one module per table family.
 
 pub mod api_keys;
+pub mod audit_log;
 pub mod contacts;
 pub mod deliveries;
 pub mod manual_checks;

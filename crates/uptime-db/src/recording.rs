@@ -73,7 +73,8 @@ pub struct DailyIncrement {
 #[diesel(table_name = outbox_events)]
 pub struct NewOutboxEvent {
     pub id: Uuid,
-    pub monitor_id: i64,
+    /// `None` for events about no monitor (audit entries).
+    pub monitor_id: Option<i64>,
     pub subject: String,
     pub payload: serde_json::Value,
 }
@@ -82,7 +83,7 @@ pub struct NewOutboxEvent {
 #[diesel(table_name = outbox_events)]
 pub struct OutboxEvent {
     pub id: Uuid,
-    pub monitor_id: i64,
+    pub monitor_id: Option<i64>,
     pub subject: String,
     pub payload: serde_json::Value,
     pub created_at: DateTime<Utc>,

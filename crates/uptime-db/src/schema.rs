@@ -142,7 +142,8 @@ diesel::table! {
 diesel::table! {
     outbox_events (id) {
         id -> Uuid,
-        monitor_id -> Int8,
+        // NULL for events about no monitor (audit entries, migration 000019).
+        monitor_id -> Nullable<Int8>,
         subject -> Text,
         payload -> Jsonb,
         created_at -> Timestamptz,
@@ -225,6 +226,21 @@ diesel::table! {
         api_keys -> Nullable<Int8>,
         updated_at -> Timestamptz,
         checks_per_minute -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
+    audit_log (id) {
+        id -> Int8,
+        org_id -> Int8,
+        actor_user_id -> Int8,
+        key_prefix -> Text,
+        address -> Nullable<Text>,
+        at -> Timestamptz,
+        action -> Text,
+        resource_kind -> Text,
+        resource_id -> Nullable<Int8>,
+        changes -> Jsonb,
     }
 }
 

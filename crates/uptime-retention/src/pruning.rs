@@ -9,6 +9,7 @@
 //! | rollups | `daily_uptime` rows | `rollups_days` |
 //! | revoked API keys | `api_keys` rows revoked | `revoked_api_keys_days` from revocation |
 //! | rounds | decided `check_rounds`; undecided ones (a round nobody decided) | `results_days` from decision; `open_rounds_hours` from creation |
+//! | audit log | `audit_log` entries | `audit_log_days` from recording |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -34,11 +35,12 @@ pub struct PruneReport {
     pub daily_uptime: u64,
     pub api_keys: u64,
     pub check_rounds: u64,
+    pub audit_log: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 7] {
+    pub fn by_table(&self) -> [(&'static str, u64); 8] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -47,6 +49,7 @@ impl PruneReport {
             ("daily_uptime", self.daily_uptime),
             ("api_keys", self.api_keys),
             ("check_rounds", self.check_rounds),
+            ("audit_log", self.audit_log),
         ]
     }
 
@@ -92,6 +95,7 @@ pub async fn prune(
         // monitor's regions changed, a sweeper long gone).
         cutoff(now, days(settings.results_days))
             .map(|decided| Step::Rounds(decided, cutoff(now, hours(settings.open_rounds_hours)))),
+        cutoff(now, days(settings.audit_log_days)).map(Step::AuditLog),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -109,6 +113,7 @@ pub async fn prune(
             Step::Rollups(_) => report.daily_uptime = removed.rows,
             Step::RevokedApiKeys(_) => report.api_keys = removed.rows,
             Step::Rounds(..) => report.check_rounds = removed.rows,
+            Step::AuditLog(_) => report.audit_log = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -147,6 +152,7 @@ enum Step {
     RevokedApiKeys(DateTime<Utc>),
     /// (decided before, undecided and created before; `None`: kept).
     Rounds(DateTime<Utc>, Option<DateTime<Utc>>),
+    AuditLog(DateTime<Utc>),
 }
 
 impl Step {
@@ -158,6 +164,7 @@ impl Step {
             Step::Rollups(_) => "rollups",
             Step::RevokedApiKeys(_) => "revoked_api_keys",
             Step::Rounds(..) => "rounds",
+            Step::AuditLog(_) => "audit_log",
         }
     }
 
@@ -181,6 +188,10 @@ impl Step {
             }
             Step::Rounds(decided, open) => (
                 uptime_db::rounds::delete_old_rounds(conn, decided, open, limit).await?,
+                0,
+            ),
+            Step::AuditLog(before) => (
+                uptime_db::audit_log::delete_older_than(conn, before, limit).await?,
                 0,
             ),
         })

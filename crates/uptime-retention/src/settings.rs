@@ -2,7 +2,8 @@
 //! (`UPTIME_RETENTION__RESULTS_DAYS`, ...). The recorder runs retention.
 //!
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
-//! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`) zero means "never
+//! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
+//! `audit_log_days`) zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -32,6 +33,8 @@ pub struct RetentionSettings {
     /// was created is removed (decided rounds go with the results, after
     /// `results_days`).
     pub open_rounds_hours: u32,
+    /// Audit log entries are kept this many days (a year by default).
+    pub audit_log_days: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -49,6 +52,7 @@ impl Default for RetentionSettings {
             verification_token_hours: 7 * 24,
             revoked_api_keys_days: 30,
             open_rounds_hours: 24,
+            audit_log_days: 365,
             interval_secs: 300,
             batch_size: 1000,
         }

@@ -1,5 +1,6 @@
 //! `/api/v1/api-keys`: create, list, revoke.
 
+use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::keys;
@@ -150,7 +151,7 @@ pub async fn create(
                     uptime_db::quotas::Owned::ApiKeys,
                 )
                 .await?;
-                Ok(uptime_db::api_keys::create(
+                let row = uptime_db::api_keys::create(
                     c,
                     user.org_id,
                     user.user_id,
@@ -159,7 +160,18 @@ pub async fn create(
                     &prefix,
                     &digest,
                 )
-                .await?)
+                .await?;
+                let shown = audit::shown(&ApiKeyResponse::from_row(row.clone(), None));
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    audit::kind::API_KEY,
+                    Some(row.id),
+                    audit::changes(None, Some(&shown)),
+                )
+                .await?;
+                Ok(row)
             }
             .scope_boxed()
         })
@@ -239,7 +251,30 @@ pub async fn revoke(
             "revoking another member's key needs the admin scope",
         ));
     }
-    let revoked = uptime_db::api_keys::revoke(&mut conn, user.org_id, id).await?;
+    let revoked = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let Some(revoked) = uptime_db::api_keys::revoke(c, user.org_id, id).await? else {
+                    return Ok(None);
+                };
+                // The listed fields do not change; the revocation does.
+                let changes = serde_json::json!({
+                    "revoked_at": {"before": key.revoked_at, "after": revoked.revoked_at},
+                });
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::REVOKE,
+                    audit::kind::API_KEY,
+                    Some(id),
+                    changes,
+                )
+                .await?;
+                Ok(Some(revoked))
+            }
+            .scope_boxed()
+        })
+        .await?;
     drop(conn);
     let Some(key) = revoked else {
         return Err(ApiError::NotFound);

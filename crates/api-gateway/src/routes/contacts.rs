@@ -23,6 +23,7 @@
 //! - `type` cannot change (a contact of another type is a new contact): a
 //!   PATCH may repeat the current type but not give another.
 
+use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -324,7 +325,18 @@ pub async fn create(
                     uptime_db::quotas::Owned::AlertContacts,
                 )
                 .await?;
-                Ok(uptime_db::contacts::create(c, &new).await?)
+                let row = uptime_db::contacts::create(c, &new).await?;
+                let shown = audit::shown(&ContactResponse::from_row(row.clone())?);
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    audit::kind::ALERT_CONTACT,
+                    Some(row.id),
+                    audit::changes(None, Some(&shown)),
+                )
+                .await?;
+                Ok(row)
             }
             .scope_boxed()
         })
@@ -413,6 +425,7 @@ pub async fn update(
                 let stored = uptime_db::contacts::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                let before = audit::shown(&ContactResponse::from_row(stored.clone())?);
                 let kind = ContactType::from_db(&stored.kind)?;
                 let mut problems = Problems::new();
                 if let Some(other) = not_null(&mut problems, "type", patch.kind) {
@@ -454,6 +467,16 @@ pub async fn update(
                 let row = uptime_db::contacts::update(c, user.org_id, id, &changes)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                let after = audit::shown(&ContactResponse::from_row(row.clone())?);
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::UPDATE,
+                    audit::kind::ALERT_CONTACT,
+                    Some(id),
+                    audit::changes(Some(&before), Some(&after)),
+                )
+                .await?;
                 Ok((row, send_verification))
             }
             .scope_boxed()
@@ -513,8 +536,37 @@ pub async fn delete(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
+    use diesel_async::scoped_futures::ScopedFutureExt;
+    use diesel_async::AsyncConnection;
+
+    let id = id.into_inner();
     let mut conn = state.conn().await?;
-    if uptime_db::contacts::delete(&mut conn, user.org_id, id.into_inner()).await? {
+    let deleted = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let Some(stored) = uptime_db::contacts::get_for_update(c, user.org_id, id).await?
+                else {
+                    return Ok(false);
+                };
+                let before = audit::shown(&ContactResponse::from_row(stored)?);
+                if !uptime_db::contacts::delete(c, user.org_id, id).await? {
+                    return Ok(false);
+                }
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::DELETE,
+                    audit::kind::ALERT_CONTACT,
+                    Some(id),
+                    audit::changes(Some(&before), None),
+                )
+                .await?;
+                Ok(true)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    if deleted {
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(ApiError::NotFound)

@@ -5,6 +5,7 @@ use actix_web::web;
 
 pub mod alerts;
 pub mod api_keys;
+pub mod audit_log;
 pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
@@ -17,6 +18,7 @@ pub mod values;
 /// own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
+        .configure(audit_log::configure)
         .configure(monitors::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)

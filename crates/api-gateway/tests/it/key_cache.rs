@@ -258,6 +258,7 @@ async fn a_key_accepted_from_the_cache_still_records_its_last_use() {
                 scope: uptime_db::organisations::Scope::Admin,
                 key_id,
                 key_prefix: api_gateway::auth::KeyPrefix::of(&key),
+                address: None,
             },
             Some(two_minutes_ago),
         ),

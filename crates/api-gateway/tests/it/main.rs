@@ -3,6 +3,7 @@
 
 mod alerts;
 mod api_keys;
+mod audit_log;
 mod authz;
 mod bulk_monitors;
 mod check_support;

@@ -206,6 +206,7 @@ async fn the_document_pages_every_list_alike() {
         lists,
         [
             "listApiKeys",
+            "listAuditLog",
             "listContacts",
             "listDeliveries",
             "listMonitors",

@@ -159,7 +159,7 @@ fn each_event_is_one_row_of_one_version() {
     let rows_of = |monitor_id: i64| -> Vec<(&str, Uuid)> {
         fx.events
             .iter()
-            .filter(|e| e.monitor_id == monitor_id)
+            .filter(|e| e.monitor_id == Some(monitor_id))
             .map(|e| (e.subject.as_str(), e.id))
             .collect()
     };
@@ -177,13 +177,13 @@ fn each_event_is_one_row_of_one_version() {
             (SslWarning::SUBJECT, ssl_event_id(b.check_id))
         ]
     );
-    let row = fx.events.iter().find(|e| e.monitor_id == 1).unwrap();
+    let row = fx.events.iter().find(|e| e.monitor_id == Some(1)).unwrap();
     assert_eq!(row.payload["monitor"]["kind"], "http");
     assert!(
         row.payload.get("round").is_none(),
         "a single-region change has no round"
     );
-    let tcp_row = fx.events.iter().find(|e| e.monitor_id == 2).unwrap();
+    let tcp_row = fx.events.iter().find(|e| e.monitor_id == Some(2)).unwrap();
     assert_eq!(tcp_row.payload["monitor"]["kind"], "tcp");
 }
 

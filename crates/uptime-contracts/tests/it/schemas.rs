@@ -257,6 +257,22 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             key_sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08".into(),
             revoked_at: at(10, 20, 0),
         }),
+        v(audit::AuditRecordedV1 {
+            event_id: Uuid::parse_str("5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d").unwrap(),
+            id: 901,
+            org_id: 7,
+            actor_user_id: 9,
+            key_prefix: "upt_8fKq".into(),
+            address: Some("203.0.113.7".into()),
+            at: at(10, 21, 0),
+            action: "update".into(),
+            resource_kind: "monitor".into(),
+            resource_id: Some(42),
+            changes: serde_json::json!({
+                "name": {"before": "Shop", "after": "Shop checkout"},
+                "active": {"before": true, "after": false},
+            }),
+        }),
     ];
     all.extend(regional);
     all

@@ -1,6 +1,7 @@
 //! The integration tests of `uptime-db`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod audit_log;
 mod check_loads;
 mod history;
 mod migrations;

@@ -208,6 +208,20 @@ pub mod seed {
         .unwrap();
     }
 
+    /// An audit entry of organisation `org_id` recorded at `at`.
+    pub async fn audit_entry(conn: &mut AsyncPgConnection, org_id: i64, at: DateTime<Utc>) -> i64 {
+        diesel::sql_query(
+            "INSERT INTO audit_log (org_id, actor_user_id, key_prefix, at, action, resource_kind)
+             VALUES ($1, $1, 'upt_abcd', $2, 'create', 'monitor') RETURNING id",
+        )
+        .bind::<BigInt, _>(org_id)
+        .bind::<Timestamptz, _>(at)
+        .get_result::<Id>(conn)
+        .await
+        .unwrap()
+        .id
+    }
+
     pub async fn api_key(
         conn: &mut AsyncPgConnection,
         user_id: i64,
@@ -371,6 +385,22 @@ async fn revoked_api_keys_go_after_their_retention_and_live_ones_stay() {
 }
 
 #[tokio::test]
+async fn audit_entries_go_after_their_retention_and_recent_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let org = seed::user(&mut conn).await;
+    let old = seed::audit_entry(&mut conn, org, days_ago(366)).await;
+    let kept = seed::audit_entry(&mut conn, org, days_ago(364)).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.audit_log, 1, "{:?}", out.report);
+    let left = |id: i64| format!("audit_log WHERE id = {id}");
+    assert_eq!(count(&mut conn, &left(old)).await, 0);
+    assert_eq!(count(&mut conn, &left(kept)).await, 1);
+}
+
+#[tokio::test]
 async fn decided_rounds_go_with_the_results_and_abandoned_open_ones_after_a_day() {
     let db = TestDb::create().await;
     let mut conn = connect(&db).await;
@@ -461,12 +491,14 @@ async fn a_zero_setting_keeps_its_rows_forever() {
     seed::outbox(&mut conn, days_ago(900), Some(days_ago(900))).await;
     seed::rollup(&mut conn, monitor, day(9000)).await;
     seed::api_key(&mut conn, user, Some(days_ago(900))).await;
+    seed::audit_entry(&mut conn, user, days_ago(900)).await;
     let settings = RetentionSettings {
         rollups_days: 0,
         deliveries_days: 0,
         outbox_hours: 0,
         verification_token_hours: 0,
         revoked_api_keys_days: 0,
+        audit_log_days: 0,
         ..RetentionSettings::default()
     };
 
@@ -477,6 +509,7 @@ async fn a_zero_setting_keeps_its_rows_forever() {
     assert_eq!(count(&mut conn, "outbox_events").await, 1);
     assert_eq!(count(&mut conn, "daily_uptime").await, 1);
     assert_eq!(count(&mut conn, "api_keys").await, 1);
+    assert_eq!(count(&mut conn, "audit_log").await, 1);
     assert_eq!(
         count(
             &mut conn,

@@ -343,6 +343,18 @@ async fn create_all(
                         rows.len()
                     )));
                 }
+                // One entry for the request, naming every monitor it made:
+                // an entry per monitor would double a bulk import's writes.
+                let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
+                crate::audit::record(
+                    c,
+                    &user,
+                    crate::audit::action::BULK_CREATE,
+                    crate::audit::kind::MONITOR,
+                    None,
+                    serde_json::json!({"monitor_ids": {"before": null, "after": ids}}),
+                )
+                .await?;
                 Ok((rows, contact_ids))
             }
             .scope_boxed()

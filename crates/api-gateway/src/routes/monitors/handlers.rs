@@ -3,6 +3,7 @@
 use super::draft::{new_heartbeat_token, new_monitor, Draft};
 use super::monitor_type::MonitorType;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
+use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -79,6 +80,7 @@ pub async fn create(
     )?;
 
     let quotas = state.settings.quotas.clone();
+    let regions = state.settings.regions.clone();
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -88,6 +90,20 @@ pub async fn create(
                 let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
                 let row = uptime_db::monitors::create(c, new).await?;
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
+                let shown = audit::shown(&MonitorResponse::from_row(
+                    row.clone(),
+                    contact_ids.clone(),
+                    &regions,
+                )?);
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    audit::kind::MONITOR,
+                    Some(row.id),
+                    audit::changes(None, Some(&shown)),
+                )
+                .await?;
                 Ok((row, contact_ids))
             }
             .scope_boxed()
@@ -195,6 +211,15 @@ pub async fn update(
                 let stored = uptime_db::monitors::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                let stored_contacts = uptime_db::monitors::contact_ids_of(c, &[id])
+                    .await?
+                    .remove(&id)
+                    .unwrap_or_default();
+                let before = audit::shown(&MonitorResponse::from_row(
+                    stored.clone(),
+                    stored_contacts,
+                    &regions,
+                )?);
                 let mut problems = Problems::new();
                 let new_contacts = not_null(
                     &mut problems,
@@ -229,6 +254,20 @@ pub async fn update(
                     .await?
                     .remove(&id)
                     .unwrap_or_default();
+                let after = audit::shown(&MonitorResponse::from_row(
+                    row.clone(),
+                    contact_ids.clone(),
+                    &regions,
+                )?);
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::UPDATE,
+                    audit::kind::MONITOR,
+                    Some(id),
+                    audit::changes(Some(&before), Some(&after)),
+                )
+                .await?;
                 Ok((row, contact_ids))
             }
             .scope_boxed()
@@ -254,10 +293,40 @@ pub async fn delete(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
+    let regions = state.settings.regions.clone();
     let mut conn = state.conn().await?;
-    // One statement: the links and rollups go with it (ON DELETE CASCADE); its
-    // results stay, unseen, until their day's partition expires.
-    let deleted = uptime_db::monitors::delete(&mut conn, user.org_id, id).await?;
+    let deleted = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let Some(stored) = uptime_db::monitors::get_for_update(c, user.org_id, id).await?
+                else {
+                    return Ok(false);
+                };
+                let contacts = uptime_db::monitors::contact_ids_of(c, &[id])
+                    .await?
+                    .remove(&id)
+                    .unwrap_or_default();
+                let before = audit::shown(&MonitorResponse::from_row(stored, contacts, &regions)?);
+                // One statement: the links and rollups go with it (ON DELETE
+                // CASCADE); its results stay, unseen, until their day's
+                // partition expires.
+                if !uptime_db::monitors::delete(c, user.org_id, id).await? {
+                    return Ok(false);
+                }
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::DELETE,
+                    audit::kind::MONITOR,
+                    Some(id),
+                    audit::changes(Some(&before), None),
+                )
+                .await?;
+                Ok(true)
+            }
+            .scope_boxed()
+        })
+        .await?;
     drop(conn);
     if !deleted {
         return Err(ApiError::NotFound);

@@ -1,0 +1,150 @@
+//! The audit log (migration 000019): one entry per write through the API,
+//! written by [`record`] in the transaction of the change it records,
+//! together with the outbox row that publishes it
+//! ([`uptime_contracts::audit::AuditRecordedV1`], relayed by the recorder).
+//! Read newest first, a page at a time, with filters ([`list_page`]);
+//! pruned by age ([`delete_older_than`], uptime-retention).
+
+use crate::recording::NewOutboxEvent;
+use crate::schema::{audit_log, outbox_events};
+use crate::DbResult;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uptime_contracts::audit::AuditRecordedV1;
+use uptime_contracts::Message;
+
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = audit_log)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub org_id: i64,
+    pub actor_user_id: i64,
+    pub key_prefix: String,
+    pub address: Option<String>,
+    pub at: DateTime<Utc>,
+    pub action: String,
+    pub resource_kind: String,
+    pub resource_id: Option<i64>,
+    pub changes: serde_json::Value,
+}
+
+/// What [`record`] writes.
+#[derive(Debug, Clone, PartialEq, Insertable)]
+#[diesel(table_name = audit_log)]
+pub struct NewAuditEntry {
+    pub org_id: i64,
+    pub actor_user_id: i64,
+    pub key_prefix: String,
+    pub address: Option<String>,
+    pub action: String,
+    pub resource_kind: String,
+    pub resource_id: Option<i64>,
+    pub changes: serde_json::Value,
+}
+
+/// Writes `entry` and the outbox row that publishes it. Call it inside the
+/// transaction of the change: both commit with it or neither does.
+pub async fn record(conn: &mut AsyncPgConnection, entry: NewAuditEntry) -> DbResult<AuditEntry> {
+    let stored: AuditEntry = diesel::insert_into(audit_log::table)
+        .values(&entry)
+        .returning(AuditEntry::as_returning())
+        .get_result(conn)
+        .await?;
+    let message = AuditRecordedV1 {
+        event_id: uuid::Uuid::new_v4(),
+        id: stored.id,
+        org_id: stored.org_id,
+        actor_user_id: stored.actor_user_id,
+        key_prefix: stored.key_prefix.clone(),
+        address: stored.address.clone(),
+        at: stored.at,
+        action: stored.action.clone(),
+        resource_kind: stored.resource_kind.clone(),
+        resource_id: stored.resource_id,
+        changes: stored.changes.clone(),
+    };
+    diesel::insert_into(outbox_events::table)
+        .values(NewOutboxEvent {
+            id: message.event_id,
+            monitor_id: None,
+            subject: AuditRecordedV1::SUBJECT.to_string(),
+            // A plain struct of JSON-able fields always serialises.
+            payload: serde_json::to_value(&message).unwrap_or_default(),
+        })
+        .execute(conn)
+        .await?;
+    Ok(stored)
+}
+
+/// What [`list_page`] keeps; `None` keeps everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub actor_user_id: Option<i64>,
+    pub resource_kind: Option<String>,
+    pub resource_id: Option<i64>,
+    pub action: Option<String>,
+    /// At or after.
+    pub since: Option<DateTime<Utc>>,
+    /// Before.
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Up to `limit` of the organisation's entries matching `filter`, newest
+/// first (by id), those with an id below `before_id` when given.
+pub async fn list_page(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    filter: &AuditFilter,
+    before_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<AuditEntry>> {
+    let mut query = audit_log::table
+        .filter(audit_log::org_id.eq(org_id))
+        .into_boxed();
+    if let Some(before) = before_id {
+        query = query.filter(audit_log::id.lt(before));
+    }
+    if let Some(actor) = filter.actor_user_id {
+        query = query.filter(audit_log::actor_user_id.eq(actor));
+    }
+    if let Some(kind) = &filter.resource_kind {
+        query = query.filter(audit_log::resource_kind.eq(kind.clone()));
+    }
+    if let Some(id) = filter.resource_id {
+        query = query.filter(audit_log::resource_id.eq(id));
+    }
+    if let Some(action) = &filter.action {
+        query = query.filter(audit_log::action.eq(action.clone()));
+    }
+    if let Some(since) = filter.since {
+        query = query.filter(audit_log::at.ge(since));
+    }
+    if let Some(until) = filter.until {
+        query = query.filter(audit_log::at.lt(until));
+    }
+    Ok(query
+        .order(audit_log::id.desc())
+        .limit(limit)
+        .select(AuditEntry::as_select())
+        .load(conn)
+        .await?)
+}
+
+/// Deletes up to `limit` entries recorded before `before`; how many went.
+pub async fn delete_older_than(
+    conn: &mut AsyncPgConnection,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> DbResult<u64> {
+    let n = diesel::sql_query(
+        "DELETE FROM audit_log
+          WHERE id = ANY (ARRAY(SELECT id FROM audit_log WHERE at < $1 LIMIT $2))",
+    )
+    .bind::<Timestamptz, _>(before)
+    .bind::<BigInt, _>(limit)
+    .execute(conn)
+    .await?;
+    Ok(n as u64)
+}
