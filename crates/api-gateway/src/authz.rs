@@ -13,8 +13,9 @@
 //! handlers', through [`AuthUser::may_manage_keys_of_others`] and friends;
 //! the table's `note` says so, and docs/api.md shows both.
 
-use crate::auth::AuthUser;
 use crate::error::ApiError;
+pub use crate::principal::widest_scope;
+use crate::principal::AuthUser;
 use serde_json::{json, Value};
 use uptime_db::organisations::{Role, Scope};
 
@@ -151,15 +152,6 @@ pub fn access_of(method: &str, pattern: &str) -> Option<RouteAccess> {
 pub fn needs_key(pattern: &str) -> bool {
     let mut declared = ROUTES.iter().filter(|r| r.path == pattern).peekable();
     declared.peek().is_none() || declared.any(|r| r.access != Access::Public)
-}
-
-/// The widest scope `role` allows a key.
-pub fn widest_scope(role: Role) -> Scope {
-    match role {
-        Role::Viewer => Scope::Read,
-        Role::Editor => Scope::Write,
-        Role::Admin | Role::Owner => Scope::Admin,
-    }
 }
 
 /// 403 naming the scope when `principal` may not call `method` on

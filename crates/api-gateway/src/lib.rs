@@ -12,6 +12,7 @@ pub mod key_revocations;
 pub mod keys;
 pub mod middleware;
 pub mod openapi;
+pub mod principal;
 pub mod query_params;
 pub mod quotas;
 pub mod rate_limit;
