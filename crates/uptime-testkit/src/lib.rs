@@ -27,6 +27,7 @@ pub mod endless;
 pub mod fixtures;
 mod nats;
 pub mod receiver;
+pub mod refusing;
 pub mod secrets;
 pub mod smtp;
 pub mod target;

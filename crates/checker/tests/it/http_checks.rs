@@ -204,12 +204,9 @@ async fn a_slow_target_within_the_timeout_passes_with_its_latency() {
 #[tokio::test]
 async fn a_refused_connection_fails_as_such() {
     let h = Harness::start().await;
-    // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port that refuses connections, held until the test ends.
+    let refusing = uptime_testkit::refusing::RefusingPort::bind();
+    let port = refusing.port;
     let checker = RunningChecker::start(h.settings("c")).await;
 
     let due = h

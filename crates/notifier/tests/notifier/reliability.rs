@@ -202,11 +202,9 @@ async fn an_unreachable_receiver_ends_failed_after_the_give_up_time() {
     let world = World::start().await;
     let user = world.user("ops").await;
     let monitor = world.monitor(user, "API", true).await;
-    // A port nobody listens on: bind one, then let it go.
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    // A port that refuses connections, held until the test ends.
+    let refusing = uptime_testkit::refusing::RefusingPort::bind();
+    let closed = refusing.port;
     world
         .contact(
             user,
