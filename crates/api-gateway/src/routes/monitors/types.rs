@@ -18,6 +18,31 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
+/// `read_entry` and `read_seq` of a body made of field groups: each entry
+/// (or sequence element) goes to the groups in order; the first group that
+/// knows the key takes it.
+macro_rules! read_groups {
+    ($this:ident, [$($($field:ident).+),+ $(,)?]) => {
+        fn read_entry<'de, A: MapAccess<'de>>(
+            &mut $this,
+            key: &str,
+            map: &mut A,
+        ) -> Result<bool, A::Error> {
+            Ok($($this.$($field).+.read_entry(key, map)? ||)+ false)
+        }
+
+        fn read_seq<'de, A: SeqAccess<'de>>(
+            &mut $this,
+            seq: &mut A,
+            read: &mut usize,
+            expected: &dyn Expected,
+        ) -> Result<(), A::Error> {
+            $($this.$($field).+.read_seq(seq, read, expected)?;)+
+            Ok(())
+        }
+    };
+}
+
 /// The OpenAPI schema of a flat body made of field groups: one object with
 /// every group's properties, in order (`closed`: unknown fields refused), and
 /// every group's component schemas.
@@ -150,36 +175,18 @@ struct CreateGroups {
 }
 
 impl CreateGroups {
-    fn read_entry<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        let kinds = &mut self.kinds;
-        Ok(kinds.keyword.read_entry(key, map)?
-            || self.rest.read_entry(key, map)?
-            || kinds.http.read_entry(key, map)?
-            || kinds.dns.read_entry(key, map)?
-            || kinds.tls.read_entry(key, map)?
-            || kinds.heartbeat.read_entry(key, map)?
-            || self.placement.read_entry(key, map)?)
-    }
-
-    fn read_seq<'de, A: SeqAccess<'de>>(
-        &mut self,
-        seq: &mut A,
-        read: &mut usize,
-        expected: &dyn Expected,
-    ) -> Result<(), A::Error> {
-        let kinds = &mut self.kinds;
-        kinds.keyword.read_seq(seq, read, expected)?;
-        self.rest.read_seq(seq, read, expected)?;
-        kinds.http.read_seq(seq, read, expected)?;
-        kinds.dns.read_seq(seq, read, expected)?;
-        kinds.tls.read_seq(seq, read, expected)?;
-        kinds.heartbeat.read_seq(seq, read, expected)?;
-        self.placement.read_seq(seq, read, expected)
-    }
+    read_groups!(
+        self,
+        [
+            kinds.keyword,
+            rest,
+            kinds.http,
+            kinds.dns,
+            kinds.tls,
+            kinds.heartbeat,
+            placement
+        ]
+    );
 
     fn with(self, first: CreateFirst) -> CreateMonitor {
         CreateMonitor {
@@ -267,38 +274,19 @@ impl<'de> Visitor<'de> for UpdateVisitor {
 }
 
 impl UpdateMonitor {
-    fn read_entry<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error> {
-        let kinds = &mut self.kinds;
-        Ok(self.first.read_entry(key, map)?
-            || kinds.keyword.read_entry(key, map)?
-            || self.rest.read_entry(key, map)?
-            || kinds.http.read_entry(key, map)?
-            || kinds.dns.read_entry(key, map)?
-            || kinds.tls.read_entry(key, map)?
-            || kinds.heartbeat.read_entry(key, map)?
-            || self.placement.read_entry(key, map)?)
-    }
-
-    fn read_seq<'de, A: SeqAccess<'de>>(
-        &mut self,
-        seq: &mut A,
-        read: &mut usize,
-        expected: &dyn Expected,
-    ) -> Result<(), A::Error> {
-        let kinds = &mut self.kinds;
-        self.first.read_seq(seq, read, expected)?;
-        kinds.keyword.read_seq(seq, read, expected)?;
-        self.rest.read_seq(seq, read, expected)?;
-        kinds.http.read_seq(seq, read, expected)?;
-        kinds.dns.read_seq(seq, read, expected)?;
-        kinds.tls.read_seq(seq, read, expected)?;
-        kinds.heartbeat.read_seq(seq, read, expected)?;
-        self.placement.read_seq(seq, read, expected)
-    }
+    read_groups!(
+        self,
+        [
+            first,
+            kinds.keyword,
+            rest,
+            kinds.http,
+            kinds.dns,
+            kinds.tls,
+            kinds.heartbeat,
+            placement
+        ]
+    );
 }
 
 flat_body_schema!(
