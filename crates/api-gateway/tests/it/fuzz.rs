@@ -70,9 +70,16 @@ include-path-regex = '^/api/v1/alert-contacts/\{id\}'
 include-method-regex = "^(GET|PATCH|POST)$"
 parameters = { id = CONTACT_ID }
 
+# The pinned token replaces every token schemathesis draws, the invalid
+# ones too: a "schema-violating" case that only spoils the token is sent
+# with the real one and rightly answered 200 (or 429, when the token's
+# rate limit happens to be spent, which is why this failed only sometimes).
+# Negative cases on these routes prove nothing; invalid exit codes are
+# tested by heartbeats::exit_codes_outside_0_to_255_are_404_and_touch_nothing.
 [[operations]]
 include-path-regex = '^/api/v1/heartbeat/\{token\}'
 parameters = { token = "HEARTBEAT_TOKEN" }
+checks.negative_data_rejection.enabled = false
 
 # The contract's answer when a test alert cannot be delivered (here: the
 # seeded webhook's port is closed) is 502 `alert delivery failed`.
