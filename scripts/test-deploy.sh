@@ -9,6 +9,10 @@
 #   5. deploy/tests/check_chart.py: Kubernetes schema validation of every
 #      rendered object plus assertions on probes, resources, security, HPA,
 #      PDBs, the migration hook, secrets, optional objects, values schema
+#   6. deploy/tests/check_operations.py: the day-two objects (alert rules
+#      checked and unit-tested by promtool with their runbook links, the
+#      Grafana dashboard's queries, NetworkPolicies, KEDA, `helm test`,
+#      image digest, volumes, NATS credentials, the checker's grace)
 #
 # Every check is counted; the last line is "deploy: N passed, M failed" and
 # the exit status is non-zero when anything failed. Needs no cluster.
@@ -102,5 +106,24 @@ if [[ $rc -ne 0 && $f -eq 0 ]]; then
   echo "FAIL deploy/tests/check_chart.py exited $rc"
   tail -n 20 "$WORK/check.out" | sed 's/^/    /'
 fi
+
+# 6. The day-two objects; same PASS/FAIL counting.
+count_checks() { # FILE RC NAME
+  grep -E '^(PASS|FAIL|SKIP) |^    ' "$1"
+  local p f
+  p=$(grep -c '^PASS ' "$1")
+  f=$(grep -c '^FAIL ' "$1")
+  PASSED=$((PASSED + p))
+  FAILED=$((FAILED + f))
+  if [[ $2 -ne 0 && $f -eq 0 ]]; then
+    FAILED=$((FAILED + 1))
+    echo "FAIL $3 exited $2"
+    tail -n 20 "$1" | sed 's/^/    /'
+  fi
+}
+(cd "$REPO_ROOT/deploy/tests" && python3 check_operations.py \
+  --helm "$HELM" --chart "$CHART" --promtool "$TOOLS/bin/promtool" \
+  --runbook "$REPO_ROOT/docs/runbook.md") >"$WORK/ops.out" 2>&1
+count_checks "$WORK/ops.out" $? deploy/tests/check_operations.py
 
 finish

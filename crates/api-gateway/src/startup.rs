@@ -33,7 +33,7 @@ impl Application {
             uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(std::sync::Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
         crate::sealing::seal_stored_passwords(&pool, keyring.as_deref()).await?;
-        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "api-gateway").await?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "api-gateway").await?;
         uptime_contracts::streams::ensure(&js, &settings.nats).await?;
         let presence = uptime_contracts::presence::open_or_create_replicated(
             &js,

@@ -82,11 +82,8 @@ impl CheckerService {
         metrics::describe();
         let probes = Probes::from_settings(&settings)?;
 
-        let (client, js) = bus::connect(
-            &settings.nats.url,
-            &format!("checker {}", section.instance_id),
-        )
-        .await?;
+        let (client, js) =
+            bus::connect(&settings.nats, &format!("checker {}", section.instance_id)).await?;
         streams::ensure(&js, &settings.nats).await?;
         let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
         let stream = js.get_stream(streams::CHECKS_STREAM).await?;

@@ -67,7 +67,7 @@ impl Notifier {
         let sender =
             uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
         let pool = uptime_db::connect(&settings.database)?;
-        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "notifier").await?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "notifier").await?;
         streams::ensure(&js, &settings.nats)
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?;

@@ -62,7 +62,7 @@ impl Recorder {
     /// and binds the ops listener (port 0 picks a free one).
     pub async fn build(settings: RecorderSettings) -> Result<Self, RecorderError> {
         let pool = uptime_db::connect(&settings.database)?;
-        let (nats, js) = uptime_contracts::bus::connect(&settings.nats.url, "recorder").await?;
+        let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "recorder").await?;
         streams::ensure(&js, &settings.nats)
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?;

@@ -62,7 +62,7 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     // leader gauge) would otherwise be missing until they next change.
     uptime_telemetry::metrics_handle();
     let pool = uptime_db::connect(&settings.database)?;
-    let (client, js) = uptime_contracts::bus::connect(&settings.nats.url, "scheduler").await?;
+    let (client, js) = uptime_contracts::bus::connect(&settings.nats, "scheduler").await?;
     uptime_contracts::streams::ensure(&js, &settings.nats).await?;
 
     let ops = uptime_ops::OpsServer::bind(

@@ -100,6 +100,11 @@ pub struct NatsSettings {
     /// How large and old each stream may grow (`UPTIME_NATS__STREAMS__*`).
     /// Every service applies these at start, so all must be given the same.
     pub streams: StreamLimits,
+    /// A NATS credentials file (user JWT and NKey seed, as `nsc` writes
+    /// them; `UPTIME_NATS__CREDENTIALS_FILE`). None: connect without
+    /// authentication. The file is read at start; its contents are never
+    /// logged.
+    pub credentials_file: Option<std::path::PathBuf>,
 }
 
 impl Default for NatsSettings {
@@ -108,6 +113,7 @@ impl Default for NatsSettings {
             url: "nats://127.0.0.1:4222".into(),
             stream_replicas: 1,
             streams: StreamLimits::default(),
+            credentials_file: None,
         }
     }
 }

@@ -12,13 +12,20 @@ use std::pin::Pin;
 /// logged as a warning naming the stream.
 pub const PUBLISH_REFUSED_TOTAL: &str = "nats_publish_refused_total";
 
-/// Connects (retrying in the background if the server is not up yet) and
-/// returns the client and its JetStream context.
+/// Connects to `settings.url` (retrying in the background if the server is
+/// not up yet), with the credentials file if one is configured, and returns
+/// the client and its JetStream context. An unreadable credentials file is
+/// an error at once: a service must not start and then fail every publish.
 pub async fn connect(
-    url: &str,
+    settings: &uptime_config::NatsSettings,
     name: &str,
 ) -> Result<(async_nats::Client, jetstream::Context), async_nats::ConnectError> {
-    let client = async_nats::ConnectOptions::new()
+    let mut options = async_nats::ConnectOptions::new();
+    if let Some(path) = &settings.credentials_file {
+        options = options.credentials_file(path).await?;
+    }
+    let url = settings.url.as_str();
+    let client = options
         .name(name)
         .retry_on_initial_connect()
         // The client's default backoff grows to seconds between attempts

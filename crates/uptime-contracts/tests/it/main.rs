@@ -1,6 +1,7 @@
 //! The integration tests of `uptime-contracts`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod credentials;
 mod presence;
 mod schemas;
 mod stream_limits;

@@ -125,8 +125,59 @@ the chart creates the ServiceAccount the hook gets its own copy.
 Image
 */}}
 
+{{- /* repository@digest when image.digest is set (the tag is then only a
+label for people), repository:tag otherwise. */}}
 {{- define "uptime.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- end }}
+{{- end }}
+
+{{/*
+Volumes every pod of the services gets besides its /tmp: the NATS
+credentials (nats.credentials.existingSecret), then extraVolumes (chart-wide)
+and the service's own extraVolumes. "uptime.volumeMounts" mounts them. Takes
+(dict "root" $ "svc" $svc).
+*/}}
+{{- define "uptime.volumes" -}}
+{{- with .root.Values.nats.credentials.existingSecret }}
+- name: nats-credentials
+  secret:
+    secretName: {{ . }}
+    items:
+      - key: {{ $.root.Values.nats.credentials.key }}
+        path: nats.creds
+{{- end }}
+{{- with .root.Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- with .svc.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "uptime.volumeMounts" -}}
+{{- if .root.Values.nats.credentials.existingSecret }}
+- name: nats-credentials
+  mountPath: /etc/uptime/nats
+  readOnly: true
+{{- end }}
+{{- with .root.Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- with .svc.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* UPTIME_NATS__CREDENTIALS_FILE when a credentials Secret is given. */}}
+{{- define "uptime.natsEnv" -}}
+{{- if .Values.nats.credentials.existingSecret }}
+- name: UPTIME_NATS__CREDENTIALS_FILE
+  value: /etc/uptime/nats/nats.creds
+{{- end }}
 {{- end }}
 
 {{/*
@@ -257,4 +308,28 @@ checksum/config: {{ include "uptime.configData" . | sha256sum }}
 {{- if not .Values.secrets.existingSecret }}
 checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
 {{- end }}
+{{- end }}
+
+{{/* Egress every service needs: DNS, PostgreSQL and NATS (networkpolicy.yaml). */}}
+{{- define "uptime.networkPolicy.baseEgress" -}}
+{{- $np := .Values.networkPolicy }}
+- ports:
+    - {port: 53, protocol: UDP}
+    - {port: 53, protocol: TCP}
+  {{- with $np.dns.peers }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+- ports:
+    - {port: {{ $np.database.port }}, protocol: TCP}
+  {{- with $np.database.peers }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+- ports:
+    - {port: {{ $np.nats.port }}, protocol: TCP}
+  {{- with $np.nats.peers }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end }}
