@@ -31,7 +31,7 @@ fi
 
 log "building the services (release)"
 cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" \
-  -p api-gateway -p scheduler -p checker -p recorder -p notifier
+  -p api-gateway -p scheduler -p checker -p recorder -p notifier -p uptimectl
 BIN="$REPO/target/release"
 
 log "migrating"
@@ -75,7 +75,7 @@ cat <<MSG
 Everything is running (logs in $RUN/, stop with \`just down\`).
 
   API            $API_URL   (OpenAPI: $API_URL/api/v1/openapi.json)
-  NATS           nats://127.0.0.1:$NATS_PORT   (tap it: nats sub 'uptime.>')
+  NATS           nats://127.0.0.1:$NATS_PORT   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>')
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
   Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104 (/healthz /readyz /metrics)

@@ -1,5 +1,5 @@
 //! Reading the dead-letter stream back, for tests and tools (operators use
-//! `nats sub 'uptime.dead.>'` or `nats stream view UPTIME_DEAD`).
+//! `uptimectl tap 'uptime.dead.>'` as they happen, `nats stream view UPTIME_DEAD` for those kept).
 
 use async_nats::jetstream::{self, message::StreamMessage};
 use uptime_contracts::streams::{dead, DEAD_STREAM};

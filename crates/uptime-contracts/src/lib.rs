@@ -2,7 +2,7 @@
 //! consumers, and the JSON messages that travel on them.
 //!
 //! Everything here is also a public interface for people: operators tap these
-//! subjects with `nats sub 'uptime.>'`, and `proto-schemas/` holds a JSON Schema
+//! subjects with `uptimectl tap 'uptime.>'`, and `proto-schemas/` holds a JSON Schema
 //! per message, generated from these types and pinned by a test. A published
 //! message version is never changed in place: a change adds `...V2` with a new
 //! subject suffix, and at most the current and the previous version of each

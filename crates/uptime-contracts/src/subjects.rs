@@ -1,5 +1,5 @@
 //! Every subject the services publish on. All live under `uptime.`, so
-//! `nats sub 'uptime.>'` shows the whole system at work.
+//! `uptimectl tap 'uptime.>'` (`just tap`) shows the whole system at work.
 
 /// The outcome of one check, for a definition version, without region or
 /// round (the previous version; read by the recorder).

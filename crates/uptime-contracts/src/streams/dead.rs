@@ -2,7 +2,7 @@
 //! it asks for work that does not exist, the database rejects it for good,
 //! or it ran out of deliveries) is republished on
 //! `uptime.dead.<original subject>` into [`super::DEAD_STREAM`] before it is
-//! terminated, so `nats sub 'uptime.dead.>'` shows what was dropped and why.
+//! terminated, so `uptimectl tap 'uptime.dead.>'` shows what was dropped and why.
 //!
 //! A dead letter is not a versioned message type: its payload is the
 //! original message's, byte for byte, and the headers below say where it
