@@ -26,6 +26,7 @@ pub mod dns;
 pub mod endless;
 pub mod fixtures;
 mod nats;
+pub mod otlp;
 pub mod receiver;
 pub mod refusing;
 pub mod secrets;

@@ -7,3 +7,4 @@ mod doc_paths;
 mod end_to_end;
 mod kinds;
 mod regions;
+mod traces;
