@@ -24,7 +24,7 @@ bench:
 # Show the NATS messages of the local stack as they pass: pretty-printed,
 # checked against their JSON Schema, with trace ids (`just tap 'uptime.dead.>'`).
 tap SUBJECT="uptime.>":
-    cargo run --quiet --release -p uptimectl -- tap "{{SUBJECT}}" --nats "nats://127.0.0.1:${UPTIME_LOCAL_NATS_PORT:-4222}"
+    cargo run --quiet -p uptimectl -- tap "{{SUBJECT}}" --nats "nats://127.0.0.1:${UPTIME_LOCAL_NATS_PORT:-4222}"
 
 # Create a user on the local stack and print its API key on the last line.
 create-user NAME:

@@ -29,10 +29,18 @@ if ! nc_ok 127.0.0.1 "$SMTP_PORT"; then
   PYTHONPATH="$LOCAL/pip/aiosmtpd" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
 fi
 
-log "building the services (release)"
-cargo build --release --quiet --manifest-path "$REPO/Cargo.toml" \
+# The demo runs debug builds: they compile in a fraction of a release
+# build's time, and `just test` (which builds its dependencies with the same
+# dev profile) then reuses every dependency this built. A stack for figures:
+# UPTIME_LOCAL_RELEASE=1 just up (`just bench` always builds release).
+if [[ "${UPTIME_LOCAL_RELEASE:-0}" == 1 ]]; then
+  PROFILE_ARGS=(--release) BIN="$REPO/target/release"
+else
+  PROFILE_ARGS=() BIN="$REPO/target/debug"
+fi
+log "building the services (${PROFILE_ARGS[*]:-debug})"
+cargo build "${PROFILE_ARGS[@]}" --quiet --manifest-path "$REPO/Cargo.toml" \
   -p api-gateway -p scheduler -p checker -p recorder -p notifier -p uptimectl
-BIN="$REPO/target/release"
 
 log "migrating"
 "$BIN/api-gateway" migrate
