@@ -123,6 +123,7 @@ pub const ROUTES: &[RouteAccess] = &[
     route("GET", "/api/v1/audit-log", ADMIN),
     route("GET", "/api/v1/regions", READ),
     route("GET", "/api/v1/usage", READ),
+    route("GET", "/api/v1/metrics", READ),
     route("GET", "/api/v1/heartbeat/{token}", PUBLIC),
     route("HEAD", "/api/v1/heartbeat/{token}", PUBLIC),
     route("POST", "/api/v1/heartbeat/{token}", PUBLIC),

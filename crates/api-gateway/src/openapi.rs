@@ -43,6 +43,7 @@ use utoipa::{Modify, OpenApi};
         routes::checks::daily_uptime,
         routes::regions::list,
         routes::usage::get,
+        routes::metrics::get,
         routes::heartbeats::ping,
         routes::heartbeats::fail,
         routes::heartbeats::start,

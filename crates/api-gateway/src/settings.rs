@@ -40,6 +40,9 @@ pub struct GatewaySettings {
     /// The keys basic-auth passwords are sealed with. None: a
     /// monitor with a password is refused (400 naming the field).
     pub secrets: SecretsSettings,
+    /// `GET /api/v1/metrics`, the organisations' metrics for their own
+    /// Prometheus.
+    pub tenant_metrics: TenantMetricsSettings,
 }
 
 impl Default for GatewaySettings {
@@ -67,6 +70,7 @@ impl Default for GatewaySettings {
             bulk_create: BulkCreateSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
+            tenant_metrics: TenantMetricsSettings::default(),
         }
     }
 }
@@ -304,6 +308,31 @@ pub struct BulkCreateSettings {
 impl Default for BulkCreateSettings {
     fn default() -> Self {
         Self { max_items: 1000 }
+    }
+}
+
+/// `GET /api/v1/metrics` (`UPTIME_TENANT_METRICS__*`): what one scrape may
+/// cost. An organisation's page is built by one query and kept for
+/// `cache_secs`, so scraping faster than that costs no query at all.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct TenantMetricsSettings {
+    /// How long a built page is served before it is built again.
+    pub cache_secs: u64,
+    /// The most monitors one page shows (lowest ids first); past it the page
+    /// says so (`uptime_metrics_monitors_truncated 1`).
+    pub max_monitors: i64,
+    /// Organisations whose pages are kept at once.
+    pub cache_capacity: u64,
+}
+
+impl Default for TenantMetricsSettings {
+    fn default() -> Self {
+        Self {
+            cache_secs: 15,
+            max_monitors: 10_000,
+            cache_capacity: 10_000,
+        }
     }
 }
 

@@ -51,6 +51,7 @@ impl Application {
             unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
             known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
             keyring,
+            tenant_metrics: crate::routes::metrics::page_cache(&settings.tenant_metrics),
             settings: settings.clone(),
         });
 

@@ -24,6 +24,9 @@ pub struct AppState {
     /// Seals basic-auth passwords (`secrets`); `None` when no key is
     /// configured.
     pub keyring: Option<std::sync::Arc<uptime_secrets::Keyring>>,
+    /// `GET /api/v1/metrics` pages by organisation, each kept for
+    /// `tenant_metrics.cache_secs`.
+    pub tenant_metrics: crate::routes::metrics::PageCache,
 }
 
 impl AppState {

@@ -142,6 +142,8 @@ struct MonitorTracker<'a> {
     ssl_expires_at: Option<DateTime<Utc>>,
     ssl_warned_for: Option<DateTime<Utc>>,
     heartbeat_counted_until: Option<DateTime<Utc>>,
+    /// The newest applied result's latency (`monitors.last_latency_ms`).
+    last_latency_ms: Option<i32>,
     /// The heartbeat's period, parsed at its first counted ping.
     period: Option<Period>,
 }
@@ -179,6 +181,7 @@ impl<'a> MonitorTracker<'a> {
             ssl_expires_at: monitor.ssl_expires_at,
             ssl_warned_for: monitor.ssl_warned_for,
             heartbeat_counted_until: monitor.heartbeat_counted_until,
+            last_latency_ms: None,
             period: None,
         }
     }
@@ -232,6 +235,9 @@ impl<'a> MonitorTracker<'a> {
         );
         if applied == Applied::Stale {
             return;
+        }
+        if let Some(ms) = result.latency_ms {
+            self.last_latency_ms = Some(i32::try_from(ms).unwrap_or(i32::MAX));
         }
         if let Some(expires_at) = result.ssl_expires_at {
             self.ssl_expires_at = Some(expires_at);
@@ -352,6 +358,7 @@ impl<'a> MonitorTracker<'a> {
             ssl_expires_at: self.ssl_expires_at,
             ssl_warned_for: self.ssl_warned_for,
             heartbeat_counted_until: self.heartbeat_counted_until,
+            last_latency_ms: self.last_latency_ms,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod rounds;
 pub mod rounds_read;
 pub mod schedule;
 pub mod schema;
+pub mod tenant_metrics;
 pub mod users;
 pub mod verification_limits;
 

@@ -57,6 +57,9 @@ pub struct MonitorStateUpdate {
     pub ssl_warned_for: Option<DateTime<Utc>>,
     /// Only ever moves forward, like `last_heartbeat_at`.
     pub heartbeat_counted_until: Option<DateTime<Utc>>,
+    /// The newest applied result's latency; `None` keeps the stored one (a
+    /// batch whose results carried none).
+    pub last_latency_ms: Option<i32>,
 }
 
 /// Checks to add to one monitor's day.
@@ -208,6 +211,7 @@ pub async fn update_monitor_states(
     let warned: Vec<Option<DateTime<Utc>>> = updates.iter().map(|u| u.ssl_warned_for).collect();
     let counted: Vec<Option<DateTime<Utc>>> =
         updates.iter().map(|u| u.heartbeat_counted_until).collect();
+    let latency: Vec<Option<i32>> = updates.iter().map(|u| u.last_latency_ms).collect();
 
     // GREATEST ignores NULLs: a heartbeat ping the api-gateway stored while this
     // batch was being decided is never moved back.
@@ -216,12 +220,14 @@ pub async fn update_monitor_states(
              consecutive_failures = u.consecutive_failures, last_checked_at = u.last_checked_at, \
              last_heartbeat_at = GREATEST(m.last_heartbeat_at, u.last_heartbeat_at), \
              ssl_expires_at = u.ssl_expires_at, ssl_warned_for = u.ssl_warned_for, \
-             heartbeat_counted_until = GREATEST(m.heartbeat_counted_until, u.heartbeat_counted_until) \
+             heartbeat_counted_until = GREATEST(m.heartbeat_counted_until, u.heartbeat_counted_until), \
+             last_latency_ms = COALESCE(u.last_latency_ms, m.last_latency_ms) \
          FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], \
              $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], \
-             $9::timestamptz[]) \
+             $9::timestamptz[], $10::int[]) \
              AS u(id, status, status_since, consecutive_failures, last_checked_at, \
-                  last_heartbeat_at, ssl_expires_at, ssl_warned_for, heartbeat_counted_until) \
+                  last_heartbeat_at, ssl_expires_at, ssl_warned_for, heartbeat_counted_until, \
+                  last_latency_ms) \
          WHERE m.id = u.id",
     )
     .bind::<Array<BigInt>, _>(ids)
@@ -233,6 +239,7 @@ pub async fn update_monitor_states(
     .bind::<Array<Nullable<Timestamptz>>, _>(ssl)
     .bind::<Array<Nullable<Timestamptz>>, _>(warned)
     .bind::<Array<Nullable<Timestamptz>>, _>(counted)
+    .bind::<Array<Nullable<Integer>>, _>(latency)
     .execute(conn)
     .await?;
     Ok(())

@@ -96,6 +96,7 @@ diesel::table! {
         regions -> Nullable<Array<Text>>,
         quorum -> Nullable<Int4>,
         check_load_millis -> Int4,
+        last_latency_ms -> Nullable<Int4>,
     }
 }
 

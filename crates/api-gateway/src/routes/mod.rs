@@ -9,6 +9,7 @@ pub mod audit_log;
 pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
+pub mod metrics;
 pub mod monitors;
 pub mod regions;
 pub mod usage;
@@ -24,6 +25,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(heartbeats::configure)
         .configure(regions::configure)
         .configure(usage::configure)
+        .configure(metrics::configure)
         // Before `contacts`: `/alert-contacts/verify/{token}` must not be
         // taken for `/alert-contacts/{id}`.
         .configure(alerts::configure)

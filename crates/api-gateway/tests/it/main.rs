@@ -31,4 +31,5 @@ mod regions;
 mod results_retention;
 mod sealed_passwords;
 mod stream_limits;
+mod tenant_metrics;
 mod verification_mail;

@@ -412,3 +412,51 @@ async fn a_result_made_for_an_older_definition_is_stored_but_moves_nothing() {
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["check"]["check_id"], current.check_id.to_string());
 }
+
+#[derive(diesel::QueryableByName)]
+struct LastLatency {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Integer>)]
+    last_latency_ms: Option<i32>,
+}
+
+async fn last_latency(h: &Harness, id: i64) -> Option<i32> {
+    let mut conn = h.conn().await;
+    diesel::sql_query("SELECT last_latency_ms FROM monitors WHERE id = $1")
+        .bind::<diesel::sql_types::BigInt, _>(id)
+        .get_result::<LastLatency>(&mut conn)
+        .await
+        .unwrap()
+        .last_latency_ms
+}
+
+/// `monitors.last_latency_ms` (what GET /api/v1/metrics shows) follows the
+/// newest applied check, in the statement that writes the state: an older
+/// result arriving late does not move it back, and a result without a
+/// latency keeps the one stored.
+#[tokio::test]
+async fn keeps_the_newest_checks_latency() {
+    let h = Harness::started().await;
+    let id = h.monitor(|_| {}).await;
+    let now = Utc::now();
+    let mut newer = result(id, now, CheckOutcome::Pass);
+    newer.latency_ms = Some(7);
+    h.record(std::slice::from_ref(&newer)).await;
+    assert_eq!(last_latency(&h, id).await, Some(7));
+
+    let mut older = result(id, now - Duration::seconds(30), CheckOutcome::Pass);
+    older.latency_ms = Some(999);
+    h.record(std::slice::from_ref(&older)).await;
+    assert_eq!(last_latency(&h, id).await, Some(7));
+
+    let mut without = result(id, now + Duration::seconds(30), CheckOutcome::Fail);
+    without.latency_ms = None;
+    h.record(std::slice::from_ref(&without)).await;
+    assert_eq!(last_latency(&h, id).await, Some(7));
+    assert_eq!(
+        h.monitor_row(id)
+            .await
+            .last_checked_at
+            .map(|t| t.timestamp_micros()),
+        Some(without.checked_at.timestamp_micros())
+    );
+}

@@ -125,9 +125,19 @@ impl TestApp {
         }
         let res = req.send().await.expect("request sent");
         let status = res.status();
+        let content_type = res
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json")
+            .to_string();
         let text = res.text().await.expect("body read");
+        let is_json = res_is_json(&content_type);
         let json = if text.is_empty() {
             Value::Null
+        } else if !is_json {
+            // A text route (GET /api/v1/metrics): its body as a string.
+            Value::String(text)
         } else {
             serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{status}: body is not JSON ({e}): {text}"))
@@ -150,4 +160,9 @@ impl TestApp {
     pub async fn delete(&self, path: &str, key: &str) -> (StatusCode, Value) {
         self.call(Method::DELETE, path, Some(key), None).await
     }
+}
+
+/// Whether a response's content type is JSON (or absent: an empty body).
+fn res_is_json(content_type: &str) -> bool {
+    !content_type.starts_with("application/openmetrics-text")
 }

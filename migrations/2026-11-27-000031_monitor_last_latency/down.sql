@@ -1,0 +1,1 @@
+ALTER TABLE monitors DROP COLUMN last_latency_ms;
