@@ -11,11 +11,22 @@
 #   docker run --rm --entrypoint checker uptime serve   # any binary by name
 #
 # Needs BuildKit (the default in current Docker) for the cache mounts.
+#
+# Base images: release builds pin both by digest, so a re-pushed tag cannot
+# change what ships, by passing the digests the release pipeline resolved:
+#
+#   docker build \
+#     --build-arg BUILDER_IMAGE=rust:1-bookworm@sha256:<digest> \
+#     --build-arg RUNTIME_IMAGE=debian:bookworm-slim@sha256:<digest> .
+#
+# (`docker buildx imagetools inspect rust:1-bookworm` prints a digest.) The
+# defaults are the tags, for local builds.
 
-ARG RUST_VERSION=1
+ARG BUILDER_IMAGE=rust:1-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # --------------------------------------------------------------------- build
-FROM rust:${RUST_VERSION}-bookworm AS builder
+FROM ${BUILDER_IMAGE} AS builder
 WORKDIR /src
 
 # The whole workspace (see .dockerignore); migrations/ is embedded at compile time.
@@ -35,7 +46,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
     done
 
 # ------------------------------------------------------------------- runtime
-FROM debian:bookworm-slim AS runtime
+FROM ${RUNTIME_IMAGE} AS runtime
 
 # ca-certificates: TLS to monitored sites, SMTP, webhooks, OTLP collectors.
 # Unpinned on purpose: always take bookworm's current (security) release.
