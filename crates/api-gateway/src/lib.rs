@@ -10,6 +10,7 @@ pub mod body_limits;
 pub mod error;
 pub mod key_revocations;
 pub mod keys;
+pub mod member_roles;
 pub mod middleware;
 pub mod openapi;
 pub mod principal;

@@ -35,6 +35,8 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
+    /// Invitations to join an organisation.
+    pub invitations: InvitationSettings,
     /// The regions monitors may name and the default ones.
     pub regions: RegionsSettings,
     /// The keys basic-auth passwords are sealed with. None: a
@@ -65,6 +67,7 @@ impl Default for GatewaySettings {
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
+            invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
         }
@@ -304,6 +307,20 @@ pub struct BulkCreateSettings {
 impl Default for BulkCreateSettings {
     fn default() -> Self {
         Self { max_items: 1000 }
+    }
+}
+
+/// An invitation's link works `expiry_days` after it was sent (then it is
+/// pruned `retention.invitations_days` later).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct InvitationSettings {
+    pub expiry_days: u32,
+}
+
+impl Default for InvitationSettings {
+    fn default() -> Self {
+        Self { expiry_days: 7 }
     }
 }
 

@@ -9,7 +9,10 @@ pub mod audit_log;
 pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
+pub mod invitations;
+pub mod members;
 pub mod monitors;
+pub mod organisation;
 pub mod regions;
 pub mod usage;
 pub mod values;
@@ -19,6 +22,9 @@ pub mod values;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
         .configure(audit_log::configure)
+        .configure(members::configure)
+        .configure(invitations::configure)
+        .configure(organisation::configure)
         .configure(monitors::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)
