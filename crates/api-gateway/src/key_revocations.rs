@@ -116,7 +116,9 @@ pub async fn forget_everywhere(state: &AppState, keys: &[uptime_db::models::ApiK
     };
     match tokio::time::timeout(ANNOUNCE_TIMEOUT, sent).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!(keys = keys.len(), error = %e, "could not announce keys to forget"),
+        Ok(Err(e)) => {
+            tracing::warn!(keys = keys.len(), error = %e, "could not announce keys to forget")
+        }
         Err(_) => tracing::warn!(keys = keys.len(), "announcing keys to forget timed out"),
     }
 }

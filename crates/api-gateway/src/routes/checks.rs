@@ -1,13 +1,13 @@
 //! A monitor's checks: run one now, list its results (`results`), and its
 //! daily uptime.
 
-use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::AsyncConnection;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uptime_contracts::{DueCheck, Trigger};

@@ -517,7 +517,9 @@ pub async fn resend_verification(
     if contact.verified {
         return Err(ApiError::Conflict("contact already verified"));
     }
-    if let Err(refusal) = crate::verification::send_link(&state, &contact, false, Some(&user)).await? {
+    if let Err(refusal) =
+        crate::verification::send_link(&state, &contact, false, Some(&user)).await?
+    {
         return Err(crate::verification::limited(&state, refusal));
     }
     let mut conn = state.conn().await?;

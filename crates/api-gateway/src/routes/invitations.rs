@@ -155,10 +155,14 @@ pub async fn create(
                 .await?;
                 let mut changes = audit::changes(
                     None,
-                    Some(&audit::shown(&InvitationResponse::of(created.clone(), None))),
+                    Some(&audit::shown(&InvitationResponse::of(
+                        created.clone(),
+                        None,
+                    ))),
                 );
                 if let Some(replaced) = replaced {
-                    changes["replaced_invitation_id"] = json!({"before": null, "after": replaced.id});
+                    changes["replaced_invitation_id"] =
+                        json!({"before": null, "after": replaced.id});
                 }
                 audit::record(
                     c,
@@ -267,7 +271,8 @@ pub async fn revoke(
 /// joins; without, a new user is made. No key is needed: the token is the
 /// credential, and works once.
 #[utoipa::path(post, path = "/api/v1/invitations/accept", operation_id = "acceptInvitation", tag = "members", request_body = AcceptInvitation,
-    responses((status = 201, body = AcceptedInvitation), (status = 400, body = ErrorBody),
+    responses((status = 201, body = AcceptedInvitation, headers(("Location" = String, description = "The new member: `/api/v1/members/{user_id}`"))),
+        (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody, description = "`unauthorized`: an `Authorization` header with an unknown or revoked key"),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has as many keys as its quota allows"),
         (status = 404, body = ErrorBody, description = "`not found`: no open invitation has this token (unknown, used, revoked or expired)"),
@@ -287,7 +292,10 @@ pub async fn accept(
     problems.into_result()?;
     // Who accepts: the holder of the key sent along, if any (a bad key is a
     // 401, not a new user).
-    let existing = match req.headers().contains_key(actix_web::http::header::AUTHORIZATION) {
+    let existing = match req
+        .headers()
+        .contains_key(actix_web::http::header::AUTHORIZATION)
+    {
         true => Some(crate::auth::authenticate_request(&req).await?),
         false => None,
     };
@@ -314,8 +322,9 @@ pub async fn accept(
                         if member.is_some() {
                             return Err(ApiError::ConflictOn {
                                 field: "token",
-                                message: "the key's holder is a member of this organisation already"
-                                    .into(),
+                                message:
+                                    "the key's holder is a member of this organisation already"
+                                        .into(),
                             });
                         }
                         holder.user_id

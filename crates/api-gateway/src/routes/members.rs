@@ -112,9 +112,8 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = query.validate()?;
     let mut conn = state.conn().await?;
-    let rows =
-        uptime_db::members::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
-            .await?;
+    let rows = uptime_db::members::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
+        .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |m| m.user_id);
     Ok(HttpResponse::Ok().json(MemberList {
         members: rows.into_iter().filter_map(MemberResponse::of).collect(),

@@ -4,6 +4,7 @@
 mod alerts;
 mod api_keys;
 mod audit_log;
+mod audit_members;
 mod authz;
 mod bulk_monitors;
 mod check_support;
@@ -17,6 +18,7 @@ mod heartbeats;
 mod key_cache;
 mod limits;
 mod manual_checks;
+mod members;
 mod monitor_kinds;
 mod monitor_options;
 mod monitor_schedules;
