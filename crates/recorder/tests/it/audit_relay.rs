@@ -10,8 +10,9 @@ use uptime_contracts::Message;
 #[tokio::test]
 async fn an_audit_entry_is_published_on_its_subject_matching_its_schema() {
     let h = Harness::started().await;
+    let mut conn = h.conn().await;
     let stored = uptime_db::audit_log::record(
-        &mut h.conn().await,
+        &mut conn,
         uptime_db::audit_log::NewAuditEntry {
             org_id: h.user_id,
             actor_user_id: h.user_id,
@@ -25,6 +26,7 @@ async fn an_audit_entry_is_published_on_its_subject_matching_its_schema() {
     )
     .await
     .unwrap();
+    drop(conn);
 
     assert_eq!(AuditRecordedV1::SUBJECT, "uptime.events.audit_recorded.v1");
     let events = h.events(AuditRecordedV1::SUBJECT).await;
