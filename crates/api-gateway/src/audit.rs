@@ -53,6 +53,8 @@ pub mod action {
     pub const RESEND_VERIFICATION: &str = "resend_verification";
     /// A test alert sent to a contact.
     pub const TEST: &str = "test";
+    /// A key used after an idle spell (`crate::key_use`).
+    pub const USE: &str = "use";
 }
 
 /// A resource's representation for [`changes`]: its response as JSON.

@@ -9,6 +9,7 @@ pub mod authz;
 pub mod body_limits;
 pub mod error;
 pub mod key_revocations;
+pub mod key_use;
 pub mod keys;
 pub mod member_roles;
 pub mod middleware;

@@ -16,6 +16,7 @@ mod errors;
 mod fuzz;
 mod heartbeats;
 mod key_cache;
+mod key_use;
 mod limits;
 mod manual_checks;
 mod members;
