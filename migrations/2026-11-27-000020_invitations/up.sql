@@ -1,8 +1,9 @@
--- Invitations to join an organisation. The invitee gets a link with a
--- random token by email; only the token's SHA-256 is stored. An invitation
--- is accepted once, expires (`invitations.expiry_days` of the api-gateway),
--- and is pruned by uptime-retention (`retention.invitations_days` after it
--- was accepted, revoked or expired).
+-- Invitations to join an organisation. The invitee gets a random token
+-- (shown once to the inviter, who hands it on); only the token's SHA-256
+-- is stored. An invitation is accepted once, expires
+-- (`invitations.expiry_days` of the api-gateway), and is pruned by
+-- uptime-retention (`retention.invitations_days` after it was accepted,
+-- revoked or expired).
 CREATE TABLE invitations (
     id            BIGSERIAL PRIMARY KEY,
     org_id        BIGINT NOT NULL REFERENCES organisations(id) ON DELETE CASCADE,
