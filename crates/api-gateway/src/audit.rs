@@ -29,6 +29,10 @@ pub mod kind {
     pub const MONITOR: &str = "monitor";
     pub const ALERT_CONTACT: &str = "alert_contact";
     pub const API_KEY: &str = "api_key";
+    /// A membership; the resource id is the member's user id.
+    pub const MEMBER: &str = "member";
+    pub const INVITATION: &str = "invitation";
+    pub const ORGANISATION: &str = "organisation";
 }
 
 /// The actions the log names.
@@ -39,6 +43,18 @@ pub mod action {
     pub const UPDATE: &str = "update";
     pub const DELETE: &str = "delete";
     pub const REVOKE: &str = "revoke";
+    /// An invitation accepted: the invitee joined (the entry's actor).
+    pub const ACCEPT: &str = "accept";
+    /// A member removed themselves.
+    pub const LEAVE: &str = "leave";
+    /// A monitor checked now, on request.
+    pub const CHECK: &str = "check";
+    /// A contact's verification email sent again.
+    pub const RESEND_VERIFICATION: &str = "resend_verification";
+    /// A test alert sent to a contact.
+    pub const TEST: &str = "test";
+    /// A key used after an idle spell (`crate::key_use`).
+    pub const USE: &str = "use";
 }
 
 /// A resource's representation for [`changes`]: its response as JSON.

@@ -45,8 +45,7 @@ pub fn authenticate_request(
     async move {
         let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
         let raw = raw.ok_or(ApiError::Unauthorized)?;
-        let mut user = authenticate(&state, &raw).await?;
-        user.address = address;
+        let user = authenticate(&state, &raw, address).await?;
         // Per organisation: every key of its members draws from the same
         // bucket.
         state.rate_limiter.check(user.org_id)?;
@@ -66,7 +65,12 @@ fn bearer_token(req: &HttpRequest) -> Option<String> {
         .then(|| token.trim().to_string())
 }
 
-async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError> {
+/// The key's principal, from `address`.
+async fn authenticate(
+    state: &AppState,
+    raw: &str,
+    address: Option<std::net::IpAddr>,
+) -> Result<AuthUser, ApiError> {
     if !keys::well_formed(raw) {
         return Err(ApiError::Unauthorized);
     }
@@ -75,8 +79,12 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     // A key that was valid a moment ago, and has not been revoked since, is
     // accepted without a query.
     if let Some(known) = state.known_keys.get(&digest, link) {
-        touch_later(state, known.clone());
-        return Ok(known.principal);
+        let principal = AuthUser {
+            address,
+            ..known.principal
+        };
+        touch_later(state, known.clone(), principal);
+        return Ok(principal);
     }
     // A key that matched nothing a moment ago is refused without a query.
     if state.unknown_keys.contains(&digest) {
@@ -95,14 +103,17 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     if !keys::digests_match(&key.key.key_sha256, &digest) {
         return Err(ApiError::Unauthorized);
     }
-    let principal = AuthUser::of(&key);
+    let principal = AuthUser {
+        address,
+        ..AuthUser::of(&key)
+    };
     let known = KnownKey::new(principal, key.key.last_used_at);
     let now = chrono::Utc::now();
     if let Some(previous) = known.claim_touch(now) {
         // On a miss the connection is at hand: write now.
-        if let Err(e) = uptime_db::api_keys::touch(&mut conn, key.key.id, now, touch_gap()).await {
+        if let Err(e) = crate::key_use::touch(&mut conn, &principal, now, touch_gap()).await {
             known.unclaim_touch(now, previous);
-            return Err(e.into());
+            return Err(e);
         }
     }
     state.known_keys.remember(ticket, digest, known, link);
@@ -113,10 +124,11 @@ fn touch_gap() -> chrono::Duration {
     chrono::Duration::seconds(TOUCH_GAP_SECS)
 }
 
-/// Writes `last_used_at` for a key accepted from the cache, at most once a
-/// minute per key, off the request's path: the request does not wait for
+/// Writes `last_used_at` (and the audit entry of a use after an idle
+/// spell, `crate::key_use`) for a key accepted from the cache, at most once
+/// a minute per key, off the request's path: the request does not wait for
 /// it. A failed write is retried by the key's next use.
-fn touch_later(state: &AppState, known: Arc<KnownKey>) {
+fn touch_later(state: &AppState, known: Arc<KnownKey>, principal: AuthUser) {
     let now = chrono::Utc::now();
     let Some(previous) = known.claim_touch(now) else {
         return;
@@ -125,7 +137,7 @@ fn touch_later(state: &AppState, known: Arc<KnownKey>) {
     tokio::spawn(async move {
         let written = async {
             let mut conn = uptime_db::pool::conn(&pool).await?;
-            uptime_db::api_keys::touch(&mut conn, known.principal.key_id, now, touch_gap()).await
+            crate::key_use::touch(&mut conn, &principal, now, touch_gap()).await
         }
         .await;
         if let Err(e) = written {

@@ -78,6 +78,7 @@ const READ: Access = Access::Scope(Scope::Read);
 const WRITE: Access = Access::Scope(Scope::Write);
 const ADMIN: Access = Access::Scope(Scope::Admin);
 const PUBLIC: Access = Access::Public;
+const OWNER: Access = Access::Owner;
 
 /// Every `/api/v1` route. docs/api.md holds the same table (a test compares
 /// them), and every operation of the OpenAPI document must be here.
@@ -121,6 +122,38 @@ pub const ROUTES: &[RouteAccess] = &[
         "another member's key needs admin",
     ),
     route("GET", "/api/v1/audit-log", ADMIN),
+    route("GET", "/api/v1/organisation", READ),
+    route("PATCH", "/api/v1/organisation", ADMIN),
+    route("DELETE", "/api/v1/organisation", OWNER),
+    route("GET", "/api/v1/members", READ),
+    route("GET", "/api/v1/members/{id}", READ),
+    noted(
+        "PATCH",
+        "/api/v1/members/{id}",
+        ADMIN,
+        "an admin grants at most admin and changes editors and viewers only",
+    ),
+    noted(
+        "DELETE",
+        "/api/v1/members/{id}",
+        WRITE,
+        "your own id leaves; another member needs admin, and an owner or admin needs an owner",
+    ),
+    route("GET", "/api/v1/invitations", ADMIN),
+    noted(
+        "POST",
+        "/api/v1/invitations",
+        ADMIN,
+        "the role is at most the inviter's; only owners invite owners",
+    ),
+    route("GET", "/api/v1/invitations/{id}", ADMIN),
+    route("DELETE", "/api/v1/invitations/{id}", ADMIN),
+    noted(
+        "POST",
+        "/api/v1/invitations/accept",
+        PUBLIC,
+        "the token is the credential; a key, if sent, says who joins",
+    ),
     route("GET", "/api/v1/regions", READ),
     route("GET", "/api/v1/usage", READ),
     route("GET", "/api/v1/metrics", READ),

@@ -62,6 +62,13 @@ pub enum ApiError {
     /// message says how (e.g. `heartbeat monitors are checked by pings`).
     #[error("{0}")]
     Conflict(&'static str),
+    /// The request conflicts with the state of what it names; `field` says
+    /// which input, `message` why (the last owner cannot leave, ...).
+    #[error("conflict")]
+    ConflictOn {
+        field: &'static str,
+        message: String,
+    },
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
     /// A verification-email limit holds; `message` names it.
@@ -111,7 +118,9 @@ impl ResponseError for ApiError {
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::ContactNotVerified | ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::ContactNotVerified | ApiError::Conflict(_) | ApiError::ConflictOn { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::RateLimited { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -131,7 +140,7 @@ impl ResponseError for ApiError {
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
             }
-            ApiError::Forbidden { field, message } => {
+            ApiError::Forbidden { field, message } | ApiError::ConflictOn { field, message } => {
                 vec![FieldError::new(*field, message.clone())]
             }
             ApiError::TooManyRequests { field, message, .. } => {

@@ -82,3 +82,43 @@ pub async fn announce(state: &AppState, key: &uptime_db::models::ApiKey) {
         }
     }
 }
+
+/// Makes every replica (this one first) drop `keys` from its cache: keys
+/// removed with a membership or an organisation (gone, so revoked in
+/// effect), and keys whose holder's role changed (the cached principal
+/// holds the role; the next request reads the new one). Replicas do one
+/// thing with a revocation message, forget the key, which is what each of
+/// these needs. Best effort like [`announce`]; one flush for all.
+pub async fn forget_everywhere(state: &AppState, keys: &[uptime_db::models::ApiKey]) {
+    if keys.is_empty() {
+        return;
+    }
+    for key in keys {
+        state.known_keys.forget(&key.key_sha256);
+    }
+    let sent = async {
+        for key in keys {
+            let msg = ApiKeyRevokedV1 {
+                key_id: key.id,
+                user_id: key.user_id,
+                key_sha256: key.key_sha256.clone(),
+                revoked_at: key.revoked_at.unwrap_or_else(chrono::Utc::now),
+            };
+            let mut headers = async_nats::HeaderMap::new();
+            uptime_telemetry::nats::inject_current(&mut headers);
+            state
+                .nats
+                .publish_with_headers(ApiKeyRevokedV1::SUBJECT, headers, msg.to_bytes())
+                .await?;
+        }
+        state.nats.flush().await?;
+        Ok::<_, async_nats::Error>(())
+    };
+    match tokio::time::timeout(ANNOUNCE_TIMEOUT, sent).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(keys = keys.len(), error = %e, "could not announce keys to forget")
+        }
+        Err(_) => tracing::warn!(keys = keys.len(), "announcing keys to forget timed out"),
+    }
+}

@@ -43,6 +43,9 @@ pub const PUBLIC_ROUTES: &[&str] = &[
     "/api/v1/heartbeat/{token}/start",
     "/api/v1/heartbeat/{token}/{exit_code}",
     "/api/v1/alert-contacts/verify/{token}",
+    // The body's token is the credential; a key, if sent, is checked by the
+    // handler (it says which existing user accepts).
+    "/api/v1/invitations/accept",
 ];
 
 /// Authenticates every request to a route of the wrapped scope that is not

@@ -19,6 +19,7 @@
 //! described in `info.description` rather than on any operation.
 
 mod examples;
+mod teams;
 
 use crate::error::{ErrorBody, FieldError};
 use crate::routes;
@@ -136,6 +137,10 @@ const REQUEST_SCHEMAS: &[&str] = &[
     "CreateContact",
     "UpdateContact",
     "CreateApiKey",
+    "CreateInvitation",
+    "AcceptInvitation",
+    "RenameOrganisation",
+    "DeleteOrganisation",
     "AssertionInput",
     "BasicAuthInput",
     "RequestHeader",
@@ -153,7 +158,9 @@ pub const REGION_PATTERN: &str = "^[a-z0-9][a-z0-9-]{0,31}$";
 pub fn document() -> &'static Value {
     static DOCUMENT: OnceLock<Value> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_else(|_| json!({}));
+        let mut api = ApiDoc::openapi();
+        api.merge(teams::TeamsDoc::openapi());
+        let mut doc = serde_json::to_value(api).unwrap_or_else(|_| json!({}));
         distinct_operation_ids(&mut doc);
         add_locations(&mut doc);
         examples::add(&mut doc);

@@ -35,6 +35,8 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
+    /// Invitations to join an organisation.
+    pub invitations: InvitationSettings,
     /// The regions monitors may name and the default ones.
     pub regions: RegionsSettings,
     /// The keys basic-auth passwords are sealed with. None: a
@@ -68,6 +70,7 @@ impl Default for GatewaySettings {
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
+            invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
             tenant_metrics: TenantMetricsSettings::default(),
@@ -333,6 +336,20 @@ impl Default for TenantMetricsSettings {
             max_monitors: 10_000,
             cache_capacity: 10_000,
         }
+    }
+}
+
+/// An invitation's link works `expiry_days` after it was sent (then it is
+/// pruned `retention.invitations_days` later).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct InvitationSettings {
+    pub expiry_days: u32,
+}
+
+impl Default for InvitationSettings {
+    fn default() -> Self {
+        Self { expiry_days: 7 }
     }
 }
 

@@ -64,10 +64,13 @@ pub async fn request_email_verification(
 /// nothing is sent and the contact's token is left as it was. The limit is
 /// recorded in the transaction that queues the email, so a failure to queue
 /// uses up no place. `on_create`: the email a new contact is sent.
+/// `resent_by`: a resend on request, audited in the same transaction (a
+/// create or change that sends one is audited as that write).
 pub async fn send_link(
     state: &AppState,
     contact: &AlertContact,
     on_create: bool,
+    resent_by: Option<&crate::auth::AuthUser>,
 ) -> Result<Result<(), Refusal>, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::AsyncConnection;
@@ -94,6 +97,17 @@ pub async fn send_link(
                 .await?;
                 if allowed.is_ok() {
                     queue_link(c, state, contact).await?;
+                    if let Some(user) = resent_by {
+                        crate::audit::record(
+                            c,
+                            user,
+                            crate::audit::action::RESEND_VERIFICATION,
+                            crate::audit::kind::ALERT_CONTACT,
+                            Some(contact.id),
+                            serde_json::json!({}),
+                        )
+                        .await?;
+                    }
                 }
                 Ok(allowed)
             }

@@ -8,6 +8,7 @@ use crate::schema::{api_keys, memberships};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Nullable, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 pub async fn create(
@@ -71,25 +72,36 @@ pub async fn find_active_by_digest(
     }))
 }
 
-/// Sets `last_used_at` unless it was set within `min_gap`; one write per key a
-/// minute instead of one per request.
+/// Sets `last_used_at` to `now` unless it was set within `min_gap` of it;
+/// one write per key a minute instead of one per request. `Some(previous)`
+/// when it wrote (`previous`: the value it replaced, for deciding whether
+/// the use is audited), `None` when it left the key alone.
 pub async fn touch(
     conn: &mut AsyncPgConnection,
     key_id: i64,
     now: DateTime<Utc>,
     min_gap: chrono::Duration,
-) -> DbResult<()> {
-    diesel::update(api_keys::table)
-        .filter(api_keys::id.eq(key_id))
-        .filter(
-            api_keys::last_used_at
-                .is_null()
-                .or(api_keys::last_used_at.lt(now - min_gap)),
-        )
-        .set(api_keys::last_used_at.eq(now))
-        .execute(conn)
-        .await?;
-    Ok(())
+) -> DbResult<Option<Option<DateTime<Utc>>>> {
+    #[derive(QueryableByName)]
+    struct Replaced {
+        #[diesel(sql_type = Nullable<Timestamptz>)]
+        previous: Option<DateTime<Utc>>,
+    }
+    // The row is locked by the subquery, so `previous` is the value this
+    // update replaced even when two replicas touch the key at once.
+    let replaced: Option<Replaced> = diesel::sql_query(
+        "UPDATE api_keys k SET last_used_at = $2
+           FROM (SELECT id, last_used_at AS previous FROM api_keys WHERE id = $1 FOR UPDATE) p
+          WHERE k.id = p.id AND (p.previous IS NULL OR p.previous < $3)
+          RETURNING p.previous",
+    )
+    .bind::<BigInt, _>(key_id)
+    .bind::<Timestamptz, _>(now)
+    .bind::<Timestamptz, _>(now - min_gap)
+    .get_result(conn)
+    .await
+    .optional()?;
+    Ok(replaced.map(|r| r.previous))
 }
 
 /// The organisation's unrevoked keys, oldest first.

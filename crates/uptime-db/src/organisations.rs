@@ -162,6 +162,77 @@ pub async fn get(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Option<O
         .optional()?)
 }
 
+/// Renames the organisation; `None` when it does not exist.
+pub async fn rename(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    name: &str,
+) -> DbResult<Option<Organisation>> {
+    Ok(diesel::update(organisations::table.find(org_id))
+        .set(organisations::name.eq(name))
+        .returning(Organisation::as_returning())
+        .get_result(conn)
+        .await
+        .optional()?)
+}
+
+/// How much an organisation holds, for its summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, QueryableByName)]
+pub struct Counts {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub members: i64,
+    /// `organisations.monitor_count`, kept by triggers.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub monitors: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub alert_contacts: i64,
+    /// Unrevoked keys of every member.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub api_keys: i64,
+}
+
+/// The organisation's counts, in one statement.
+pub async fn counts(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Counts> {
+    Ok(diesel::sql_query(
+        "SELECT (SELECT count(*) FROM memberships WHERE org_id = o.id) AS members,
+                o.monitor_count AS monitors,
+                (SELECT count(*) FROM alert_contacts WHERE org_id = o.id) AS alert_contacts,
+                (SELECT count(*) FROM api_keys WHERE org_id = o.id AND revoked_at IS NULL) AS api_keys
+           FROM organisations o WHERE o.id = $1",
+    )
+    .bind::<diesel::sql_types::BigInt, _>(org_id)
+    .get_result(conn)
+    .await?)
+}
+
+/// Deletes the organisation and everything that is its: one statement,
+/// the rest by foreign keys with `ON DELETE CASCADE` (memberships and
+/// their API keys, monitors with their contact links, rollups, rounds and
+/// manual checks, alert contacts with their deliveries and attempts,
+/// quotas, the verification-mail log, invitations and the audit log).
+/// Check results and outbox rows have no foreign key: results stay,
+/// unreachable, until retention drops their day's partition; outbox rows
+/// are published (the audit entry of the deletion among them) and pruned
+/// like every published row. Returns the keys
+/// that were unrevoked, for the gateways' key caches; `None` when the
+/// organisation does not exist.
+pub async fn delete(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+) -> DbResult<Option<Vec<crate::models::ApiKey>>> {
+    use crate::schema::api_keys;
+    let keys = api_keys::table
+        .filter(api_keys::org_id.eq(org_id))
+        .filter(api_keys::revoked_at.is_null())
+        .select(crate::models::ApiKey::as_select())
+        .load(conn)
+        .await?;
+    let n = diesel::delete(organisations::table.find(org_id))
+        .execute(conn)
+        .await?;
+    Ok((n == 1).then_some(keys))
+}
+
 /// The organisation with this id (when `id_or_name` is a number) or this
 /// name; an error message when there is none or the name is ambiguous.
 pub async fn find(

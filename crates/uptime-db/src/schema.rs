@@ -282,3 +282,20 @@ diesel::table! {
 }
 
 diesel::joinable!(check_rounds -> monitors (monitor_id));
+
+// Invitations (migration 000020_invitations); queried on their own.
+diesel::table! {
+    invitations (id) {
+        id -> Int8,
+        org_id -> Int8,
+        email -> Text,
+        role -> Text,
+        token_sha256 -> Text,
+        invited_by -> Int8,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        accepted_at -> Nullable<Timestamptz>,
+        accepted_by -> Nullable<Int8>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}

@@ -154,11 +154,33 @@ pub async fn send_test(
         "outcome" => attempt.outcome.as_str())
     .increment(1);
     // The alert went out (or not) already; a log that cannot be written must
-    // not turn that answer into an error.
+    // not turn that answer into an error. A test that was sent is audited
+    // with its delivery log; one that failed is a failed write, and leaves
+    // no audit entry (its delivery log shows the failure).
+    let sent = result.is_ok();
     let logged = async {
+        use diesel_async::scoped_futures::ScopedFutureExt;
+        use diesel_async::AsyncConnection;
         let mut conn = state.conn().await?;
-        uptime_db::deliveries::record_completed(&mut conn, &delivery, &attempt).await?;
-        Ok::<_, ApiError>(())
+        conn.transaction::<_, ApiError, _>(|c| {
+            async move {
+                uptime_db::deliveries::record_completed(c, &delivery, &attempt).await?;
+                if sent {
+                    crate::audit::record(
+                        c,
+                        &user,
+                        crate::audit::action::TEST,
+                        crate::audit::kind::ALERT_CONTACT,
+                        Some(delivery.contact_id),
+                        serde_json::json!({}),
+                    )
+                    .await?;
+                }
+                Ok(())
+            }
+            .scope_boxed()
+        })
+        .await
     };
     if let Err(e) = logged.await {
         tracing::warn!(contact_id = contact.id, error = %e, "test alert not logged");

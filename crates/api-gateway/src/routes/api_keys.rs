@@ -86,7 +86,7 @@ pub struct ApiKeyResponse {
 }
 
 impl ApiKeyResponse {
-    fn from_row(k: uptime_db::models::ApiKey, raw: Option<String>) -> Self {
+    pub(crate) fn from_row(k: uptime_db::models::ApiKey, raw: Option<String>) -> Self {
         Self {
             id: k.id,
             user_id: k.user_id,

@@ -28,12 +28,14 @@ pub struct AuditQuery {
     pub cursor: Option<String>,
     /// Only what this user did.
     pub actor: Option<i64>,
-    /// Only entries about this kind of resource: `monitor`, `alert_contact`, `api_key`.
+    /// Only entries about this kind of resource: `monitor`, `alert_contact`,
+    /// `api_key`, `member`, `invitation`, `organisation`.
     #[param(max_length = 64)]
     pub resource_kind: Option<String>,
     /// Only entries about the resource with this id.
     pub resource_id: Option<i64>,
-    /// Only this action: `create`, `bulk_create`, `update`, `delete`, `revoke`.
+    /// Only this action: `create`, `bulk_create`, `update`, `delete`, `revoke`,
+    /// `accept`, `leave`, `check`, `resend_verification`, `test`, `use`.
     #[param(max_length = 64)]
     pub action: Option<String>,
     /// Only entries recorded at or after this time (RFC 3339).

@@ -6,6 +6,8 @@ use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use uptime_contracts::{DueCheck, Trigger};
@@ -88,6 +90,27 @@ pub async fn check_now(
         return Err(error);
     }
     metrics::counter!("manual_checks_total").increment(1);
+    // The check is queued on NATS, which no PostgreSQL transaction spans:
+    // it is audited once queued (a coalesced request, which queued
+    // nothing, and a failed one leave no entry).
+    let mut conn = state.conn().await?;
+    let monitor_id = monitor.id;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            // The entry and its outbox row land together.
+            crate::audit::record(
+                c,
+                &user,
+                crate::audit::action::CHECK,
+                crate::audit::kind::MONITOR,
+                Some(monitor_id),
+                serde_json::json!({"check_id": {"before": null, "after": check_id}}),
+            )
+            .await
+        }
+        .scope_boxed()
+    })
+    .await?;
     Ok(HttpResponse::Accepted().json(CheckQueued {
         status: "queued",
         check_id,

@@ -200,7 +200,7 @@ fn check_value(problems: &mut Problems, kind: ContactType, value: &str, allow_pr
 /// A plausible address: one `@`, a non-empty local part, a domain with a dot
 /// (not at either end, never doubled), no whitespace or control characters,
 /// at most 254 characters. Whether it exists is what verification finds out.
-fn check_email(value: &str) -> Result<(), String> {
+pub(crate) fn check_email(value: &str) -> Result<(), String> {
     const PLAUSIBLE: &str = "must be an email address like name@example.com";
     if value.chars().count() > MAX_EMAIL_CHARS {
         return Err(format!("must be at most {MAX_EMAIL_CHARS} characters"));
@@ -242,7 +242,7 @@ async fn request_verification(
     contact: AlertContact,
     on_create: bool,
 ) -> AlertContact {
-    match crate::verification::send_link(state, &contact, on_create).await {
+    match crate::verification::send_link(state, &contact, on_create, None).await {
         Ok(Ok(())) => {}
         // Logged by `send_link`; the row is unchanged.
         Ok(Err(_)) => return contact,
@@ -517,7 +517,9 @@ pub async fn resend_verification(
     if contact.verified {
         return Err(ApiError::Conflict("contact already verified"));
     }
-    if let Err(refusal) = crate::verification::send_link(&state, &contact, false).await? {
+    if let Err(refusal) =
+        crate::verification::send_link(&state, &contact, false, Some(&user)).await?
+    {
         return Err(crate::verification::limited(&state, refusal));
     }
     let mut conn = state.conn().await?;

@@ -10,7 +10,10 @@ pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
 pub mod metrics;
+pub mod invitations;
+pub mod members;
 pub mod monitors;
+pub mod organisation;
 pub mod regions;
 pub mod usage;
 pub mod values;
@@ -20,6 +23,9 @@ pub mod values;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
         .configure(audit_log::configure)
+        .configure(members::configure)
+        .configure(invitations::configure)
+        .configure(organisation::configure)
         .configure(monitors::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)

@@ -253,6 +253,22 @@ async fn a_viewer_key_changes_nothing() {
             "/api/v1/api-keys".to_string(),
             Some(json!({"name": "mine"})),
         ),
+        (
+            Method::POST,
+            "/api/v1/invitations".to_string(),
+            Some(json!({"email": "pal@example.com", "role": "viewer"})),
+        ),
+        (
+            Method::PATCH,
+            format!("/api/v1/members/{viewer}"),
+            Some(json!({"role": "admin"})),
+        ),
+        (Method::DELETE, format!("/api/v1/members/{viewer}"), None),
+        (
+            Method::PATCH,
+            "/api/v1/organisation".to_string(),
+            Some(json!({"name": "mine now"})),
+        ),
     ];
     for (method, path, body) in attempts {
         let (status, answer) = app.call(method.clone(), &path, Some(&key), body).await;
@@ -270,6 +286,12 @@ async fn a_viewer_key_changes_nothing() {
     );
     let (_, list) = app.get("/api/v1/monitors", &owner_key).await;
     assert_eq!(list["monitors"].as_array().unwrap().len(), 1);
+    let (_, organisation) = app.get("/api/v1/organisation", &key).await;
+    assert_eq!(
+        (organisation["name"].as_str(), organisation["role"].as_str()),
+        (Some("acme"), Some("viewer"))
+    );
+    assert_eq!(organisation["counts"]["open_invitations"], 0);
 }
 
 #[tokio::test]

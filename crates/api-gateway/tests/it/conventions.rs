@@ -49,6 +49,11 @@ async fn every_201_says_where_the_created_resource_is() {
             json!({"name": "ci"}),
             "/api/v1/api-keys",
         ),
+        (
+            "/api/v1/invitations",
+            json!({"email": "new@example.com", "role": "viewer"}),
+            "/api/v1/invitations",
+        ),
     ];
     for (path, body, collection) in creates {
         let (status, location, created) = post_located(&app, path, &key, body).await;
@@ -89,7 +94,7 @@ async fn every_201_says_where_the_created_resource_is() {
             }
         }
     }
-    assert_eq!(created_answers, 4);
+    assert_eq!(created_answers, 6);
 }
 
 fn refused(status: StatusCode, body: &Value, param: &str) {

@@ -4,6 +4,7 @@
 mod alerts;
 mod api_keys;
 mod audit_log;
+mod audit_members;
 mod authz;
 mod bulk_monitors;
 mod check_support;
@@ -15,8 +16,10 @@ mod errors;
 mod fuzz;
 mod heartbeats;
 mod key_cache;
+mod key_use;
 mod limits;
 mod manual_checks;
+mod members;
 mod monitor_kinds;
 mod monitor_options;
 mod monitor_schedules;

@@ -209,6 +209,8 @@ async fn the_document_pages_every_list_alike() {
             "listAuditLog",
             "listContacts",
             "listDeliveries",
+            "listInvitations",
+            "listMembers",
             "listMonitors",
             "listResults",
             "listRounds"

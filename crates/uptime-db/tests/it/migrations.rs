@@ -41,6 +41,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000018_key_scopes", "a9b2a03a9c2210b537fb56103a4ff601f2dc9914a6e23b794fe6c4ebb7593d55"),
     ("2026-11-22-000019_audit_log", "21fce58783b38b09fcf06dd640098b44eb99c3c33ca66ca1b5e22367732ea46d"),
     ("2026-11-27-000031_monitor_last_latency", "d43d4c8d54a5e74802d0ff89d26cfde391e9560e705fff8be1e150021c4b1a3b"),
+    ("2026-11-27-000020_invitations", "e20c355690fd2b35c3cb62a3ae26ed9549ef1b672e746ec9a67cf8c4513cad1d"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

@@ -222,6 +222,30 @@ pub mod seed {
         .id
     }
 
+    /// An invitation to `org_id` that expires at `expires_at`, accepted at
+    /// `accepted_at` if given.
+    pub async fn invitation(
+        conn: &mut AsyncPgConnection,
+        org_id: i64,
+        expires_at: DateTime<Utc>,
+        accepted_at: Option<DateTime<Utc>>,
+    ) -> i64 {
+        diesel::sql_query(
+            "INSERT INTO invitations (org_id, email, role, token_sha256, invited_by, created_at,
+                                      expires_at, accepted_at)
+             VALUES ($1, md5(random()::text) || '@example.com', 'viewer', md5(random()::text),
+                     $1, $2 - interval '7 days', $2, $3)
+             RETURNING id",
+        )
+        .bind::<BigInt, _>(org_id)
+        .bind::<Timestamptz, _>(expires_at)
+        .bind::<Nullable<Timestamptz>, _>(accepted_at)
+        .get_result::<Id>(conn)
+        .await
+        .unwrap()
+        .id
+    }
+
     pub async fn api_key(
         conn: &mut AsyncPgConnection,
         user_id: i64,
@@ -401,6 +425,28 @@ async fn audit_entries_go_after_their_retention_and_recent_ones_stay() {
 }
 
 #[tokio::test]
+async fn ended_invitations_go_after_their_retention_and_open_or_recent_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let org = seed::user(&mut conn).await;
+    let expired_long_ago = seed::invitation(&mut conn, org, days_ago(31), None).await;
+    let accepted_long_ago = seed::invitation(&mut conn, org, days_ago(1), Some(days_ago(31))).await;
+    let expired_lately = seed::invitation(&mut conn, org, days_ago(29), None).await;
+    let open = seed::invitation(&mut conn, org, days_ago(-7), None).await;
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.invitations, 2, "{:?}", out.report);
+    let left = |id: i64| format!("invitations WHERE id = {id}");
+    for gone in [expired_long_ago, accepted_long_ago] {
+        assert_eq!(count(&mut conn, &left(gone)).await, 0, "{gone}");
+    }
+    for kept in [expired_lately, open] {
+        assert_eq!(count(&mut conn, &left(kept)).await, 1, "{kept}");
+    }
+}
+
+#[tokio::test]
 async fn decided_rounds_go_with_the_results_and_abandoned_open_ones_after_a_day() {
     let db = TestDb::create().await;
     let mut conn = connect(&db).await;
@@ -492,6 +538,7 @@ async fn a_zero_setting_keeps_its_rows_forever() {
     seed::rollup(&mut conn, monitor, day(9000)).await;
     seed::api_key(&mut conn, user, Some(days_ago(900))).await;
     seed::audit_entry(&mut conn, user, days_ago(900)).await;
+    seed::invitation(&mut conn, user, days_ago(900), None).await;
     let settings = RetentionSettings {
         rollups_days: 0,
         deliveries_days: 0,
@@ -499,6 +546,7 @@ async fn a_zero_setting_keeps_its_rows_forever() {
         verification_token_hours: 0,
         revoked_api_keys_days: 0,
         audit_log_days: 0,
+        invitations_days: 0,
         ..RetentionSettings::default()
     };
 
