@@ -39,6 +39,7 @@ diesel::table! {
         revoked_at -> Nullable<Timestamptz>,
         org_id -> Int8,
         scope -> Text,
+        label_selector -> Nullable<Jsonb>,
     }
 }
 
@@ -96,6 +97,7 @@ diesel::table! {
         regions -> Nullable<Array<Text>>,
         quorum -> Nullable<Int4>,
         check_load_millis -> Int4,
+        labels -> Jsonb,
     }
 }
 
