@@ -76,7 +76,7 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
     // accepted without a query.
     if let Some(known) = state.known_keys.get(&digest, link) {
         touch_later(state, known.clone());
-        return Ok(known.principal);
+        return Ok(known.principal.clone());
     }
     // A key that matched nothing a moment ago is refused without a query.
     if state.unknown_keys.contains(&digest) {
@@ -96,7 +96,7 @@ async fn authenticate(state: &AppState, raw: &str) -> Result<AuthUser, ApiError>
         return Err(ApiError::Unauthorized);
     }
     let principal = AuthUser::of(&key);
-    let known = KnownKey::new(principal, key.key.last_used_at);
+    let known = KnownKey::new(principal.clone(), key.key.last_used_at);
     let now = chrono::Utc::now();
     if let Some(previous) = known.claim_touch(now) {
         // On a miss the connection is at hand: write now.

@@ -15,6 +15,7 @@ mod errors;
 mod fuzz;
 mod heartbeats;
 mod key_cache;
+mod labels;
 mod limits;
 mod manual_checks;
 mod monitor_kinds;
