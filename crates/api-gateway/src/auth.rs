@@ -81,9 +81,9 @@ async fn authenticate(
     if let Some(known) = state.known_keys.get(&digest, link) {
         let principal = AuthUser {
             address,
-            ..known.principal
+            ..known.principal.clone()
         };
-        touch_later(state, known.clone(), principal);
+        touch_later(state, known.clone(), principal.clone());
         return Ok(principal);
     }
     // A key that matched nothing a moment ago is refused without a query.
@@ -107,7 +107,7 @@ async fn authenticate(
         address,
         ..AuthUser::of(&key)
     };
-    let known = KnownKey::new(principal, key.key.last_used_at);
+    let known = KnownKey::new(principal.clone(), key.key.last_used_at);
     let now = chrono::Utc::now();
     if let Some(previous) = known.claim_touch(now) {
         // On a miss the connection is at hand: write now.

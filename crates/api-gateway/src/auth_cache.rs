@@ -268,6 +268,7 @@ mod tests {
             key_id: 2,
             key_prefix: crate::principal::KeyPrefix::of("upt_abcd"),
             address: None,
+            label_selector: None,
         };
         KnownKey::new(principal, last_used)
     }

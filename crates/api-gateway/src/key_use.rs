@@ -24,7 +24,7 @@ pub async fn touch(
     now: DateTime<Utc>,
     min_gap: chrono::Duration,
 ) -> Result<(), ApiError> {
-    let user = *user;
+    let user = user.clone();
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
             let Some(previous) = uptime_db::api_keys::touch(c, user.key_id, now, min_gap).await?

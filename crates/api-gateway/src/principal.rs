@@ -4,12 +4,14 @@
 //! table and the extractor can all use it without depending on each other.
 
 use crate::keys;
+use std::sync::Arc;
 use uptime_db::organisations::{Role, Scope};
+use uptime_labels::{Labels, Selector};
 
 /// The authenticated caller: a member of an organisation, through one of
 /// their keys. Resources are the organisation's: queries filter by
 /// `org_id`; `user_id` is who acts (the key's holder).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthUser {
     pub user_id: i64,
     pub org_id: i64,
@@ -22,6 +24,24 @@ pub struct AuthUser {
     pub key_prefix: KeyPrefix,
     /// The caller's address (the connection's peer), for the audit log.
     pub address: Option<std::net::IpAddr>,
+    /// The key's label selector: it reaches only the monitors whose labels
+    /// hold it (`None`: every monitor of the organisation). Shared, since
+    /// the principal is cloned into every request the key makes.
+    pub label_selector: Option<Arc<KeySelector>>,
+}
+
+/// A key's label selector, with the JSON object the database tests it as.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeySelector {
+    pub selector: Selector,
+    pub json: serde_json::Value,
+}
+
+impl KeySelector {
+    pub fn new(selector: Selector) -> Self {
+        let json = selector.to_json();
+        Self { selector, json }
+    }
 }
 
 impl AuthUser {
@@ -34,7 +54,29 @@ impl AuthUser {
             key_id: key.key.id,
             key_prefix: KeyPrefix::of(&key.key.prefix),
             address: None,
+            label_selector: key
+                .key
+                .label_selector
+                .as_ref()
+                .map(|json| Arc::new(KeySelector::new(Selector(Labels::from_json(json))))),
         }
+    }
+
+    /// The monitors the caller reaches: the organisation's, narrowed by the
+    /// key's label selector.
+    pub fn reach(&self) -> uptime_db::monitors::Reach<'_> {
+        uptime_db::monitors::Reach {
+            org_id: self.org_id,
+            selector: self.label_selector.as_deref().map(|s| &s.json),
+        }
+    }
+
+    /// Whether a monitor with `labels` is one the caller may create or
+    /// leave behind: it holds the key's selector, if any.
+    pub fn may_hold(&self, labels: &Labels) -> bool {
+        self.label_selector
+            .as_deref()
+            .is_none_or(|s| s.selector.matches(labels))
     }
 }
 

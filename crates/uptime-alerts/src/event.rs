@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uptime_contracts::{CheckRef, MonitorKind, MonitorStatus, Trigger};
 use uptime_contracts::{MonitorRef, RegionOutcome, RegionSeen, Round, SslWarning, StateChange};
+use uptime_labels::Labels;
 use uuid::Uuid;
 
 /// The `event` of an alert.
@@ -54,6 +55,10 @@ pub struct MonitorInfo {
     #[serde(rename = "type")]
     pub kind: MonitorKind,
     pub target: Option<String>,
+    /// The monitor's labels; absent when it has none (as in every alert
+    /// from before labels), so receivers see the shape they always saw.
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
 }
 
 /// The check that caused an alert. Every field is present (null when unknown)
@@ -159,6 +164,9 @@ impl From<&MonitorRef> for MonitorInfo {
             name: m.name.clone(),
             kind: m.kind,
             target: m.target.clone(),
+            // Not in the state-changed event yet: set by whoever has them
+            // (see `AlertEvent::with_labels`).
+            labels: Labels::default(),
         }
     }
 }
@@ -178,6 +186,17 @@ impl From<&CheckRef> for CheckInfo {
 }
 
 impl AlertEvent {
+    /// The alert with its monitor's `labels`: shown in every rendering (a
+    /// `Labels` line in email and Slack, `monitor.labels` in the webhook).
+    /// The state-changed event does not carry labels yet; its next version
+    /// will, and `From<&MonitorRef>` will take them from there.
+    pub fn with_labels(mut self, labels: Labels) -> Self {
+        if let Some(monitor) = self.monitor.as_mut() {
+            monitor.labels = labels;
+        }
+        self
+    }
+
     /// The alert for a status change (with its round, for a monitor
     /// checked from several regions); `None` for a change to `pending`.
     pub fn from_state_change(e: &StateChange) -> Option<Self> {

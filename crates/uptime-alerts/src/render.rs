@@ -74,6 +74,9 @@ fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
         if let Some(target) = &m.target {
             lines.push(("Target", target.clone()));
         }
+        if !m.labels.is_empty() {
+            lines.push(("Labels", m.labels.to_string()));
+        }
     }
     if let (Some(prev), Some(now)) = (event.previous_status, event.status) {
         if event.event != EventType::SslExpiring {
@@ -400,6 +403,38 @@ mod tests {
         assert!(
             mrkdwn[1].contains("Shop &lt;!channel> &amp; co"),
             "{mrkdwn:?}"
+        );
+    }
+
+    #[test]
+    fn labels_show_in_every_rendering_and_only_when_there_are_some() {
+        let labels: uptime_labels::Labels =
+            serde_json::from_value(serde_json::json!({"team": "payments", "env": "<prod>"}))
+                .unwrap();
+        let alert = down_in_two_of_three("Shop").with_labels(labels);
+        let body = email(&alert).body;
+        assert!(
+            body.contains("Labels: env=<prod>, team=payments\n"),
+            "{body}"
+        );
+        let message = slack(&alert).to_string();
+        assert!(
+            message.contains("*Labels*\\nenv=&lt;prod>, team=payments"),
+            "{message}"
+        );
+        let webhook = alert.to_json();
+        assert_eq!(
+            webhook["monitor"]["labels"],
+            serde_json::json!({"env": "<prod>", "team": "payments"})
+        );
+        let back: AlertEvent = serde_json::from_value(webhook).unwrap();
+        assert_eq!(back, alert, "a stored payload reads back");
+
+        let unlabelled = down_in_two_of_three("Shop");
+        assert!(!email(&unlabelled).body.contains("Labels:"));
+        assert!(
+            unlabelled.to_json()["monitor"].get("labels").is_none(),
+            "absent, as before labels"
         );
     }
 

@@ -20,11 +20,28 @@ pub async fn create(
     prefix: &str,
     key_sha256: &str,
 ) -> DbResult<ApiKey> {
+    create_with_selector(conn, org_id, user_id, scope, None, name, prefix, key_sha256).await
+}
+
+/// [`create`] for a key limited to the monitors whose labels hold every
+/// pair of `label_selector` (a JSON object; `None`: every monitor).
+#[allow(clippy::too_many_arguments)]
+pub async fn create_with_selector(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    user_id: i64,
+    scope: Scope,
+    label_selector: Option<serde_json::Value>,
+    name: &str,
+    prefix: &str,
+    key_sha256: &str,
+) -> DbResult<ApiKey> {
     Ok(diesel::insert_into(api_keys::table)
         .values(NewApiKey {
             user_id,
             org_id,
             scope: scope.as_str(),
+            label_selector,
             name,
             prefix,
             key_sha256,

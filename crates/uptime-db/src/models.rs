@@ -36,6 +36,9 @@ pub struct ApiKey {
     pub org_id: i64,
     /// `read`, `write` or `admin` (`organisations::Scope`), as issued.
     pub scope: String,
+    /// The key sees and touches only monitors whose labels hold every pair
+    /// of this object (`uptime_labels::Selector`); `None`: every monitor.
+    pub label_selector: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -44,6 +47,7 @@ pub struct NewApiKey<'a> {
     pub user_id: i64,
     pub org_id: i64,
     pub scope: &'a str,
+    pub label_selector: Option<serde_json::Value>,
     pub name: &'a str,
     pub prefix: &'a str,
     pub key_sha256: &'a str,
@@ -136,6 +140,9 @@ pub struct Monitor {
     /// How many regions must see a failure for a round to fail (`None`: a
     /// majority of the regions).
     pub quorum: Option<i32>,
+    /// The monitor's labels, an object of key -> value
+    /// (`uptime_labels::Labels`); `{}` when it has none.
+    pub labels: serde_json::Value,
 }
 
 impl Monitor {

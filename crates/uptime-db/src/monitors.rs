@@ -11,6 +11,7 @@ use crate::schema::{monitor_alert_contacts, monitors};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::IntoSql;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -27,7 +28,7 @@ pub use round::{sealed_round_checks, RoundOf};
 pub mod sealing;
 
 mod bulk;
-pub use bulk::create_many;
+pub use bulk::{create_many, create_many_labelled};
 
 /// A `check_options` column value, typed: NULL is the kind's defaults.
 pub fn options_of(
@@ -47,18 +48,87 @@ pub fn options_column(options: &uptime_contracts::CheckOptions) -> Option<serde_
 }
 
 pub async fn create(conn: &mut AsyncPgConnection, new: NewMonitor) -> DbResult<Monitor> {
+    create_labelled(conn, new, None).await
+}
+
+/// [`create`] with `labels` (a JSON object; `None`: none, the column's
+/// default `{}`).
+pub async fn create_labelled(
+    conn: &mut AsyncPgConnection,
+    new: NewMonitor,
+    labels: Option<serde_json::Value>,
+) -> DbResult<Monitor> {
+    let labels = labels.unwrap_or_else(no_labels);
     Ok(diesel::insert_into(monitors::table)
-        .values(new)
+        .values((monitors::labels.eq(labels), new))
         .returning(Monitor::as_returning())
         .get_result(conn)
         .await?)
 }
 
+/// The stored form of no labels.
+pub fn no_labels() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+/// Which of an organisation's monitors a caller reaches: all of them, or,
+/// for an API key with a label selector, only those whose labels hold every
+/// pair of it. A monitor out of reach is answered like one that does not
+/// exist (as another organisation's is).
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    pub org_id: i64,
+    /// A JSON object of key -> value (`uptime_labels::Selector`).
+    pub selector: Option<&'a serde_json::Value>,
+}
+
+impl<'a> Reach<'a> {
+    /// Every monitor of the organisation.
+    pub fn org(org_id: i64) -> Self {
+        Self {
+            org_id,
+            selector: None,
+        }
+    }
+}
+
+type BoxedMonitors<'a> = monitors::BoxedQuery<'a, diesel::pg::Pg>;
+
+/// `monitors` of the organisation whose labels hold `selector` and `filter`
+/// (each a JSON object; `None`, or `{}`, holds for every monitor). A
+/// non-empty test also says `labels <> '{}'`, the predicate of the partial
+/// GIN index (migration 000021), so the planner may use it.
+fn within<'a>(reach: Reach<'a>, filter: Option<&'a serde_json::Value>) -> BoxedMonitors<'a> {
+    let mut query = monitors::table
+        .filter(monitors::org_id.eq(reach.org_id))
+        .into_boxed();
+    let tests = [reach.selector, filter];
+    let mut any = false;
+    for test in tests.into_iter().flatten() {
+        if test.as_object().is_some_and(|o| !o.is_empty()) {
+            query = query.filter(monitors::labels.contains(test));
+            any = true;
+        }
+    }
+    if any {
+        query = query.filter(monitors::labels.ne(no_labels()));
+    }
+    query
+}
+
 /// The user's monitor with this id.
 pub async fn get(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<Option<Monitor>> {
-    Ok(monitors::table
+    get_within(conn, Reach::org(org_id), id).await
+}
+
+/// The monitor with this id, if the caller reaches it.
+pub async fn get_within(
+    conn: &mut AsyncPgConnection,
+    reach: Reach<'_>,
+    id: i64,
+) -> DbResult<Option<Monitor>> {
+    Ok(within(reach, None)
         .filter(monitors::id.eq(id))
-        .filter(monitors::org_id.eq(org_id))
         .select(Monitor::as_select())
         .first(conn)
         .await
@@ -72,9 +142,21 @@ pub async fn get_for_update(
     org_id: i64,
     id: i64,
 ) -> DbResult<Option<Monitor>> {
-    Ok(monitors::table
+    get_for_update_within(conn, Reach::org(org_id), id).await
+}
+
+/// [`get_within`], locking the row until the transaction ends.
+pub async fn get_for_update_within(
+    conn: &mut AsyncPgConnection,
+    reach: Reach<'_>,
+    id: i64,
+) -> DbResult<Option<Monitor>> {
+    // A boxed query cannot lock: the row is picked by a subquery instead.
+    let reached = within(reach, None)
         .filter(monitors::id.eq(id))
-        .filter(monitors::org_id.eq(org_id))
+        .select(monitors::id);
+    Ok(monitors::table
+        .filter(monitors::id.eq_any(reached))
         .select(Monitor::as_select())
         .for_update()
         .first(conn)
@@ -90,8 +172,19 @@ pub async fn list_page(
     after_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<Monitor>> {
-    Ok(monitors::table
-        .filter(monitors::org_id.eq(org_id))
+    list_page_within(conn, Reach::org(org_id), None, after_id, limit).await
+}
+
+/// [`list_page`] of the monitors the caller reaches whose labels hold every
+/// pair of `labels` (a JSON object; `None`: all).
+pub async fn list_page_within(
+    conn: &mut AsyncPgConnection,
+    reach: Reach<'_>,
+    labels: Option<&serde_json::Value>,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<Monitor>> {
+    Ok(within(reach, labels)
         .filter(monitors::id.gt(after_id.unwrap_or(0)))
         .order(monitors::id.asc())
         .limit(limit)
@@ -220,7 +313,24 @@ pub async fn update_definition(
     definition: MonitorDefinition,
     change: DefinitionChange,
 ) -> DbResult<Monitor> {
+    update_definition_labelled(conn, id, definition, change, None).await
+}
+
+/// [`update_definition`], writing `labels` too when given (`None` keeps
+/// them). Labels are no part of what a check does: they move no version.
+pub async fn update_definition_labelled(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    definition: MonitorDefinition,
+    change: DefinitionChange,
+    labels: Option<serde_json::Value>,
+) -> DbResult<Monitor> {
     let target = monitors::table.filter(monitors::id.eq(id));
+    // Not given: `labels = COALESCE(NULL, labels)`, one statement either way.
+    let labels = coalesce_labels(
+        labels.into_sql::<diesel::sql_types::Nullable<diesel::sql_types::Jsonb>>(),
+        monitors::labels,
+    );
     let version = monitors::definition_version + i64::from(change.check_changed);
     let set_definition = (
         definition,
@@ -229,6 +339,7 @@ pub async fn update_definition(
         monitors::http_password.eq(None::<String>),
         monitors::updated_at.eq(diesel::dsl::now),
         monitors::definition_version.eq(version),
+        monitors::labels.eq(labels),
     );
     let row = match change.reset_runtime_at {
         None => {
@@ -259,6 +370,15 @@ pub async fn update_definition(
     Ok(row)
 }
 
+diesel::define_sql_function! {
+    /// `COALESCE` of a given labels object and the stored ones.
+    #[sql_name = "COALESCE"]
+    fn coalesce_labels(
+        given: diesel::sql_types::Nullable<diesel::sql_types::Jsonb>,
+        stored: diesel::sql_types::Jsonb,
+    ) -> diesel::sql_types::Jsonb;
+}
+
 /// Deletes the organisation's monitor (its rollups and links go with it); `false`
 /// when there is no such monitor of theirs.
 ///
@@ -267,9 +387,20 @@ pub async fn update_definition(
 /// their day's partition expires: deleting a monitor with millions of results
 /// is one row, not a cascade that locks and rewrites them all.
 pub async fn delete(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<bool> {
-    let n = diesel::delete(monitors::table)
+    delete_within(conn, Reach::org(org_id), id).await
+}
+
+/// [`delete`] of a monitor the caller reaches.
+pub async fn delete_within(
+    conn: &mut AsyncPgConnection,
+    reach: Reach<'_>,
+    id: i64,
+) -> DbResult<bool> {
+    let reached = within(reach, None)
         .filter(monitors::id.eq(id))
-        .filter(monitors::org_id.eq(org_id))
+        .select(monitors::id);
+    let n = diesel::delete(monitors::table)
+        .filter(monitors::id.eq_any(reached))
         .execute(conn)
         .await?;
     Ok(n == 1)

@@ -39,6 +39,7 @@ diesel::table! {
         revoked_at -> Nullable<Timestamptz>,
         org_id -> Int8,
         scope -> Text,
+        label_selector -> Nullable<Jsonb>,
     }
 }
 
@@ -97,6 +98,7 @@ diesel::table! {
         quorum -> Nullable<Int4>,
         check_load_millis -> Int4,
         last_latency_ms -> Nullable<Int4>,
+        labels -> Jsonb,
     }
 }
 

@@ -30,6 +30,17 @@ pub struct CreateApiKey {
     /// scope.
     #[serde(default)]
     pub scope: Option<KeyScope>,
+    /// Limits the key to the monitors whose labels hold every pair given
+    /// (e.g. `{"team": "payments"}` for a CI job): other monitors are `404`
+    /// to it, as another organisation's are, and it may only create or
+    /// change monitors whose labels keep holding it (else `403`, field
+    /// `labels`). Keys and values as monitor labels have them, at most 32
+    /// pairs. A key with a selector issues keys with at least its own pairs
+    /// (default: its own selector). Default, or `null` or `{}`: every
+    /// monitor.
+    #[serde(default)]
+    #[schema(value_type = Option<std::collections::BTreeMap<String, String>>)]
+    pub label_selector: Option<uptime_labels::Labels>,
 }
 
 /// What a key may do: `read` (read everything, change nothing), `write`
@@ -75,6 +86,10 @@ pub struct ApiKeyResponse {
     /// The scope it was issued with (it acts with at most its holder's
     /// role's widest).
     pub scope: KeyScope,
+    /// The monitors the key reaches: those whose labels hold every pair;
+    /// `null`: every monitor of the organisation.
+    #[schema(value_type = Option<std::collections::BTreeMap<String, String>>)]
+    pub label_selector: Option<uptime_labels::Labels>,
     pub name: String,
     /// The first 8 characters of the raw key.
     pub prefix: String,
@@ -94,6 +109,10 @@ impl ApiKeyResponse {
             // The column is checked (read, write, admin); an unknown value
             // would have refused the key at authentication.
             scope: Scope::parse(&k.scope).map_or(KeyScope::Read, KeyScope::from),
+            label_selector: k
+                .label_selector
+                .as_ref()
+                .map(uptime_labels::Labels::from_json),
             name: k.name,
             prefix: k.prefix,
             last_used_at: k.last_used_at,
@@ -122,6 +141,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let mut problems = Problems::new();
     problems.check_len("name", &body.name, 200);
+    let selector = new_key_selector(&user, body.label_selector.clone(), &mut problems)?;
     problems.into_result()?;
     // Never wider than the calling key (itself never wider than its
     // holder's role): a narrow key cannot mint a wide one.
@@ -151,11 +171,12 @@ pub async fn create(
                     uptime_db::quotas::Owned::ApiKeys,
                 )
                 .await?;
-                let row = uptime_db::api_keys::create(
+                let row = uptime_db::api_keys::create_with_selector(
                     c,
                     user.org_id,
                     user.user_id,
                     scope,
+                    selector,
                     &name,
                     &prefix,
                     &digest,
@@ -182,6 +203,45 @@ pub async fn create(
             format!("/api/v1/api-keys/{}", row.id),
         ))
         .json(ApiKeyResponse::from_row(row, Some(raw))))
+}
+
+/// The label selector of a new key, as stored (`None`: every monitor):
+/// the one asked for, validated, or the calling key's. 403 when it would
+/// reach a monitor the calling key does not.
+fn new_key_selector(
+    user: &AuthUser,
+    asked: Option<uptime_labels::Labels>,
+    problems: &mut Problems,
+) -> Result<Option<serde_json::Value>, ApiError> {
+    let caller = user.label_selector.as_deref().map(|k| &k.selector);
+    let Some(asked) = asked.filter(|l| !l.is_empty()) else {
+        return Ok(caller.map(uptime_labels::Selector::to_json));
+    };
+    for (place, error) in asked.problems() {
+        let field = match place {
+            uptime_labels::Where::All => "label_selector".to_string(),
+            uptime_labels::Where::Key(key) | uptime_labels::Where::Value(key) => {
+                format!(
+                    "label_selector.{}",
+                    key.chars().take(64).collect::<String>()
+                )
+            }
+        };
+        problems.add(&field, error.to_string());
+    }
+    let asked = uptime_labels::Selector(asked);
+    if let Some(caller) = caller {
+        if !asked.within(caller) {
+            return Err(ApiError::Forbidden {
+                field: "label_selector",
+                message: format!(
+                    "a new key reaches at most the calling key's monitors: its label_selector must \
+                     hold {caller}"
+                ),
+            });
+        }
+    }
+    Ok(Some(asked.to_json()))
 }
 
 /// List the caller's unrevoked API keys in id order, a page at a time

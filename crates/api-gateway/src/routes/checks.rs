@@ -67,7 +67,7 @@ pub async fn check_now(
     // One connection for both: the monitor, then its in-flight slot.
     let (monitor, round) = {
         let mut conn = state.conn().await?;
-        let monitor = uptime_db::monitors::get(&mut conn, user.org_id, id.into_inner())
+        let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
             .await?
             .ok_or(ApiError::NotFound)?;
         let round = round_of(&monitor, &state.settings.regions, check_id)?;
@@ -215,7 +215,7 @@ pub async fn daily_uptime(
         )]));
     }
     let mut conn = state.conn().await?;
-    let monitor = uptime_db::monitors::get(&mut conn, user.org_id, id.into_inner())
+    let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     let today = Utc::now().date_naive();

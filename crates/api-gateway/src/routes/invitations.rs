@@ -368,6 +368,8 @@ pub async fn accept(
                     key_id: key.id,
                     key_prefix: KeyPrefix::of(&prefix),
                     address,
+                    // A key made by accepting reaches every monitor.
+                    label_selector: None,
                 };
                 audit::record(
                     c,

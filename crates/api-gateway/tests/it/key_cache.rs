@@ -259,6 +259,7 @@ async fn a_key_accepted_from_the_cache_still_records_its_last_use() {
                 key_id,
                 key_prefix: api_gateway::auth::KeyPrefix::of(&key),
                 address: None,
+                label_selector: None,
             },
             Some(two_minutes_ago),
         ),

@@ -17,6 +17,7 @@ mod fuzz;
 mod heartbeats;
 mod key_cache;
 mod key_use;
+mod labels;
 mod limits;
 mod manual_checks;
 mod members;

@@ -43,6 +43,7 @@ fn monitor(id: i64) -> Monitor {
         heartbeat_started_at: None,
         regions: None,
         quorum: None,
+        labels: serde_json::json!({}),
     }
 }
 

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::collections::HashMap;
 
-/// Rows per INSERT: 15 parameters each, well under PostgreSQL's 65,535.
+/// Rows per INSERT: about 25 parameters each, well under PostgreSQL's 65,535.
 const MONITORS_PER_INSERT: usize = 1000;
 /// Links per INSERT: 2 parameters each.
 const LINKS_PER_INSERT: usize = 10_000;
@@ -32,6 +32,18 @@ pub async fn create_many(
     news: Vec<NewMonitor>,
     contact_ids: &[Vec<i64>],
 ) -> DbResult<Vec<Monitor>> {
+    create_many_labelled(conn, news, contact_ids, &[]).await
+}
+
+/// [`create_many`], each monitor with the labels of the same index in
+/// `labels` (JSON objects; a monitor past its end has none). Labels travel
+/// in the same INSERT as the rest of the row.
+pub async fn create_many_labelled(
+    conn: &mut AsyncPgConnection,
+    news: Vec<NewMonitor>,
+    contact_ids: &[Vec<i64>],
+    labels: &[serde_json::Value],
+) -> DbResult<Vec<Monitor>> {
     if news.is_empty() {
         return Ok(Vec::new());
     }
@@ -50,10 +62,13 @@ pub async fn create_many(
     let rows: Vec<_> = ids
         .iter()
         .zip(news)
-        .map(|(&id, new)| {
+        .enumerate()
+        .map(|(i, (&id, new))| {
+            let labels = labels.get(i).cloned().unwrap_or_else(super::no_labels);
             (
                 monitors::id.eq(id),
                 monitors::org_id.eq(new.org_id),
+                monitors::labels.eq(labels),
                 new.definition,
             )
         })

@@ -42,6 +42,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000019_audit_log", "21fce58783b38b09fcf06dd640098b44eb99c3c33ca66ca1b5e22367732ea46d"),
     ("2026-11-27-000031_monitor_last_latency", "d43d4c8d54a5e74802d0ff89d26cfde391e9560e705fff8be1e150021c4b1a3b"),
     ("2026-11-27-000020_invitations", "e20c355690fd2b35c3cb62a3ae26ed9549ef1b672e746ec9a67cf8c4513cad1d"),
+    ("2026-11-27-000021_monitor_labels", "13b20fdee903d35c909ec6c940f8a44bd89c7dc1c784670f6f460ba32a33b1dc"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

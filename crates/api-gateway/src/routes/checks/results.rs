@@ -148,7 +148,7 @@ pub async fn results(
         }
     };
     let mut conn = state.conn().await?;
-    let monitor = uptime_db::monitors::get(&mut conn, user.org_id, id.into_inner())
+    let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     let mut rows =

@@ -119,7 +119,7 @@ pub async fn rounds(
         crate::validation::DEFAULT_PAGE_SIZE,
     )?;
     let mut conn = state.conn().await?;
-    let monitor = uptime_db::monitors::get(&mut conn, user.org_id, id.into_inner())
+    let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
     let rows = uptime_db::rounds_read::page(&mut conn, monitor.id, after, limit + 1).await?;

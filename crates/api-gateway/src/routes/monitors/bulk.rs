@@ -35,7 +35,7 @@
 //!   can hold tens of thousands, each message up to a kilobyte), then one
 //!   more entry, field `monitors`, counting those not listed.
 
-use super::draft::new_monitor;
+use super::draft::{new_monitor, Creation};
 use super::handlers::{announce, no_such_contacts};
 use super::types::{CreateMonitor, MonitorResponse};
 use crate::auth::AuthUser;
@@ -167,7 +167,7 @@ fn validate_items(
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
     keyring: Option<&uptime_secrets::Keyring>,
-) -> Result<Vec<(NewMonitor, Vec<i64>)>, ApiError> {
+) -> Result<Vec<Creation>, ApiError> {
     let mut details = Vec::new();
     let mut valid = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
@@ -179,10 +179,10 @@ fn validate_items(
             }
         };
         match new_monitor(org_id, req, allow_private_targets, regions, keyring) {
-            Ok((new, mut contact_ids)) => {
-                contact_ids.sort_unstable();
-                contact_ids.dedup();
-                valid.push((new, contact_ids));
+            Ok(mut creation) => {
+                creation.contact_ids.sort_unstable();
+                creation.contact_ids.dedup();
+                valid.push(creation);
             }
             Err(ApiError::InvalidBody(problems)) => {
                 details.extend(
@@ -298,7 +298,32 @@ async fn create_all(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("bulk validation did not finish: {e}")))??;
-    let (news, contact_ids): (Vec<NewMonitor>, Vec<Vec<i64>>) = valid.into_iter().unzip();
+    // A key with a label selector creates only monitors it can reach.
+    if let Some(key) = user.label_selector.as_deref() {
+        if let Some(i) = valid.iter().position(|c| !key.selector.matches(&c.labels)) {
+            return Err(ApiError::Forbidden {
+                field: "labels",
+                message: format!(
+                    "monitors[{i}]: this key reaches only monitors labelled {}: every monitor's \
+                     labels must hold them; nothing was created",
+                    key.selector
+                ),
+            });
+        }
+    }
+    // Labels go into the INSERT only when some monitor has any: a bulk
+    // import without labels sends the column's default.
+    let any_labels = valid.iter().any(|c| !c.labels.is_empty());
+    let mut news: Vec<NewMonitor> = Vec::with_capacity(valid.len());
+    let mut contact_ids: Vec<Vec<i64>> = Vec::with_capacity(valid.len());
+    let mut labels: Vec<serde_json::Value> = Vec::new();
+    for creation in valid {
+        news.push(creation.new);
+        contact_ids.push(creation.contact_ids);
+        if any_labels {
+            labels.push(creation.labels.to_json());
+        }
+    }
 
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
@@ -335,7 +360,9 @@ async fn create_all(
                 if !unknown.is_empty() {
                     return Err(ApiError::InvalidBody(unknown));
                 }
-                let rows = uptime_db::monitors::create_many(c, news, &contact_ids).await?;
+                let rows =
+                    uptime_db::monitors::create_many_labelled(c, news, &contact_ids, &labels)
+                        .await?;
                 if rows.len() != count {
                     // Rolled back: all or nothing.
                     return Err(ApiError::Internal(format!(

@@ -11,6 +11,7 @@ use crate::validation::{not_null, Problems};
 use rand::RngCore;
 use uptime_db::models::{Monitor, NewMonitor};
 use uptime_db::monitors::MonitorDefinition;
+use uptime_labels::Labels;
 
 pub const DEFAULT_INTERVAL_SECS: i64 = 300;
 pub const DEFAULT_TIMEOUT_SECS: i64 = 30;
@@ -43,6 +44,7 @@ pub(super) struct Draft {
     /// `None`: the deployment's default regions, a majority of them.
     pub(super) regions: Option<Vec<String>>,
     pub(super) quorum: Option<i64>,
+    pub(super) labels: Labels,
 }
 
 /// The default timeout for an interval: 30 s, or the interval when shorter.
@@ -75,6 +77,7 @@ impl Draft {
             interval_given,
             regions: req.placement.regions,
             quorum: req.placement.quorum,
+            labels: req.labels.labels.unwrap_or_default(),
         }
     }
 
@@ -111,6 +114,10 @@ impl Draft {
         // A heartbeat has no regions: the stored ones go (a monitor turned
         // into a heartbeat), and only values in this request are kept (to be
         // refused). `null` clears to the defaults.
+        let labels = match patch.labels.labels.take() {
+            Some(given) => given.unwrap_or_default(),
+            None => Labels::from_json(&stored.labels),
+        };
         let given = patch.placement;
         let (regions, quorum) = if kind == MonitorType::Heartbeat {
             (given.regions.flatten(), given.quorum.flatten())
@@ -145,6 +152,7 @@ impl Draft {
             interval_given,
             regions,
             quorum,
+            labels,
         })
     }
 
@@ -156,6 +164,7 @@ impl Draft {
         regions: &uptime_config::RegionsSettings,
     ) {
         problems.check_len("name", &self.name, MAX_NAME_CHARS);
+        super::labels::validate(&self.labels, problems);
         super::placement::validate(
             self.kind,
             self.regions.as_deref(),
@@ -246,28 +255,41 @@ impl Draft {
     }
 }
 
+/// A validated create request: the monitor to insert, its labels and the
+/// contact ids to link (as given: the caller checks them against the
+/// owner's contacts).
+pub(super) struct Creation {
+    pub(super) new: NewMonitor,
+    pub(super) labels: Labels,
+    pub(super) contact_ids: Vec<i64>,
+}
+
 /// What a create request (`POST /api/v1/monitors`, or one item of a bulk
-/// create) asks for: the monitor to insert and the contact ids to link (as
-/// given: the caller checks them against the owner's contacts), or 400
-/// naming every problem. The one validation path of both creates.
+/// create) asks for, or 400 naming every problem. The one validation path
+/// of both creates.
 pub(super) fn new_monitor(
     org_id: i64,
     mut req: CreateMonitor,
     allow_private_targets: bool,
     regions: &uptime_config::RegionsSettings,
     keyring: Option<&uptime_secrets::Keyring>,
-) -> Result<(NewMonitor, Vec<i64>), ApiError> {
+) -> Result<Creation, ApiError> {
     let contact_ids = req.rest.alert_contact_ids.take().unwrap_or_default();
-    let draft = Draft::from_create(req);
+    let mut draft = Draft::from_create(req);
     let mut problems = Problems::new();
     draft.validate(&mut problems, allow_private_targets, regions);
     problems.into_result()?;
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
+    let labels = std::mem::take(&mut draft.labels);
     let new = NewMonitor {
         org_id,
         definition: draft.into_definition(token, regions, keyring)?,
     };
-    Ok((new, contact_ids))
+    Ok(Creation {
+        new,
+        labels,
+        contact_ids,
+    })
 }
 
 /// `hb_` and 32 lowercase hex characters (128 bits from the OS's CSPRNG).

@@ -1,6 +1,6 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
-use super::draft::{new_heartbeat_token, new_monitor, Draft};
+use super::draft::{new_heartbeat_token, new_monitor, Creation, Draft};
 use super::monitor_type::MonitorType;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
 use crate::audit;
@@ -40,6 +40,20 @@ pub(super) fn no_such_contacts(ids: &[i64], owned: &[i64]) -> Option<String> {
     (!unknown.is_empty()).then(|| format!("no such alert contact: {}", unknown.join(", ")))
 }
 
+/// 403 when a key with a label selector would create (or leave) a monitor
+/// whose labels do not hold it: the key could not reach it afterwards.
+pub(super) fn check_selector(
+    user: &AuthUser,
+    labels: &uptime_labels::Labels,
+) -> Result<(), ApiError> {
+    match user.label_selector.as_deref() {
+        Some(key) if !key.selector.matches(labels) => {
+            Err(super::labels::outside_selector(&key.selector))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Tells the scheduler (after the change committed). A failure is only
 /// logged: the change is durable, and the scheduler resyncs from the database
 /// periodically.
@@ -71,13 +85,18 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
-    let (new, contact_ids) = new_monitor(
+    let Creation {
+        new,
+        labels,
+        contact_ids,
+    } = new_monitor(
         user.org_id,
         body.into_inner(),
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
         state.keyring.as_deref(),
     )?;
+    check_selector(&user, &labels)?;
 
     let quotas = state.settings.quotas.clone();
     let regions = state.settings.regions.clone();
@@ -88,7 +107,8 @@ pub async fn create(
                 let load = crate::quotas::load_of(&new.definition);
                 crate::quotas::ensure_room_for_monitors(c, &quotas, user.org_id, 1, load).await?;
                 let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
-                let row = uptime_db::monitors::create(c, new).await?;
+                let labels = (!labels.is_empty()).then(|| labels.to_json());
+                let row = uptime_db::monitors::create_labelled(c, new, labels).await?;
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
                 let shown = audit::shown(&MonitorResponse::from_row(
                     row.clone(),
@@ -123,20 +143,32 @@ pub async fn create(
         )?))
 }
 
-/// List the caller's monitors in id order, a page at a time.
+/// List the caller's monitors in id order, a page at a time; `?label=key=value`
+/// (repeatable, all must hold) keeps those with these labels.
 #[utoipa::path(get, path = "/api/v1/monitors", operation_id = "listMonitors", tag = "monitors", security(("bearer" = [])),
-    params(PageQuery),
+    params(PageQuery,
+        ("label" = Option<Vec<String>>, Query, style = Form, explode, max_items = 32,
+            description = "`key=value`: only monitors labelled so; repeat it for several labels, all of which must hold (e.g. `?label=env=prod&label=team=payments`); a value may be empty (`?label=tier=`)")),
     responses((status = 200, body = MonitorList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
+    req: actix_web::HttpRequest,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = query.validate()?;
+    let filter = super::labels::filter_of(req.query_string())
+        .map_err(ApiError::InvalidQuery)?
+        .map(|selector| selector.to_json());
     let mut conn = state.conn().await?;
-    let rows =
-        uptime_db::monitors::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
-            .await?;
+    let rows = uptime_db::monitors::list_page_within(
+        &mut conn,
+        user.reach(),
+        filter.as_ref(),
+        page.after_id,
+        page.limit + 1,
+    )
+    .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |m| m.id);
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     let mut contacts = uptime_db::monitors::contact_ids_of(&mut conn, &ids).await?;
@@ -164,7 +196,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let row = uptime_db::monitors::get(&mut conn, user.org_id, id)
+    let row = uptime_db::monitors::get_within(&mut conn, user.reach(), id)
         .await?
         .ok_or(ApiError::NotFound)?;
     let contact_ids = uptime_db::monitors::contact_ids_of(&mut conn, &[id])
@@ -208,7 +240,7 @@ pub async fn update(
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored = uptime_db::monitors::get_for_update(c, user.org_id, id)
+                let stored = uptime_db::monitors::get_for_update_within(c, user.reach(), id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 let stored_contacts = uptime_db::monitors::contact_ids_of(c, &[id])
@@ -226,9 +258,11 @@ pub async fn update(
                     "alert_contact_ids",
                     patch.rest.alert_contact_ids.take(),
                 );
-                let draft = Draft::merge(&stored, patch, &mut problems)?;
+                let mut draft = Draft::merge(&stored, patch, &mut problems)?;
                 draft.validate(&mut problems, allow_private, &regions);
                 problems.into_result()?;
+                check_selector(&user, &draft.labels)?;
+                let labels = std::mem::take(&mut draft.labels).to_json();
 
                 let watched_changed = uptime_contracts::MonitorKind::from(draft.kind)
                     != stored.kind
@@ -245,7 +279,14 @@ pub async fn update(
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),
                 };
-                let row = uptime_db::monitors::update_definition(c, id, def, change).await?;
+                let row = uptime_db::monitors::update_definition_labelled(
+                    c,
+                    id,
+                    def,
+                    change,
+                    Some(labels),
+                )
+                .await?;
                 if let Some(ids) = new_contacts {
                     let ids = checked_contact_ids(c, user.org_id, ids).await?;
                     uptime_db::monitors::replace_contacts(c, id, &ids).await?;
@@ -298,7 +339,8 @@ pub async fn delete(
     let deleted = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let Some(stored) = uptime_db::monitors::get_for_update(c, user.org_id, id).await?
+                let Some(stored) =
+                    uptime_db::monitors::get_for_update_within(c, user.reach(), id).await?
                 else {
                     return Ok(false);
                 };

@@ -62,6 +62,7 @@ mod draft;
 mod fields;
 mod handlers;
 mod kinds;
+mod labels;
 mod monitor_type;
 mod placement;
 mod types;

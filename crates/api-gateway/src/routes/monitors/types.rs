@@ -8,7 +8,7 @@ use super::common::{
 };
 use super::fields::{self, FieldGroup};
 use super::kinds::{self, dns, heartbeat, http, keyword, tls, KindsShown};
-use super::placement;
+use super::{labels, placement};
 use crate::error::ApiError;
 use serde::de::{self, Deserializer, Expected, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,7 @@ pub struct CreateMonitor {
     pub rest: CreateRest,
     pub kinds: kinds::Given,
     pub placement: placement::Create,
+    pub labels: labels::Create,
 }
 
 const CREATE_DESCRIPTION: &str =
@@ -89,6 +90,7 @@ const CREATE_PARTS: &[&[&str]] = &[
     tls::Create::NAMES,
     heartbeat::Create::NAMES,
     placement::Create::NAMES,
+    labels::Create::NAMES,
 ];
 static CREATE_NAMES: [&str; fields::count(CREATE_PARTS)] = fields::concat(CREATE_PARTS);
 
@@ -172,6 +174,7 @@ struct CreateGroups {
     rest: CreateRest,
     kinds: kinds::Given,
     placement: placement::Create,
+    labels: labels::Create,
 }
 
 impl CreateGroups {
@@ -184,7 +187,8 @@ impl CreateGroups {
             kinds.dns,
             kinds.tls,
             kinds.heartbeat,
-            placement
+            placement,
+            labels
         ]
     );
 
@@ -194,6 +198,7 @@ impl CreateGroups {
             rest: self.rest,
             kinds: self.kinds,
             placement: self.placement,
+            labels: self.labels,
         }
     }
 }
@@ -211,6 +216,7 @@ flat_body_schema!(
         tls::Create,
         heartbeat::Create,
         placement::Create,
+        labels::Create,
     ]
 );
 
@@ -221,6 +227,7 @@ pub struct UpdateMonitor {
     pub rest: UpdateRest,
     pub kinds: kinds::Patch,
     pub placement: placement::Update,
+    pub labels: labels::Update,
 }
 
 const UPDATE_DESCRIPTION: &str =
@@ -237,6 +244,7 @@ const UPDATE_PARTS: &[&[&str]] = &[
     tls::Update::NAMES,
     heartbeat::Update::NAMES,
     placement::Update::NAMES,
+    labels::Update::NAMES,
 ];
 static UPDATE_NAMES: [&str; fields::count(UPDATE_PARTS)] = fields::concat(UPDATE_PARTS);
 
@@ -284,7 +292,8 @@ impl UpdateMonitor {
             kinds.dns,
             kinds.tls,
             kinds.heartbeat,
-            placement
+            placement,
+            labels
         ]
     );
 }
@@ -302,6 +311,7 @@ flat_body_schema!(
         tls::Update,
         heartbeat::Update,
         placement::Update,
+        labels::Update,
     ]
 );
 
@@ -325,6 +335,8 @@ pub struct MonitorResponse {
     pub heartbeat: heartbeat::Shown,
     #[serde(flatten)]
     pub placement: placement::Shown,
+    #[serde(flatten)]
+    pub labels: labels::Shown,
 }
 
 flat_body_schema!(
@@ -340,6 +352,7 @@ flat_body_schema!(
         tls::Shown,
         heartbeat::Shown,
         placement::Shown,
+        labels::Shown,
     ]
 );
 
@@ -385,6 +398,9 @@ impl MonitorResponse {
             tls: kinds.tls,
             heartbeat: kinds.heartbeat,
             placement,
+            labels: labels::Shown {
+                labels: uptime_labels::Labels::from_json(&m.labels),
+            },
         })
     }
 }
