@@ -2,6 +2,7 @@
 //! per area, sharing the harness modules.
 
 mod common;
+mod incidents;
 mod recording;
 mod recovery;
 mod rounds;

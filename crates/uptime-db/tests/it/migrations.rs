@@ -40,6 +40,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000017_organisations", "a8e0038c915bb891a78808e21afd94a5fe0df2a8a7f97ce00a5caa4712ac8dd0"),
     ("2026-11-22-000018_key_scopes", "a9b2a03a9c2210b537fb56103a4ff601f2dc9914a6e23b794fe6c4ebb7593d55"),
     ("2026-11-22-000019_audit_log", "21fce58783b38b09fcf06dd640098b44eb99c3c33ca66ca1b5e22367732ea46d"),
+    ("2026-11-27-000022_incidents", "b47ac2ca2d9d8c05adc179cfe4220516228172c9e7df6f3d1c301d080aa7103f"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with
