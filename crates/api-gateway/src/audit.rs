@@ -29,6 +29,8 @@ pub mod kind {
     pub const MONITOR: &str = "monitor";
     pub const ALERT_CONTACT: &str = "alert_contact";
     pub const API_KEY: &str = "api_key";
+    /// Named by `changes.incident_id` (incident ids are UUIDs).
+    pub const INCIDENT: &str = "incident";
 }
 
 /// The actions the log names.
@@ -39,6 +41,7 @@ pub mod action {
     pub const UPDATE: &str = "update";
     pub const DELETE: &str = "delete";
     pub const REVOKE: &str = "revoke";
+    pub const ACKNOWLEDGE: &str = "acknowledge";
 }
 
 /// A resource's representation for [`changes`]: its response as JSON.

@@ -43,6 +43,7 @@ pub const PUBLIC_ROUTES: &[&str] = &[
     "/api/v1/heartbeat/{token}/start",
     "/api/v1/heartbeat/{token}/{exit_code}",
     "/api/v1/alert-contacts/verify/{token}",
+    "/api/v1/incidents/ack/{token}",
 ];
 
 /// Authenticates every request to a route of the wrapped scope that is not

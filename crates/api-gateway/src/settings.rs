@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SecretsSettings,
-    SmtpSettings, TelemetrySettings,
+    AckLinkSettings, DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings,
+    SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +40,9 @@ pub struct GatewaySettings {
     /// The keys basic-auth passwords are sealed with. None: a
     /// monitor with a password is refused (400 naming the field).
     pub secrets: SecretsSettings,
+    /// The acknowledge links of alerts (the notifier signs them with the
+    /// same secret).
+    pub ack_links: AckLinkSettings,
 }
 
 impl Default for GatewaySettings {
@@ -67,6 +70,7 @@ impl Default for GatewaySettings {
             bulk_create: BulkCreateSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
+            ack_links: AckLinkSettings::default(),
         }
     }
 }

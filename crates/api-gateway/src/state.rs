@@ -24,6 +24,9 @@ pub struct AppState {
     /// Seals basic-auth passwords (`secrets`); `None` when no key is
     /// configured.
     pub keyring: Option<std::sync::Arc<uptime_secrets::Keyring>>,
+    /// Checks the acknowledge links of alerts (`ack_links`); `None` when no
+    /// secret is configured (every link is then 404).
+    pub ack_links: Option<uptime_alerts::AckLinks>,
 }
 
 impl AppState {

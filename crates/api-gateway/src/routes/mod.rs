@@ -9,6 +9,8 @@ pub mod audit_log;
 pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
+pub mod incident_links;
+pub mod incidents;
 pub mod monitors;
 pub mod regions;
 pub mod usage;
@@ -22,6 +24,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(monitors::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)
+        // Before `incidents`: `/incidents/ack/{token}` is the link's.
+        .configure(incident_links::configure)
+        .configure(incidents::configure)
         .configure(regions::configure)
         .configure(usage::configure)
         // Before `contacts`: `/alert-contacts/verify/{token}` must not be

@@ -16,6 +16,14 @@ const NOT_YET_AUDITED: &[(&str, &str)] = &[
     ("POST", "/api/v1/alert-contacts/{id}/test"),
 ];
 
+/// Write routes audited, whose entries other tests check because they need
+/// what this scenario cannot make through the API.
+const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[(
+    "POST",
+    "/api/v1/incidents/{id}/acknowledge",
+    "tests/it/incidents.rs: needs an incident, which the recorder opens",
+)];
+
 /// A write of the scenario: method, path, body, expected status, and the
 /// action and resource kind its entry must name.
 type Step = (
@@ -157,7 +165,10 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
                     .replace("{k}", "{id}")
                     == route.path
         });
-        let excused = NOT_YET_AUDITED.contains(&(route.method, route.path));
+        let excused = NOT_YET_AUDITED.contains(&(route.method, route.path))
+            || AUDITED_ELSEWHERE
+                .iter()
+                .any(|(m, p, _)| (*m, *p) == (route.method, route.path));
         assert!(
             covered || excused,
             "{} {} is a write with no audit scenario",

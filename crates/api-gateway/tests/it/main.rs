@@ -14,6 +14,7 @@ mod conventions;
 mod errors;
 mod fuzz;
 mod heartbeats;
+mod incidents;
 mod key_cache;
 mod limits;
 mod manual_checks;
