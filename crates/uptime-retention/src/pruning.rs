@@ -10,6 +10,7 @@
 //! | revoked API keys | `api_keys` rows revoked | `revoked_api_keys_days` from revocation |
 //! | rounds | decided `check_rounds`; undecided ones (a round nobody decided) | `results_days` from decision; `open_rounds_hours` from creation |
 //! | audit log | `audit_log` entries | `audit_log_days` from recording |
+//! | incidents | resolved `incidents` (never open ones) | `incidents_days` from resolution |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -36,11 +37,12 @@ pub struct PruneReport {
     pub api_keys: u64,
     pub check_rounds: u64,
     pub audit_log: u64,
+    pub incidents: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 8] {
+    pub fn by_table(&self) -> [(&'static str, u64); 9] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -50,6 +52,7 @@ impl PruneReport {
             ("api_keys", self.api_keys),
             ("check_rounds", self.check_rounds),
             ("audit_log", self.audit_log),
+            ("incidents", self.incidents),
         ]
     }
 
@@ -96,6 +99,7 @@ pub async fn prune(
         cutoff(now, days(settings.results_days))
             .map(|decided| Step::Rounds(decided, cutoff(now, hours(settings.open_rounds_hours)))),
         cutoff(now, days(settings.audit_log_days)).map(Step::AuditLog),
+        cutoff(now, days(settings.incidents_days)).map(Step::Incidents),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -114,6 +118,7 @@ pub async fn prune(
             Step::RevokedApiKeys(_) => report.api_keys = removed.rows,
             Step::Rounds(..) => report.check_rounds = removed.rows,
             Step::AuditLog(_) => report.audit_log = removed.rows,
+            Step::Incidents(_) => report.incidents = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -153,6 +158,8 @@ enum Step {
     /// (decided before, undecided and created before; `None`: kept).
     Rounds(DateTime<Utc>, Option<DateTime<Utc>>),
     AuditLog(DateTime<Utc>),
+    /// Resolved before.
+    Incidents(DateTime<Utc>),
 }
 
 impl Step {
@@ -165,6 +172,7 @@ impl Step {
             Step::RevokedApiKeys(_) => "revoked_api_keys",
             Step::Rounds(..) => "rounds",
             Step::AuditLog(_) => "audit_log",
+            Step::Incidents(_) => "incidents",
         }
     }
 
@@ -192,6 +200,10 @@ impl Step {
             ),
             Step::AuditLog(before) => (
                 uptime_db::audit_log::delete_older_than(conn, before, limit).await?,
+                0,
+            ),
+            Step::Incidents(before) => (
+                uptime_db::incidents::delete_resolved_before(conn, before, limit).await?,
                 0,
             ),
         })

@@ -3,7 +3,7 @@
 //!
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
 //! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
-//! `audit_log_days`) zero means "never
+//! `audit_log_days`, `incidents_days`) zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -35,6 +35,9 @@ pub struct RetentionSettings {
     pub open_rounds_hours: u32,
     /// Audit log entries are kept this many days (a year by default).
     pub audit_log_days: u32,
+    /// Resolved incidents are kept this many days after they were resolved
+    /// (open ones always).
+    pub incidents_days: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -53,6 +56,7 @@ impl Default for RetentionSettings {
             revoked_api_keys_days: 30,
             open_rounds_hours: 24,
             audit_log_days: 365,
+            incidents_days: 365,
             interval_secs: 300,
             batch_size: 1000,
         }
