@@ -62,6 +62,7 @@ pub struct IncidentQuery {
     #[param(value_type = Option<IncidentStateName>)]
     pub state: Option<String>,
     /// Only incidents of this monitor.
+    #[param(minimum = 1)]
     pub monitor_id: Option<i64>,
 }
 
