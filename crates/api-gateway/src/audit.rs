@@ -33,6 +33,8 @@ pub mod kind {
     pub const MEMBER: &str = "member";
     pub const INVITATION: &str = "invitation";
     pub const ORGANISATION: &str = "organisation";
+    /// Named by `changes.incident_id` (incident ids are UUIDs).
+    pub const INCIDENT: &str = "incident";
 }
 
 /// The actions the log names.
@@ -55,6 +57,7 @@ pub mod action {
     pub const TEST: &str = "test";
     /// A key used after an idle spell (`crate::key_use`).
     pub const USE: &str = "use";
+    pub const ACKNOWLEDGE: &str = "acknowledge";
 }
 
 /// A resource's representation for [`changes`]: its response as JSON.

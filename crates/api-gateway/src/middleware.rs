@@ -46,6 +46,7 @@ pub const PUBLIC_ROUTES: &[&str] = &[
     // The body's token is the credential; a key, if sent, is checked by the
     // handler (it says which existing user accepts).
     "/api/v1/invitations/accept",
+    "/api/v1/incidents/ack/{token}",
 ];
 
 /// Authenticates every request to a route of the wrapped scope that is not

@@ -38,6 +38,11 @@ use utoipa::{Modify, OpenApi};
         routes::api_keys::get,
         routes::api_keys::revoke,
         routes::audit_log::list,
+        routes::incidents::list,
+        routes::incidents::get,
+        routes::incidents::acknowledge,
+        routes::incident_links::confirm_page,
+        routes::incident_links::acknowledge_by_link,
         routes::checks::check_now,
         routes::checks::results::results,
         routes::checks::rounds::rounds,
@@ -95,6 +100,7 @@ use utoipa::{Modify, OpenApi};
         (name = "alert-contacts", description = "Where alerts go (email, Slack, webhooks): contacts, their verification, test alerts and the delivery log."),
         (name = "api-keys", description = "The caller's API keys: create (the raw key is shown once), list and revoke."),
         (name = "audit-log", description = "Who changed what in the organisation, when and from where: every write, newest first, filtered and paged."),
+        (name = "incidents", description = "Confirmed down periods of monitors: list, read and acknowledge them (with a key, or with the signed link each down alert carries)."),
         (name = "regions", description = "The regions monitors can be checked from, and whether each has a live checker."),
         (name = "usage", description = "The caller's usage against their quotas."),
     ),
@@ -415,6 +421,8 @@ fn add_patterns(doc: &mut Value) {
     for (path, item) in paths.iter_mut() {
         let token_pattern = if path.contains("/verify/") {
             VERIFICATION_TOKEN_PATTERN
+        } else if path.contains("/incidents/ack/") {
+            routes::incident_links::ACK_TOKEN_PATTERN
         } else {
             HEARTBEAT_TOKEN_PATTERN
         };
@@ -437,7 +445,9 @@ fn add_patterns(doc: &mut Value) {
                         routes::checks::RESULTS_CURSOR_PATTERN
                     }
                     (Some("query"), Some("cursor"))
-                        if path.ends_with("/rounds") || path.ends_with("/deliveries") =>
+                        if path.ends_with("/rounds")
+                            || path.ends_with("/deliveries")
+                            || path.ends_with("/incidents") =>
                     {
                         crate::validation::positions::POSITION_CURSOR_PATTERN
                     }

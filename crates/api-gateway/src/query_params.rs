@@ -7,8 +7,8 @@
 //!
 //! The token URLs meant for other tools take any query string and ignore it:
 //! heartbeat pings (cron jobs add cache busters and run ids, `?rid=...`) and
-//! the verification link (mail clients and link checkers add tracking
-//! parameters).
+//! the verification and acknowledge links (mail clients and link checkers
+//! add tracking parameters).
 
 use crate::error::{ApiError, FieldError};
 use actix_web::body::{EitherBody, MessageBody};
@@ -25,6 +25,7 @@ pub const QUERY_IGNORED_ROUTES: &[&str] = &[
     "/api/v1/heartbeat/{token}/start",
     "/api/v1/heartbeat/{token}/{exit_code}",
     "/api/v1/alert-contacts/verify/{token}",
+    "/api/v1/incidents/ack/{token}",
 ];
 
 type Known = HashMap<(String, String), Vec<&'static str>>;

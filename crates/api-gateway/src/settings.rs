@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SecretsSettings,
-    SmtpSettings, TelemetrySettings,
+    AckLinkSettings, DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings,
+    SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -45,6 +45,9 @@ pub struct GatewaySettings {
     /// `GET /api/v1/metrics`, the organisations' metrics for their own
     /// Prometheus.
     pub tenant_metrics: TenantMetricsSettings,
+    /// The acknowledge links of alerts (the notifier signs them with the
+    /// same secret).
+    pub ack_links: AckLinkSettings,
 }
 
 impl Default for GatewaySettings {
@@ -74,6 +77,7 @@ impl Default for GatewaySettings {
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
             tenant_metrics: TenantMetricsSettings::default(),
+            ack_links: AckLinkSettings::default(),
         }
     }
 }

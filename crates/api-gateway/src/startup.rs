@@ -31,6 +31,7 @@ impl Application {
         // Shared, not copied: requests borrow the one keyring.
         let keyring =
             uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(std::sync::Arc::new);
+        let ack_links = uptime_alerts::AckLinks::from_settings(&settings.ack_links)?;
         let pool = uptime_db::connect(&settings.database)?;
         crate::sealing::seal_stored_passwords(&pool, keyring.as_deref()).await?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "api-gateway").await?;
@@ -52,6 +53,7 @@ impl Application {
             known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
             keyring,
             tenant_metrics: crate::routes::metrics::page_cache(&settings.tenant_metrics),
+            ack_links,
             settings: settings.clone(),
         });
 

@@ -249,13 +249,13 @@ mod tests {
     use super::*;
     use uptime_contracts::{
         subjects, CheckRef, Message as _, MonitorKind, MonitorRef, MonitorStatus, StateChange,
-        StateChangedV2, Trigger,
+        StateChangedV3, Trigger,
     };
     use uuid::Uuid;
 
-    fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV2 {
+    fn change(previous: MonitorStatus, status: MonitorStatus) -> StateChangedV3 {
         let now = chrono::Utc::now();
-        StateChangedV2 {
+        StateChangedV3 {
             event_id: Uuid::new_v4(),
             monitor: MonitorRef {
                 id: 7,
@@ -278,13 +278,14 @@ mod tests {
                 http_status: Some(200),
                 error: None,
             },
+            round: None,
         }
     }
 
     #[test]
     fn unknown_subjects_and_bad_json_are_undecodable() {
         assert!(decode("uptime.events.other.v1", b"{}").is_err());
-        assert!(decode(subjects::STATE_CHANGED_V2, b"not json").is_err());
+        assert!(decode(subjects::STATE_CHANGED_V3, b"not json").is_err());
         // Retired versions' subjects have no handler.
         for retired in uptime_contracts::versions::VERSIONS
             .iter()
@@ -302,7 +303,7 @@ mod tests {
     fn a_first_result_alerts_and_a_change_to_pending_does_not() {
         // `pending → up` is a change to up: the contract alerts on it.
         let first = change(MonitorStatus::Pending, MonitorStatus::Up);
-        let alert = decode(subjects::STATE_CHANGED_V2, &first.to_bytes())
+        let alert = decode(subjects::STATE_CHANGED_V3, &first.to_bytes())
             .unwrap()
             .expect("an alert");
         let row = to_store(&alert).expect("about a monitor");
@@ -313,16 +314,16 @@ mod tests {
         assert_eq!(payload, alert.to_json(), "the payload the worker sends");
 
         let reset = change(MonitorStatus::Up, MonitorStatus::Pending);
-        assert!(decode(subjects::STATE_CHANGED_V2, &reset.to_bytes())
+        assert!(decode(subjects::STATE_CHANGED_V3, &reset.to_bytes())
             .unwrap()
             .is_none());
     }
 
     #[test]
-    fn version_two_carries_the_new_kinds_into_the_alert() {
+    fn version_three_carries_the_new_kinds_into_the_alert() {
         let mut event = change(MonitorStatus::Up, MonitorStatus::Down);
         event.monitor.kind = MonitorKind::Dns;
-        let alert = decode(subjects::STATE_CHANGED_V2, &event.to_bytes())
+        let alert = decode(subjects::STATE_CHANGED_V3, &event.to_bytes())
             .unwrap()
             .expect("an alert");
         assert_eq!(alert.monitor.as_ref().unwrap().kind, MonitorKind::Dns);
@@ -330,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    fn version_three_carries_the_round_into_the_alert() {
+    fn the_current_version_carries_the_round_into_the_alert() {
         use uptime_contracts::{RegionOutcome, RegionSeen, Round};
         let v2 = change(MonitorStatus::Up, MonitorStatus::Down);
         let region = |name: &str, seen, error: Option<&str>| RegionOutcome {
@@ -354,7 +355,7 @@ mod tests {
             }),
             ..StateChange::from(v2)
         };
-        let alert = decode(subjects::STATE_CHANGED_V3, &event.to_bytes())
+        let alert = decode(subjects::STATE_CHANGED_V4, &event.to_bytes())
             .unwrap()
             .expect("an alert");
         let row = to_store(&alert).expect("about a monitor");
@@ -382,7 +383,7 @@ mod tests {
             round: None,
             ..event
         };
-        let alert = decode(subjects::STATE_CHANGED_V3, &single.to_bytes())
+        let alert = decode(subjects::STATE_CHANGED_V4, &single.to_bytes())
             .unwrap()
             .expect("an alert");
         assert!(alert.to_json().get("round").is_none());

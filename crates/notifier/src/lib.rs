@@ -43,6 +43,8 @@ pub enum NotifierError {
     Channels(#[from] uptime_alerts::SetupError),
     #[error("ops server: {0}")]
     Ops(#[from] std::io::Error),
+    #[error(transparent)]
+    AckLinks(#[from] uptime_alerts::ack_link::InvalidAckSecret),
 }
 
 /// A notifier connected to its database and broker, with its ops server bound.
@@ -52,6 +54,7 @@ pub struct Notifier {
     nats: async_nats::Client,
     consumer: jetstream::consumer::PullConsumer,
     sender: uptime_alerts::Sender,
+    ack_links: Option<uptime_alerts::AckLinks>,
     ops: uptime_ops::OpsServer,
 }
 
@@ -66,6 +69,7 @@ impl Notifier {
         }
         let sender =
             uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
+        let ack_links = uptime_alerts::AckLinks::from_settings(&settings.ack_links)?;
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "notifier").await?;
         streams::ensure(&js, &settings.nats)
@@ -80,18 +84,16 @@ impl Notifier {
             .create_consumer(jetstream::consumer::pull::Config {
                 // The current and the previous version of each family
                 // (uptime_contracts::versions). Recorders publish one
-                // version per event: state-changed.v3 (with the round of a
-                // monitor checked from several regions) and ssl-expiring.v2.
-                // v2 of state changes stays read while recorders of the
-                // release before, which published it beside v3 (v3 first,
-                // so v3's payload is the one stored: deliveries are unique
-                // per event and contact), may still run. Version 1 was
-                // retired without losing an event: every v1
-                // event had a v2 twin with the same event id, which this
-                // consumer reads.
+                // version per event: state-changed.v4 (with the incident,
+                // and the round of a monitor checked from several regions)
+                // and ssl-expiring.v2. v3 stays read while recorders of the
+                // release before may still run; an event in both versions
+                // makes one delivery per contact (unique per event and
+                // contact). Version 2 was retired with v4's arrival: nobody
+                // had published it since 2026-11-25.
                 filter_subjects: vec![
+                    subjects::STATE_CHANGED_V4.to_string(),
                     subjects::STATE_CHANGED_V3.to_string(),
-                    subjects::STATE_CHANGED_V2.to_string(),
                     subjects::SSL_EXPIRING_V2.to_string(),
                 ],
                 ..streams::durable_pull(
@@ -114,6 +116,7 @@ impl Notifier {
             nats,
             consumer,
             sender,
+            ack_links,
             ops,
         })
     }
@@ -131,6 +134,7 @@ impl Notifier {
         let worker = Arc::new(worker::Worker {
             pool: self.pool.clone(),
             sender: self.sender,
+            ack_links: self.ack_links,
             policy: backoff::RetryPolicy {
                 initial: tuning.initial_backoff(),
                 max: tuning.max_backoff(),

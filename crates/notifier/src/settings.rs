@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use std::time::Duration;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+    AckLinkSettings, DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings,
+    TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -16,6 +17,9 @@ pub struct NotifierSettings {
     pub safety: SafetySettings,
     pub smtp: SmtpSettings,
     pub notifier: DeliverySettings,
+    /// The signed acknowledge link in each down alert (none without a
+    /// secret).
+    pub ack_links: AckLinkSettings,
 }
 
 /// How deliveries are attempted and retried.

@@ -26,6 +26,8 @@ use uptime_db::Pool;
 pub struct Worker {
     pub pool: Pool,
     pub sender: Sender,
+    /// Signs the acknowledge link of down alerts (`None`: no links).
+    pub ack_links: Option<uptime_alerts::AckLinks>,
     pub policy: RetryPolicy,
     pub concurrency: usize,
     pub lease: Duration,
@@ -211,7 +213,14 @@ impl Worker {
         if !contact.verified {
             return Err(SendError::permanent("the contact is not verified"));
         }
-        let event: AlertEvent = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+        let mut event: AlertEvent = serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+        // Made now, for this contact, never stored: the link is a credential.
+        if let (Some(links), Some(incident_id)) = (&self.ack_links, event.incident_to_acknowledge())
+        {
+            if let Some(incident) = event.incident.as_mut() {
+                incident.acknowledge_url = Some(links.url(incident_id, contact.id, Utc::now()));
+            }
+        }
         self.sender
             .send(
                 to,

@@ -6,7 +6,8 @@
 //!
 //! - [`consumer`]: batches of messages, acks, naks and dead letters.
 //! - [`store`]: the one transaction per batch.
-//! - [`plan`] and [`state_machine`]: the decisions, free of I/O.
+//! - [`plan`] and [`state_machine`]: the decisions, free of I/O;
+//!   [`alerting`]: whether a transition alerts, and the incident it opens or ends.
 //! - [`round`]: deciding a round of several regions by quorum, free of I/O;
 //!   [`rounds`]: rounds in the database, and the sweeper of overdue ones.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
@@ -14,6 +15,7 @@
 //! It also runs retention (`uptime_retention::runner`): old result partitions
 //! dropped, everything else that grows pruned, one replica at a time.
 
+pub mod alerting;
 pub mod consumer;
 pub mod outbox;
 pub mod plan;

@@ -1,13 +1,15 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
+use crate::alerting::{self, AlertContext, IncidentChange, TransitionDecision};
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, MonitorKind, MonitorRef,
-    MonitorStatus, Round, SslWarning, StateChange, Trigger,
+    ssl_expiring, state_changed, AlertKind, CheckOutcome, CheckRef, CheckResult, MonitorKind,
+    MonitorRef, MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
+use uptime_db::incidents::{IncidentAlert, IncidentEnd, NewIncident};
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
 use uptime_heartbeats::Period;
@@ -67,6 +69,49 @@ pub struct Effects {
     pub events: Vec<NewOutboxEvent>,
     /// The status each transition went to, for metrics.
     pub transitions: Vec<MonitorStatus>,
+    /// Incidents the batch opens (those it also ends carry `resolved_at`).
+    pub incidents_opened: Vec<NewIncident>,
+    /// Incidents opened by an earlier batch that this one ends.
+    pub incidents_resolved: Vec<IncidentEnd>,
+}
+
+impl Effects {
+    /// Records what `decision` does to the monitor's incidents, with the
+    /// event that says it.
+    fn note_incident(
+        &mut self,
+        monitor: &Monitor,
+        decision: &TransitionDecision,
+        alert: IncidentAlert,
+        cause: Option<String>,
+    ) {
+        match decision.incident {
+            IncidentChange::Opens { id, started_at } => self.incidents_opened.push(NewIncident {
+                id,
+                org_id: monitor.org_id,
+                monitor_id: monitor.id,
+                started_at,
+                resolved_at: None,
+                cause,
+                alerts: vec![alert],
+            }),
+            IncidentChange::Resolves { id, resolved_at } => {
+                // Opened by this very batch: one row, written once.
+                if let Some(open) = self.incidents_opened.iter_mut().find(|n| n.id == id) {
+                    open.resolved_at = Some(resolved_at);
+                    open.alerts.push(alert);
+                } else {
+                    self.incidents_resolved.push(IncidentEnd {
+                        id,
+                        monitor_id: monitor.id,
+                        resolved_at,
+                        alerts: vec![alert],
+                    });
+                }
+            }
+            IncidentChange::None => {}
+        }
+    }
 }
 
 /// Applies newly stored `results` (any order) to their `monitors` (the locked
@@ -247,8 +292,24 @@ impl<'a> MonitorTracker<'a> {
         }
         if let Applied::Counted(Some(transition)) = applied {
             out.transitions.push(transition.to);
-            out.events
-                .extend(self.state_changed(result, stored, transition));
+            let decision =
+                alerting::decide_transition(self.monitor.id, &transition, AlertContext::default());
+            let event = self.state_changed(result, stored, transition, &decision);
+            let alert = IncidentAlert {
+                event_id: event.event_id,
+                kind: event.alert.as_str().to_string(),
+                status: event.status.as_str().to_string(),
+                at: event.occurred_at,
+                held: event.held.map(|h| h.as_str().to_string()),
+            };
+            out.note_incident(self.monitor, &decision, alert, result.error.clone());
+            let (subject, payload) = state_changed::encode(&event);
+            out.events.push(outbox_row(
+                Uuid::new_v5(&event.event_id, subject.as_bytes()),
+                self.monitor.id,
+                subject,
+                &payload,
+            ));
         }
         if let Some(expires_at) = result.ssl_expires_at {
             let warn_days = u32::try_from(self.monitor.ssl_warn_days).unwrap_or(0);
@@ -286,19 +347,19 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    /// One outbox row per change: `state-changed.v3` only. Its
-    /// row id and `Nats-Msg-Id` stay what they were while v2 went out beside
-    /// it (derived from the event id and the subject), so a recorder of the
-    /// release before, recording the same batch again during an upgrade,
-    /// writes and publishes the same v3 message, which the outbox and
-    /// JetStream deduplicate.
+    /// The event of a change (`state-changed.v4`, one outbox row). Its row
+    /// id and `Nats-Msg-Id` are derived from the event id and the subject,
+    /// so a recorder of the release before, recording the same batch again
+    /// during an upgrade, writes its v3 under another id: the notifier
+    /// reads both and makes one delivery per contact (unique per event).
     fn state_changed(
         &self,
         result: &CheckResult,
         stored: MonitorStatus,
         transition: Transition,
-    ) -> Vec<NewOutboxEvent> {
-        let event = StateChange {
+        decision: &TransitionDecision,
+    ) -> StateChange {
+        StateChange {
             event_id: state_event_id(result.check_id),
             monitor: self.monitor_ref(),
             previous_status: transition.from,
@@ -308,14 +369,16 @@ impl<'a> MonitorTracker<'a> {
             consecutive_failures: self.state.consecutive_failures,
             check: Self::check_ref(result, stored),
             round: self.rounds.get(&result.check_id).cloned(),
-        };
-        let (subject, payload) = state_changed::encode(&event);
-        vec![outbox_row(
-            Uuid::new_v5(&event.event_id, subject.as_bytes()),
-            self.monitor.id,
-            subject,
-            &payload,
-        )]
+            alert: AlertKind::Transition,
+            incident_id: decision.incident.incident_id(),
+            down_for_secs: None,
+            held: decision.held,
+            blocked_by: Vec::new(),
+            held_children: 0,
+            // Filled once monitors have labels.
+            labels: Default::default(),
+            in_maintenance: false,
+        }
     }
 
     /// One outbox row per warning: `ssl-expiring.v2`, whose row id and

@@ -168,6 +168,9 @@ pub async fn decide_and_apply(
     recording::update_monitor_states(conn, &effects.updates).await?;
     recording::add_daily_uptime(conn, &effects.increments).await?;
     recording::insert_outbox(conn, &effects.events).await?;
+    // Only batches with changes into or out of `down` write here.
+    uptime_db::incidents::open(conn, &effects.incidents_opened).await?;
+    uptime_db::incidents::resolve(conn, &effects.incidents_resolved).await?;
     applied.events = effects.events;
     applied.transitions = effects.transitions;
     Ok(applied)

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use uptime_contracts::{CheckRef, MonitorKind, MonitorStatus, Trigger};
+use uptime_contracts::{AlertKind, CheckRef, MonitorKind, MonitorStatus, Trigger};
 use uptime_contracts::{MonitorRef, RegionOutcome, RegionSeen, Round, SslWarning, StateChange};
 use uptime_labels::Labels;
 use uuid::Uuid;
@@ -123,6 +123,32 @@ impl From<&Round> for RoundInfo {
     }
 }
 
+/// The incident an alert belongs to, and what kind of alert it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IncidentInfo {
+    pub id: Uuid,
+    /// `transition`, `reminder`, `flapping` or `released`.
+    pub alert: AlertKind,
+    /// Reminders and released alerts: how long the monitor has been down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_for_secs: Option<u64>,
+    /// A parent's alert: how many dependent monitors' alerts it held.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held_children: u32,
+    /// The monitors this one depends on that were down.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<i64>,
+    /// The signed link that acknowledges the incident, made for the contact
+    /// at send time (never stored: it is a credential). Absent when the
+    /// deployment has no `ack_links.secret`, and on recoveries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledge_url: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// An alert: the JSON body of a webhook delivery.
 ///
 /// - `round` (monitors checked from several regions only; absent
@@ -155,6 +181,10 @@ pub struct AlertEvent {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<RoundInfo>,
+    /// The incident (a confirmed down period) of a `monitor.*` alert that
+    /// opens, repeats or ends one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incident: Option<IncidentInfo>,
 }
 
 impl From<&MonitorRef> for MonitorInfo {
@@ -198,8 +228,12 @@ impl AlertEvent {
     }
 
     /// The alert for a status change (with its round, for a monitor
-    /// checked from several regions); `None` for a change to `pending`.
+    /// checked from several regions, and its incident); `None` for a change
+    /// to `pending` and for an event whose alert is held.
     pub fn from_state_change(e: &StateChange) -> Option<Self> {
+        if !e.alerts() {
+            return None;
+        }
         Some(Self {
             event: EventType::for_status(e.status)?,
             event_id: e.event_id,
@@ -214,7 +248,22 @@ impl AlertEvent {
             warn_days: None,
             message: None,
             round: e.round.as_ref().map(Into::into),
+            incident: e.incident_id.map(|id| IncidentInfo {
+                id,
+                alert: e.alert,
+                down_for_secs: e.down_for_secs,
+                held_children: e.held_children,
+                blocked_by: e.blocked_by.clone(),
+                acknowledge_url: None,
+            }),
         })
+    }
+
+    /// The incident this alert asks someone to acknowledge: a down alert's
+    /// (a recovery's incident is over).
+    pub fn incident_to_acknowledge(&self) -> Option<Uuid> {
+        let incident = self.incident.as_ref()?;
+        (self.status == Some(MonitorStatus::Down)).then_some(incident.id)
     }
 
     pub fn from_ssl_expiring(e: &SslWarning) -> Self {
@@ -232,6 +281,7 @@ impl AlertEvent {
             warn_days: Some(e.warn_days),
             message: None,
             round: None,
+            incident: None,
         }
     }
 
@@ -254,6 +304,7 @@ impl AlertEvent {
                     .into(),
             ),
             round: None,
+            incident: None,
         }
     }
 

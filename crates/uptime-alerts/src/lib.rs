@@ -6,6 +6,7 @@
 //! The notifier delivers alerts with it, and the api-gateway sends test
 //! alerts with it, so both go through the very same code.
 
+pub mod ack_link;
 pub mod channels;
 pub mod error;
 pub mod event;
@@ -13,6 +14,7 @@ pub mod render;
 pub mod safety;
 pub mod signing;
 
+pub use ack_link::{AckClaim, AckLinkError, AckLinks};
 pub use channels::{Channel, Destination, Outgoing, Sender, Sent};
 pub use error::{Retry, SendError, SetupError};
 pub use event::{AlertEvent, EventType, VerificationRequest};

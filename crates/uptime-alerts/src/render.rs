@@ -10,7 +10,7 @@
 use crate::event::{AlertEvent, CheckInfo, EventType, RoundInfo, VerificationRequest};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use uptime_contracts::RegionSeen;
+use uptime_contracts::{AlertKind, MonitorStatus, RegionSeen};
 
 /// An email's subject and plain-text body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +27,41 @@ fn monitor_name(event: &AlertEvent) -> &str {
         .unwrap_or("(no monitor)")
 }
 
+/// What kind of incident alert `event` is (`Transition` when it is none).
+fn alert_kind(event: &AlertEvent) -> AlertKind {
+    event
+        .incident
+        .as_ref()
+        .map_or(AlertKind::Transition, |i| i.alert)
+}
+
+/// How long the monitor has been down, for reminders and released alerts.
+fn down_for(event: &AlertEvent) -> String {
+    let secs = event
+        .incident
+        .as_ref()
+        .and_then(|i| i.down_for_secs)
+        .unwrap_or_default();
+    let secs = i64::try_from(secs).unwrap_or(i64::MAX);
+    human_duration(
+        event.occurred_at - chrono::Duration::seconds(secs),
+        event.occurred_at,
+    )
+}
+
 /// One line saying what happened, e.g. `[DOWN] Shop is down`.
 pub fn headline(event: &AlertEvent) -> String {
     let name = monitor_name(event);
+    match (alert_kind(event), event.status) {
+        (AlertKind::Reminder, _) => {
+            return format!("[STILL DOWN] {name} has been down for {}", down_for(event))
+        }
+        (AlertKind::Flapping, _) => return format!("[FLAPPING] {name} keeps changing state"),
+        (AlertKind::Released, Some(MonitorStatus::Down)) => {
+            return format!("[DOWN] {name} is still down (alert held until now)")
+        }
+        _ => {}
+    }
     match event.event {
         EventType::MonitorDown => format!("[DOWN] {name} is down"),
         EventType::MonitorUp => format!("[UP] {name} is up"),
@@ -108,6 +140,32 @@ fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
         lines.push(("Regions", bounded(&regions_line(round), MAX_FACT_CHARS)));
         if let Some(note) = &round.note {
             lines.push(("Round", bounded(note, MAX_FACT_CHARS)));
+        }
+    }
+    if let Some(incident) = &event.incident {
+        lines.push(("Incident", incident.id.to_string()));
+        if incident.down_for_secs.is_some() {
+            lines.push(("Down for", down_for(event)));
+        }
+        if incident.held_children > 0 {
+            lines.push((
+                "Dependent monitors held",
+                format!(
+                    "{} (their alerts wait while this one is down)",
+                    incident.held_children
+                ),
+            ));
+        }
+        if !incident.blocked_by.is_empty() {
+            let ids: Vec<String> = incident
+                .blocked_by
+                .iter()
+                .map(|id| format!("#{id}"))
+                .collect();
+            lines.push(("Blocked by", ids.join(", ")));
+        }
+        if let Some(url) = &incident.acknowledge_url {
+            lines.push(("Acknowledge", url.clone()));
         }
     }
     lines
@@ -222,6 +280,26 @@ fn check_facts(check: &CheckInfo) -> Vec<(&'static str, String)> {
 
 fn summary(event: &AlertEvent) -> String {
     let name = monitor_name(event);
+    match alert_kind(event) {
+        AlertKind::Reminder => {
+            return format!(
+                "Monitor \"{name}\" is STILL DOWN, for {} now. Acknowledge the incident to stop these reminders.",
+                down_for(event)
+            )
+        }
+        AlertKind::Flapping => {
+            return format!(
+                "Monitor \"{name}\" is FLAPPING: its state changed too often. Further changes are not alerted until it is stable."
+            )
+        }
+        AlertKind::Released if event.status == Some(MonitorStatus::Down) => {
+            return format!(
+                "Monitor \"{name}\" is DOWN, for {} now: its alert was held (a monitor it depends on was down, it was flapping or in maintenance) and the reason has ended.",
+                down_for(event)
+            )
+        }
+        _ => {}
+    }
     match event.event {
         EventType::MonitorDown => format!("Monitor \"{name}\" is DOWN."),
         EventType::MonitorUp => format!("Monitor \"{name}\" is UP again."),
@@ -307,7 +385,7 @@ mod tests {
 
     fn down_in_two_of_three(name: &str) -> AlertEvent {
         use uptime_contracts::{CheckRef, MonitorKind, MonitorStatus, Trigger};
-        use uptime_contracts::{MonitorRef, RegionOutcome, Round, StateChange};
+        use uptime_contracts::{MonitorRef, RegionOutcome, Round, StateChangedV3};
         let at = Utc.with_ymd_and_hms(2026, 11, 23, 5, 0, 0).unwrap();
         let round_id = uuid::Uuid::new_v4();
         let region = |name: &str, seen, latency_ms, error: Option<&str>| RegionOutcome {
@@ -318,7 +396,7 @@ mod tests {
             http_status: None,
             error: error.map(String::from),
         };
-        let event = StateChange {
+        let event = StateChangedV3 {
             event_id: uuid::Uuid::new_v4(),
             monitor: MonitorRef {
                 id: 7,
@@ -362,7 +440,7 @@ mod tests {
                 note: None,
             }),
         };
-        AlertEvent::from_state_change(&event).expect("an alert")
+        AlertEvent::from_state_change(&event.into()).expect("an alert")
     }
 
     const EXPECTED_REGIONS: &str =
@@ -491,3 +569,7 @@ mod tests {
             .contains("Round: quorum 2 needs 2 regions\n"));
     }
 }
+
+#[cfg(test)]
+#[path = "render_incident_tests.rs"]
+mod incident_tests;

@@ -16,8 +16,10 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::path::Path;
 
+mod ack_links;
 mod secrets;
 mod streams;
+pub use ack_links::{AckLinkSettings, MAX_ACK_LINK_TTL_SECS};
 pub use secrets::SecretsSettings;
 pub use streams::StreamLimits;
 

@@ -52,7 +52,7 @@ pub use regions::*;
 pub use round::*;
 pub use spec::*;
 pub use ssl_expiring::SslWarning;
-pub use state_changed::{StateChange, StateChangedV2};
+pub use state_changed::{AlertKind, HoldReason, StateChange, StateChangedV3};
 
 use bytes::Bytes;
 use serde::{de::DeserializeOwned, Serialize};
@@ -102,7 +102,7 @@ pub fn all_schemas() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         entry::<DueCheck>(),
         entry::<CheckResult>(),
         entry::<MonitorChangedV1>(),
-        entry::<StateChangedV2>(),
+        entry::<StateChangedV3>(),
         entry::<SslWarning>(),
         entry::<StateChange>(),
         entry::<ApiKeyRevokedV1>(),

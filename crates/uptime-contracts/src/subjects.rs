@@ -11,12 +11,13 @@ pub const CHECK_DUE_V5_PREFIX: &str = "uptime.checks.due.v5";
 pub const CHECK_RESULT_V3: &str = "uptime.checks.result.v3";
 /// A monitor was created, changed, paused, resumed or deleted (api-gateway → scheduler).
 pub const MONITOR_CHANGED_V1: &str = "uptime.monitors.changed.v1";
-/// A monitor's status changed, for any monitor kind (recorder → notifier).
-pub const STATE_CHANGED_V2: &str = "uptime.events.state_changed.v2";
 /// A monitor's certificate entered its warning window, for any monitor kind (recorder → notifier).
 pub const SSL_EXPIRING_V2: &str = "uptime.events.ssl_expiring.v2";
 /// A monitor's status changed, with the round of regions that changed it (recorder → notifier).
 pub const STATE_CHANGED_V3: &str = "uptime.events.state_changed.v3";
+/// A monitor's status changed or its incident needs saying again, with the
+/// incident and how the alert decision treated it (recorder → notifier).
+pub const STATE_CHANGED_V4: &str = "uptime.events.state_changed.v4";
 /// An API key was revoked (api-gateway → every api-gateway replica; core
 /// NATS, no stream).
 pub const API_KEY_REVOKED_V1: &str = "uptime.keys.revoked.v1";

@@ -85,11 +85,6 @@ use Status::{Current, Previous, Retired};
 const RETIRED_2026_11_25: Status = Retired {
     since: "2026-11-25",
 };
-/// Read, published by nobody since 2026-11-25: one release on, and long past
-/// every stream's max age (7 days at most), it goes.
-const UNPUBLISHED_SINCE_2026_11_25: Status = Previous {
-    retire_after: Some("2027-01-31"),
-};
 /// Read, published by nobody since 2026-11-27 (pings and missed heartbeats
 /// moved to the current version): one release on, and long past every
 /// stream's max age, it goes.
@@ -188,19 +183,32 @@ pub const VERSIONS: &[WireVersion] = &[
         &[],
         RETIRED_2026_11_25,
     ),
-    // Published beside v3 until 2026-11-25; retire it one release on.
+    // Published beside v3 until 2026-11-25; retired with the release that
+    // made v4 current, since at most two versions live (its readers would
+    // have read it until 2027-01-31).
     v(
         "state-changed",
         2,
-        subjects::STATE_CHANGED_V2,
+        "uptime.events.state_changed.v2",
         &[],
-        &["notifier"],
-        UNPUBLISHED_SINCE_2026_11_25,
+        &[],
+        Retired {
+            since: "2026-11-27",
+        },
     ),
+    // Published by recorders until the release that made v4 current.
     v(
         "state-changed",
         3,
         subjects::STATE_CHANGED_V3,
+        &[],
+        &["notifier"],
+        UNPUBLISHED_SINCE_2026_11_27,
+    ),
+    v(
+        "state-changed",
+        4,
+        subjects::STATE_CHANGED_V4,
         &["recorder"],
         &["notifier"],
         Current,

@@ -7,6 +7,7 @@ pub mod audit_log;
 pub mod contacts;
 pub mod deliveries;
 pub mod invitations;
+pub mod incidents;
 pub mod manual_checks;
 pub mod members;
 pub mod models;

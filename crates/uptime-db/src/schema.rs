@@ -248,6 +248,23 @@ diesel::table! {
 }
 
 diesel::table! {
+    incidents (id) {
+        id -> Uuid,
+        org_id -> Int8,
+        monitor_id -> Int8,
+        started_at -> Timestamptz,
+        resolved_at -> Nullable<Timestamptz>,
+        cause -> Nullable<Text>,
+        acknowledged_at -> Nullable<Timestamptz>,
+        acknowledged_via -> Nullable<Text>,
+        acknowledged_by_user_id -> Nullable<Int8>,
+        acknowledged_by_key_prefix -> Nullable<Text>,
+        acknowledged_by_contact_id -> Nullable<Int8>,
+        alerts -> Jsonb,
+    }
+}
+
+diesel::table! {
     manual_checks (monitor_id) {
         monitor_id -> Int8,
         check_id -> Uuid,

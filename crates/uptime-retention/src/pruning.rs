@@ -11,6 +11,7 @@
 //! | rounds | decided `check_rounds`; undecided ones (a round nobody decided) | `results_days` from decision; `open_rounds_hours` from creation |
 //! | audit log | `audit_log` entries | `audit_log_days` from recording |
 //! | invitations | accepted, revoked and expired `invitations` | `invitations_days` from their end |
+//! | incidents | resolved `incidents` (never open ones) | `incidents_days` from resolution |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -38,11 +39,12 @@ pub struct PruneReport {
     pub check_rounds: u64,
     pub audit_log: u64,
     pub invitations: u64,
+    pub incidents: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 9] {
+    pub fn by_table(&self) -> [(&'static str, u64); 10] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -53,6 +55,7 @@ impl PruneReport {
             ("check_rounds", self.check_rounds),
             ("audit_log", self.audit_log),
             ("invitations", self.invitations),
+            ("incidents", self.incidents),
         ]
     }
 
@@ -100,6 +103,7 @@ pub async fn prune(
             .map(|decided| Step::Rounds(decided, cutoff(now, hours(settings.open_rounds_hours)))),
         cutoff(now, days(settings.audit_log_days)).map(Step::AuditLog),
         cutoff(now, days(settings.invitations_days)).map(Step::Invitations),
+        cutoff(now, days(settings.incidents_days)).map(Step::Incidents),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -119,6 +123,7 @@ pub async fn prune(
             Step::Rounds(..) => report.check_rounds = removed.rows,
             Step::AuditLog(_) => report.audit_log = removed.rows,
             Step::Invitations(_) => report.invitations = removed.rows,
+            Step::Incidents(_) => report.incidents = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -159,6 +164,8 @@ enum Step {
     Rounds(DateTime<Utc>, Option<DateTime<Utc>>),
     AuditLog(DateTime<Utc>),
     Invitations(DateTime<Utc>),
+    /// Resolved before.
+    Incidents(DateTime<Utc>),
 }
 
 impl Step {
@@ -172,6 +179,7 @@ impl Step {
             Step::Rounds(..) => "rounds",
             Step::AuditLog(_) => "audit_log",
             Step::Invitations(_) => "invitations",
+            Step::Incidents(_) => "incidents",
         }
     }
 
@@ -203,6 +211,10 @@ impl Step {
             ),
             Step::Invitations(before) => (
                 uptime_db::invitations::delete_ended_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::Incidents(before) => (
+                uptime_db::incidents::delete_resolved_before(conn, before, limit).await?,
                 0,
             ),
         })

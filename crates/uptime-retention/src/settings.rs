@@ -3,7 +3,7 @@
 //!
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
 //! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
-//! `audit_log_days`, `invitations_days`) zero means "never
+//! `audit_log_days`, `invitations_days`, `incidents_days`) zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -39,6 +39,9 @@ pub struct RetentionSettings {
     /// revoked or expired), so a late click still finds out what became of
     /// its invitation for a while.
     pub invitations_days: u32,
+    /// Resolved incidents are kept this many days after they were resolved
+    /// (open ones always).
+    pub incidents_days: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -58,6 +61,7 @@ impl Default for RetentionSettings {
             open_rounds_hours: 24,
             audit_log_days: 365,
             invitations_days: 30,
+            incidents_days: 365,
             interval_secs: 300,
             batch_size: 1000,
         }

@@ -12,6 +12,8 @@ pub mod heartbeats;
 pub mod metrics;
 pub mod invitations;
 pub mod members;
+pub mod incident_links;
+pub mod incidents;
 pub mod monitors;
 pub mod organisation;
 pub mod regions;
@@ -29,6 +31,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(monitors::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)
+        // Before `incidents`: `/incidents/ack/{token}` is the link's.
+        .configure(incident_links::configure)
+        .configure(incidents::configure)
         .configure(regions::configure)
         .configure(usage::configure)
         .configure(metrics::configure)

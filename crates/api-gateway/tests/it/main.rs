@@ -15,6 +15,7 @@ mod conventions;
 mod errors;
 mod fuzz;
 mod heartbeats;
+mod incidents;
 mod key_cache;
 mod key_use;
 mod labels;

@@ -15,7 +15,7 @@ use diesel_async::RunQueryDsl;
 use std::collections::HashMap;
 use std::time::Duration;
 use uptime_contracts::MonitorStatus;
-use uptime_contracts::StateChangedV2;
+use uptime_contracts::StateChangedV3;
 use uptime_contracts::{streams, subjects};
 use uptime_db::models::Monitor;
 use uptime_db::schema::alert_deliveries;
@@ -83,7 +83,7 @@ fn metric(name: &str) -> f64 {
 }
 
 /// A `pending → up` change of `m`: a monitor's first result.
-fn first_up(m: &Monitor) -> StateChangedV2 {
+fn first_up(m: &Monitor) -> StateChangedV3 {
     let now = Utc::now();
     change(m, MonitorStatus::Pending, MonitorStatus::Up, now, now)
 }
@@ -195,7 +195,7 @@ async fn a_redelivered_batch_creates_no_second_delivery() {
     let now = Utc::now();
     for (i, (event_id, _)) in events.iter().enumerate() {
         let (monitor, _) = &fleet[i % fleet.len()];
-        let again = StateChangedV2 {
+        let again = StateChangedV3 {
             event_id: *event_id,
             ..change(monitor, MonitorStatus::Pending, MonitorStatus::Up, now, now)
         };
@@ -220,7 +220,7 @@ async fn an_undecodable_event_in_a_batch_is_dead_lettered_and_the_rest_are_taken
     let mut events = publish_burst(&world, &fleet, 100).await;
     world
         .js
-        .publish(subjects::STATE_CHANGED_V2, "{\"not\": \"an event\"}".into())
+        .publish(subjects::STATE_CHANGED_V3, "{\"not\": \"an event\"}".into())
         .await
         .unwrap()
         .await
@@ -346,30 +346,20 @@ async fn an_event_in_both_versions_makes_one_delivery_per_contact() {
     let world = World::start().await;
     let hook = WebhookReceiver::start().await;
     let fleet = fleet(&world, &hook).await;
-    // As a recorder of the release before issue 20 published an event:
-    // version 3 under an id derived from the event id, version 2 beside it
-    // under the event id.
+    // An event in the current version (under an id derived from the event
+    // id and its subject) and in the previous one (as a recorder of the
+    // release before, recording the same batch during an upgrade, sends it).
     let mut events = Vec::new();
     for (monitor, expected) in &fleet {
-        let v2 = first_up(monitor);
-        let v3 = uptime_contracts::StateChange {
-            event_id: v2.event_id,
-            monitor: v2.monitor.clone(),
-            previous_status: v2.previous_status,
-            status: v2.status,
-            occurred_at: v2.occurred_at,
-            previous_since: v2.previous_since,
-            consecutive_failures: v2.consecutive_failures,
-            check: v2.check.clone(),
-            round: None,
-        };
-        let v3_id = uuid::Uuid::new_v5(
-            &v2.event_id,
+        let v3 = first_up(monitor);
+        let v4 = uptime_contracts::StateChange::from(v3.clone());
+        let v4_id = uuid::Uuid::new_v5(
+            &v3.event_id,
             <uptime_contracts::StateChange as uptime_contracts::Message>::SUBJECT.as_bytes(),
         );
-        world.publish_with_id(&v3_id.to_string(), &v3).await;
-        world.publish_change(&v2).await;
-        events.push((v2.event_id, *expected));
+        world.publish_with_id(&v4_id.to_string(), &v4).await;
+        world.publish_change(&v3).await;
+        events.push((v3.event_id, *expected));
     }
     let _notifier = Running::start(world.settings()).await;
     drained(&world).await;

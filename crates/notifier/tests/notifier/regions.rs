@@ -10,7 +10,7 @@ use chrono::{Duration as ChronoDuration, Utc};
 use std::time::Duration;
 use uptime_contracts::MonitorStatus;
 use uptime_contracts::{
-    streams, Message, RegionOutcome, RegionSeen, Round, StateChange, StateChangedV2,
+    streams, Message, RegionOutcome, RegionSeen, Round, StateChange, StateChangedV3,
 };
 use uptime_db::models::Monitor;
 use uptime_testkit::receiver::WebhookReceiver;
@@ -19,7 +19,7 @@ use uuid::Uuid;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// Both versions of one change of `m` to down, failed in eu and us.
-fn both_versions(m: &Monitor) -> (StateChange, StateChangedV2) {
+fn both_versions(m: &Monitor) -> (StateChange, StateChangedV3) {
     let now = Utc::now();
     let v2 = change(
         m,
@@ -37,14 +37,6 @@ fn both_versions(m: &Monitor) -> (StateChange, StateChangedV2) {
         error: error.map(String::from),
     };
     let v3 = StateChange {
-        event_id: v2.event_id,
-        monitor: v2.monitor.clone(),
-        previous_status: v2.previous_status,
-        status: v2.status,
-        occurred_at: v2.occurred_at,
-        previous_since: v2.previous_since,
-        consecutive_failures: v2.consecutive_failures,
-        check: v2.check.clone(),
         round: Some(Round {
             round_id: v2.check.check_id,
             quorum: 2,
@@ -55,6 +47,7 @@ fn both_versions(m: &Monitor) -> (StateChange, StateChangedV2) {
             ],
             note: None,
         }),
+        ..StateChange::from(v2.clone())
     };
     (v3, v2)
 }
@@ -62,7 +55,7 @@ fn both_versions(m: &Monitor) -> (StateChange, StateChangedV2) {
 /// As the outbox of a recorder of the release before did: version 3 under
 /// an id derived from the event id, then version 2 under the event id (so
 /// JetStream keeps both).
-async fn publish_both(world: &World, (v3, v2): &(StateChange, StateChangedV2)) {
+async fn publish_both(world: &World, (v3, v2): &(StateChange, StateChangedV3)) {
     let derived = |subject: &str| Uuid::new_v5(&v2.event_id, subject.as_bytes()).to_string();
     world
         .publish_with_id(&derived(StateChange::SUBJECT), v3)

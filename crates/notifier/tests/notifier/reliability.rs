@@ -131,7 +131,7 @@ async fn an_undecodable_event_is_dead_lettered_and_the_next_one_goes_out() {
     world
         .js
         .publish(
-            uptime_contracts::subjects::STATE_CHANGED_V2,
+            uptime_contracts::subjects::STATE_CHANGED_V3,
             "not json".into(),
         )
         .await
@@ -148,7 +148,7 @@ async fn an_undecodable_event_is_dead_lettered_and_the_next_one_goes_out() {
     assert_eq!(dead[0].reason(), Some("undecodable"));
     assert_eq!(
         dead[0].original_subject(),
-        Some(uptime_contracts::subjects::STATE_CHANGED_V2)
+        Some(uptime_contracts::subjects::STATE_CHANGED_V3)
     );
     assert_eq!(dead[0].payload(), b"not json");
 }

@@ -51,13 +51,13 @@ async fn a_previous_version_state_change_as_pinned_is_still_delivered() {
         .await;
     let _notifier = Running::start(world.settings()).await;
 
-    // state-changed.v2 exactly as the release before published it (under
-    // the event id), with no v3 beside it: a recorder's v3 may have gone
-    // out before this notifier's consumer existed.
-    let (event_id, payload) = pinned_example("state-changed.v2", &monitor);
+    // state-changed.v3 exactly as the release before published it, with no
+    // v4 beside it: a recorder's v4 may have gone out before this
+    // notifier's consumer existed.
+    let (event_id, payload) = pinned_example("state-changed.v3", &monitor);
     publish_raw(
         &world,
-        subjects::STATE_CHANGED_V2,
+        subjects::STATE_CHANGED_V3,
         &event_id.to_string(),
         payload,
     )
@@ -68,7 +68,7 @@ async fn a_previous_version_state_change_as_pinned_is_still_delivered() {
 }
 
 #[tokio::test]
-async fn todays_one_version_per_event_is_delivered_by_a_consumer_of_v3_and_v2() {
+async fn todays_one_version_per_event_is_delivered_by_a_consumer_of_v4_and_v3() {
     let world = World::start().await;
     let user = world.user("ops").await;
     let monitor = world.monitor(user, "Shop", true).await;
@@ -99,26 +99,16 @@ async fn todays_one_version_per_event_is_delivered_by_a_consumer_of_v3_and_v2() 
         filters,
         [
             subjects::SSL_EXPIRING_V2,
-            subjects::STATE_CHANGED_V2,
-            subjects::STATE_CHANGED_V3
+            subjects::STATE_CHANGED_V3,
+            subjects::STATE_CHANGED_V4
         ]
     );
 
-    // What a recorder publishes now: one state-changed.v3 (under the id it
-    // always had) and one ssl-expiring.v2.
+    // What a recorder publishes now: one state-changed.v4 (under an id
+    // derived from the event id and its subject) and one ssl-expiring.v2.
     let now = Utc::now();
     let v2 = change(&monitor, MonitorStatus::Up, MonitorStatus::Down, now, now);
-    let v3 = StateChange {
-        event_id: v2.event_id,
-        monitor: v2.monitor.clone(),
-        previous_status: v2.previous_status,
-        status: v2.status,
-        occurred_at: v2.occurred_at,
-        previous_since: v2.previous_since,
-        consecutive_failures: v2.consecutive_failures,
-        check: v2.check.clone(),
-        round: None,
-    };
+    let v3 = StateChange::from(v2);
     let v3_id = Uuid::new_v5(&v3.event_id, StateChange::SUBJECT.as_bytes());
     world.publish_with_id(&v3_id.to_string(), &v3).await;
     let (ssl_id, ssl) = pinned_example("ssl-expiring.v2", &monitor);

@@ -3,6 +3,7 @@
 
 mod audit_relay;
 mod common;
+mod incidents;
 mod recording;
 mod recovery;
 mod rounds;

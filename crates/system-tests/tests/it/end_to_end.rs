@@ -435,7 +435,7 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
         uptime_contracts::subjects::CHECK_DUE_V5_PREFIX,
         uptime_contracts::subjects::CHECK_RESULT_V3,
         uptime_contracts::subjects::MONITOR_CHANGED_V1,
-        uptime_contracts::subjects::STATE_CHANGED_V3,
+        uptime_contracts::subjects::STATE_CHANGED_V4,
     ] {
         assert!(
             seen.contains(subject),
@@ -445,7 +445,7 @@ async fn everything_published_validates_against_proto_schemas_and_metrics_count_
     // Publishers send the current version only: previous versions are
     // read, never sent.
     for previous in [
-        uptime_contracts::subjects::STATE_CHANGED_V2,
+        uptime_contracts::subjects::STATE_CHANGED_V3,
         uptime_contracts::subjects::CHECK_RESULT_V2,
     ] {
         assert!(!seen.contains(previous), "{previous}: {seen:?}");

@@ -152,7 +152,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
             region: "eu".into(),
             round_id: Some(round_id),
         }),
-        v(StateChange {
+        v(StateChangedV3 {
             event_id,
             monitor: MonitorRef {
                 id: 42,
@@ -209,15 +209,26 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
         }),
     ];
     let mut all = vec![
-        v(StateChangedV2 {
+        v(StateChange {
             event_id,
             monitor: monitor_v2.clone(),
-            previous_status: MonitorStatus::Up,
+            previous_status: MonitorStatus::Down,
             status: MonitorStatus::Down,
-            occurred_at: at(10, 15, 1),
-            previous_since: Some(at(8, 0, 0)),
-            consecutive_failures: 3,
+            occurred_at: at(10, 45, 0),
+            previous_since: Some(at(10, 15, 0)),
+            consecutive_failures: 31,
             check: check.clone(),
+            round: None,
+            alert: AlertKind::Reminder,
+            incident_id: Some(Uuid::parse_str("0f9e8d7c-6b5a-5493-8271-605f4e3d2c1b").unwrap()),
+            down_for_secs: Some(1800),
+            held: None,
+            blocked_by: vec![],
+            held_children: 3,
+            labels: [("env".to_string(), "prod".to_string())]
+                .into_iter()
+                .collect(),
+            in_maintenance: false,
         }),
         v(SslWarning {
             event_id,

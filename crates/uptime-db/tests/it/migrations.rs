@@ -43,6 +43,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-27-000031_monitor_last_latency", "d43d4c8d54a5e74802d0ff89d26cfde391e9560e705fff8be1e150021c4b1a3b"),
     ("2026-11-27-000020_invitations", "e20c355690fd2b35c3cb62a3ae26ed9549ef1b672e746ec9a67cf8c4513cad1d"),
     ("2026-11-27-000021_monitor_labels", "13b20fdee903d35c909ec6c940f8a44bd89c7dc1c784670f6f460ba32a33b1dc"),
+    ("2026-11-27-000022_incidents", "b47ac2ca2d9d8c05adc179cfe4220516228172c9e7df6f3d1c301d080aa7103f"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

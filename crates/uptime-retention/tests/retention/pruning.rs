@@ -447,6 +447,43 @@ async fn ended_invitations_go_after_their_retention_and_open_or_recent_ones_stay
 }
 
 #[tokio::test]
+async fn resolved_incidents_go_after_their_retention_and_open_ones_stay() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let org = seed::user(&mut conn).await;
+    let monitor = seed::monitor(&mut conn, org).await;
+    let incident = |started: i64, resolved: Option<i64>| uptime_db::incidents::NewIncident {
+        id: uuid::Uuid::new_v4(),
+        org_id: org,
+        monitor_id: monitor,
+        started_at: days_ago(started),
+        resolved_at: resolved.map(days_ago),
+        cause: None,
+        alerts: Vec::new(),
+    };
+    let old = incident(400, Some(366));
+    let kept = incident(370, Some(364));
+    // Open for over a year: never pruned.
+    let open = incident(500, None);
+    uptime_db::incidents::open(&mut conn, &[old.clone(), kept.clone(), open.clone()])
+        .await
+        .unwrap();
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.incidents, 1, "{:?}", out.report);
+    let left = |id: uuid::Uuid| format!("incidents WHERE id = '{id}'");
+    assert_eq!(count(&mut conn, &left(old.id)).await, 0);
+    assert_eq!(count(&mut conn, &left(kept.id)).await, 1);
+    assert_eq!(count(&mut conn, &left(open.id)).await, 1);
+    let never = RetentionSettings {
+        incidents_days: 0,
+        ..RetentionSettings::default()
+    };
+    assert_eq!(prune_now(&db, &never).await.report.incidents, 0);
+}
+
+#[tokio::test]
 async fn decided_rounds_go_with_the_results_and_abandoned_open_ones_after_a_day() {
     let db = TestDb::create().await;
     let mut conn = connect(&db).await;

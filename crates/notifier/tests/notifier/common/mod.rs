@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_config::SmtpTls;
 use uptime_contracts::*;
-use uptime_contracts::{MonitorRef, StateChangedV2};
+use uptime_contracts::{MonitorRef, StateChangedV3};
 use uptime_db::deliveries::{AlertDelivery, DeliveryAttempt};
 use uptime_db::models::{AlertContact, Monitor, MonitorDefinition, NewAlertContact};
 use uptime_db::schema::monitor_alert_contacts;
@@ -131,7 +131,7 @@ impl World {
     }
 
     /// Publishes a state change as the recorder would.
-    pub async fn publish_change(&self, event: &StateChangedV2) {
+    pub async fn publish_change(&self, event: &StateChangedV3) {
         self.publish_with_id(&event.event_id.to_string(), event)
             .await;
     }
@@ -237,9 +237,9 @@ pub fn change(
     status: MonitorStatus,
     previous_since: DateTime<Utc>,
     at: DateTime<Utc>,
-) -> StateChangedV2 {
+) -> StateChangedV3 {
     let failed = status == MonitorStatus::Down;
-    StateChangedV2 {
+    StateChangedV3 {
         event_id: Uuid::new_v4(),
         monitor: monitor_ref(m),
         previous_status: previous,
@@ -256,6 +256,7 @@ pub fn change(
             http_status: Some(if failed { 503 } else { 200 }),
             error: failed.then(|| "expected status 200, got 503".to_string()),
         },
+        round: None,
     }
 }
 
