@@ -15,4 +15,4 @@ pub mod signing;
 
 pub use channels::{Channel, Destination, Outgoing, Sender, Sent};
 pub use error::{Retry, SendError, SetupError};
-pub use event::{AlertEvent, EventType, VerificationRequest};
+pub use event::{AlertEvent, EventType, InvitationRequest, VerificationRequest};

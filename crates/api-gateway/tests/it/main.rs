@@ -15,6 +15,7 @@ mod conventions;
 mod errors;
 mod fuzz;
 mod heartbeats;
+mod invitation_mail;
 mod key_cache;
 mod key_use;
 mod limits;
