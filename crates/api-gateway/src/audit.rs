@@ -53,6 +53,9 @@ pub mod action {
     pub const CHECK: &str = "check";
     /// A contact's verification email sent again.
     pub const RESEND_VERIFICATION: &str = "resend_verification";
+    /// An invitation's email sent again, with a new token (the limits of
+    /// resends count these entries: `uptime_db::invitation_resends`).
+    pub const RESEND: &str = uptime_db::invitation_resends::RESEND_ACTION;
     /// A test alert sent to a contact.
     pub const TEST: &str = "test";
     /// A key used after an idle spell (`crate::key_use`).

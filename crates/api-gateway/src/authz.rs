@@ -150,6 +150,12 @@ pub const ROUTES: &[RouteAccess] = &[
     route("DELETE", "/api/v1/invitations/{id}", ADMIN),
     noted(
         "POST",
+        "/api/v1/invitations/{id}/resend",
+        ADMIN,
+        "a new token; limited like verification resends",
+    ),
+    noted(
+        "POST",
         "/api/v1/invitations/accept",
         PUBLIC,
         "the token is the credential; a key, if sent, says who joins",

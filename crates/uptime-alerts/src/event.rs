@@ -322,3 +322,22 @@ pub struct VerificationRequest {
     /// the stored payload once the email is sent.
     pub verify_url: String,
 }
+
+/// An invitation to join an organisation, as its email says it. Not stored:
+/// the api-gateway sends it at once. `token` is a credential: it must never
+/// be logged. It is not put in a URL (URLs end up in access logs); the
+/// email says to POST it to `accept_url`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvitationRequest {
+    /// User-supplied: made inert when rendered.
+    pub organisation_name: String,
+    /// User-supplied: made inert when rendered.
+    pub inviter_name: String,
+    /// `owner`, `admin`, `editor` or `viewer`.
+    pub role: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// `{public_base_url}/api/v1/invitations/accept`.
+    pub accept_url: String,
+    /// The token itself, for `POST /api/v1/invitations/accept`.
+    pub token: String,
+}

@@ -17,4 +17,4 @@ pub mod signing;
 pub use ack_link::{AckClaim, AckLinkError, AckLinks};
 pub use channels::{Channel, Destination, Outgoing, Sender, Sent};
 pub use error::{Retry, SendError, SetupError};
-pub use event::{AlertEvent, EventType, VerificationRequest};
+pub use event::{AlertEvent, EventType, InvitationRequest, VerificationRequest};

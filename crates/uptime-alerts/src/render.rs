@@ -7,6 +7,9 @@
 //! plain text in email, and in Slack escaped (`&`, `<`) so it can neither
 //! mention (`<!channel>`) nor link.
 
+mod invitation;
+pub use invitation::{inert_line, invitation_email};
+
 use crate::event::{AlertEvent, CheckInfo, EventType, RoundInfo, VerificationRequest};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};

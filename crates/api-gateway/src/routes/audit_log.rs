@@ -35,7 +35,8 @@ pub struct AuditQuery {
     /// Only entries about the resource with this id.
     pub resource_id: Option<i64>,
     /// Only this action: `create`, `bulk_create`, `update`, `delete`, `revoke`,
-    /// `accept`, `leave`, `check`, `resend_verification`, `test`, `use`.
+    /// `accept`, `leave`, `check`, `resend_verification`, `resend`, `test`,
+    /// `use`.
     #[param(max_length = 64)]
     pub action: Option<String>,
     /// Only entries recorded at or after this time (RFC 3339).

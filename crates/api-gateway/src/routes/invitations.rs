@@ -70,7 +70,7 @@ pub struct InvitationResponse {
 }
 
 impl InvitationResponse {
-    fn of(invitation: Invitation, token: Option<String>) -> Self {
+    pub(crate) fn of(invitation: Invitation, token: Option<String>) -> Self {
         Self {
             id: invitation.id,
             org_id: invitation.org_id,
@@ -82,6 +82,14 @@ impl InvitationResponse {
             token,
         }
     }
+}
+
+/// The new invitation with its token, and whether its email went out.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedInvitation {
+    #[serde(flatten)]
+    pub invitation: InvitationResponse,
+    pub email: crate::routes::invitation_mail::EmailOutcome,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -114,11 +122,13 @@ pub struct AcceptedInvitation {
     pub api_key: ApiKeyResponse,
 }
 
-/// Invite someone by email to the organisation. The token is in this
-/// response only.
+/// Invite someone by email to the organisation: the invitation is made,
+/// then its email sent (`email.sent`; a relay that refuses or cannot be
+/// reached still gives 201, with its error: pass the token on, or resend).
+/// The token is in this response only.
 #[utoipa::path(post, path = "/api/v1/invitations", operation_id = "createInvitation", tag = "members", request_body = CreateInvitation,
     security(("bearer" = [])),
-    responses((status = 201, body = InvitationResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 201, body = CreatedInvitation), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the role is wider than the inviter may grant")))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -178,12 +188,18 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
+    // After the commit: the invitation exists whether or not the relay
+    // takes the email (the response says which, and carries the token).
+    let email = crate::routes::invitation_mail::send(&state, &created, &token, &user).await;
     Ok(HttpResponse::Created()
         .insert_header((
             actix_web::http::header::LOCATION,
             format!("/api/v1/invitations/{}", created.id),
         ))
-        .json(InvitationResponse::of(created, Some(token))))
+        .json(CreatedInvitation {
+            invitation: InvitationResponse::of(created, Some(token)),
+            email,
+        }))
 }
 
 /// The organisation's open invitations (not accepted, revoked or expired)

@@ -10,6 +10,7 @@ pub mod checks;
 pub mod contacts;
 pub mod heartbeats;
 pub mod metrics;
+pub mod invitation_mail;
 pub mod invitations;
 pub mod members;
 pub mod incident_links;
@@ -26,6 +27,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
         .configure(audit_log::configure)
         .configure(members::configure)
+        // Before `invitations`: its `/invitations/{id}` takes no sub-paths,
+        // but keeping the longer path first makes that not matter.
+        .configure(invitation_mail::configure)
         .configure(invitations::configure)
         .configure(organisation::configure)
         .configure(monitors::configure)

@@ -21,6 +21,14 @@ pub(crate) fn owner_steps() -> Vec<Step> {
             "invitation",
         ),
         (
+            Method::POST,
+            "/api/v1/invitations/{i}/resend".into(),
+            Some(json!({})),
+            StatusCode::OK,
+            "resend",
+            "invitation",
+        ),
+        (
             Method::DELETE,
             "/api/v1/invitations/{i}".into(),
             None,
@@ -142,6 +150,12 @@ async fn membership_writes_leave_one_entry_each_and_refused_ones_none() {
             "/api/v1/invitations".to_string(),
             Some(json!({"email": "nope", "role": "viewer"})),
             StatusCode::BAD_REQUEST,
+        ),
+        (
+            Method::POST,
+            "/api/v1/invitations/999999/resend".to_string(),
+            Some(json!({})),
+            StatusCode::NOT_FOUND,
         ),
         (
             Method::DELETE,

@@ -16,6 +16,7 @@ mod errors;
 mod fuzz;
 mod heartbeats;
 mod incidents;
+mod invitation_mail;
 mod key_cache;
 mod key_use;
 mod labels;

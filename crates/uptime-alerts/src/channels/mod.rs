@@ -5,7 +5,7 @@ mod email;
 mod http;
 
 use crate::error::{SendError, SetupError};
-use crate::event::{AlertEvent, VerificationRequest};
+use crate::event::{AlertEvent, InvitationRequest, VerificationRequest};
 use std::time::Duration;
 use uptime_config::{SafetySettings, SmtpSettings};
 use uuid::Uuid;
@@ -57,6 +57,8 @@ pub enum Outgoing<'a> {
     },
     /// The verification email of an email contact.
     Verification(&'a VerificationRequest),
+    /// The invitation to join an organisation (to an address, not a contact).
+    Invitation(&'a InvitationRequest),
 }
 
 /// A successful attempt.
@@ -99,6 +101,11 @@ impl Sender {
                     .send(to.value, &crate::render::verification_email(request))
                     .await
             }
+            (Channel::Email, Outgoing::Invitation(request)) => {
+                self.email
+                    .send(to.value, &crate::render::invitation_email(request))
+                    .await
+            }
             (Channel::Slack, Outgoing::Alert { event, .. }) => {
                 self.http
                     .send_slack(to.value, &crate::render::slack(event))
@@ -115,6 +122,9 @@ impl Sender {
             (Channel::Slack | Channel::Webhook, Outgoing::Verification(_)) => Err(
                 SendError::permanent("only email contacts are verified by email"),
             ),
+            (Channel::Slack | Channel::Webhook, Outgoing::Invitation(_)) => {
+                Err(SendError::permanent("invitations are sent by email only"))
+            }
         }
     }
 }
