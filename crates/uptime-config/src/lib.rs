@@ -16,8 +16,10 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::path::Path;
 
+mod providers;
 mod secrets;
 mod streams;
+pub use providers::AlertProviderSettings;
 pub use secrets::SecretsSettings;
 pub use streams::StreamLimits;
 
