@@ -85,6 +85,8 @@ use utoipa::{Modify, OpenApi};
         routes::contacts::UpdateContact,
         routes::contacts::ContactResponse,
         routes::contacts::ContactList,
+        routes::contacts::Region,
+        routes::contacts::SecretState,
     )),
     tags(
         (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),

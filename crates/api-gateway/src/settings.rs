@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings, SecretsSettings,
-    SmtpSettings, TelemetrySettings,
+    AlertProviderSettings, DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings,
+    SafetySettings, SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +40,8 @@ pub struct GatewaySettings {
     /// The keys basic-auth passwords are sealed with. None: a
     /// monitor with a password is refused (400 naming the field).
     pub secrets: SecretsSettings,
+    /// The alert providers' endpoints, for test alerts.
+    pub alert_providers: AlertProviderSettings,
 }
 
 impl Default for GatewaySettings {
@@ -67,6 +69,7 @@ impl Default for GatewaySettings {
             bulk_create: BulkCreateSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
+            alert_providers: AlertProviderSettings::default(),
         }
     }
 }

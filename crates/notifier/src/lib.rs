@@ -43,6 +43,8 @@ pub enum NotifierError {
     Channels(#[from] uptime_alerts::SetupError),
     #[error("ops server: {0}")]
     Ops(#[from] std::io::Error),
+    #[error("secrets keys: {0}")]
+    Secrets(#[from] uptime_secrets::SecretError),
 }
 
 /// A notifier connected to its database and broker, with its ops server bound.
@@ -52,6 +54,7 @@ pub struct Notifier {
     nats: async_nats::Client,
     consumer: jetstream::consumer::PullConsumer,
     sender: uptime_alerts::Sender,
+    keyring: Option<Arc<uptime_secrets::Keyring>>,
     ops: uptime_ops::OpsServer,
 }
 
@@ -64,8 +67,15 @@ impl Notifier {
             tracing::warn!(lease_secs = tuning.lease_secs, http_timeout_secs = tuning.http_timeout_secs,
                 "the delivery lease is not longer than an attempt may take; slow attempts may be repeated");
         }
-        let sender =
-            uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
+        let sender = uptime_alerts::Sender::with_providers(
+            &settings.smtp,
+            &settings.safety,
+            tuning.http_timeout(),
+            &settings.alert_providers,
+        )?;
+        // A wrong key configuration refuses to start; none at all only fails
+        // the deliveries to contacts whose credential is sealed.
+        let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "notifier").await?;
         streams::ensure(&js, &settings.nats)
@@ -114,6 +124,7 @@ impl Notifier {
             nats,
             consumer,
             sender,
+            keyring,
             ops,
         })
     }
@@ -131,6 +142,7 @@ impl Notifier {
         let worker = Arc::new(worker::Worker {
             pool: self.pool.clone(),
             sender: self.sender,
+            keyring: self.keyring,
             policy: backoff::RetryPolicy {
                 initial: tuning.initial_backoff(),
                 max: tuning.max_backoff(),

@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use std::time::Duration;
 use uptime_config::{
-    DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings, TelemetrySettings,
+    AlertProviderSettings, DatabaseSettings, NatsSettings, OpsSettings, SafetySettings,
+    SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -16,6 +17,11 @@ pub struct NotifierSettings {
     pub safety: SafetySettings,
     pub smtp: SmtpSettings,
     pub notifier: DeliverySettings,
+    /// Where the alert providers' APIs are (the real ones by default).
+    pub alert_providers: AlertProviderSettings,
+    /// The keys that open contacts' provider credentials (the api-gateway's
+    /// keys: it seals them).
+    pub secrets: SecretsSettings,
 }
 
 /// How deliveries are attempted and retried.

@@ -95,6 +95,8 @@ pub struct ContactUpdate {
     pub value: String,
     pub verified: bool,
     pub verification_token_sha256: Option<String>,
+    pub secret_sealed: Option<String>,
+    pub options: serde_json::Value,
 }
 
 /// Applies `update` to the organisation's contact (and bumps `updated_at`); `None`

@@ -62,6 +62,11 @@ pub struct AlertContact {
     pub signing_secret: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The provider's credential, sealed (`uptime-secrets`,
+    /// `Purpose::ALERT_CONTACT_SECRET`): write-only, never returned.
+    pub secret_sealed: Option<String>,
+    /// Provider options that are not credentials (opsgenie `region`, ntfy `server`).
+    pub options: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -74,6 +79,8 @@ pub struct NewAlertContact {
     pub verified: bool,
     pub verification_token_sha256: Option<String>,
     pub signing_secret: Option<String>,
+    pub secret_sealed: Option<String>,
+    pub options: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

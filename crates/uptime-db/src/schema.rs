@@ -55,6 +55,8 @@ diesel::table! {
         signing_secret -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        secret_sealed -> Nullable<Text>,
+        options -> Jsonb,
     }
 }
 

@@ -33,6 +33,8 @@ async fn contact(
             verified,
             verification_token_sha256: None,
             signing_secret: (kind == "webhook").then(|| SECRET.to_string()),
+            secret_sealed: None,
+            options: serde_json::json!({}),
         },
     )
     .await

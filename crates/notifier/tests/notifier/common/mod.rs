@@ -115,6 +115,8 @@ impl World {
                 verified,
                 verification_token_sha256: None,
                 signing_secret: (kind == "webhook").then(|| SECRET.to_string()),
+                secret_sealed: None,
+                options: serde_json::json!({}),
             },
         )
         .await
