@@ -6,4 +6,6 @@ mod common;
 mod doc_paths;
 mod end_to_end;
 mod kinds;
+mod provider_receiver;
+mod providers;
 mod regions;
