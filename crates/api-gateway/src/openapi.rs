@@ -87,6 +87,8 @@ use utoipa::{Modify, OpenApi};
         routes::contacts::ContactList,
         routes::contacts::Region,
         routes::contacts::SecretState,
+        routes::contacts::EventKind,
+        routes::contacts::MinSeverity,
     )),
     tags(
         (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),

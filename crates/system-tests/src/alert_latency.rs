@@ -97,6 +97,8 @@ async fn seed(
                 signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
                 secret_sealed: None,
                 options: serde_json::json!({}),
+                event_kinds: None,
+                min_severity: 0,
             },
         )
         .await?;

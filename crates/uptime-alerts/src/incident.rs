@@ -87,6 +87,17 @@ impl Severity {
         }
     }
 
+    /// 0, 1, 2: how `alert_contacts.min_severity` stores it.
+    pub fn rank(self) -> i16 {
+        self as i16
+    }
+
+    pub fn from_rank(rank: i16) -> Option<Self> {
+        [Severity::Info, Severity::Warning, Severity::Critical]
+            .into_iter()
+            .find(|s| s.rank() == rank)
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "info" => Some(Severity::Info),

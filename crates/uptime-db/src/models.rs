@@ -67,6 +67,10 @@ pub struct AlertContact {
     pub secret_sealed: Option<String>,
     /// Provider options that are not credentials (opsgenie `region`, ntfy `server`).
     pub options: serde_json::Value,
+    /// The alert event types the contact receives; `None`: every one.
+    pub event_kinds: Option<Vec<String>>,
+    /// The least severity it receives (0 info, 1 warning, 2 critical).
+    pub min_severity: i16,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -81,6 +85,8 @@ pub struct NewAlertContact {
     pub signing_secret: Option<String>,
     pub secret_sealed: Option<String>,
     pub options: serde_json::Value,
+    pub event_kinds: Option<Vec<String>>,
+    pub min_severity: i16,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -57,6 +57,8 @@ diesel::table! {
         updated_at -> Timestamptz,
         secret_sealed -> Nullable<Text>,
         options -> Jsonb,
+        event_kinds -> Nullable<Array<Text>>,
+        min_severity -> Int2,
     }
 }
 

@@ -35,6 +35,8 @@ async fn contact(
             signing_secret: (kind == "webhook").then(|| SECRET.to_string()),
             secret_sealed: None,
             options: serde_json::json!({}),
+            event_kinds: None,
+            min_severity: 0,
         },
     )
     .await

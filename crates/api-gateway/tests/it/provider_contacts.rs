@@ -146,6 +146,10 @@ async fn bad_provider_input_is_a_400_naming_the_field() {
             "server",
         ),
         (json!({"name": "e", "type": "email"}), "value"),
+        (
+            json!({"name": "s", "type": "slack", "value": "https://hooks.slack.com/x", "events": []}),
+            "events",
+        ),
     ];
     for (body, field) in cases {
         let (status, answer) = app.post(CONTACTS, &key, body.clone()).await;
@@ -187,6 +191,24 @@ async fn bad_provider_input_is_a_400_naming_the_field() {
         .await;
     assert_eq!(status, StatusCode::OK, "{renamed}");
     assert_eq!(renamed["secret"], "set");
+    assert_eq!(renamed["events"], Value::Null, "every kind by default");
+    assert_eq!(renamed["min_severity"], "info");
+    let filters = json!({"events": ["up", "down", "down"], "min_severity": "warning"});
+    let (status, filtered) = app
+        .patch(&format!("{CONTACTS}/{}", tg["id"]), &key, filters)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{filtered}");
+    assert_eq!(filtered["events"], json!(["down", "up"]));
+    assert_eq!(filtered["min_severity"], "warning");
+    let (_, reset) = app
+        .patch(
+            &format!("{CONTACTS}/{}", tg["id"]),
+            &key,
+            json!({"events": null, "min_severity": null}),
+        )
+        .await;
+    assert_eq!(reset["events"], Value::Null);
+    assert_eq!(reset["min_severity"], "info");
     assert!(sealed_secret(&app, tg["id"].as_i64().unwrap())
         .await
         .is_some());

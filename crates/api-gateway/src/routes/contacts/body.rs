@@ -107,6 +107,75 @@ impl From<OpsgenieRegion> for Region {
     }
 }
 
+/// A kind of alert a contact may receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A monitor goes down (`monitor.down`).
+    Down,
+    /// A monitor comes up: recoveries and first results (`monitor.up`).
+    Up,
+    /// A monitor passes but responds slowly (`monitor.degraded`).
+    Degraded,
+    /// A TLS certificate nears its expiry (`ssl.expiring`).
+    Certificate,
+}
+
+impl EventKind {
+    const ALL: [EventKind; 4] = [
+        EventKind::Down,
+        EventKind::Up,
+        EventKind::Degraded,
+        EventKind::Certificate,
+    ];
+
+    /// The alert's event type (`alert_deliveries.event_type`).
+    pub(crate) fn event_type(self) -> &'static str {
+        let event = match self {
+            EventKind::Down => uptime_alerts::EventType::MonitorDown,
+            EventKind::Up => uptime_alerts::EventType::MonitorUp,
+            EventKind::Degraded => uptime_alerts::EventType::MonitorDegraded,
+            EventKind::Certificate => uptime_alerts::EventType::SslExpiring,
+        };
+        event.as_str()
+    }
+
+    pub(crate) fn from_event_type(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.event_type() == s)
+    }
+}
+
+/// The least severe alert a contact receives. Outages are critical,
+/// degraded responses warnings, certificate warnings critical from 3 days
+/// before expiry (warning before), a first `up` info; a recovery is as
+/// severe as what it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MinSeverity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl MinSeverity {
+    pub(crate) fn rank(self) -> i16 {
+        let severity = match self {
+            MinSeverity::Info => uptime_alerts::incident::Severity::Info,
+            MinSeverity::Warning => uptime_alerts::incident::Severity::Warning,
+            MinSeverity::Critical => uptime_alerts::incident::Severity::Critical,
+        };
+        severity.rank()
+    }
+
+    fn from_rank(rank: i16) -> Self {
+        match uptime_alerts::incident::Severity::from_rank(rank) {
+            Some(uptime_alerts::incident::Severity::Warning) => MinSeverity::Warning,
+            Some(uptime_alerts::incident::Severity::Critical) => MinSeverity::Critical,
+            _ => MinSeverity::Info,
+        }
+    }
+}
+
 /// A new alert contact.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -137,6 +206,14 @@ pub struct CreateContact {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 2048)]
     pub server: Option<String>,
+    /// The kinds of alerts the contact receives (at least one); left out:
+    /// every kind, including kinds added later.
+    #[serde(default)]
+    #[schema(min_items = 1, max_items = 4)]
+    pub events: Option<Vec<EventKind>>,
+    /// The least severe alert the contact receives (default `info`: all).
+    #[serde(default)]
+    pub min_severity: Option<MinSeverity>,
 }
 
 /// A partial update: fields left out keep their value.
@@ -167,6 +244,14 @@ pub struct UpdateContact {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 2048)]
     pub server: Option<Option<String>>,
+    /// `null`: every kind.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<Vec<EventKind>>, required = false, min_items = 1, max_items = 4)]
+    pub events: Option<Option<Vec<EventKind>>>,
+    /// `null`: `info`.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<MinSeverity>, required = false)]
+    pub min_severity: Option<Option<MinSeverity>>,
 }
 
 /// Whether a write-only credential is stored.
@@ -217,6 +302,10 @@ pub struct ContactResponse {
     /// ntfy only, when the contact names its own server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The kinds of alerts it receives; `null`: every kind.
+    pub events: Option<Vec<EventKind>>,
+    /// The least severe alert it receives.
+    pub min_severity: MinSeverity,
 }
 
 impl ContactResponse {
@@ -248,6 +337,13 @@ impl ContactResponse {
                 _ => None,
             },
             server: options.server.filter(|_| kind == ContactType::Ntfy),
+            events: c.event_kinds.map(|kinds| {
+                kinds
+                    .iter()
+                    .filter_map(|k| EventKind::from_event_type(k))
+                    .collect()
+            }),
+            min_severity: MinSeverity::from_rank(c.min_severity),
         })
     }
 }

@@ -33,7 +33,8 @@ mod body;
 mod values;
 
 pub use body::{
-    ContactList, ContactResponse, ContactType, CreateContact, Region, SecretState, UpdateContact,
+    ContactList, ContactResponse, ContactType, CreateContact, EventKind, MinSeverity, Region,
+    SecretState, UpdateContact,
 };
 
 use crate::audit;
@@ -79,6 +80,24 @@ fn check_options(
             problems.add("server", "only ntfy contacts take a server");
         }
     }
+}
+
+/// The event types stored for `events` (`None`: every kind); an empty
+/// list is a problem (a contact that wants nothing is one to delete).
+fn stored_event_kinds(
+    problems: &mut Problems,
+    events: Option<Vec<EventKind>>,
+) -> Option<Vec<String>> {
+    let mut kinds = events?;
+    if kinds.is_empty() {
+        problems.add(
+            "events",
+            "must name at least one kind; leave it out (or null) for every kind",
+        );
+    }
+    kinds.sort();
+    kinds.dedup();
+    Some(kinds.iter().map(|k| k.event_type().to_string()).collect())
 }
 
 /// Sends the verification link (within the limits) and answers the contact
@@ -169,6 +188,7 @@ pub async fn create(
         server.as_deref(),
         allow_private,
     );
+    let event_kinds = stored_event_kinds(&mut problems, req.events);
     problems.into_result()?;
     let secret_sealed = secret
         .map(|s| values::seal_secret(state.keyring.as_deref(), s))
@@ -188,6 +208,8 @@ pub async fn create(
         signing_secret: (req.kind == ContactType::Webhook).then(values::new_signing_secret),
         secret_sealed,
         options: options.to_json(),
+        event_kinds,
+        min_severity: req.min_severity.map_or(0, MinSeverity::rank),
     };
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
@@ -341,6 +363,10 @@ pub async fn update(
                     server.as_ref().and_then(|s| s.as_deref()),
                     allow_private,
                 );
+                let event_kinds = match patch.events {
+                    Some(events) => stored_event_kinds(&mut problems, events),
+                    None => stored.event_kinds,
+                };
                 problems.into_result()?;
                 let stored_options = ProviderOptions::from_json(&stored.options)
                     .map_err(|e| ApiError::Internal(e.message))?;
@@ -378,6 +404,11 @@ pub async fn update(
                     },
                     secret_sealed,
                     options: options.to_json(),
+                    event_kinds,
+                    min_severity: match patch.min_severity {
+                        Some(min) => min.map_or(0, MinSeverity::rank),
+                        None => stored.min_severity,
+                    },
                 };
                 let row = uptime_db::contacts::update(c, user.org_id, id, &changes)
                     .await?
