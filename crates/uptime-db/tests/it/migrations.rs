@@ -40,6 +40,8 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000017_organisations", "a8e0038c915bb891a78808e21afd94a5fe0df2a8a7f97ce00a5caa4712ac8dd0"),
     ("2026-11-22-000018_key_scopes", "a9b2a03a9c2210b537fb56103a4ff601f2dc9914a6e23b794fe6c4ebb7593d55"),
     ("2026-11-22-000019_audit_log", "21fce58783b38b09fcf06dd640098b44eb99c3c33ca66ca1b5e22367732ea46d"),
+    ("2026-11-27-000029_provider_contacts", "b0d7d06b8c271f0c23e77f41b8421fb80e7cf72e9283bb3e701a864b7eb46c69"),
+    ("2026-11-27-000030_contact_event_filters", "02407e2594cfb72c7aac38c08723dd6e5bab73d204eae2236cf8f7196baff4c3"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with
