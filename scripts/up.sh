@@ -62,6 +62,9 @@ for svc in scheduler checker recorder notifier; do
         UPTIME_CHECKER__INSTANCE_ID="$name-local" start_bg "$name" env "${SECRETS_ENV[@]}" "$BIN/checker" serve
       checker_ports="${checker_ports:+$checker_ports, }$name :$port"
     done
+  elif [ "$svc" = notifier ]; then
+    # The notifier opens alert contacts' provider credentials.
+    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" env "${SECRETS_ENV[@]}" "$BIN/$svc" serve
   else
     UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
   fi

@@ -402,14 +402,14 @@ def check_secrets(label: str, docs: list[dict], existing: str | None) -> None:
 
 
 def check_sealing_keys(label: str, docs: list[dict], existing: str | None) -> None:
-    """Issue 19: the keys that seal basic-auth passwords reach the api-gateway
-    and the checkers only, from the Secret; the chart's Secret holds a
-    32-byte key per id."""
+    """The keys that seal basic-auth passwords and alert contacts' provider
+    credentials reach the api-gateway, the checkers and the notifier only,
+    from the Secret; the chart's Secret holds a 32-byte key per id."""
     deploys = by_component(docs, "Deployment")
     for comp, d in deploys.items():
         env = env_map(container(d))
         sealing = {k: v for k, v in env.items() if k.startswith("UPTIME_SECRETS__")}
-        if comp in ("api-gateway", "checker"):
+        if comp in ("api-gateway", "checker", "notifier"):
             key = env.get("UPTIME_SECRETS__KEYS__K1", {}).get("valueFrom", {}).get("secretKeyRef", {})
             check(f"{label}: {comp} gets sealing key k1 from the Secret",
                   key.get("key") == "sealing-key-k1"

@@ -92,6 +92,10 @@ use utoipa::{Modify, OpenApi};
         routes::contacts::UpdateContact,
         routes::contacts::ContactResponse,
         routes::contacts::ContactList,
+        routes::contacts::Region,
+        routes::contacts::SecretState,
+        routes::contacts::EventKind,
+        routes::contacts::MinSeverity,
     )),
     tags(
         (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),

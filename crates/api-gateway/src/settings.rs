@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 use uptime_config::{
-    AckLinkSettings, DatabaseSettings, NatsSettings, OpsSettings, RegionsSettings, SafetySettings,
-    SecretsSettings, SmtpSettings, TelemetrySettings,
+    AckLinkSettings, AlertProviderSettings, DatabaseSettings, NatsSettings, OpsSettings,
+    RegionsSettings, SafetySettings, SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize)]
@@ -48,6 +48,8 @@ pub struct GatewaySettings {
     /// The acknowledge links of alerts (the notifier signs them with the
     /// same secret).
     pub ack_links: AckLinkSettings,
+    /// The alert providers' endpoints, for test alerts.
+    pub alert_providers: AlertProviderSettings,
 }
 
 impl Default for GatewaySettings {
@@ -78,6 +80,7 @@ impl Default for GatewaySettings {
             secrets: SecretsSettings::default(),
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
+            alert_providers: AlertProviderSettings::default(),
         }
     }
 }

@@ -84,6 +84,7 @@ fn to_store(alert: &AlertEvent) -> Option<IntakeEvent> {
         monitor_id: monitor.id,
         event_type: alert.event.as_str().to_string(),
         payload: serde_json::to_string(alert).expect("an alert serialises"),
+        severity: uptime_alerts::incident::severity_of(alert).rank(),
     })
 }
 

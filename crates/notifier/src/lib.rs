@@ -45,6 +45,8 @@ pub enum NotifierError {
     Ops(#[from] std::io::Error),
     #[error(transparent)]
     AckLinks(#[from] uptime_alerts::ack_link::InvalidAckSecret),
+    #[error("secrets keys: {0}")]
+    Secrets(#[from] uptime_secrets::SecretError),
 }
 
 /// A notifier connected to its database and broker, with its ops server bound.
@@ -55,6 +57,7 @@ pub struct Notifier {
     consumer: jetstream::consumer::PullConsumer,
     sender: uptime_alerts::Sender,
     ack_links: Option<uptime_alerts::AckLinks>,
+    keyring: Option<Arc<uptime_secrets::Keyring>>,
     ops: uptime_ops::OpsServer,
 }
 
@@ -67,9 +70,16 @@ impl Notifier {
             tracing::warn!(lease_secs = tuning.lease_secs, http_timeout_secs = tuning.http_timeout_secs,
                 "the delivery lease is not longer than an attempt may take; slow attempts may be repeated");
         }
-        let sender =
-            uptime_alerts::Sender::new(&settings.smtp, &settings.safety, tuning.http_timeout())?;
         let ack_links = uptime_alerts::AckLinks::from_settings(&settings.ack_links)?;
+        let sender = uptime_alerts::Sender::with_providers(
+            &settings.smtp,
+            &settings.safety,
+            tuning.http_timeout(),
+            &settings.alert_providers,
+        )?;
+        // A wrong key configuration refuses to start; none at all only fails
+        // the deliveries to contacts whose credential is sealed.
+        let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
         let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "notifier").await?;
         streams::ensure(&js, &settings.nats)
@@ -117,6 +127,7 @@ impl Notifier {
             consumer,
             sender,
             ack_links,
+            keyring,
             ops,
         })
     }
@@ -135,6 +146,7 @@ impl Notifier {
             pool: self.pool.clone(),
             sender: self.sender,
             ack_links: self.ack_links,
+            keyring: self.keyring,
             policy: backoff::RetryPolicy {
                 initial: tuning.initial_backoff(),
                 max: tuning.max_backoff(),

@@ -3,8 +3,8 @@
 use serde::Deserialize;
 use std::time::Duration;
 use uptime_config::{
-    AckLinkSettings, DatabaseSettings, NatsSettings, OpsSettings, SafetySettings, SmtpSettings,
-    TelemetrySettings,
+    AckLinkSettings, AlertProviderSettings, DatabaseSettings, NatsSettings, OpsSettings,
+    SafetySettings, SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -20,6 +20,11 @@ pub struct NotifierSettings {
     /// The signed acknowledge link in each down alert (none without a
     /// secret).
     pub ack_links: AckLinkSettings,
+    /// Where the alert providers' APIs are (the real ones by default).
+    pub alert_providers: AlertProviderSettings,
+    /// The keys that open contacts' provider credentials (the api-gateway's
+    /// keys: it seals them).
+    pub secrets: SecretsSettings,
 }
 
 /// How deliveries are attempted and retried.

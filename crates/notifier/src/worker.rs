@@ -17,7 +17,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uptime_alerts::{
-    AlertEvent, Channel, Destination, Outgoing, SendError, Sender, VerificationRequest,
+    AlertEvent, Channel, Destination, Outgoing, ProviderOptions, SendError, Sender,
+    VerificationRequest,
 };
 use uptime_db::deliveries::{self, AttemptOutcome, AttemptRecord, DueDelivery};
 use uptime_db::Pool;
@@ -28,6 +29,8 @@ pub struct Worker {
     pub sender: Sender,
     /// Signs the acknowledge link of down alerts (`None`: no links).
     pub ack_links: Option<uptime_alerts::AckLinks>,
+    /// Opens contacts' provider credentials; `None`: none configured.
+    pub keyring: Option<Arc<uptime_secrets::Keyring>>,
     pub policy: RetryPolicy,
     pub concurrency: usize,
     pub lease: Duration,
@@ -196,10 +199,15 @@ impl Worker {
         let channel = channel.ok_or_else(|| {
             SendError::permanent(format!("unknown contact type {:?}", contact.kind))
         })?;
+        let options = ProviderOptions::from_json(&contact.options)?;
+        // Opened just before the request and wiped when dropped; never logged.
+        let secret = self.open_secret(contact)?;
         let to = Destination {
             channel,
             value: &contact.value,
             signing_secret: contact.signing_secret.as_deref(),
+            secret: secret.as_ref().map(|s| s.as_str()),
+            options: &options,
         };
         let invalid =
             |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
@@ -230,6 +238,28 @@ impl Worker {
                 },
             )
             .await
+    }
+
+    /// The contact's provider credential, opened. A missing key or a value
+    /// that does not open fails the delivery for good: retrying cannot help
+    /// until an operator fixes the keys.
+    fn open_secret(
+        &self,
+        contact: &uptime_db::models::AlertContact,
+    ) -> Result<Option<uptime_secrets::Zeroizing<String>>, SendError> {
+        let Some(sealed) = &contact.secret_sealed else {
+            return Ok(None);
+        };
+        let keyring = self.keyring.as_deref().ok_or_else(|| {
+            SendError::permanent(
+                "the contact's credential cannot be opened: no secrets key is configured \
+                 (secrets.keys)",
+            )
+        })?;
+        keyring
+            .open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
+            .map(Some)
+            .map_err(|e| SendError::permanent(format!("the contact's credential: {e}")))
     }
 
     fn record_for(

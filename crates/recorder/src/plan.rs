@@ -375,8 +375,8 @@ impl<'a> MonitorTracker<'a> {
             held: decision.held,
             blocked_by: Vec::new(),
             held_children: 0,
-            // Filled once monitors have labels.
-            labels: Default::default(),
+            // The monitor row's labels (validated on write: a map of strings).
+            labels: serde_json::from_value(self.monitor.labels.clone()).unwrap_or_default(),
             in_maintenance: false,
         }
     }

@@ -95,6 +95,10 @@ async fn seed(
                 verified: true,
                 verification_token_sha256: None,
                 signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+                secret_sealed: None,
+                options: serde_json::json!({}),
+                event_kinds: None,
+                min_severity: 0,
             },
         )
         .await?;

@@ -97,6 +97,9 @@ pub struct StackOptions {
     /// monitor checked from all of them by default; empty: the one
     /// `default` region, as a single-region install.
     pub regions: Vec<String>,
+    /// The alert providers' endpoints the notifier and the api-gateway use
+    /// (a test's loopback receiver).
+    pub alert_providers: uptime_config::AlertProviderSettings,
 }
 
 impl Default for StackOptions {
@@ -111,6 +114,7 @@ impl Default for StackOptions {
             gateway: true,
             extra_root_ca_pem: None,
             regions: Vec::new(),
+            alert_providers: uptime_config::AlertProviderSettings::default(),
         }
     }
 }
@@ -196,6 +200,7 @@ impl Stack {
             s.rate_limit.per_second = 0;
             s.ops.listen = "127.0.0.1:0".into();
             s.secrets = uptime_testkit::secrets::test_secrets();
+            s.alert_providers = options.alert_providers.clone();
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
@@ -230,6 +235,8 @@ impl Stack {
                 ..Default::default()
             };
             s.safety.allow_private_targets = true;
+            s.secrets = uptime_testkit::secrets::test_secrets();
+            s.alert_providers = options.alert_providers.clone();
             s.notifier.poll_interval_ms = 100;
             s.notifier.initial_backoff_secs = 0.2;
             let service = notifier::Notifier::build(s).await.context("notifier")?;

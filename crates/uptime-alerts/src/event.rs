@@ -218,8 +218,8 @@ impl From<&CheckRef> for CheckInfo {
 impl AlertEvent {
     /// The alert with its monitor's `labels`: shown in every rendering (a
     /// `Labels` line in email and Slack, `monitor.labels` in the webhook).
-    /// The state-changed event does not carry labels yet; its next version
-    /// will, and `From<&MonitorRef>` will take them from there.
+    /// A state change (v4) carries them and [`Self::from_state_change`]
+    /// takes them from there; certificate warnings carry none.
     pub fn with_labels(mut self, labels: Labels) -> Self {
         if let Some(monitor) = self.monitor.as_mut() {
             monitor.labels = labels;
@@ -234,7 +234,7 @@ impl AlertEvent {
         if !e.alerts() {
             return None;
         }
-        Some(Self {
+        let alert = Self {
             event: EventType::for_status(e.status)?,
             event_id: e.event_id,
             monitor: Some((&e.monitor).into()),
@@ -256,7 +256,8 @@ impl AlertEvent {
                 blocked_by: e.blocked_by.clone(),
                 acknowledge_url: None,
             }),
-        })
+        };
+        Some(alert.with_labels(Labels(e.labels.clone())))
     }
 
     /// The incident this alert asks someone to acknowledge: a down alert's

@@ -94,12 +94,12 @@ pub fn human_duration(from: DateTime<Utc>, to: DateTime<Utc>) -> String {
     }
 }
 
-fn rfc3339(t: DateTime<Utc>) -> String {
+pub(crate) fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The facts of an alert as `label: value` lines, shared by email and Slack.
-fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
+pub(crate) fn facts(event: &AlertEvent) -> Vec<(&'static str, String)> {
     let mut lines = Vec::new();
     if let Some(m) = &event.monitor {
         lines.push((
@@ -180,7 +180,7 @@ const MAX_FACT_CHARS: usize = 1900;
 const MAX_REGION_ERROR_CHARS: usize = 200;
 
 /// `text` cut to `max` characters (`…` marking the cut), on one line.
-fn bounded(text: &str, max: usize) -> String {
+pub(crate) fn bounded(text: &str, max: usize) -> String {
     let one_line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -281,7 +281,7 @@ fn check_facts(check: &CheckInfo) -> Vec<(&'static str, String)> {
     lines
 }
 
-fn summary(event: &AlertEvent) -> String {
+pub(crate) fn summary(event: &AlertEvent) -> String {
     let name = monitor_name(event);
     match alert_kind(event) {
         AlertKind::Reminder => {

@@ -2,7 +2,6 @@
 //! reminders, flapping notices and released holds worded apart.
 
 use super::*;
-use crate::event::IncidentInfo;
 use chrono::TimeZone;
 use uptime_contracts::{
     AlertKind, CheckRef, HoldReason, MonitorKind, MonitorRef, StateChange, StateChangedV3, Trigger,

@@ -17,9 +17,11 @@ use serde::Deserialize;
 use std::path::Path;
 
 mod ack_links;
+mod providers;
 mod secrets;
 mod streams;
 pub use ack_links::{AckLinkSettings, MAX_ACK_LINK_TTL_SECS};
+pub use providers::AlertProviderSettings;
 pub use secrets::SecretsSettings;
 pub use streams::StreamLimits;
 

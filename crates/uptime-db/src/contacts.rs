@@ -95,6 +95,10 @@ pub struct ContactUpdate {
     pub value: String,
     pub verified: bool,
     pub verification_token_sha256: Option<String>,
+    pub secret_sealed: Option<String>,
+    pub options: serde_json::Value,
+    pub event_kinds: Option<Vec<String>>,
+    pub min_severity: i16,
 }
 
 /// Applies `update` to the organisation's contact (and bumps `updated_at`); `None`

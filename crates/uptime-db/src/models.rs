@@ -66,6 +66,15 @@ pub struct AlertContact {
     pub signing_secret: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The provider's credential, sealed (`uptime-secrets`,
+    /// `Purpose::ALERT_CONTACT_SECRET`): write-only, never returned.
+    pub secret_sealed: Option<String>,
+    /// Provider options that are not credentials (opsgenie `region`, ntfy `server`).
+    pub options: serde_json::Value,
+    /// The alert event types the contact receives; `None`: every one.
+    pub event_kinds: Option<Vec<String>>,
+    /// The least severity it receives (0 info, 1 warning, 2 critical).
+    pub min_severity: i16,
 }
 
 #[derive(Debug, Clone, Insertable)]
@@ -78,6 +87,10 @@ pub struct NewAlertContact {
     pub verified: bool,
     pub verification_token_sha256: Option<String>,
     pub signing_secret: Option<String>,
+    pub secret_sealed: Option<String>,
+    pub options: serde_json::Value,
+    pub event_kinds: Option<Vec<String>>,
+    pub min_severity: i16,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

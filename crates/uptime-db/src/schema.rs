@@ -56,6 +56,10 @@ diesel::table! {
         signing_secret -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        secret_sealed -> Nullable<Text>,
+        options -> Jsonb,
+        event_kinds -> Nullable<Array<Text>>,
+        min_severity -> Int2,
     }
 }
 

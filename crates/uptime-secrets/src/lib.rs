@@ -1,8 +1,9 @@
-//! Secrets kept for users (today: the basic-auth password of an http
-//! monitor), sealed wherever they rest or travel: in the database and in
+//! Secrets kept for users (the basic-auth password of an http monitor, the
+//! credential of an alert provider's contact), sealed wherever they rest or travel: in the database and in
 //! the due checks on NATS. Only the services that must see the plaintext
-//! hold a key: the api-gateway (which seals what users give it) and the
-//! checker (which opens a password just before its request).
+//! hold a key: the api-gateway (which seals what users give it), the
+//! checker (which opens a password just before its request) and the
+//! notifier (which opens a contact's credential just before its delivery).
 //!
 //! A sealed value is text: `v1.<key id>.<base64url(nonce ‖ ciphertext)>`,
 //! AES-256-GCM with a random 96-bit nonce. Its associated data binds it to
@@ -43,6 +44,10 @@ impl Purpose {
     /// (`monitors.http_password_sealed`, and `password_sealed` in
     /// `check-due.v5`).
     pub const HTTP_BASIC_AUTH_PASSWORD: Purpose = Purpose("monitors.http_password");
+    /// An alert contact's provider credential (routing key, API key, bot
+    /// token, application token, access token):
+    /// `alert_contacts.secret_sealed`.
+    pub const ALERT_CONTACT_SECRET: Purpose = Purpose("alert_contacts.secret");
 
     pub fn as_str(self) -> &'static str {
         self.0

@@ -12,14 +12,34 @@ use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
-use uptime_alerts::{AlertEvent, Channel, Destination, Outgoing, Sender};
+use uptime_alerts::{AlertEvent, Channel, Destination, Outgoing, ProviderOptions, Sender};
 use uptime_db::deliveries::{
     AlertDelivery, AttemptOutcome, AttemptRecord, CompletedDelivery, DeliveryAttempt, KIND_TEST,
 };
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-/// Upper bound of the test alert's webhook or Slack request; the caller waits for it.
+/// The contact's provider credential, opened for the test alert's request;
+/// what goes wrong is said without the credential (502, like a failed send).
+fn open_secret(
+    state: &AppState,
+    contact: &uptime_db::models::AlertContact,
+) -> Result<Option<uptime_secrets::Zeroizing<String>>, ApiError> {
+    let Some(sealed) = &contact.secret_sealed else {
+        return Ok(None);
+    };
+    let keyring = state.keyring.as_deref().ok_or_else(|| {
+        ApiError::DeliveryFailed(
+            "the contact's credential cannot be opened: no secrets key is configured".into(),
+        )
+    })?;
+    keyring
+        .open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
+        .map(Some)
+        .map_err(|e| ApiError::DeliveryFailed(format!("the contact's credential: {e}")))
+}
+
+/// Upper bound of the test alert's request to the receiver; the caller waits for it.
 const TEST_ALERT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_LIMIT: i64 = 20;
 
@@ -105,12 +125,16 @@ pub async fn send_test(
     }
     let channel = Channel::parse(&contact.kind)
         .ok_or_else(|| ApiError::Internal(format!("contact type {:?}", contact.kind)))?;
-    let sender = Sender::new(
+    let sender = Sender::with_providers(
         &state.settings.smtp,
         &state.settings.safety,
         TEST_ALERT_HTTP_TIMEOUT,
+        &state.settings.alert_providers,
     )
     .map_err(|e| ApiError::DeliveryFailed(e.to_string()))?;
+    let options = ProviderOptions::from_json(&contact.options)
+        .map_err(|e| ApiError::Internal(format!("contact {}: {}", contact.id, e.message)))?;
+    let secret = open_secret(&state, &contact)?;
 
     let event = AlertEvent::test(Utc::now());
     let delivery = CompletedDelivery {
@@ -129,6 +153,8 @@ pub async fn send_test(
                 channel,
                 value: &contact.value,
                 signing_secret: contact.signing_secret.as_deref(),
+                secret: secret.as_ref().map(|s| s.as_str()),
+                options: &options,
             },
             Outgoing::Alert {
                 delivery_id: delivery.id,

@@ -114,6 +114,8 @@ async fn try_send(
                 channel: Channel::Email,
                 value: &invitation.email,
                 signing_secret: None,
+                secret: None,
+                options: &uptime_alerts::ProviderOptions::default(),
             },
             Outgoing::Invitation(&request),
         )

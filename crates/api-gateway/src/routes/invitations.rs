@@ -148,8 +148,12 @@ pub async fn create(
     let expires_at = Utc::now()
         + chrono::Duration::days(i64::from(state.settings.invitations.expiry_days.max(1)));
     let mut conn = state.conn().await?;
+    // The transaction's closure takes its own copy; `user` names the
+    // inviter in the email after the commit.
+    let actor = user.clone();
     let created = conn
         .transaction::<_, ApiError, _>(|c| {
+            let user = actor;
             async move {
                 let (created, replaced) = uptime_db::invitations::create(
                     c,

@@ -33,6 +33,10 @@ async fn contact(
             verified,
             verification_token_sha256: None,
             signing_secret: (kind == "webhook").then(|| SECRET.to_string()),
+            secret_sealed: None,
+            options: serde_json::json!({}),
+            event_kinds: None,
+            min_severity: 0,
         },
     )
     .await

@@ -86,6 +86,10 @@ async fn stored_contact(
             verification_token_sha256: None,
             signing_secret: (kind == "webhook")
                 .then(|| "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_string()),
+            secret_sealed: None,
+            options: serde_json::json!({}),
+            event_kinds: None,
+            min_severity: 0,
         },
     )
     .await

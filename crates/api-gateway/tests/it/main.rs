@@ -32,6 +32,7 @@ mod openapi;
 mod ops;
 mod organisations;
 mod pagination;
+mod provider_contacts;
 mod quotas;
 mod regions;
 mod results_retention;

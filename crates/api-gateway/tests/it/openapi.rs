@@ -143,7 +143,12 @@ async fn the_schemas_name_every_contract_field() {
         "{}",
         schemas["MonitorStatus"]
     );
-    assert_eq!(values("ContactType").len(), 3, "{}", schemas["ContactType"]);
+    assert_eq!(
+        values("ContactType").len(),
+        10,
+        "{}",
+        schemas["ContactType"]
+    );
 
     // PATCH bodies: every field optional; only clearable ones take null.
     let update = &schemas["UpdateMonitor"];
@@ -224,7 +229,27 @@ async fn the_document_carries_every_bound_of_the_contract() {
         json!(["http", "keyword", "heartbeat", "tcp", "tls", "dns", "icmp"])
     );
     assert_eq!(values("KeywordType"), json!(["contains", "not_contains"]));
-    assert_eq!(values("ContactType"), json!(["email", "slack", "webhook"]));
+    assert_eq!(
+        values("ContactType"),
+        json!([
+            "email",
+            "slack",
+            "webhook",
+            "pagerduty",
+            "opsgenie",
+            "teams",
+            "discord",
+            "telegram",
+            "ntfy",
+            "pushover"
+        ])
+    );
+    assert_eq!(values("Region"), json!(["us", "eu"]));
+    assert_eq!(values("SecretState"), json!(["set", "unset"]));
+    for schema in ["CreateContact", "UpdateContact"] {
+        assert_eq!(field(schema, "secret")["maxLength"], 256, "{schema}");
+        assert_eq!(field(schema, "server")["maxLength"], 2048, "{schema}");
+    }
 
     // Query parameters and tokens.
     let param = |path: &str, name: &str| -> Value {

@@ -74,9 +74,44 @@ impl HttpChannel {
         self.post(url, headers, body).await
     }
 
-    async fn post(&self, url: &str, headers: HeaderMap, body: Vec<u8>) -> Result<Sent, SendError> {
-        let parsed = url::Url::parse(url)
-            .map_err(|e| SendError::permanent(format!("invalid URL {url:?}: {e}")))?;
+    /// Sends a provider's requests in order (a resolve before the trigger
+    /// that follows it); the first failure ends the attempt, and a retry
+    /// sends them all again, which the providers take once (same keys).
+    /// Nothing to send (an event the provider has no use for) is success.
+    /// URLs are never quoted in errors: Telegram's carries the bot token.
+    pub(crate) async fn send_provider(
+        &self,
+        requests: &[super::providers::ProviderRequest],
+    ) -> Result<Sent, SendError> {
+        let mut sent = Sent { http_status: None };
+        for request in requests {
+            let mut headers = HeaderMap::new();
+            for (name, value) in &request.headers {
+                let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| {
+                    SendError::permanent(format!("the contact's {name} header is not valid"))
+                })?;
+                value.set_sensitive(true);
+                headers.insert(*name, value);
+            }
+            let parsed = url::Url::parse(&request.url)
+                .map_err(|e| SendError::permanent(format!("the provider's URL is invalid: {e}")))?;
+            self.check_url(&parsed)?;
+            let body = serde_json::to_vec(&request.body).expect("JSON values serialise");
+            let response = self
+                .client
+                .post(parsed)
+                .headers(headers)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| self.request_error(&e.without_url()))?;
+            sent = classify(response, Answer::Provider).await?;
+        }
+        Ok(sent)
+    }
+
+    fn check_url(&self, parsed: &url::Url) -> Result<(), SendError> {
         let scheme_ok = parsed.scheme() == "https"
             || (self.policy.allows_private() && parsed.scheme() == "http");
         if !scheme_ok {
@@ -87,8 +122,14 @@ impl HttpChannel {
         }
         // Literal hosts never reach the resolver, so they are judged here.
         self.policy
-            .check_url_host(&parsed)
-            .map_err(|refused| SendError::permanent(safety::describe(&refused)))?;
+            .check_url_host(parsed)
+            .map_err(|refused| SendError::permanent(safety::describe(&refused)))
+    }
+
+    async fn post(&self, url: &str, headers: HeaderMap, body: Vec<u8>) -> Result<Sent, SendError> {
+        let parsed = url::Url::parse(url)
+            .map_err(|e| SendError::permanent(format!("invalid URL {url:?}: {e}")))?;
+        self.check_url(&parsed)?;
         let response = self
             .client
             .post(parsed)
@@ -98,7 +139,7 @@ impl HttpChannel {
             .send()
             .await
             .map_err(|e| self.request_error(&e))?;
-        classify(response).await
+        classify(response, Answer::Webhook).await
     }
 
     fn request_error(&self, e: &reqwest::Error) -> SendError {
@@ -120,8 +161,20 @@ fn header_value(s: &str) -> reqwest::header::HeaderValue {
         .expect("ids, digits and base64 are valid header values")
 }
 
+/// Whose answer is classified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// A webhook or Slack: its body's head is quoted as it is.
+    Webhook,
+    /// A provider's API, whose error bodies are JSON: their message is
+    /// quoted plainly, and a `429` without `Retry-After` may say how long to
+    /// wait in the body (Telegram's `parameters.retry_after`, Discord's
+    /// `retry_after`).
+    Provider,
+}
+
 /// Maps the receiver's answer to success, retry or failure.
-async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
+async fn classify(response: reqwest::Response, answer: Answer) -> Result<Sent, SendError> {
     let status = response.status();
     if status.is_success() {
         return Ok(Sent {
@@ -135,7 +188,13 @@ async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let head = read_head(response, MAX_ERROR_BODY_BYTES).await;
-    let snippet: String = String::from_utf8_lossy(&head)
+    let json: Option<serde_json::Value> = (answer == Answer::Provider)
+        .then(|| serde_json::from_slice(&head).ok())
+        .flatten();
+    let retry_after = retry_after.or_else(|| json.as_ref().and_then(body_retry_after));
+    let plain = json.as_ref().and_then(error_message);
+    let snippet: String = plain
+        .unwrap_or_else(|| String::from_utf8_lossy(&head).into_owned())
         .chars()
         .take(BODY_SNIPPET_CHARS)
         .collect();
@@ -158,6 +217,39 @@ async fn classify(response: reqwest::Response) -> Result<Sent, SendError> {
         retry,
         http_status: Some(status.as_u16()),
     })
+}
+
+/// What a provider's JSON error says: Telegram's `description`, the
+/// `message` of PagerDuty, Opsgenie and Discord, with PagerDuty's and
+/// Pushover's `errors` after it.
+fn error_message(body: &serde_json::Value) -> Option<String> {
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    let mut parts: Vec<String> = ["description", "message"]
+        .iter()
+        .filter_map(|k| body.get(*k).and_then(text))
+        .collect();
+    if let Some(errors) = body.get("errors") {
+        match errors {
+            serde_json::Value::Array(items) => parts.extend(items.iter().filter_map(text)),
+            serde_json::Value::Object(fields) => parts.extend(
+                fields
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", text(v).unwrap_or_else(|| v.to_string()))),
+            ),
+            _ => {}
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// A wait asked for in a `429` body, in seconds: Telegram's
+/// `parameters.retry_after`, Discord's `retry_after` (fractional).
+fn body_retry_after(body: &serde_json::Value) -> Option<Duration> {
+    let secs = body
+        .pointer("/parameters/retry_after")
+        .or_else(|| body.get("retry_after"))?
+        .as_f64()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
 }
 
 /// At most `limit` bytes of the body, chunk by chunk; the rest is never read
@@ -192,6 +284,31 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provider_errors_are_said_plainly_with_their_waits() {
+        let telegram = serde_json::json!({"ok": false, "error_code": 429,
+            "description": "Too Many Requests: retry after 7", "parameters": {"retry_after": 7}});
+        assert_eq!(body_retry_after(&telegram), Some(Duration::from_secs(7)));
+        assert_eq!(
+            error_message(&telegram).as_deref(),
+            Some("Too Many Requests: retry after 7")
+        );
+        let discord =
+            serde_json::json!({"message": "You are being rate limited.", "retry_after": 0.5});
+        assert_eq!(body_retry_after(&discord), Some(Duration::from_millis(500)));
+        let pagerduty = serde_json::json!({"status": "invalid event", "message": "Event object is invalid",
+            "errors": ["'routing_key' is missing"]});
+        assert_eq!(
+            error_message(&pagerduty).as_deref(),
+            Some("Event object is invalid; 'routing_key' is missing")
+        );
+        let pushover = serde_json::json!({"user": "invalid", "errors": ["user identifier is invalid"], "status": 0});
+        assert_eq!(
+            error_message(&pushover).as_deref(),
+            Some("user identifier is invalid")
+        );
+    }
 
     #[test]
     fn retry_after_accepts_seconds_and_dates() {

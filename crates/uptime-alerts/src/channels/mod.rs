@@ -3,11 +3,13 @@
 
 mod email;
 mod http;
+pub mod providers;
 
 use crate::error::{SendError, SetupError};
 use crate::event::{AlertEvent, InvitationRequest, VerificationRequest};
+use providers::{ProviderOptions, Target};
 use std::time::Duration;
-use uptime_config::{SafetySettings, SmtpSettings};
+use uptime_config::{AlertProviderSettings, SafetySettings, SmtpSettings};
 use uuid::Uuid;
 
 /// The channel of a contact (`alert_contacts.type`).
@@ -16,16 +18,31 @@ pub enum Channel {
     Email,
     Slack,
     Webhook,
+    PagerDuty,
+    Opsgenie,
+    Teams,
+    Discord,
+    Telegram,
+    Ntfy,
+    Pushover,
 }
 
 impl Channel {
+    pub const ALL: [Channel; 10] = [
+        Channel::Email,
+        Channel::Slack,
+        Channel::Webhook,
+        Channel::PagerDuty,
+        Channel::Opsgenie,
+        Channel::Teams,
+        Channel::Discord,
+        Channel::Telegram,
+        Channel::Ntfy,
+        Channel::Pushover,
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "email" => Some(Channel::Email),
-            "slack" => Some(Channel::Slack),
-            "webhook" => Some(Channel::Webhook),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -33,18 +50,59 @@ impl Channel {
             Channel::Email => "email",
             Channel::Slack => "slack",
             Channel::Webhook => "webhook",
+            Channel::PagerDuty => "pagerduty",
+            Channel::Opsgenie => "opsgenie",
+            Channel::Teams => "teams",
+            Channel::Discord => "discord",
+            Channel::Telegram => "telegram",
+            Channel::Ntfy => "ntfy",
+            Channel::Pushover => "pushover",
         }
     }
 }
 
-/// Where a delivery goes: a contact's channel, address and signing secret.
-#[derive(Debug, Clone, Copy)]
+/// Where a delivery goes: a contact's channel, address and credentials.
+#[derive(Clone, Copy)]
 pub struct Destination<'a> {
     pub channel: Channel,
-    /// The email address or the URL.
+    /// The email address, the URL, or a provider's address (chat id,
+    /// topic, user key; see [`providers`]).
     pub value: &'a str,
     /// `whsec_...`, for webhooks.
     pub signing_secret: Option<&'a str>,
+    /// A provider contact's credential, opened (routing key, API key, bot
+    /// token, application token, access token).
+    pub secret: Option<&'a str>,
+    pub options: &'a ProviderOptions,
+}
+
+impl std::fmt::Debug for Destination<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credentials never reach a log through a Debug print.
+        f.debug_struct("Destination")
+            .field("channel", &self.channel)
+            .field("secret", &self.secret.map(|_| "[set]"))
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Destination<'a> {
+    /// A destination without provider credentials or options (email,
+    /// Slack, webhooks).
+    pub fn plain(channel: Channel, value: &'a str, signing_secret: Option<&'a str>) -> Self {
+        static NO_OPTIONS: ProviderOptions = ProviderOptions {
+            region: None,
+            server: None,
+        };
+        Self {
+            channel,
+            value,
+            signing_secret,
+            secret: None,
+            options: &NO_OPTIONS,
+        }
+    }
 }
 
 /// What a delivery sends.
@@ -73,23 +131,54 @@ pub struct Sent {
 pub struct Sender {
     http: http::HttpChannel,
     email: email::EmailChannel,
+    providers: std::sync::Arc<AlertProviderSettings>,
 }
 
 impl Sender {
-    /// `http_timeout` bounds each webhook and Slack request.
+    /// `http_timeout` bounds each HTTP request (webhooks, Slack, providers).
     pub fn new(
         smtp: &SmtpSettings,
         safety: &SafetySettings,
         http_timeout: Duration,
     ) -> Result<Self, SetupError> {
+        Self::with_providers(
+            smtp,
+            safety,
+            http_timeout,
+            &AlertProviderSettings::default(),
+        )
+    }
+
+    /// Like [`Sender::new`], with the providers' endpoints of `providers`.
+    pub fn with_providers(
+        smtp: &SmtpSettings,
+        safety: &SafetySettings,
+        http_timeout: Duration,
+        providers: &AlertProviderSettings,
+    ) -> Result<Self, SetupError> {
         Ok(Self {
             http: http::HttpChannel::new(safety.allow_private_targets, http_timeout)?,
             email: email::EmailChannel::new(smtp)?,
+            providers: std::sync::Arc::new(providers.clone()),
         })
     }
 
     /// One attempt to deliver `what` to `to`.
     pub async fn send(&self, to: Destination<'_>, what: Outgoing<'_>) -> Result<Sent, SendError> {
+        if let Some(render) = provider_renderer(to.channel) {
+            let Outgoing::Alert { event, .. } = what else {
+                return Err(SendError::permanent(
+                    "only email contacts are verified by email",
+                ));
+            };
+            let target = Target {
+                value: to.value,
+                secret: to.secret,
+                options: to.options,
+                urls: &self.providers,
+            };
+            return self.http.send_provider(&render(event, target)?).await;
+        }
         match (to.channel, what) {
             (Channel::Email, Outgoing::Alert { event, .. }) => {
                 self.email
@@ -119,14 +208,34 @@ impl Sender {
                     .send_webhook(to.value, secret, delivery_id, event)
                     .await
             }
-            (Channel::Slack | Channel::Webhook, Outgoing::Verification(_)) => Err(
-                SendError::permanent("only email contacts are verified by email"),
-            ),
-            (Channel::Slack | Channel::Webhook, Outgoing::Invitation(_)) => {
+            (_, Outgoing::Verification(_)) => Err(SendError::permanent(
+                "only email contacts are verified by email",
+            )),
+            (_, Outgoing::Invitation(_)) => {
                 Err(SendError::permanent("invitations are sent by email only"))
             }
+            (_, Outgoing::Alert { .. }) => Err(SendError::permanent(format!(
+                "no sender for {} contacts",
+                to.channel.as_str()
+            ))),
         }
     }
+}
+
+type Renderer = fn(&AlertEvent, Target<'_>) -> Result<Vec<providers::ProviderRequest>, SendError>;
+
+/// The provider module that renders alerts for `channel`, if it is one.
+fn provider_renderer(channel: Channel) -> Option<Renderer> {
+    Some(match channel {
+        Channel::PagerDuty => providers::pagerduty::render,
+        Channel::Opsgenie => providers::opsgenie::render,
+        Channel::Teams => providers::teams::render,
+        Channel::Discord => providers::discord::render,
+        Channel::Telegram => providers::telegram::render,
+        Channel::Ntfy => providers::ntfy::render,
+        Channel::Pushover => providers::pushover::render,
+        Channel::Email | Channel::Slack | Channel::Webhook => return None,
+    })
 }
 
 #[cfg(test)]
@@ -144,11 +253,7 @@ mod tests {
         let event = AlertEvent::test(chrono::Utc::now());
         let err = sender
             .send(
-                Destination {
-                    channel: Channel::Email,
-                    value: "a@example.com",
-                    signing_secret: None,
-                },
+                Destination::plain(Channel::Email, "a@example.com", None),
                 Outgoing::Alert {
                     delivery_id: Uuid::new_v4(),
                     event: &event,
@@ -175,11 +280,7 @@ mod tests {
             async move {
                 sender
                     .send(
-                        Destination {
-                            channel: Channel::Webhook,
-                            value,
-                            signing_secret: secret,
-                        },
+                        Destination::plain(Channel::Webhook, value, secret),
                         Outgoing::Alert {
                             delivery_id: Uuid::new_v4(),
                             event: &event,
@@ -218,11 +319,7 @@ mod tests {
         let event = AlertEvent::test(chrono::Utc::now());
         let err = sender
             .send(
-                Destination {
-                    channel: Channel::Slack,
-                    value: "https://localhost/services/x",
-                    signing_secret: None,
-                },
+                Destination::plain(Channel::Slack, "https://localhost/services/x", None),
                 Outgoing::Alert {
                     delivery_id: Uuid::new_v4(),
                     event: &event,

@@ -10,7 +10,7 @@
 //! becomes JSONB only for a delivery).
 
 use crate::DbResult;
-use diesel::sql_types::{Array, BigInt, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, SmallInt, Text, Uuid as SqlUuid};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
@@ -25,6 +25,9 @@ pub struct IntakeEvent {
     pub event_type: String,
     /// The deliveries' payload, as JSON text.
     pub payload: String,
+    /// 0 info, 1 warning, 2 critical: contacts with a higher
+    /// `min_severity` are not told.
+    pub severity: i16,
 }
 
 /// What a batch of events became.
@@ -40,7 +43,8 @@ pub struct IntakeOutcome {
 }
 
 /// Writes one `alert` delivery per (event, verified contact attached to the
-/// event's active monitor) for every event of `events`, in one statement;
+/// event's active monitor that wants the event's kind and severity) for
+/// every event of `events`, in one statement;
 /// pairs that exist already are left alone, so a redelivered batch adds
 /// nothing.
 ///
@@ -58,6 +62,7 @@ pub async fn create_for_events(
     let monitor_ids: Vec<i64> = events.iter().map(|e| e.monitor_id).collect();
     let event_types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let payloads: Vec<&str> = events.iter().map(|e| e.payload.as_str()).collect();
+    let severities: Vec<i16> = events.iter().map(|e| e.severity).collect();
     // One statement: the contact selection and the insert see the same
     // snapshot. `linked` is materialized so that the events are first
     // matched against `monitor_alert_contacts` (its primary key leads with
@@ -67,10 +72,11 @@ pub async fn create_for_events(
     // evaluated above the sort, row by row in that order.
     let outcome = diesel::sql_query(
         "WITH events AS ( \
-           SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[]) \
-             WITH ORDINALITY AS e(event_id, monitor_id, event_type, payload, ord)), \
+           SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::smallint[]) \
+             WITH ORDINALITY AS e(event_id, monitor_id, event_type, payload, severity, ord)), \
          linked AS MATERIALIZED ( \
-           SELECT e.ord, e.event_id, e.monitor_id, mac.contact_id, e.event_type, e.payload \
+           SELECT e.ord, e.event_id, e.monitor_id, mac.contact_id, e.event_type, e.payload, \
+                  e.severity \
            FROM events e \
            JOIN monitor_alert_contacts mac ON mac.monitor_id = e.monitor_id), \
          targets AS ( \
@@ -79,7 +85,9 @@ pub async fn create_for_events(
            FROM linked l \
            JOIN monitors m ON m.id = l.monitor_id \
            JOIN alert_contacts c ON c.id = l.contact_id \
-           WHERE m.active AND c.verified AND c.org_id = m.org_id), \
+           WHERE m.active AND c.verified AND c.org_id = m.org_id \
+             AND (c.event_kinds IS NULL OR l.event_type = ANY(c.event_kinds)) \
+             AND l.severity >= c.min_severity), \
          created AS ( \
            INSERT INTO alert_deliveries (event_id, contact_id, monitor_id, kind, event_type, payload) \
            SELECT event_id, contact_id, monitor_id, 'alert', event_type, payload::jsonb \
@@ -93,6 +101,7 @@ pub async fn create_for_events(
     .bind::<Array<BigInt>, _>(&monitor_ids)
     .bind::<Array<Text>, _>(&event_types)
     .bind::<Array<Text>, _>(&payloads)
+    .bind::<Array<SmallInt>, _>(&severities)
     .get_result::<IntakeOutcome>(conn)
     .await?;
     Ok(outcome)

@@ -44,6 +44,8 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-27-000020_invitations", "e20c355690fd2b35c3cb62a3ae26ed9549ef1b672e746ec9a67cf8c4513cad1d"),
     ("2026-11-27-000021_monitor_labels", "13b20fdee903d35c909ec6c940f8a44bd89c7dc1c784670f6f460ba32a33b1dc"),
     ("2026-11-27-000022_incidents", "b47ac2ca2d9d8c05adc179cfe4220516228172c9e7df6f3d1c301d080aa7103f"),
+    ("2026-11-27-000029_provider_contacts", "b0d7d06b8c271f0c23e77f41b8421fb80e7cf72e9283bb3e701a864b7eb46c69"),
+    ("2026-11-27-000030_contact_event_filters", "02407e2594cfb72c7aac38c08723dd6e5bab73d204eae2236cf8f7196baff4c3"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

@@ -205,7 +205,8 @@ Secrets
 {{/*
 Secret env entries. Call with (dict "secretName" NAME "root" $ "smtp" BOOL
 "sealing" BOOL). UPTIME_SMTP__PASSWORD is optional: absent from the Secret =
-no SMTP auth. "sealing" adds the keys basic-auth passwords are sealed with
+no SMTP auth. "sealing" adds the keys basic-auth passwords and alert
+contacts' provider credentials are sealed with
 (UPTIME_SECRETS__KEYS__<ID>: the config crate lowercases the id back).
 */}}
 {{- define "uptime.secretEnv" -}}

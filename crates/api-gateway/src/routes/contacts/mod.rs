@@ -18,24 +18,36 @@
 //!   literal loopback/private/link-local/metadata hosts are refused unless
 //!   private targets are allowed; names that resolve there are refused at
 //!   delivery time.
+//! - provider contacts (pagerduty, opsgenie, teams, discord, telegram, ntfy,
+//!   pushover) are verified at creation too: a test alert
+//!   (`POST /alert-contacts/{id}/test`) shows the configuration works. Their
+//!   credential (`secret`) is write-only: sealed with the secrets key before
+//!   it is stored, answered only as `set`/`unset`, never logged
+//!   ([`values`] says what each type takes).
 //! - webhook contacts get a signing secret (`whsec_` + base64 of 32 random
 //!   bytes) shown in their responses; it survives changes of the URL.
 //! - `type` cannot change (a contact of another type is a new contact): a
 //!   PATCH may repeat the current type but not give another.
 
+mod body;
+mod values;
+pub(crate) use values::check_email;
+
+pub use body::{
+    ContactList, ContactResponse, ContactType, CreateContact, EventKind, MinSeverity, Region,
+    SecretState, UpdateContact,
+};
+
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::validation::{double_option, not_null, paginate, PageQuery, Problems, UrlRules};
+use crate::validation::{not_null, paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
-use base64::Engine;
-use chrono::{DateTime, Utc};
-use rand::RngCore;
-use serde::{Deserialize, Serialize};
+use uptime_alerts::ProviderOptions;
 use uptime_db::contacts::ContactUpdate;
 use uptime_db::models::{AlertContact, NewAlertContact};
-use utoipa::ToSchema;
+use values::{check_secret, check_server, check_value, secret_kind, takes_value, MAX_NAME_CHARS};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/alert-contacts").get(list).post(create))
@@ -50,186 +62,43 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-const MAX_NAME_CHARS: usize = 200;
-const MAX_EMAIL_CHARS: usize = 254;
-const SIGNING_SECRET_PREFIX: &str = "whsec_";
-
-/// The channel of a contact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ContactType {
-    /// `value` is an email address; needs verification before it receives alerts.
-    Email,
-    /// `value` is a Slack incoming-webhook URL.
-    Slack,
-    /// `value` is a URL that receives signed JSON POSTs.
-    Webhook,
-}
-
-impl ContactType {
-    fn as_str(self) -> &'static str {
-        match self {
-            ContactType::Email => "email",
-            ContactType::Slack => "slack",
-            ContactType::Webhook => "webhook",
-        }
+/// Adds a problem for each provider option given to a type that does not
+/// take it, and for a malformed ntfy server.
+fn check_options(
+    problems: &mut Problems,
+    kind: ContactType,
+    region_given: bool,
+    server: Option<&str>,
+    allow_private: bool,
+) {
+    if region_given && kind != ContactType::Opsgenie {
+        problems.add("region", "only opsgenie contacts take a region");
     }
-
-    fn from_db(s: &str) -> Result<Self, ApiError> {
-        match s {
-            "email" => Ok(ContactType::Email),
-            "slack" => Ok(ContactType::Slack),
-            "webhook" => Ok(ContactType::Webhook),
-            other => Err(ApiError::Internal(format!(
-                "contact type {other:?} in the database"
-            ))),
+    if let Some(server) = server {
+        if kind == ContactType::Ntfy {
+            check_server(problems, server, allow_private);
+        } else {
+            problems.add("server", "only ntfy contacts take a server");
         }
     }
 }
 
-/// A new alert contact.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateContact {
-    /// 1 to 200 characters, not only whitespace.
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: ContactType,
-    /// email: an address (at most 254 characters). slack, webhook: an
-    /// `https://` URL (`http://` only where private targets are allowed), at
-    /// most 2048 characters.
-    #[schema(min_length = 1, max_length = 2048)]
-    pub value: String,
-}
-
-/// A partial update: fields left out keep their value.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateContact {
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
-    pub name: Option<Option<String>>,
-    /// May only repeat the current type.
-    #[serde(default, rename = "type", deserialize_with = "double_option")]
-    #[schema(value_type = ContactType, required = false)]
-    pub kind: Option<Option<ContactType>>,
-    /// A new email address makes the contact unverified and sends a new verification link.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false, min_length = 1, max_length = 2048)]
-    pub value: Option<Option<String>>,
-}
-
-/// An alert contact.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ContactResponse {
-    pub id: i64,
-    /// The organisation that owns the contact.
-    pub org_id: i64,
-    /// Deprecated: the owning organisation's id (`org_id`), which is its
-    /// first owner's user id for accounts from before organisations.
-    #[schema(deprecated)]
-    pub user_id: i64,
-    #[serde(rename = "type")]
-    pub kind: ContactType,
-    pub name: String,
-    pub value: String,
-    /// Only verified contacts receive alerts.
-    pub verified: bool,
-    /// Email contacts only: whether a verification link for the current
-    /// address was sent and is not used yet. `false` on an unverified contact
-    /// means no email went out because a verification-email limit held:
-    /// request one with `POST /api/v1/alert-contacts/{id}/resend-verification`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verification_link_sent: Option<bool>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// Webhook contacts only: the `whsec_...` secret that signs every request
-    /// (Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256>`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signing_secret: Option<String>,
-}
-
-impl ContactResponse {
-    fn from_row(c: AlertContact) -> Result<Self, ApiError> {
-        let kind = ContactType::from_db(&c.kind)?;
-        Ok(Self {
-            id: c.id,
-            org_id: c.org_id,
-            user_id: c.org_id,
-            kind,
-            name: c.name,
-            value: c.value,
-            verified: c.verified,
-            verification_link_sent: (kind == ContactType::Email)
-                .then_some(c.verification_token_sha256.is_some()),
-            created_at: c.created_at,
-            updated_at: c.updated_at,
-            signing_secret: c.signing_secret.filter(|_| kind == ContactType::Webhook),
-        })
+/// The event types stored for `events` (`None`: every kind); an empty
+/// list is a problem (a contact that wants nothing is one to delete).
+fn stored_event_kinds(
+    problems: &mut Problems,
+    events: Option<Vec<EventKind>>,
+) -> Option<Vec<String>> {
+    let mut kinds = events?;
+    if kinds.is_empty() {
+        problems.add(
+            "events",
+            "must name at least one kind; leave it out (or null) for every kind",
+        );
     }
-}
-
-/// One page of alert contacts.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ContactList {
-    pub alert_contacts: Vec<ContactResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
-
-/// Adds a problem unless `value` suits a contact of type `kind`.
-fn check_value(problems: &mut Problems, kind: ContactType, value: &str, allow_private: bool) {
-    match kind {
-        ContactType::Email => {
-            if let Err(message) = check_email(value) {
-                problems.add("value", message);
-            }
-        }
-        ContactType::Slack | ContactType::Webhook => problems.check_url(
-            "value",
-            value,
-            UrlRules {
-                allow_http: allow_private,
-                allow_private_hosts: allow_private,
-            },
-        ),
-    }
-}
-
-/// A plausible address: one `@`, a non-empty local part, a domain with a dot
-/// (not at either end, never doubled), no whitespace or control characters,
-/// at most 254 characters. Whether it exists is what verification finds out.
-pub(crate) fn check_email(value: &str) -> Result<(), String> {
-    const PLAUSIBLE: &str = "must be an email address like name@example.com";
-    if value.chars().count() > MAX_EMAIL_CHARS {
-        return Err(format!("must be at most {MAX_EMAIL_CHARS} characters"));
-    }
-    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(PLAUSIBLE.into());
-    }
-    let Some((local, domain)) = value.split_once('@') else {
-        return Err(PLAUSIBLE.into());
-    };
-    let domain_ok = domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains("..")
-        && !domain.contains('@');
-    if local.is_empty() || !domain_ok {
-        return Err(PLAUSIBLE.into());
-    }
-    Ok(())
-}
-
-/// `whsec_` + standard base64 of 32 bytes from the OS's CSPRNG.
-fn new_signing_secret() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    format!(
-        "{SIGNING_SECRET_PREFIX}{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
+    kinds.sort();
+    kinds.dedup();
+    Some(kinds.iter().map(|k| k.event_type().to_string()).collect())
 }
 
 /// Sends the verification link (within the limits) and answers the contact
@@ -291,25 +160,57 @@ pub async fn create(
     body: crate::validation::Json<CreateContact>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let value = req.value.trim().to_string();
+    let allow_private = state.settings.safety.allow_private_targets;
+    let value = req.value.as_deref().map(str::trim).map(str::to_string);
+    let secret = req.secret.map(|s| s.trim().to_string());
+    let server = req.server.map(|s| s.trim().to_string());
     let mut problems = Problems::new();
     problems.check_len("name", &req.name, MAX_NAME_CHARS);
-    check_value(
+    match (&value, takes_value(req.kind)) {
+        (Some(value), _) => check_value(&mut problems, req.kind, value, allow_private),
+        (None, true) => problems.add(
+            "value",
+            format!("is required for {} contacts", req.kind.as_str()),
+        ),
+        (None, false) => {}
+    }
+    match (&secret, secret_kind(req.kind)) {
+        (Some(secret), _) => check_secret(&mut problems, req.kind, secret),
+        (None, Some((what, true))) => problems.add(
+            "secret",
+            format!("is required for {} contacts: the {what}", req.kind.as_str()),
+        ),
+        (None, _) => {}
+    }
+    check_options(
         &mut problems,
         req.kind,
-        &value,
-        state.settings.safety.allow_private_targets,
+        req.region.is_some(),
+        server.as_deref(),
+        allow_private,
     );
+    let event_kinds = stored_event_kinds(&mut problems, req.events);
     problems.into_result()?;
+    let secret_sealed = secret
+        .map(|s| values::seal_secret(state.keyring.as_deref(), s))
+        .transpose()?;
+    let options = ProviderOptions {
+        region: req.region.map(Into::into),
+        server,
+    };
 
     let new = NewAlertContact {
         org_id: user.org_id,
         kind: req.kind.as_str().to_string(),
         name: req.name.trim().to_string(),
-        value,
+        value: value.unwrap_or_default(),
         verified: req.kind != ContactType::Email,
         verification_token_sha256: None,
-        signing_secret: (req.kind == ContactType::Webhook).then(new_signing_secret),
+        signing_secret: (req.kind == ContactType::Webhook).then(values::new_signing_secret),
+        secret_sealed,
+        options: options.to_json(),
+        event_kinds,
+        min_severity: req.min_severity.map_or(0, MinSeverity::rank),
     };
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
@@ -418,6 +319,7 @@ pub async fn update(
     let id = id.into_inner();
     let patch = body.into_inner();
     let allow_private = state.settings.safety.allow_private_targets;
+    let keyring = state.keyring.clone();
     let mut conn = state.conn().await?;
     let (mut row, send_verification) = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -442,7 +344,45 @@ pub async fn update(
                 if let Some(value) = &value {
                     check_value(&mut problems, kind, value, allow_private);
                 }
+                let secret = patch.secret.map(|s| s.map(|s| s.trim().to_string()));
+                match (&secret, secret_kind(kind)) {
+                    (Some(Some(secret)), _) => check_secret(&mut problems, kind, secret),
+                    (Some(None), Some((what, true))) => problems.add(
+                        "secret",
+                        format!(
+                            "cannot be removed: {} contacts need their {what}",
+                            kind.as_str()
+                        ),
+                    ),
+                    _ => {}
+                }
+                let server = patch.server.map(|s| s.map(|s| s.trim().to_string()));
+                check_options(
+                    &mut problems,
+                    kind,
+                    matches!(patch.region, Some(Some(_))),
+                    server.as_ref().and_then(|s| s.as_deref()),
+                    allow_private,
+                );
+                let event_kinds = match patch.events {
+                    Some(events) => stored_event_kinds(&mut problems, events),
+                    None => stored.event_kinds,
+                };
                 problems.into_result()?;
+                let stored_options = ProviderOptions::from_json(&stored.options)
+                    .map_err(|e| ApiError::Internal(e.message))?;
+                let options = ProviderOptions {
+                    region: match patch.region {
+                        Some(region) => region.map(Into::into),
+                        None => stored_options.region,
+                    },
+                    server: server.unwrap_or(stored_options.server),
+                };
+                let secret_sealed = match secret {
+                    Some(Some(plain)) => Some(values::seal_secret(keyring.as_deref(), plain)?),
+                    Some(None) => None,
+                    None => stored.secret_sealed,
+                };
 
                 // Only a new address sends a link: repeating the current one
                 // must not be a way to mail it again (that is the resend
@@ -462,6 +402,13 @@ pub async fn update(
                         None
                     } else {
                         stored.verification_token_sha256
+                    },
+                    secret_sealed,
+                    options: options.to_json(),
+                    event_kinds,
+                    min_severity: match patch.min_severity {
+                        Some(min) => min.map_or(0, MinSeverity::rank),
+                        None => stored.min_severity,
                     },
                 };
                 let row = uptime_db::contacts::update(c, user.org_id, id, &changes)
@@ -572,46 +519,5 @@ pub async fn delete(
         Ok(HttpResponse::NoContent().finish())
     } else {
         Err(ApiError::NotFound)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plausible_email_addresses() {
-        for ok in ["a@b.co", "first.last+tag@mail.example.org"] {
-            assert!(check_email(ok).is_ok(), "{ok}");
-        }
-        let long = format!("{}@example.com", "a".repeat(243));
-        assert_eq!(long.len(), 255);
-        for bad in [
-            "",
-            "plain",
-            "@example.com",
-            "a@",
-            "a@localhost",
-            "a@b@c.com",
-            "a b@c.com",
-            "a@.com",
-            "a@com.",
-            "a@b..com",
-            long.as_str(),
-        ] {
-            assert!(check_email(bad).is_err(), "{bad}");
-        }
-        assert!(check_email(&long[1..]).is_ok(), "254 characters are fine");
-    }
-
-    #[test]
-    fn signing_secrets_are_whsec_base64_of_32_bytes() {
-        let secret = new_signing_secret();
-        let raw = secret.strip_prefix("whsec_").expect("prefix");
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(raw)
-            .expect("standard base64");
-        assert_eq!(bytes.len(), 32);
-        assert_ne!(secret, new_signing_secret());
     }
 }
