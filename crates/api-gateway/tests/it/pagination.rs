@@ -209,9 +209,9 @@ async fn the_document_pages_every_list_alike() {
             "listAuditLog",
             "listContacts",
             "listDeliveries",
+            "listIncidents",
             "listInvitations",
             "listMembers",
-            "listIncidents",
             "listMonitors",
             "listResults",
             "listRounds"
