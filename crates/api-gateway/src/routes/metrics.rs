@@ -19,15 +19,15 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 use std::time::Duration;
 use uptime_db::tenant_metrics::MonitorFigures;
 
 /// OpenMetrics 1.0, which Prometheus asks for first.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Built pages by organisation.
-pub type PageCache = moka::sync::Cache<i64, Arc<String>>;
+/// Built pages by organisation. `Bytes`, so serving a cached page clones a
+/// reference count, not the page.
+pub type PageCache = moka::sync::Cache<i64, web::Bytes>;
 
 pub fn page_cache(settings: &crate::settings::TenantMetricsSettings) -> PageCache {
     moka::sync::Cache::builder()
@@ -77,7 +77,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
             drop(conn);
             let truncated = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
-            let page = Arc::new(render(&rows, truncated));
+            let page = web::Bytes::from(render(&rows, truncated));
             state.tenant_metrics.insert(user.org_id, page.clone());
             page
         }
@@ -91,7 +91,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
                 state.settings.tenant_metrics.cache_secs
             ),
         ))
-        .body(page.as_str().to_owned()))
+        .body(page))
 }
 
 /// Label names and values, the values escaped already (`escape_label_value`).
