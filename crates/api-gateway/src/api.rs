@@ -14,9 +14,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(actix_web::middleware::from_fn(
                 crate::query_params::refuse_unknown,
             ))
+            // A POST with an `Idempotency-Key` is claimed (or replayed)
+            // once its key is known and before anything else reads it.
+            .wrap(actix_web::middleware::from_fn(
+                crate::idempotency::idempotency,
+            ))
             // Keys are checked before any handler reads a body.
             .wrap(actix_web::middleware::from_fn(
                 crate::middleware::authenticate,
+            ))
+            // Outermost: it reads what the key check left, after the
+            // response (errors included) is made.
+            .wrap(actix_web::middleware::from_fn(
+                crate::middleware::rate_limit_headers,
             ))
             .route("/openapi.json", web::get().to(crate::openapi::serve))
             .configure(crate::routes::configure),

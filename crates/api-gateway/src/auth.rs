@@ -42,13 +42,25 @@ pub fn authenticate_request(
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let raw = bearer_token(req);
     let address = req.peer_addr().map(|a| a.ip());
+    // Cheap (a reference count): the allowance goes into its extensions for
+    // the `RateLimit` headers (`middleware::rate_limit_headers`).
+    let req = req.clone();
     async move {
         let state = state.ok_or_else(|| ApiError::Internal("AppState missing".into()))?;
         let raw = raw.ok_or(ApiError::Unauthorized)?;
         let user = authenticate(&state, &raw, address).await?;
         // Per organisation: every key of its members draws from the same
         // bucket.
-        state.rate_limiter.check(user.org_id)?;
+        let allowance = match state.rate_limiter.check(user.org_id) {
+            Ok(allowance) => allowance,
+            Err(ApiError::RateLimited { retry_after_secs }) => {
+                req.extensions_mut()
+                    .insert(state.rate_limiter.refused(retry_after_secs));
+                return Err(ApiError::RateLimited { retry_after_secs });
+            }
+            Err(other) => return Err(other),
+        };
+        req.extensions_mut().insert(allowance);
         Ok(user)
     }
 }

@@ -9,6 +9,9 @@ use actix_web::web;
 /// Bodies above this are refused with 413.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// The largest body any route takes (the bulk create's).
+pub const LARGEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
 /// How JSON bodies are read: up to `limit` bytes, any content type, errors
 /// as the API's JSON. The application's; a route with bigger bodies (the
 /// bulk create) overrides only the limit.

@@ -69,6 +69,13 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
+    /// The request is well formed but names something that cannot be used
+    /// for it (an `Idempotency-Key` sent before with another request).
+    #[error("unprocessable request")]
+    Unprocessable {
+        field: &'static str,
+        message: String,
+    },
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
     /// A verification-email limit holds; `message` names it.
@@ -121,6 +128,7 @@ impl ResponseError for ApiError {
             ApiError::ContactNotVerified | ApiError::Conflict(_) | ApiError::ConflictOn { .. } => {
                 StatusCode::CONFLICT
             }
+            ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -140,7 +148,9 @@ impl ResponseError for ApiError {
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
             }
-            ApiError::Forbidden { field, message } | ApiError::ConflictOn { field, message } => {
+            ApiError::Forbidden { field, message }
+            | ApiError::ConflictOn { field, message }
+            | ApiError::Unprocessable { field, message } => {
                 vec![FieldError::new(*field, message.clone())]
             }
             ApiError::TooManyRequests { field, message, .. } => {

@@ -81,3 +81,45 @@ pub async fn authenticate(
     }
     next.call(req).await
 }
+
+/// Adds the organisation's rate-limit allowance, as the authentication left
+/// it, to every authenticated response (refusals included), so a client can
+/// pace itself: `RateLimit-Policy` and `RateLimit` as in the IETF httpapi
+/// draft (`limit`, `remaining`, `reset` in seconds; the policy's window is
+/// the time an empty bucket takes to fill), and the older `X-RateLimit-*`
+/// trio that many clients read. Routes without a key carry none.
+pub async fn rate_limit_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    use actix_web::http::header::{HeaderName, HeaderValue};
+    let mut res = next.call(req).await?;
+    let allowance = res
+        .request()
+        .extensions()
+        .get::<crate::rate_limit::Allowance>()
+        .copied();
+    if let Some(a) = allowance {
+        let headers = res.headers_mut();
+        let mut set = |name: &'static str, value: String| {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(HeaderName::from_static(name), value);
+            }
+        };
+        set(
+            "ratelimit-policy",
+            format!("{};w={}", a.limit, a.window_secs.max(1)),
+        );
+        set(
+            "ratelimit",
+            format!(
+                "limit={}, remaining={}, reset={}",
+                a.limit, a.remaining, a.reset_secs
+            ),
+        );
+        set("x-ratelimit-limit", a.limit.to_string());
+        set("x-ratelimit-remaining", a.remaining.to_string());
+        set("x-ratelimit-reset", a.reset_secs.to_string());
+    }
+    Ok(res)
+}

@@ -18,6 +18,7 @@
 //! listing the methods it does; being about undocumented methods, it is
 //! described in `info.description` rather than on any operation.
 
+mod client_contract;
 mod examples;
 mod teams;
 
@@ -176,6 +177,7 @@ pub fn document() -> &'static Value {
         examples::add(&mut doc);
         add_common_responses(&mut doc);
         add_patterns(&mut doc);
+        client_contract::add(&mut doc);
         crate::authz::annotate(&mut doc);
         doc
     })

@@ -42,6 +42,21 @@ struct Bucket {
     refilled_at: Instant,
 }
 
+/// Where a bucket stands after a request: what the `RateLimit` headers
+/// tell a client so it can pace itself instead of running into 429s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    /// The bucket's size (`burst`).
+    pub limit: u32,
+    /// Whole tokens left.
+    pub remaining: u32,
+    /// Seconds until the bucket is full again (refused: until the request
+    /// would be taken).
+    pub reset_secs: u64,
+    /// Seconds a full bucket takes to refill from empty: the policy's window.
+    pub window_secs: u64,
+}
+
 struct Line {
     /// One permit: whose turn it is. tokio's semaphore is fair, so turns
     /// come in arrival order.
@@ -63,16 +78,37 @@ impl<K: Hash + Eq> RateLimiter<K> {
     }
 
     /// Takes a token for `key`, or says how long until one is available.
-    pub fn check(&self, key: K) -> Result<(), ApiError> {
+    pub fn check(&self, key: K) -> Result<Allowance, ApiError> {
         self.check_n(key, 1)
+    }
+
+    /// The allowance a refusal that says `retry_after_secs` leaves: nothing
+    /// until then.
+    pub fn refused(&self, retry_after_secs: u64) -> Allowance {
+        Allowance {
+            limit: self.settings.burst.max(1),
+            remaining: 0,
+            reset_secs: retry_after_secs,
+            window_secs: self.window_secs(),
+        }
+    }
+
+    fn window_secs(&self) -> u64 {
+        let rate = self.settings.per_second.max(1);
+        u64::from(self.settings.burst.max(1).div_ceil(rate))
     }
 
     /// Takes `n` tokens for `key` at once, or none and says how long until
     /// `n` are available. A cost above the burst is charged as the whole
     /// burst (a full bucket), so it is never refused forever.
-    pub fn check_n(&self, key: K, n: u32) -> Result<(), ApiError> {
+    pub fn check_n(&self, key: K, n: u32) -> Result<Allowance, ApiError> {
         if self.settings.per_second == 0 || n == 0 {
-            return Ok(());
+            return Ok(Allowance {
+                limit: self.settings.burst,
+                remaining: self.settings.burst,
+                reset_secs: 0,
+                window_secs: 0,
+            });
         }
         let rate = f64::from(self.settings.per_second);
         let burst = f64::from(self.settings.burst.max(1));
@@ -96,7 +132,12 @@ impl<K: Hash + Eq> RateLimiter<K> {
         bucket.refilled_at = now;
         if bucket.tokens >= cost {
             bucket.tokens -= cost;
-            Ok(())
+            Ok(Allowance {
+                limit: burst as u32,
+                remaining: bucket.tokens.floor() as u32,
+                reset_secs: ((burst - bucket.tokens) / rate).ceil() as u64,
+                window_secs: self.window_secs(),
+            })
         } else {
             let wait = ((cost - bucket.tokens) / rate).ceil().max(1.0) as u64;
             Err(ApiError::RateLimited {
@@ -204,6 +245,25 @@ mod tests {
             other => panic!("expected a rate limit, got {other:?}"),
         }
         limiter.check(8).expect("other keys have their own bucket");
+    }
+
+    #[test]
+    fn the_allowance_says_what_is_left_and_when_the_bucket_is_full() {
+        let limiter = RateLimiter::new(RateLimitSettings {
+            per_second: 2,
+            burst: 10,
+        });
+        let first = limiter.check_n(7, 4).unwrap();
+        assert_eq!(first.limit, 10);
+        assert_eq!(first.remaining, 6);
+        assert_eq!(first.reset_secs, 2, "4 tokens back at 2 a second");
+        assert_eq!(first.window_secs, 5, "empty to full at 2 a second");
+        let refused = match limiter.check_n(7, 8) {
+            Err(ApiError::RateLimited { retry_after_secs }) => limiter.refused(retry_after_secs),
+            other => panic!("expected a rate limit, got {other:?}"),
+        };
+        assert_eq!(refused.remaining, 0);
+        assert_eq!(refused.reset_secs, 1);
     }
 
     #[test]

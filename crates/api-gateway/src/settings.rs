@@ -35,6 +35,9 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
+    /// `Idempotency-Key` on POSTs (how long replays last is
+    /// `retention.idempotency_hours`).
+    pub idempotency: IdempotencySettings,
     /// Invitations to join an organisation.
     pub invitations: InvitationSettings,
     /// The regions monitors may name and the default ones.
@@ -75,6 +78,7 @@ impl Default for GatewaySettings {
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
+            idempotency: IdempotencySettings::default(),
             invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
@@ -318,6 +322,24 @@ pub struct BulkCreateSettings {
 impl Default for BulkCreateSettings {
     fn default() -> Self {
         Self { max_items: 1000 }
+    }
+}
+
+/// `Idempotency-Key` (`UPTIME_IDEMPOTENCY__*`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct IdempotencySettings {
+    /// A keyed request still unanswered after this many seconds belonged to
+    /// a gateway that died mid-request: a retry with its key runs it again.
+    /// Longer than any request takes (the bulk create's included).
+    pub abandoned_after_secs: u64,
+}
+
+impl Default for IdempotencySettings {
+    fn default() -> Self {
+        Self {
+            abandoned_after_secs: 300,
+        }
     }
 }
 

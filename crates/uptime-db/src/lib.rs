@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;
 pub mod deliveries;
+pub mod idempotency;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;

@@ -12,6 +12,7 @@
 //! | audit log | `audit_log` entries | `audit_log_days` from recording |
 //! | invitations | accepted, revoked and expired `invitations` | `invitations_days` from their end |
 //! | incidents | resolved `incidents` (never open ones) | `incidents_days` from resolution |
+//! | idempotency keys | `idempotency_keys` (kept responses and stale claims) | `idempotency_hours` from the claim |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -40,11 +41,12 @@ pub struct PruneReport {
     pub audit_log: u64,
     pub invitations: u64,
     pub incidents: u64,
+    pub idempotency_keys: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 10] {
+    pub fn by_table(&self) -> [(&'static str, u64); 11] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -56,6 +58,7 @@ impl PruneReport {
             ("audit_log", self.audit_log),
             ("invitations", self.invitations),
             ("incidents", self.incidents),
+            ("idempotency_keys", self.idempotency_keys),
         ]
     }
 
@@ -104,6 +107,7 @@ pub async fn prune(
         cutoff(now, days(settings.audit_log_days)).map(Step::AuditLog),
         cutoff(now, days(settings.invitations_days)).map(Step::Invitations),
         cutoff(now, days(settings.incidents_days)).map(Step::Incidents),
+        cutoff(now, hours(settings.idempotency_hours)).map(Step::IdempotencyKeys),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -124,6 +128,7 @@ pub async fn prune(
             Step::AuditLog(_) => report.audit_log = removed.rows,
             Step::Invitations(_) => report.invitations = removed.rows,
             Step::Incidents(_) => report.incidents = removed.rows,
+            Step::IdempotencyKeys(_) => report.idempotency_keys = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -166,6 +171,8 @@ enum Step {
     Invitations(DateTime<Utc>),
     /// Resolved before.
     Incidents(DateTime<Utc>),
+    /// Claimed before.
+    IdempotencyKeys(DateTime<Utc>),
 }
 
 impl Step {
@@ -180,6 +187,7 @@ impl Step {
             Step::AuditLog(_) => "audit_log",
             Step::Invitations(_) => "invitations",
             Step::Incidents(_) => "incidents",
+            Step::IdempotencyKeys(_) => "idempotency_keys",
         }
     }
 
@@ -215,6 +223,10 @@ impl Step {
             ),
             Step::Incidents(before) => (
                 uptime_db::incidents::delete_resolved_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::IdempotencyKeys(before) => (
+                uptime_db::idempotency::delete_created_before(conn, before, limit).await?,
                 0,
             ),
         })

@@ -3,7 +3,8 @@
 //!
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
 //! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
-//! `audit_log_days`, `invitations_days`, `incidents_days`) zero means "never
+//! `audit_log_days`, `invitations_days`, `incidents_days`,
+//! `idempotency_hours`) zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -42,6 +43,9 @@ pub struct RetentionSettings {
     /// Resolved incidents are kept this many days after they were resolved
     /// (open ones always).
     pub incidents_days: u32,
+    /// `Idempotency-Key` responses are replayed, and kept, this many hours
+    /// (the gateway treats older ones as gone even before they are pruned).
+    pub idempotency_hours: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -62,6 +66,7 @@ impl Default for RetentionSettings {
             audit_log_days: 365,
             invitations_days: 30,
             incidents_days: 365,
+            idempotency_hours: 24,
             interval_secs: 300,
             batch_size: 1000,
         }

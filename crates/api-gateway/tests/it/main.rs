@@ -9,6 +9,7 @@ mod authz;
 mod bulk_monitors;
 mod check_support;
 mod checks;
+mod client_contract;
 mod common;
 mod contacts;
 mod conventions;

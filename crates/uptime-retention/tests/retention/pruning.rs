@@ -484,6 +484,32 @@ async fn resolved_incidents_go_after_their_retention_and_open_ones_stay() {
 }
 
 #[tokio::test]
+async fn idempotency_keys_go_after_their_replay_window() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let org = seed::user(&mut conn).await;
+    for (key, created) in [("old", hours_ago(25)), ("recent", hours_ago(23))] {
+        diesel::sql_query(
+            "INSERT INTO idempotency_keys (org_id, idempotency_key, request_sha256, created_at)
+             VALUES ($1, $2, '\\x00', $3)",
+        )
+        .bind::<BigInt, _>(org)
+        .bind::<Text, _>(key)
+        .bind::<Timestamptz, _>(created)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+
+    assert_eq!(out.report.idempotency_keys, 1, "{:?}", out.report);
+    let left = |key: &str| format!("idempotency_keys WHERE idempotency_key = '{key}'");
+    assert_eq!(count(&mut conn, &left("old")).await, 0);
+    assert_eq!(count(&mut conn, &left("recent")).await, 1);
+}
+
+#[tokio::test]
 async fn decided_rounds_go_with_the_results_and_abandoned_open_ones_after_a_day() {
     let db = TestDb::create().await;
     let mut conn = connect(&db).await;

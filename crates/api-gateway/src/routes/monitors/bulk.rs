@@ -55,7 +55,7 @@ use utoipa::ToSchema;
 /// typical monitors are about 200 bytes. Monitors with large request
 /// options (headers, body and assertions can take up to about 60 KB) fit
 /// fewer to a batch.
-pub const BULK_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub const BULK_MAX_BODY_BYTES: usize = crate::body_limits::LARGEST_BODY_BYTES;
 
 /// Announcements awaiting their publish ack at once.
 const ANNOUNCE_IN_FLIGHT: usize = 1024;

@@ -1,0 +1,191 @@
+//! What lets a client (a provider, an SDK, `uptimectl`) retry and pace
+//! itself: `Idempotency-Key` on POSTs and the rate-limit headers.
+
+use crate::common::{spawn_app, spawn_app_with, TestApp};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::time::Duration;
+use uptime_db::idempotency::Claim;
+
+const MONITORS: &str = "/api/v1/monitors";
+
+fn monitor(name: &str) -> Value {
+    json!({"name": name, "type": "http", "target": "https://example.com/health"})
+}
+
+/// POSTs `body` to `path` with `key` and `Idempotency-Key: idem`.
+async fn keyed_post(
+    app: &TestApp,
+    path: &str,
+    key: &str,
+    idem: &str,
+    body: &Value,
+) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .bearer_auth(key)
+        .header("Idempotency-Key", idem)
+        .json(body)
+        .send()
+        .await
+        .expect("request sent")
+}
+
+async fn monitor_count(app: &TestApp, key: &str) -> usize {
+    let (status, body) = app.get(&format!("{MONITORS}?limit=100"), key).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["monitors"].as_array().unwrap().len()
+}
+
+#[tokio::test]
+async fn a_retried_create_replays_the_first_response_and_creates_once() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("idem").await;
+
+    let first = keyed_post(&app, MONITORS, &key, "create-1", &monitor("a")).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+
+    let again = keyed_post(&app, MONITORS, &key, "create-1", &monitor("a")).await;
+    assert_eq!(again.status(), StatusCode::CREATED);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["id"], first["id"], "the same monitor, not a second");
+    assert_eq!(monitor_count(&app, &key).await, 1);
+
+    // Another key is another request.
+    let other = keyed_post(&app, MONITORS, &key, "create-2", &monitor("a")).await;
+    assert_eq!(other.status(), StatusCode::CREATED);
+    assert_eq!(monitor_count(&app, &key).await, 2);
+    // Without a key nothing is remembered.
+    let (status, _) = app.post(MONITORS, &key, monitor("a")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(monitor_count(&app, &key).await, 3);
+}
+
+#[tokio::test]
+async fn a_retried_bulk_create_creates_its_monitors_once() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("idem-bulk").await;
+    let batch = json!({"monitors": (0..50).map(|i| monitor(&format!("m{i}"))).collect::<Vec<_>>()});
+    for _ in 0..3 {
+        let res = keyed_post(&app, "/api/v1/monitors/bulk", &key, "bulk-1", &batch).await;
+        assert_eq!(res.status(), StatusCode::CREATED);
+    }
+    assert_eq!(monitor_count(&app, &key).await, 50);
+}
+
+#[tokio::test]
+async fn a_key_reused_for_another_request_is_refused_naming_the_header() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("idem-reuse").await;
+    let first = keyed_post(&app, MONITORS, &key, "k", &monitor("a")).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+
+    let other = keyed_post(&app, MONITORS, &key, "k", &monitor("b")).await;
+    assert_eq!(other.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = other.json().await.unwrap();
+    assert_eq!(body["details"][0]["field"], "Idempotency-Key", "{body}");
+    assert_eq!(monitor_count(&app, &key).await, 1);
+
+    // Another organisation's identical key is its own.
+    let (_, stranger) = app.new_user("idem-other").await;
+    let theirs = keyed_post(&app, MONITORS, &stranger, "k", &monitor("b")).await;
+    assert_eq!(theirs.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn a_malformed_key_is_a_400_naming_the_header() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("idem-bad").await;
+    let long = "k".repeat(api_gateway::idempotency::MAX_KEY_LEN + 1);
+    let res = keyed_post(&app, MONITORS, &key, &long, &monitor("a")).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["details"][0]["field"], "Idempotency-Key", "{body}");
+    assert_eq!(monitor_count(&app, &key).await, 0);
+}
+
+#[tokio::test]
+async fn a_claim_in_flight_is_refused_until_abandoned_then_taken_over() {
+    let app = spawn_app().await;
+    let (org, _) = app.new_user("idem-flight").await;
+    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
+    let day = Duration::from_secs(86_400);
+    let claim = |abandoned_after| {
+        let pool = app.state.pool.clone();
+        async move {
+            let mut conn = uptime_db::pool::conn(&pool).await.unwrap();
+            uptime_db::idempotency::claim(&mut conn, org, "f", b"digest", day, abandoned_after)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(claim(day).await, Claim::Claimed);
+    assert_eq!(claim(day).await, Claim::InFlight, "the first is running");
+    assert_eq!(
+        claim(Duration::ZERO).await,
+        Claim::Claimed,
+        "a claim older than abandoned_after is taken over"
+    );
+    // A request that left nothing to replay gives its key up.
+    uptime_db::idempotency::release(&mut conn, org, "f")
+        .await
+        .unwrap();
+    assert_eq!(claim(day).await, Claim::Claimed);
+}
+
+#[tokio::test]
+async fn every_authenticated_response_says_the_rate_limit_left() {
+    let app = spawn_app_with(|s| {
+        s.rate_limit.per_second = 1;
+        s.rate_limit.burst = 3;
+    })
+    .await;
+    let (_, key) = app.new_user("paced").await;
+    let get = || app.client.get(app.url(MONITORS)).bearer_auth(&key).send();
+
+    let res = get().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let headers = res.headers();
+    assert_eq!(headers["ratelimit-policy"], "3;w=3");
+    assert_eq!(headers["x-ratelimit-limit"], "3");
+    let remaining: u32 = headers["x-ratelimit-remaining"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(remaining <= 2, "one taken: {remaining}");
+    assert!(headers["ratelimit"]
+        .to_str()
+        .unwrap()
+        .starts_with("limit=3, remaining="));
+
+    let refused = loop {
+        let res = get().await.unwrap();
+        if res.status() == StatusCode::TOO_MANY_REQUESTS {
+            break res;
+        }
+    };
+    assert_eq!(refused.headers()["x-ratelimit-remaining"], "0");
+    let reset: u64 = refused.headers()["x-ratelimit-reset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(reset >= 1);
+    assert_eq!(
+        refused.headers()["retry-after"].to_str().unwrap(),
+        reset.to_string()
+    );
+
+    // A public route carries none.
+    let public = app
+        .client
+        .get(app.url("/api/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert!(public.headers().get("ratelimit").is_none());
+}
