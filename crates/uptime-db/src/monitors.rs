@@ -184,7 +184,55 @@ pub async fn list_page_within(
     after_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<Monitor>> {
-    Ok(within(reach, labels)
+    let filter = ListFilter {
+        labels,
+        ..ListFilter::default()
+    };
+    list_page_filtered(conn, reach, &filter, after_id, limit).await
+}
+
+/// What a list of monitors keeps (every given test must hold).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListFilter<'a> {
+    /// Labels the monitor's must contain.
+    pub labels: Option<&'a serde_json::Value>,
+    /// The monitor's type (`http`, ...).
+    pub kind: Option<&'a str>,
+    /// Its current status (`up`, ...).
+    pub status: Option<&'a str>,
+    pub active: Option<bool>,
+    /// A substring of its name, compared without case.
+    pub name_contains: Option<&'a str>,
+}
+
+/// [`list_page_within`] with every test of `filter`. The organisation's
+/// index bounds the scan; the name test is a case-insensitive `LIKE` with
+/// the pattern's own `%`, `_` and `\` taken literally.
+pub async fn list_page_filtered(
+    conn: &mut AsyncPgConnection,
+    reach: Reach<'_>,
+    filter: &ListFilter<'_>,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<Monitor>> {
+    let mut query = within(reach, filter.labels);
+    if let Some(kind) = filter.kind {
+        query = query.filter(monitors::kind.eq(kind));
+    }
+    if let Some(status) = filter.status {
+        query = query.filter(monitors::status.eq(status));
+    }
+    if let Some(active) = filter.active {
+        query = query.filter(monitors::active.eq(active));
+    }
+    if let Some(part) = filter.name_contains {
+        let escaped = part
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        query = query.filter(monitors::name.ilike(format!("%{escaped}%")));
+    }
+    Ok(query
         .filter(monitors::id.gt(after_id.unwrap_or(0)))
         .order(monitors::id.asc())
         .limit(limit)

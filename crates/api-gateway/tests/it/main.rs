@@ -24,6 +24,7 @@ mod labels;
 mod limits;
 mod manual_checks;
 mod members;
+mod monitor_filters;
 mod monitor_kinds;
 mod monitor_options;
 mod monitor_schedules;

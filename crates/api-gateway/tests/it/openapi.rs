@@ -180,7 +180,10 @@ async fn the_schemas_name_every_contract_field() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(params, ["limit", "cursor", "label"]);
+    assert_eq!(
+        params,
+        ["limit", "cursor", "type", "status", "active", "search", "label"]
+    );
 }
 
 /// Every bound of the API contract, as the document states it.

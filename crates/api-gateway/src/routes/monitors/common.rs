@@ -6,11 +6,11 @@
 use super::fields::field_group;
 use super::monitor_type::MonitorType;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The monitor's current status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MonitorStatus {
     /// Not checked yet (or what it watches changed since).
@@ -20,6 +20,18 @@ pub enum MonitorStatus {
     Degraded,
     /// `confirmation_count` consecutive checks failed.
     Down,
+}
+
+impl MonitorStatus {
+    /// As stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Up => "up",
+            Self::Degraded => "degraded",
+            Self::Down => "down",
+        }
+    }
 }
 
 impl From<uptime_contracts::MonitorStatus> for MonitorStatus {

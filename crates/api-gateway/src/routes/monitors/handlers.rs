@@ -1,18 +1,21 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
+use super::common::MonitorStatus;
 use super::draft::{new_heartbeat_token, new_monitor, Creation, Draft};
 use super::monitor_type::MonitorType;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use crate::validation::{not_null, paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde::Deserialize;
 use uptime_contracts::{MonitorChange, MonitorChangedV1};
+use utoipa::IntoParams;
 
 /// The ids sorted and deduplicated, or 400 naming those that are not the
 /// user's contacts. Locks the contacts found until the transaction ends.
@@ -143,10 +146,88 @@ pub async fn create(
         )?))
 }
 
+/// What the list keeps besides labels: every given test must hold. Read as
+/// text and parsed here, so a bad value is a 400 naming its parameter.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MonitorFilterQuery {
+    /// Only monitors of this type.
+    #[serde(rename = "type")]
+    #[param(rename = "type", value_type = Option<MonitorType>, inline)]
+    pub monitor_type: Option<String>,
+    /// Only monitors in this status now.
+    #[param(value_type = Option<MonitorStatus>, inline)]
+    pub status: Option<String>,
+    /// Only active (`true`) or paused (`false`) monitors.
+    #[param(value_type = Option<bool>)]
+    pub active: Option<String>,
+    /// Only monitors whose name contains this, compared without case
+    /// (1 to 100 characters; `%` and `_` are literal).
+    #[param(min_length = 1, max_length = 100)]
+    pub search: Option<String>,
+}
+
+/// [`MonitorFilterQuery`] parsed.
+struct MonitorFilter {
+    kind: Option<&'static str>,
+    status: Option<&'static str>,
+    active: Option<bool>,
+}
+
+impl MonitorFilterQuery {
+    fn parse(&self) -> Result<MonitorFilter, ApiError> {
+        let mut problems = Vec::new();
+        let mut parse =
+            |field: &str, value: &Option<String>, expected: &str| -> Option<serde_json::Value> {
+                let value = value.as_deref()?;
+                let parsed = serde_json::Value::String(value.to_string());
+                if expected.split(", ").any(|v| v == value) {
+                    Some(parsed)
+                } else {
+                    problems.push(FieldError::new(field, format!("one of {expected}")));
+                    None
+                }
+            };
+        let kind = parse(
+            "type",
+            &self.monitor_type,
+            "http, keyword, heartbeat, tcp, tls, dns, icmp",
+        )
+        .and_then(|v| serde_json::from_value::<MonitorType>(v).ok())
+        .map(|t| uptime_contracts::MonitorKind::from(t).as_str());
+        let status = parse("status", &self.status, "pending, up, degraded, down")
+            .and_then(|v| serde_json::from_value::<MonitorStatus>(v).ok())
+            .map(MonitorStatus::as_str);
+        let active = parse("active", &self.active, "true, false").map(|v| v == "true");
+        if self
+            .search
+            .as_deref()
+            .is_some_and(|s| s.is_empty() || s.chars().count() > MAX_SEARCH_LEN || s.contains('\0'))
+        {
+            problems.push(FieldError::new(
+                "search",
+                format!("1 to {MAX_SEARCH_LEN} characters"),
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(ApiError::InvalidQuery(problems));
+        }
+        Ok(MonitorFilter {
+            kind,
+            status,
+            active,
+        })
+    }
+}
+
+/// The longest `search`.
+pub const MAX_SEARCH_LEN: usize = 100;
+
 /// List the caller's monitors in id order, a page at a time; `?label=key=value`
-/// (repeatable, all must hold) keeps those with these labels.
+/// (repeatable, all must hold) keeps those with these labels, and `type`,
+/// `status`, `active` and `search` narrow it further.
 #[utoipa::path(get, path = "/api/v1/monitors", operation_id = "listMonitors", tag = "monitors", security(("bearer" = [])),
-    params(PageQuery,
+    params(PageQuery, MonitorFilterQuery,
         ("label" = Option<Vec<String>>, Query, style = Form, explode, max_items = 32,
             description = "`key=value`: only monitors labelled so; repeat it for several labels, all of which must hold (e.g. `?label=env=prod&label=team=payments`); a value may be empty (`?label=tier=`)")),
     responses((status = 200, body = MonitorList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
@@ -155,16 +236,25 @@ pub async fn list(
     user: AuthUser,
     req: actix_web::HttpRequest,
     query: web::Query<PageQuery>,
+    narrowing: web::Query<MonitorFilterQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = query.validate()?;
-    let filter = super::labels::filter_of(req.query_string())
+    let labels = super::labels::filter_of(req.query_string())
         .map_err(ApiError::InvalidQuery)?
         .map(|selector| selector.to_json());
+    let narrowed = narrowing.parse()?;
+    let filter = uptime_db::monitors::ListFilter {
+        labels: labels.as_ref(),
+        kind: narrowed.kind,
+        status: narrowed.status,
+        active: narrowed.active,
+        name_contains: narrowing.search.as_deref(),
+    };
     let mut conn = state.conn().await?;
-    let rows = uptime_db::monitors::list_page_within(
+    let rows = uptime_db::monitors::list_page_filtered(
         &mut conn,
         user.reach(),
-        filter.as_ref(),
+        &filter,
         page.after_id,
         page.limit + 1,
     )
