@@ -11,6 +11,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/api/v1")
             // Unknown query parameters are refused once the key is
             // checked (the later `wrap` runs first).
+            // Innermost: tags the handlers' answers (and refuses `If-Match`
+            // where no handler honours it).
+            .wrap(actix_web::middleware::from_fn(crate::etag::tag_responses))
             .wrap(actix_web::middleware::from_fn(
                 crate::query_params::refuse_unknown,
             ))

@@ -76,6 +76,9 @@ pub enum ApiError {
         field: &'static str,
         message: String,
     },
+    /// `If-Match` names another version than `current`, the resource's.
+    #[error("precondition failed")]
+    PreconditionFailed { current: String },
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
     /// A verification-email limit holds; `message` names it.
@@ -129,6 +132,7 @@ impl ResponseError for ApiError {
                 StatusCode::CONFLICT
             }
             ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::RateLimited { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -145,6 +149,10 @@ impl ResponseError for ApiError {
         let details = match self {
             ApiError::InvalidBody(d) | ApiError::InvalidQuery(d) => d.clone(),
             ApiError::DeliveryFailed(cause) => vec![FieldError::new("delivery", cause.clone())],
+            ApiError::PreconditionFailed { .. } => vec![FieldError::new(
+                "If-Match",
+                "the resource changed since that version was read; read it again (its ETag is the current version)",
+            )],
             ApiError::MailLimited { message, .. } => {
                 vec![FieldError::new("verification_email", message.clone())]
             }
@@ -200,6 +208,9 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "5"));
+            }
+            ApiError::PreconditionFailed { current } => {
+                response.insert_header((header::ETAG, current.clone()));
             }
             _ => {}
         }

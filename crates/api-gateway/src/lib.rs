@@ -8,6 +8,7 @@ pub mod auth_cache;
 pub mod authz;
 pub mod body_limits;
 pub mod error;
+pub mod etag;
 pub mod idempotency;
 pub mod key_revocations;
 pub mod key_use;

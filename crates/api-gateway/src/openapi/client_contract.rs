@@ -18,7 +18,7 @@ pub fn add(doc: &mut Value) {
     let Some(paths) = doc["paths"].as_object_mut() else {
         return;
     };
-    for item in paths.values_mut() {
+    for (item_path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else {
             continue;
         };
@@ -30,6 +30,7 @@ pub fn add(doc: &mut Value) {
             if method == "post" {
                 add_idempotency(op);
             }
+            add_conditions(method, item_path, op);
             if let Some(responses) = op["responses"].as_object_mut() {
                 for response in responses.values_mut() {
                     let Some(response) = response.as_object_mut() else {
@@ -72,5 +73,55 @@ fn add_idempotency(op: &mut Value) {
             "422".into(),
             error("`unprocessable request`: this `Idempotency-Key` was used for another request (field `Idempotency-Key`)"),
         );
+    }
+}
+
+/// `ETag` on `200`/`201`, `If-None-Match` → `304` on GETs, `If-Match` →
+/// `412` on the writes that honour it (`crate::etag`), `400` on the others.
+fn add_conditions(method: &str, path: &str, op: &mut Value) {
+    let error = |description: &str| {
+        json!({
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        })
+    };
+    let parameter = |name: &str, description: &str| json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string", "maxLength": 1024}});
+    let honoured = crate::etag::CONDITIONAL_ROUTES
+        .iter()
+        .any(|(m, r)| m.eq_ignore_ascii_case(method) && *r == path);
+    let mut parameters = Vec::new();
+    if let Some(responses) = op["responses"].as_object_mut() {
+        for status in ["200", "201"] {
+            if let Some(response) = responses.get_mut(status).and_then(Value::as_object_mut) {
+                let headers = response.entry("headers").or_insert_with(|| json!({}));
+                headers["ETag"] = json!({"description": "The representation's version (a digest of its bytes): send it as `If-None-Match` to a GET, or as `If-Match` to a write that honours it", "schema": {"type": "string"}});
+            }
+        }
+        match method {
+            "get" => {
+                responses.insert("304".into(), json!({"description": "Not modified: `If-None-Match` names the current `ETag`; no body"}));
+                parameters.push(parameter(
+                    "If-None-Match",
+                    "An `ETag` of an earlier answer: `304` with no body while it is still current",
+                ));
+            }
+            "patch" | "delete" | "put" if honoured => {
+                responses.insert("412".into(), error("`precondition failed`: `If-Match` names another version than the current one (field `If-Match`; the current `ETag` is in the answer's `ETag` header); nothing changed"));
+                parameters.push(parameter("If-Match", "The `ETag` the change is based on: the write happens only if the resource is still at that version (checked under the row's lock), else `412`"));
+            }
+            "patch" | "delete" | "put" => {
+                responses.entry("400").or_insert_with(|| {
+                    error("`invalid request body`: field `If-Match` when sent, since this operation does not take it")
+                });
+            }
+            _ => {}
+        }
+    }
+    if parameters.is_empty() {
+        return;
+    }
+    match op["parameters"].as_array_mut() {
+        Some(existing) => existing.extend(parameters),
+        None => op["parameters"] = Value::Array(parameters),
     }
 }

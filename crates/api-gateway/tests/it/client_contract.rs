@@ -189,3 +189,139 @@ async fn every_authenticated_response_says_the_rate_limit_left() {
         .unwrap();
     assert!(public.headers().get("ratelimit").is_none());
 }
+
+async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    key: &str,
+    headers: &[(&str, &str)],
+    body: Option<Value>,
+) -> reqwest::Response {
+    let mut req = app.client.request(method, app.url(path)).bearer_auth(key);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    req.send().await.expect("request sent")
+}
+
+fn etag_of(res: &reqwest::Response) -> String {
+    res.headers()["etag"].to_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_get_answers_304_while_its_etag_is_current() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("etag-get").await;
+    let (_, created) = app.post(MONITORS, &key, monitor("a")).await;
+    let path = format!("{MONITORS}/{}", created["id"]);
+    let get = send(&app, reqwest::Method::GET, &path, &key, &[], None).await;
+    let tag = etag_of(&get);
+    assert_eq!(get.status(), StatusCode::OK);
+
+    let again = send(
+        &app,
+        reqwest::Method::GET,
+        &path,
+        &key,
+        &[("If-None-Match", &tag)],
+        None,
+    )
+    .await;
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(etag_of(&again), tag);
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    let (status, _) = app.patch(&path, &key, json!({"name": "b"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let changed = send(
+        &app,
+        reqwest::Method::GET,
+        &path,
+        &key,
+        &[("If-None-Match", &tag)],
+        None,
+    )
+    .await;
+    assert_eq!(changed.status(), StatusCode::OK, "an edit changes the tag");
+    assert_ne!(etag_of(&changed), tag);
+}
+
+#[tokio::test]
+async fn a_write_on_a_stale_version_is_refused_with_412_and_changes_nothing() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("etag-write").await;
+    let (_, created) = app.post(MONITORS, &key, monitor("a")).await;
+    let path = format!("{MONITORS}/{}", created["id"]);
+    let read = send(&app, reqwest::Method::GET, &path, &key, &[], None).await;
+    let tag = etag_of(&read);
+
+    // Based on the current version: applied, and the answer carries the next.
+    let first = send(
+        &app,
+        reqwest::Method::PATCH,
+        &path,
+        &key,
+        &[("If-Match", &tag)],
+        Some(json!({"name": "b"})),
+    )
+    .await;
+    assert_eq!(first.status(), StatusCode::OK);
+    let next = etag_of(&first);
+    assert_ne!(next, tag);
+
+    // Based on the version before: refused, naming the current one.
+    let stale = send(
+        &app,
+        reqwest::Method::PATCH,
+        &path,
+        &key,
+        &[("If-Match", &tag)],
+        Some(json!({"name": "c"})),
+    )
+    .await;
+    assert_eq!(stale.status(), StatusCode::PRECONDITION_FAILED);
+    assert_eq!(etag_of(&stale), next);
+    let body: Value = stale.json().await.unwrap();
+    assert_eq!(body["details"][0]["field"], "If-Match", "{body}");
+    let (_, now) = app.get(&path, &key).await;
+    assert_eq!(now["name"], "b", "nothing changed");
+
+    let stale_delete = send(
+        &app,
+        reqwest::Method::DELETE,
+        &path,
+        &key,
+        &[("If-Match", &tag)],
+        None,
+    )
+    .await;
+    assert_eq!(stale_delete.status(), StatusCode::PRECONDITION_FAILED);
+    let delete = send(
+        &app,
+        reqwest::Method::DELETE,
+        &path,
+        &key,
+        &[("If-Match", &next)],
+        None,
+    )
+    .await;
+    assert_eq!(delete.status(), StatusCode::NO_CONTENT);
+
+    // A write that does not honour If-Match refuses it rather than ignore it.
+    let (_, other) = app.post(MONITORS, &key, monitor("d")).await;
+    let pause = send(
+        &app,
+        reqwest::Method::DELETE,
+        "/api/v1/api-keys/999999",
+        &key,
+        &[("If-Match", "\"x\"")],
+        None,
+    )
+    .await;
+    assert_eq!(pause.status(), StatusCode::BAD_REQUEST);
+    assert!(other["id"].is_i64());
+}

@@ -311,6 +311,7 @@ pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
+    if_match: crate::etag::IfMatch,
     body: crate::validation::Json<UpdateContact>,
 ) -> Result<HttpResponse, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
@@ -327,7 +328,9 @@ pub async fn update(
                 let stored = uptime_db::contacts::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let before = audit::shown(&ContactResponse::from_row(stored.clone())?);
+                let shown = ContactResponse::from_row(stored.clone())?;
+                if_match.check(&crate::etag::of_json(&shown))?;
+                let before = audit::shown(&shown);
                 let kind = ContactType::from_db(&stored.kind)?;
                 let mut problems = Problems::new();
                 if let Some(other) = not_null(&mut problems, "type", patch.kind) {
@@ -484,6 +487,7 @@ pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
+    if_match: crate::etag::IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::AsyncConnection;
@@ -497,7 +501,9 @@ pub async fn delete(
                 else {
                     return Ok(false);
                 };
-                let before = audit::shown(&ContactResponse::from_row(stored)?);
+                let shown = ContactResponse::from_row(stored)?;
+                if_match.check(&crate::etag::of_json(&shown))?;
+                let before = audit::shown(&shown);
                 if !uptime_db::contacts::delete(c, user.org_id, id).await? {
                     return Ok(false);
                 }

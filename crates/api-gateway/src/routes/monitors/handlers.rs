@@ -318,6 +318,7 @@ pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
+    if_match: crate::etag::IfMatch,
     body: crate::validation::Json<UpdateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
@@ -337,11 +338,9 @@ pub async fn update(
                     .await?
                     .remove(&id)
                     .unwrap_or_default();
-                let before = audit::shown(&MonitorResponse::from_row(
-                    stored.clone(),
-                    stored_contacts,
-                    &regions,
-                )?);
+                let shown = MonitorResponse::from_row(stored.clone(), stored_contacts, &regions)?;
+                if_match.check(&crate::etag::of_json(&shown))?;
+                let before = audit::shown(&shown);
                 let mut problems = Problems::new();
                 let new_contacts = not_null(
                     &mut problems,
@@ -422,6 +421,7 @@ pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
+    if_match: crate::etag::IfMatch,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let regions = state.settings.regions.clone();
@@ -438,7 +438,9 @@ pub async fn delete(
                     .await?
                     .remove(&id)
                     .unwrap_or_default();
-                let before = audit::shown(&MonitorResponse::from_row(stored, contacts, &regions)?);
+                let shown = MonitorResponse::from_row(stored, contacts, &regions)?;
+                if_match.check(&crate::etag::of_json(&shown))?;
+                let before = audit::shown(&shown);
                 // One statement: the links and rollups go with it (ON DELETE
                 // CASCADE); its results stay, unseen, until their day's
                 // partition expires.
