@@ -66,6 +66,9 @@ fn add_idempotency(op: &mut Value) {
         })
     };
     if let Some(responses) = op["responses"].as_object_mut() {
+        responses.entry("400").or_insert_with(|| {
+            error("`invalid request body`: field `Idempotency-Key` when it is not 1 to 255 visible ASCII characters")
+        });
         responses.entry("409").or_insert_with(|| {
             error("`conflict`: a request with this `Idempotency-Key` is still being processed (field `Idempotency-Key`); retry after `Retry-After`")
         });
@@ -85,7 +88,7 @@ fn add_conditions(method: &str, path: &str, op: &mut Value) {
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
         })
     };
-    let parameter = |name: &str, description: &str| json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string", "maxLength": 1024}});
+    let parameter = |name: &str, description: &str| json!({"name": name, "in": "header", "required": false, "description": description, "schema": {"type": "string"}});
     let honoured = crate::etag::CONDITIONAL_ROUTES
         .iter()
         .any(|(m, r)| m.eq_ignore_ascii_case(method) && *r == path);

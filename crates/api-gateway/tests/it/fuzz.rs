@@ -42,6 +42,11 @@ const KEY_ID_FLOOR: i64 = 7_340_012_345_678;
 /// 500s, the response schemas, the negative cases, the bounds) is checked
 /// there as everywhere.
 ///
+/// The fuzzer also draws `Idempotency-Key`s, and sends a drawn key again
+/// with another body: the contract's answer is `422` naming the header
+/// (docs/api.md, retries). So on every POST a 422 is an expected answer to
+/// a schema-valid request; nothing else in the API answers 422.
+///
 /// Drawn ids and tokens almost never exist, which would leave the handlers
 /// behind `{id}` and `{token}` untested; so every operation but `DELETE` on
 /// them is pointed at a seeded resource (a monitor, a webhook contact whose
@@ -53,12 +58,12 @@ const CONFIG: &str = r#"
 # applies to every POST (its include filters are alternatives).
 [[operations]]
 include-path = "/api/v1/monitors/bulk"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "429", "5xx"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "422", "429", "5xx"]
 
 [[operations]]
 include-path-regex = '^/api/v1/(monitors|alert-contacts)(/\{id\})?$'
 include-method-regex = "^(POST|PATCH)$"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
 
 # Membership writes obey rules a schema cannot state either: an invitation's
 # address must be plausible (400 on `email`), deleting the organisation
@@ -67,7 +72,7 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401",
 [[operations]]
 include-path-regex = '^/api/v1/(organisation|invitations|invitations/accept)$'
 include-method-regex = "^(POST|DELETE)$"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
 
 [[operations]]
 include-path-regex = '^/api/v1/monitors/\{id\}'
@@ -99,6 +104,11 @@ checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]
 [[operations]]
 include-path = "/api/v1/api-keys/{id}"
 parameters = { id = SPARE_KEY_ID }
+
+# Any other POST: a drawn Idempotency-Key reused with another body is 422.
+[[operations]]
+include-method-regex = "^POST$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
 "#;
 
 /// `UPTIME_TEST_SCHEMATHESIS`, else the project-local install. Missing is a
