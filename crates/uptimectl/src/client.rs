@@ -1,0 +1,145 @@
+//! The REST API as the commands use it: JSON in, JSON out, errors as the
+//! API says them (its `error` and `details`), lists followed to their end.
+
+use crate::context::Target;
+use serde_json::Value;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach {url}: {source}")]
+    Unreachable { url: String, source: reqwest::Error },
+    /// The API refused: its status, `error` and each `details` entry.
+    #[error("{status}: {message}")]
+    Refused { status: u16, message: String },
+    #[error("the API answered something that is not JSON: {0}")]
+    NotJson(String),
+}
+
+/// A client of one API with one key.
+pub struct Client {
+    http: reqwest::Client,
+    target: Target,
+}
+
+/// The most items a list follows its cursor to (a bound on a runaway list).
+pub const MAX_LIST_ITEMS: usize = 100_000;
+
+impl Client {
+    pub fn new(target: Target) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .user_agent(concat!("uptimectl/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("a client with a timeout and a user agent builds");
+        Self { http, target }
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, ClientError> {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Option<Value>) -> Result<Value, ClientError> {
+        self.send(reqwest::Method::POST, path, body).await
+    }
+
+    /// Every item of a paged list (`{field: [...], next_cursor}`), following
+    /// `next_cursor` up to `limit` items. `path` may carry a query already.
+    pub async fn list(
+        &self,
+        path: &str,
+        field: &str,
+        limit: usize,
+    ) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        let joiner = if path.contains('?') { '&' } else { '?' };
+        loop {
+            let page_size = (limit - items.len()).clamp(1, 100);
+            let mut url = format!("{path}{joiner}limit={page_size}");
+            if let Some(cursor) = &cursor {
+                url.push_str("&cursor=");
+                url.push_str(cursor);
+            }
+            let page = self.get(&url).await?;
+            if let Some(page_items) = page[field].as_array() {
+                items.extend(page_items.iter().cloned());
+            }
+            cursor = page["next_cursor"].as_str().map(str::to_string);
+            if cursor.is_none() || items.len() >= limit.min(MAX_LIST_ITEMS) {
+                items.truncate(limit);
+                return Ok(items);
+            }
+        }
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        let url = format!("{}{path}", self.target.api_url);
+        let mut req = self
+            .http
+            .request(method, &url)
+            .bearer_auth(&self.target.api_key);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
+        let status = res.status();
+        let text = res
+            .text()
+            .await
+            .map_err(|source| ClientError::Unreachable { url, source })?;
+        let json: Value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).map_err(|_| ClientError::NotJson(text.clone()))?
+        };
+        if status.is_success() {
+            return Ok(json);
+        }
+        Err(ClientError::Refused {
+            status: status.as_u16(),
+            message: refusal(&json),
+        })
+    }
+}
+
+/// The API's error body as one line: `error` then each `field: message`.
+fn refusal(body: &Value) -> String {
+    let mut out = body["error"].as_str().unwrap_or("refused").to_string();
+    for detail in body["details"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "; {}: {}",
+            detail["field"].as_str().unwrap_or("?"),
+            detail["message"].as_str().unwrap_or("?")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_refusal_reads_as_one_line_naming_each_field() {
+        let body = json!({"error": "invalid request body", "details": [
+            {"field": "name", "message": "required"},
+            {"field": "interval_secs", "message": "at least 30"}]});
+        assert_eq!(
+            refusal(&body),
+            "invalid request body; name: required; interval_secs: at least 30"
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! `uptimectl get/describe/usage/check` against a real api-gateway (its own
+//! database and NATS server), run as the binary a user runs.
+
+use api_gateway::settings::GatewaySettings;
+use api_gateway::startup::Application;
+use serde_json::{json, Value};
+use std::process::Output;
+use tokio_util::sync::CancellationToken;
+use uptime_testkit::TestEnv;
+
+struct Gateway {
+    base: String,
+    key: String,
+    _env: TestEnv,
+    stop: CancellationToken,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn gateway() -> Gateway {
+    let env = TestEnv::start().await;
+    let mut settings = GatewaySettings::default();
+    settings.http.listen = "127.0.0.1:0".into();
+    settings.http.workers = 1;
+    settings.database = env.db.settings();
+    settings.nats = env.nats.settings();
+    settings.rate_limit.per_second = 0;
+    settings.secrets = uptime_testkit::secrets::test_secrets();
+    let app = Application::build(settings).await.expect("gateway builds");
+    let base = format!("http://{}", app.addr());
+    let (_, key) = api_gateway::keys::create_user_with_key(&app.state().pool, "cli")
+        .await
+        .expect("a user");
+    let stop = CancellationToken::new();
+    tokio::spawn(app.run_until(stop.clone()));
+    Gateway {
+        base,
+        key,
+        _env: env,
+        stop,
+    }
+}
+
+impl Gateway {
+    async fn create(&self, body: Value) -> i64 {
+        let res: Value = reqwest::Client::new()
+            .post(format!("{}/api/v1/monitors", self.base))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        res["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("created: {res}"))
+    }
+
+    /// Runs the binary with the gateway in its environment (no config file).
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_uptimectl"));
+        command
+            .args(args)
+            .env("UPTIME_API_URL", &self.base)
+            .env("UPTIME_API_KEY", &self.key)
+            .env("UPTIMECTL_CONFIG", "/nonexistent/uptimectl.yaml");
+        command.output().await.expect("uptimectl runs")
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn get_lists_monitors_as_a_table_json_or_yaml_with_filters() {
+    let gw = gateway().await;
+    gw.create(json!({"name": "payments", "type": "http", "target": "https://example.com/pay", "labels": {"env": "prod"}}))
+        .await;
+    gw.create(json!({"name": "search", "type": "tcp", "target": "example.com:443"}))
+        .await;
+
+    let table = gw.run(&["get", "monitors"]).await;
+    assert!(table.status.success(), "{table:?}");
+    let text = stdout(&table);
+    for expected in ["NAME", "payments", "search", "env=prod", "pending"] {
+        assert!(text.contains(expected), "{expected} in\n{text}");
+    }
+
+    let json = gw
+        .run(&["get", "monitors", "--label", "env=prod", "-o", "json"])
+        .await;
+    assert!(json.status.success(), "{json:?}");
+    let listed: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["payments"]);
+
+    let yaml = gw
+        .run(&["get", "monitors", "--type", "tcp", "-o", "yaml"])
+        .await;
+    let listed: Value = serde_norway::from_slice(&yaml.stdout).unwrap();
+    assert_eq!(listed[0]["name"], "search");
+
+    // Paging: a limit below the count stops there; above it follows cursors.
+    let one = gw
+        .run(&["get", "monitors", "--limit", "1", "-o", "json"])
+        .await;
+    let listed: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn describe_and_usage_show_one_resource_and_refusals_exit_1_in_the_apis_words() {
+    let gw = gateway().await;
+    let id = gw
+        .create(json!({"name": "api", "type": "http", "target": "https://example.com"}))
+        .await;
+    let out = gw
+        .run(&["describe", "monitor", &id.to_string(), "-o", "json"])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["id"], id);
+
+    let usage = gw.run(&["usage", "-o", "json"]).await;
+    assert!(usage.status.success(), "{usage:?}");
+    let usage: Value = serde_json::from_slice(&usage.stdout).unwrap();
+    assert!(usage.is_object(), "{usage}");
+
+    let missing = gw.run(&["describe", "monitor", "999999"]).await;
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("404: not found"),
+        "{missing:?}"
+    );
+    let bad = gw.run(&["get", "monitors", "--status", "sideways"]).await;
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("status: one of"),
+        "{bad:?}"
+    );
+}
+
+#[tokio::test]
+async fn check_queues_a_check_and_says_when_no_result_came_in_time() {
+    let gw = gateway().await;
+    let id = gw
+        .create(json!({"name": "api", "type": "http", "target": "https://example.com"}))
+        .await;
+    // No checker runs here: the check is queued, and no result can come.
+    let out = gw
+        .run(&["check", &id.to_string(), "--timeout-secs", "0"])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no result for check"), "{stderr}");
+}
+
+#[tokio::test]
+async fn completions_are_printed_for_a_shell() {
+    let gw = gateway().await;
+    let out = gw.run(&["completions", "bash"]).await;
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("uptimectl"));
+}
