@@ -65,6 +65,35 @@ pub async fn list_page(
         .await?)
 }
 
+/// [`list_page`] keeping only contacts of `kind` and whose name contains
+/// `name_contains` (without case; `%`, `_` and backslashes literal).
+pub async fn list_page_filtered(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    kind: Option<&str>,
+    name_contains: Option<&str>,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<AlertContact>> {
+    let mut query = alert_contacts::table
+        .filter(alert_contacts::org_id.eq(org_id))
+        .filter(alert_contacts::id.gt(after_id.unwrap_or(0)))
+        .into_boxed();
+    if let Some(kind) = kind {
+        query = query.filter(alert_contacts::kind.eq(kind));
+    }
+    if let Some(part) = name_contains {
+        query =
+            query.filter(alert_contacts::name.ilike(format!("%{}%", crate::like_literal(part))));
+    }
+    Ok(query
+        .order(alert_contacts::id.asc())
+        .limit(limit)
+        .select(AlertContact::as_select())
+        .load(conn)
+        .await?)
+}
+
 /// Which of `ids` are the organisation's contacts. The rows found are share-locked
 /// until the transaction ends, so a contact cannot be deleted between this
 /// check and linking it to a monitor (run it inside that transaction).

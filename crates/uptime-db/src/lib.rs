@@ -65,3 +65,11 @@ impl DbError {
 }
 
 pub type DbResult<T> = Result<T, DbError>;
+
+/// `text` as a `LIKE` pattern that matches only itself: PostgreSQL's
+/// default escape character (a backslash) before backslashes, `%` and `_`.
+pub fn like_literal(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}

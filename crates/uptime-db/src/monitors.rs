@@ -226,11 +226,7 @@ pub async fn list_page_filtered(
         query = query.filter(monitors::active.eq(active));
     }
     if let Some(part) = filter.name_contains {
-        let escaped = part
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        query = query.filter(monitors::name.ilike(format!("%{escaped}%")));
+        query = query.filter(monitors::name.ilike(format!("%{}%", crate::like_literal(part))));
     }
     Ok(query
         .filter(monitors::id.gt(after_id.unwrap_or(0)))

@@ -107,3 +107,44 @@ async fn bad_filters_are_400s_naming_them() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn the_contact_list_filters_by_type_and_name() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("contact-filters").await;
+    for body in [
+        json!({"name": "Ops mail", "type": "email", "value": "ops@example.com"}),
+        json!({"name": "ops_chat", "type": "slack", "value": "https://hooks.slack.com/services/T/B/x"}),
+        json!({"name": "Audit hook", "type": "webhook", "value": "https://example.com/hook"}),
+    ] {
+        let (status, body) = app.post("/api/v1/alert-contacts", &key, body).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let list = |query: &'static str| {
+        let app = &app;
+        let key = key.clone();
+        async move {
+            let (status, body) = app
+                .get(&format!("/api/v1/alert-contacts?{query}"), &key)
+                .await;
+            (status, body)
+        }
+    };
+    let contact_names = |body: &Value| -> Vec<String> {
+        body["alert_contacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, body) = list("type=slack").await;
+    assert_eq!(contact_names(&body), ["ops_chat"]);
+    let (_, body) = list("search=OPS").await;
+    assert_eq!(contact_names(&body), ["Ops mail", "ops_chat"]);
+    let (_, body) = list("search=s_c").await;
+    assert_eq!(contact_names(&body), ["ops_chat"], "`_` is literal");
+    let (status, body) = list("type=carrier-pigeon").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["details"][0]["field"], "type", "{body}");
+}

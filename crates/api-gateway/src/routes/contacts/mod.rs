@@ -30,6 +30,7 @@
 //!   PATCH may repeat the current type but not give another.
 
 mod body;
+mod filters;
 mod values;
 pub(crate) use values::check_email;
 
@@ -255,20 +256,29 @@ pub async fn create(
         .json(ContactResponse::from_row(row)?))
 }
 
-/// List the caller's alert contacts in id order, a page at a time.
+/// List the caller's alert contacts in id order, a page at a time; `type`
+/// and `search` (in the name, without case) narrow it.
 #[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", security(("bearer" = [])),
-    params(PageQuery),
+    params(PageQuery, filters::ContactFilterQuery),
     responses((status = 200, body = ContactList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
     query: web::Query<PageQuery>,
+    narrowing: web::Query<filters::ContactFilterQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page = query.validate()?;
+    let filter = narrowing.parse()?;
     let mut conn = state.conn().await?;
-    let rows =
-        uptime_db::contacts::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
-            .await?;
+    let rows = uptime_db::contacts::list_page_filtered(
+        &mut conn,
+        user.org_id,
+        filter.kind,
+        filter.name_contains,
+        page.after_id,
+        page.limit + 1,
+    )
+    .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |c| c.id);
     Ok(HttpResponse::Ok().json(ContactList {
         alert_contacts: rows
