@@ -5,8 +5,10 @@
 use super::catchup::{Catchup, CatchupPolicy};
 use super::heartbeats;
 use super::messages::{self, Ready, Snapshot};
+use super::shards::Owned;
 use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::queue::{Due, DueQueue, Kind};
+use crate::shards::ShardSet;
 use crate::slots;
 use crate::timing::Timing;
 use std::cmp::Reverse;
@@ -79,6 +81,10 @@ pub(crate) struct Planner {
     outbox: VecDeque<Step>,
     /// Where a monitor naming no regions is checked from.
     regions: RegionsSettings,
+    /// The shards on the timeline (see `core::shards`).
+    owned: Owned,
+    /// The `now` of the last round: everything due by then was fired.
+    fired_through: i64,
 }
 
 impl Planner {
@@ -99,6 +105,8 @@ impl Planner {
             awaiting: None,
             outbox: VecDeque::new(),
             regions: RegionsSettings::default(),
+            owned: Owned::everything(),
+            fired_through: i64::MIN,
         }
     }
 
@@ -106,6 +114,70 @@ impl Planner {
     pub(crate) fn with_regions(mut self, regions: RegionsSettings) -> Self {
         self.regions = regions;
         self
+    }
+
+    /// Schedules only the monitors of `set` from `now` on: forgets the
+    /// others, and loads those of the `gained` shards (each with where it
+    /// resumes) with a new walk over all active monitors.
+    pub(crate) fn set_shards(
+        &mut self,
+        set: ShardSet,
+        gained: &[(u16, i64)],
+        resume_max_gap_ms: i64,
+        now: i64,
+    ) {
+        let owned = std::mem::replace(&mut self.owned, Owned::everything());
+        self.owned = owned.with_max_gap(resume_max_gap_ms);
+        let gone = self.owned.replace(set, gained, now, &self.queue);
+        for id in &gone {
+            self.queue.remove(*id);
+        }
+        if !gone.is_empty() {
+            self.report_size();
+        }
+        if !gained.is_empty() {
+            // From the first id again, so the gained shards are read whole.
+            self.resync = None;
+            self.start_resync(true);
+        }
+    }
+
+    /// Whether no shard is scheduled here.
+    pub(crate) fn owns_nothing(&self) -> bool {
+        self.owned.is_empty()
+    }
+
+    /// Every slot due before the returned instant that this planner
+    /// scheduled has been handed out for publishing: the last round fired
+    /// everything due by its `now`; nothing earlier is left on the timeline
+    /// (a read that failed puts its items back there) or staged; a moved
+    /// shard's resume point counts while it loads. Items held for catch-up
+    /// do not: each is its monitor's latest unrecorded slot, which the next
+    /// holder's usual rule publishes anyway.
+    pub(crate) fn published_through(&mut self) -> i64 {
+        let mut through = self.fired_through.saturating_add(1);
+        if let Some(next) = self.queue.next_due_at() {
+            through = through.min(next);
+        }
+        if let Some(Reverse(ready)) = self.ready.peek() {
+            through = through.min(ready.due.due_at_ms);
+        }
+        if let Some(resume) = self.owned.earliest_resume() {
+            through = through.min(resume);
+        }
+        through
+    }
+
+    /// Places a monitor read from its row: at its resume slot if its shard
+    /// just moved here, else as usual (see `core::catchup`).
+    fn place(&mut self, timing: &Timing, now: i64) {
+        match self.owned.resumed_due(timing, now) {
+            Some(first) => {
+                self.queue
+                    .schedule(timing.id, timing.kind, timing.interval_secs(), first);
+            }
+            None => self.catchup.place(&mut self.queue, timing, now),
+        }
     }
 
     /// Starts a walk over all active monitors, unless one is running. The
@@ -199,6 +271,7 @@ impl Planner {
                 }
                 Phase::Sleep => {
                     self.phase = Phase::Changes;
+                    self.fired_through = now;
                     return Step::Sleep(self.next_wake(now));
                 }
             }
@@ -240,9 +313,11 @@ impl Planner {
         let ids = std::mem::take(&mut self.pending_changes);
         let mut present = HashSet::with_capacity(rows.len());
         for row in rows {
+            if !self.owned.owns(row.id) {
+                continue;
+            }
             present.insert(row.id);
-            self.catchup
-                .place(&mut self.queue, &Timing::from_row(row), now);
+            self.place(&Timing::from_row(row), now);
         }
         for id in ids.iter().filter(|id| !present.contains(id)) {
             // Deleted or paused: its items in the heap and in `ready` are stale now.
@@ -434,15 +509,22 @@ impl Planner {
             return;
         };
         resync.last_page_at = now;
+        if let Some(last) = page.last() {
+            resync.after_id = last.id;
+        }
         for row in page {
-            resync.seen.push(row.id);
-            resync.after_id = row.id;
+            if !self.owned.owns(row.id) {
+                continue;
+            }
+            if let Some(resync) = self.resync.as_mut() {
+                resync.seen.push(row.id);
+            }
             let timing = Timing::from_row(row);
             let known = self.queue.entry(timing.id).is_some_and(|e| {
                 e.kind == timing.kind && e.interval_secs == timing.interval_secs()
             });
             if !known {
-                self.catchup.place(&mut self.queue, &timing, now);
+                self.place(&timing, now);
             }
         }
         if page.len() as i64 == RESYNC_PAGE {
@@ -455,6 +537,7 @@ impl Planner {
         let Some(resync) = self.resync.take() else {
             return;
         };
+        self.owned.loaded();
         let unseen: Vec<i64> = self
             .queue
             .ids()

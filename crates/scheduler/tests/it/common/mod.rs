@@ -185,7 +185,7 @@ pub async fn start_scheduler_in(
     regions: uptime_config::RegionsSettings,
 ) -> Running {
     let (_client, js) = env.nats.jetstream().await;
-    let scheduler = Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config)
+    let scheduler = Scheduler::new(env.db.pool.clone(), js, config)
         .with_clock(clock)
         .with_regions(regions);
     let stats = scheduler.stats();
