@@ -26,6 +26,8 @@ pub struct Scheduler {
     regions: RegionsSettings,
     stats: Arc<SchedulerStats>,
     clock: Clock,
+    /// What lease validity and expiry are measured by.
+    lease_clock: Clock,
     /// Copies of the lease bucket (`nats.stream_replicas`).
     lease_replicas: usize,
 }
@@ -39,14 +41,24 @@ impl Scheduler {
             regions: RegionsSettings::default(),
             stats: Arc::new(SchedulerStats::default()),
             clock: Clock::system(),
+            lease_clock: Clock::system(),
             lease_replicas: 1,
         }
     }
 
     /// Reads time from `clock` instead of the system clock (tests move it
-    /// forward rather than wait).
+    /// forward rather than wait). The leases keep the system clock: a jump
+    /// of minutes would otherwise end them all at once (as if every replica
+    /// had stalled that long).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Measures the leases by `clock` as well (tests of the leases move it a
+    /// renewal at a time).
+    pub fn with_lease_clock(mut self, clock: Clock) -> Self {
+        self.lease_clock = clock;
         self
     }
 
@@ -77,7 +89,7 @@ impl Scheduler {
             self.js.clone(),
             self.lease_replicas,
             self.config.lease_timing(),
-            self.clock.clone(),
+            self.lease_clock.clone(),
             self.stats.clone(),
         );
         let leases_stop = CancellationToken::new();
@@ -93,7 +105,8 @@ impl Scheduler {
                     self.regions.clone(),
                     self.stats.clone(),
                     self.clock.clone(),
-                );
+                )
+                .with_lease_clock(self.lease_clock.clone());
                 let ended = engine.run(&mut link, restarted_through, &shutdown).await;
                 self.stats.set_shards(0);
                 match ended {

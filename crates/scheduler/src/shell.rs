@@ -51,6 +51,8 @@ pub(crate) struct Engine {
     config: ScheduleSettings,
     stats: Arc<SchedulerStats>,
     clock: Clock,
+    /// What the grants' `valid_until_ms` is measured by.
+    lease_clock: Clock,
     planner: Planner,
     publisher: Publisher,
     /// The shards granted now, and until when each may be published.
@@ -87,10 +89,16 @@ impl Engine {
             js,
             config,
             stats,
+            lease_clock: clock.clone(),
             clock,
             planner,
             publisher,
         }
+    }
+
+    pub fn with_lease_clock(mut self, clock: Clock) -> Self {
+        self.lease_clock = clock;
+        self
     }
 
     /// Schedules the granted shards until shutdown or a broken change feed.
@@ -110,11 +118,11 @@ impl Engine {
             tokio::time::interval_at(tokio::time::Instant::now() + resync_every, resync_every);
         resync_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut clock_moves = self.clock.moves();
-        link.grants.mark_changed();
         self.grants = Some(link.grants.clone());
+        let mut grants_changed = true;
 
         let ended = loop {
-            if link.grants.has_changed().unwrap_or(false) {
+            if std::mem::take(&mut grants_changed) {
                 let grants = link.grants.borrow_and_update().clone();
                 self.apply(&grants, restarted_through);
             }
@@ -134,6 +142,7 @@ impl Engine {
                         // The driver stopped: nothing is granted any more.
                         break Ok(());
                     }
+                    grants_changed = true;
                 }
                 change = changes.next() => match change {
                     Some(first) => {
@@ -299,7 +308,7 @@ impl Engine {
     /// Whether `shard`'s grant is valid now (by the latest grants, which the
     /// loop may not have applied yet).
     fn may_publish(&mut self, shard: u16) -> bool {
-        let now = self.clock.now_ms();
+        let now = self.lease_clock.now_ms();
         let index = usize::from(shard);
         if self
             .valid_until_ms

@@ -151,9 +151,8 @@ impl Planner {
     /// scheduled has been handed out for publishing: the last round fired
     /// everything due by its `now`; nothing earlier is left on the timeline
     /// (a read that failed puts its items back there) or staged; a moved
-    /// shard's resume point counts while it loads. Items held for catch-up
-    /// do not: each is its monitor's latest unrecorded slot, which the next
-    /// holder's usual rule publishes anyway.
+    /// shard's resume point counts while it loads, and so do the items
+    /// held for catch-up.
     pub(crate) fn published_through(&mut self) -> i64 {
         let mut through = self.fired_through.saturating_add(1);
         if let Some(next) = self.queue.next_due_at() {
@@ -165,13 +164,16 @@ impl Planner {
         if let Some(resume) = self.owned.earliest_resume() {
             through = through.min(resume);
         }
+        if let Some(held) = self.catchup.held_floor(&self.queue) {
+            through = through.min(held);
+        }
         through
     }
 
     /// Places a monitor read from its row: at its resume slot if its shard
     /// just moved here, else as usual (see `core::catchup`).
     fn place(&mut self, timing: &Timing, now: i64) {
-        match self.owned.resumed_due(timing, now) {
+        match self.owned.resumed_due(timing) {
             Some(first) => {
                 self.queue
                     .schedule(timing.id, timing.kind, timing.interval_secs(), first);

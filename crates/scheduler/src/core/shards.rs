@@ -2,18 +2,19 @@
 //!
 //! The planner keeps only the monitors of its shards on the timeline. A
 //! shard taken from another replica comes with the instant its last holder
-//! had published everything before (`resume_from`, from the lease). While
-//! the walk that loads the shard runs, its checked monitors are placed at
-//! their first slot at or after that instant (and after their last recorded
-//! check) instead of today's rule (the latest slot only): every slot of the
-//! gap between the two holders is published, under its own id, so a slot
-//! the old holder did publish is dropped by JetStream's deduplication and
-//! none is skipped. Those slots go out at once rather than through the
+//! had published everything before (`resume_from`, from the lease: the old
+//! holder's watermark stays below anything it had not published: staged, in
+//! flight, held for catch-up, or put back after a failed read). While the
+//! walk that loads the shard runs, its checked monitors are placed at their
+//! first slot at or after that instant (and after their last recorded
+//! check) instead of the usual rule (the latest unrecorded slot): every slot
+//! of the gap between the two holders is published, and none the old holder
+//! had published. The gap's slots go out at once rather than through the
 //! catch-up budget (its superseding would skip them); a gap longer than
-//! `resume_max_gap_ms` (the whole deployment was down) falls back to
-//! today's rule and the budget.
+//! `resume_max_gap_ms` (the whole deployment was down) falls back to the
+//! usual rule and the budget.
 //!
-//! Heartbeat monitors follow today's rule after a move: the latest missed
+//! Heartbeat monitors follow the usual rule after a move: the latest missed
 //! deadline is reported unless recorded.
 
 use crate::queue::{DueQueue, Kind};
@@ -87,13 +88,12 @@ impl Owned {
     }
 
     /// When `timing`'s monitor resumes, if its shard is being loaded after a
-    /// move and a slot of the gap is unpublished; `None`: place it as usual.
-    pub(crate) fn resumed_due(&self, timing: &Timing, now: i64) -> Option<i64> {
+    /// move; `None`: place it as usual.
+    pub(crate) fn resumed_due(&self, timing: &Timing) -> Option<i64> {
         if timing.kind != Kind::Checked {
             return None;
         }
         let resume_from = *self.resuming.get(&shard_of(timing.id, self.set.count()))?;
-        let usual = timing.first_due(now);
         if timing.last_checked_ms.is_none() && timing.created_ms >= resume_from {
             // Created after the old holder's last publish: as usual.
             return None;
@@ -102,8 +102,7 @@ impl Owned {
         if let Some(checked) = timing.last_checked_ms {
             from = from.max(checked + 1);
         }
-        let first = slots::slot_at_or_after(timing.id, timing.interval_ms, from);
-        (first < usual && first <= now).then_some(first)
+        Some(slots::slot_at_or_after(timing.id, timing.interval_ms, from))
     }
 }
 
@@ -142,39 +141,34 @@ mod tests {
         // The old holder published up to 25 s ago; the recorder is behind.
         let owned = all_gained(NOW - 25_000);
         let t = checked(id, Some(NOW - 60_000));
-        let first = owned.resumed_due(&t, NOW).unwrap();
+        let first = owned.resumed_due(&t).unwrap();
         assert_eq!(first, slots::slot_at_or_after(id, TEN_S, NOW - 25_000));
         assert!(first <= latest - 2 * TEN_S, "two slots before the latest");
         // Recorded since: from after the recorded check.
         let t = checked(id, Some(latest - 2 * TEN_S + 1));
-        assert_eq!(owned.resumed_due(&t, NOW), Some(latest - TEN_S));
-        // Only the latest slot unrecorded: the usual rule says as much.
-        let t = checked(id, Some(latest - TEN_S + 1));
-        assert_eq!(owned.resumed_due(&t, NOW), None);
-        // Everything recorded: as usual (the next slot).
+        assert_eq!(owned.resumed_due(&t), Some(latest - TEN_S));
+        // Everything recorded: the next slot.
         let t = checked(id, Some(latest + 1));
-        assert_eq!(owned.resumed_due(&t, NOW), None);
+        assert_eq!(owned.resumed_due(&t), Some(latest + TEN_S));
+        // The old holder published the latest slot, unrecorded yet: not again.
+        let owned = all_gained(latest + 1);
+        let t = checked(id, Some(latest - TEN_S + 1));
+        assert_eq!(owned.resumed_due(&t), Some(latest + TEN_S));
     }
 
     #[test]
     fn a_long_gap_or_a_new_monitor_follows_the_usual_rule() {
         let owned = all_gained(NOW - 31_000);
-        assert_eq!(
-            owned.resumed_due(&checked(5, Some(NOW - 60_000)), NOW),
-            None
-        );
+        assert_eq!(owned.resumed_due(&checked(5, Some(NOW - 60_000))), None);
         let owned = all_gained(NOW - 5_000);
         let new = Timing {
             created_ms: NOW - 1_000,
             ..checked(5, None)
         };
-        assert_eq!(owned.resumed_due(&new, NOW), None);
+        assert_eq!(owned.resumed_due(&new), None);
         let mut loaded = all_gained(NOW - 25_000);
         loaded.loaded();
-        assert_eq!(
-            loaded.resumed_due(&checked(5, Some(NOW - 60_000)), NOW),
-            None
-        );
+        assert_eq!(loaded.resumed_due(&checked(5, Some(NOW - 60_000))), None);
         assert_eq!(loaded.earliest_resume(), None);
     }
 

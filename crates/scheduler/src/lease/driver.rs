@@ -21,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 
 /// How long one write may take before its outcome counts as unknown.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the first round waits for the watch to deliver the bucket's keys.
+const INITIAL_VIEW_WAIT: Duration = Duration::from_millis(500);
 /// How long to wait before retrying after the bucket could not be reached.
 const RETRY_MS: i64 = 1_000;
 
@@ -96,7 +98,8 @@ impl Driver {
                     continue;
                 }
             };
-            let mut watch = match store.watch_all().await {
+            // Each key's latest value first, then every change.
+            let mut watch = match store.watch_with_history(">").await {
                 Ok(watch) => watch,
                 Err(error) => {
                     tracing::warn!(%error, "cannot watch the lease bucket; retrying");
@@ -105,8 +108,16 @@ impl Driver {
                 }
             };
             let mut next_tick = self.clock.now_ms();
+            // The first round waits for the bucket's current keys (the last
+            // of them comes with `delta` 0), or a moment when it is empty:
+            // writes from an empty view would only fail their checks.
+            let mut caught_up = false;
+            let caught_up_by = tokio::time::Instant::now() + INITIAL_VIEW_WAIT;
             loop {
-                self.tick_if_due(&store, &mut next_tick).await;
+                caught_up |= tokio::time::Instant::now() >= caught_up_by;
+                if caught_up {
+                    self.tick_if_due(&store, &mut next_tick).await;
+                }
                 let wait = (next_tick - self.clock.now_ms()).max(0) as u64;
                 tokio::select! {
                     biased;
@@ -115,7 +126,10 @@ impl Driver {
                         break 'connect;
                     }
                     entry = watch.next() => match entry {
-                        Some(Ok(entry)) => self.observe(entry),
+                        Some(Ok(entry)) => {
+                            caught_up |= entry.delta == 0;
+                            self.observe(entry);
+                        }
                         Some(Err(error)) => {
                             tracing::warn!(%error, "lease watch failed; watching again");
                             continue 'connect;
@@ -124,6 +138,7 @@ impl Driver {
                     },
                     _ = clock_moves.changed() => {}
                     _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
+                    _ = tokio::time::sleep_until(caught_up_by), if !caught_up => {}
                 }
             }
         }
@@ -181,6 +196,7 @@ impl Driver {
         let id = self.replica.id().to_string();
         let outcomes = futures::future::join_all(ops.iter().map(|op| apply(store, &id, op))).await;
         for (op, outcome) in ops.iter().zip(outcomes) {
+            tracing::debug!(?op, ?outcome, "lease write");
             self.replica.applied(op, outcome, sent_ms);
         }
     }
