@@ -143,4 +143,33 @@ mod tests {
         assert_eq!((policy.headroom, policy.min_per_sec), (0.0, 0.0));
         assert_eq!(policy.rate_per_sec(1_000.0), 1.0, "a backlog still moves");
     }
+
+    #[test]
+    fn lease_settings_are_kept_within_what_the_protocol_needs() {
+        let defaults = ScheduleSettings::default().lease_timing();
+        assert_eq!(
+            (defaults.shards, defaults.ttl_ms, defaults.renew_every_ms),
+            (64, 10_000, 2_000)
+        );
+        let odd = ScheduleSettings {
+            shards: 0,
+            lease_ttl_secs: 1,
+            lease_retry_secs: 5,
+            resume_max_gap_secs: 3_600,
+            ..ScheduleSettings::default()
+        };
+        let timing = odd.lease_timing();
+        assert_eq!(timing.shards, 1);
+        assert_eq!(timing.ttl_ms, 15_000, "at least three renewals");
+        assert_eq!(
+            odd.resume_max_gap_ms(),
+            300_000,
+            "within the duplicate window"
+        );
+        let many = ScheduleSettings {
+            shards: u16::MAX,
+            ..ScheduleSettings::default()
+        };
+        assert_eq!(many.lease_timing().shards, crate::shards::MAX_SHARDS);
+    }
 }

@@ -14,13 +14,16 @@ const TIMING: LeaseTiming = LeaseTiming {
     renew_every_ms: 2_000,
 };
 
+/// One change of the bucket: when, which key, its revision and value (or
+/// deleted).
+type Change = (i64, Key, Option<(u64, Vec<u8>)>);
+
 /// An in-memory bucket: the latest revision and value per key, and the log
 /// of every change (what a watch delivers).
 #[derive(Default)]
 struct Bucket {
     keys: BTreeMap<String, (u64, Vec<u8>)>,
-    /// (written at, key, revision and value or deleted)
-    log: Vec<(i64, Key, Option<(u64, Vec<u8>)>)>,
+    log: Vec<Change>,
     revision: u64,
 }
 
