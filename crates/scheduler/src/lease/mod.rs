@@ -19,6 +19,7 @@
 //! deployment whose last replica vanished.
 
 pub mod driver;
+mod protocol;
 pub mod replica;
 #[cfg(test)]
 mod tests;
