@@ -50,6 +50,8 @@ pub struct GatewaySettings {
     pub ack_links: AckLinkSettings,
     /// The alert providers' endpoints, for test alerts.
     pub alert_providers: AlertProviderSettings,
+    /// Status pages and badges (served by the status-pages service).
+    pub status_pages: StatusPageSettings,
 }
 
 impl Default for GatewaySettings {
@@ -78,6 +80,7 @@ impl Default for GatewaySettings {
             invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
+            status_pages: StatusPageSettings::default(),
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
@@ -357,6 +360,24 @@ pub struct InvitationSettings {
 impl Default for InvitationSettings {
     fn default() -> Self {
         Self { expiry_days: 7 }
+    }
+}
+
+/// Status pages: how many an organisation may have, and where the
+/// status-pages service is reached (the URLs the API shows).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatusPageSettings {
+    pub max_pages_per_org: i64,
+    pub public_base_url: String,
+}
+
+impl Default for StatusPageSettings {
+    fn default() -> Self {
+        Self {
+            max_pages_per_org: 20,
+            public_base_url: "http://localhost:8090".into(),
+        }
     }
 }
 

@@ -23,6 +23,8 @@ pub mod rounds;
 pub mod rounds_read;
 pub mod schedule;
 pub mod schema;
+pub mod status_pages;
+pub mod status_snapshot;
 pub mod tenant_metrics;
 pub mod users;
 pub mod verification_limits;
