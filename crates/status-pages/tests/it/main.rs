@@ -1,0 +1,6 @@
+//! The integration tests of `status-pages`: a real service on a free port
+//! over its own migrated database, one module per area.
+
+mod badges;
+mod common;
+mod pages;
