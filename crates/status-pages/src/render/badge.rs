@@ -43,7 +43,7 @@ pub fn text_width(text: &str) -> f32 {
 /// centres the text on the pixel grid).
 pub fn preferred_width(text: &str) -> u32 {
     let width = text_width(text) as u32;
-    if width % 2 == 0 {
+    if width & 1 == 0 {
         width + 1
     } else {
         width
