@@ -36,7 +36,7 @@ ol.bars li:focus{outline:2px solid var(--fg);outline-offset:1px}
 ol.bars li:hover::after,ol.bars li:focus::after{content:attr(data-tip);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
 padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
 .scale{display:flex;justify-content:space-between;font-size:.8rem}
-svg.latency{width:100%;height:3rem;display:block;margin-top:.75rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
+svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
 .incident{border-left:4px solid var(--down)}footer{margin:2rem 0;font-size:.85rem}
 @media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}}
 "#;
@@ -189,17 +189,22 @@ fn render_latency(html: &mut String, monitor: &MonitorView) {
         .iter()
         .flatten()
         .fold(0.0f64, |a, b| a.max(*b));
-    let summary = match monitor.response_24h {
-        Some(mean) => format!(
-            "Response time over the last 24 hours: mean {} ms, highest hourly mean {} ms",
-            mean.round(),
-            max.round()
-        ),
-        None => "Response time over the last 24 hours: no data".into(),
+    let Some(mean) = monitor.response_24h else {
+        html.push_str(
+            "<p class=\"latency-caption muted\">Response time: no checks in the last 24 hours</p>",
+        );
+        return;
     };
+    let summary = format!(
+        "Response time over the last 24 hours: mean {} ms, highest hourly mean {} ms",
+        mean.round(),
+        max.round()
+    );
     let _ = write!(
         html,
-        "<svg class=\"latency\" viewBox=\"0 0 {} 100\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{summary}\"><title>{summary}</title>",
+        "<p class=\"latency-caption muted\" aria-hidden=\"true\">Response time, last 24 hours: mean {} ms</p>\
+         <svg class=\"latency\" viewBox=\"0 0 {} 100\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{summary}\"><title>{summary}</title>",
+        mean.round(),
         (LATENCY_HOURS - 1) * 10
     );
     let mut segment = String::new();

@@ -12,7 +12,8 @@ use uptime_testkit::TestDb;
 pub struct Service {
     pub base: String,
     pub shared: Shared,
-    pub db: TestDb,
+    /// The database of services spawned with their own.
+    pub db: Option<TestDb>,
     pub client: reqwest::Client,
     shutdown: CancellationToken,
 }
@@ -29,8 +30,25 @@ pub async fn spawn() -> Service {
 
 pub async fn spawn_with(tweak: impl FnOnce(&mut StatusPagesSettings)) -> Service {
     let db = TestDb::create().await;
+    let database = db.settings();
+    spawn_on(Some(db), database, tweak).await
+}
+
+/// A service over a database someone else holds (a `TestEnv`'s).
+pub async fn spawn_with_database(
+    database: uptime_config::DatabaseSettings,
+    tweak: impl FnOnce(&mut StatusPagesSettings),
+) -> Service {
+    spawn_on(None, database, tweak).await
+}
+
+async fn spawn_on(
+    db: Option<TestDb>,
+    database: uptime_config::DatabaseSettings,
+    tweak: impl FnOnce(&mut StatusPagesSettings),
+) -> Service {
     let mut settings = StatusPagesSettings::default();
-    settings.database = db.settings();
+    settings.database = database;
     settings.ops.listen = "127.0.0.1:0".into();
     settings.status_pages.listen = "127.0.0.1:0".into();
     settings.status_pages.workers = 2;
@@ -73,7 +91,9 @@ impl Service {
     }
 
     pub async fn sql(&self, statement: &str) {
-        let mut conn = uptime_db::pool::conn(&self.db.pool).await.unwrap();
+        let mut conn = uptime_db::pool::conn(&self.db.as_ref().unwrap().pool)
+            .await
+            .unwrap();
         diesel::sql_query(statement)
             .execute(&mut conn)
             .await
@@ -82,7 +102,9 @@ impl Service {
 
     /// A new organisation; its id.
     pub async fn organisation(&self, name: &str) -> i64 {
-        let mut conn = uptime_db::pool::conn(&self.db.pool).await.unwrap();
+        let mut conn = uptime_db::pool::conn(&self.db.as_ref().unwrap().pool)
+            .await
+            .unwrap();
         let (_, org) = uptime_db::organisations::create_user_with_organisation(&mut conn, name)
             .await
             .unwrap();
@@ -91,7 +113,9 @@ impl Service {
 
     /// A new http monitor of `org_id` in `status`; its id.
     pub async fn monitor(&self, org_id: i64, name: &str, status: &str, labels: &str) -> i64 {
-        let mut conn = uptime_db::pool::conn(&self.db.pool).await.unwrap();
+        let mut conn = uptime_db::pool::conn(&self.db.as_ref().unwrap().pool)
+            .await
+            .unwrap();
         let mut definition =
             uptime_testkit::fixtures::monitor_definition(uptime_contracts::MonitorKind::Http);
         definition.name = name.into();

@@ -2,5 +2,6 @@
 //! over its own migrated database, one module per area.
 
 mod badges;
+mod browser;
 mod common;
 mod pages;
