@@ -47,8 +47,10 @@ async fn spawn_on(
     database: uptime_config::DatabaseSettings,
     tweak: impl FnOnce(&mut StatusPagesSettings),
 ) -> Service {
-    let mut settings = StatusPagesSettings::default();
-    settings.database = database;
+    let mut settings = StatusPagesSettings {
+        database,
+        ..Default::default()
+    };
     settings.ops.listen = "127.0.0.1:0".into();
     settings.status_pages.listen = "127.0.0.1:0".into();
     settings.status_pages.workers = 2;
