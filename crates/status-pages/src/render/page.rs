@@ -1,7 +1,7 @@
 //! The status page: server-rendered HTML that needs no JavaScript. Each
 //! monitor shows its name and state, 90 daily bars (each a focusable list
-//! item whose `title` and `aria-label` give the day's figure, shown on
-//! hover and on keyboard focus by CSS) and its response time over the last
+//! item whose `aria-label` gives the day's figure, shown on hover and on
+//! keyboard focus by CSS) and its response time over the last
 //! day as an inline SVG line. Nothing else of a monitor is shown: no target,
 //! no options.
 //!
@@ -33,7 +33,7 @@ ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 0;height:2
 ol.bars li{flex:1;border-radius:1px;background:var(--none);min-width:1px}
 ol.bars li.up{background:var(--up)}ol.bars li.minor{background:var(--degraded)}ol.bars li.major{background:var(--down)}
 ol.bars li:focus{outline:2px solid var(--fg);outline-offset:1px}
-ol.bars li:hover::after,ol.bars li:focus::after{content:attr(data-tip);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
+ol.bars li:hover::after,ol.bars li:focus::after{content:attr(aria-label);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
 padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
 .scale{display:flex;justify-content:space-between;font-size:.8rem}
 svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
@@ -155,17 +155,14 @@ fn render_monitor(html: &mut String, monitor: &MonitorView) {
                 } else {
                     "major"
                 },
-                format!(
-                    "{}: {} up ({} checks)",
-                    bar.day,
-                    super::badge::format_percent(p),
-                    bar.total
-                ),
+                format!("{}: {} up", bar.day, super::badge::format_percent(p)),
             ),
         };
+        // One attribute per bar (90 per monitor): the accessible name,
+        // which the CSS tooltip shows on hover and focus.
         let _ = write!(
             html,
-            "<li class=\"{class}\" tabindex=\"0\" title=\"{tip}\" aria-label=\"{tip}\" data-tip=\"{tip}\"></li>"
+            "<li class=\"{class}\" tabindex=\"0\" aria-label=\"{tip}\"></li>"
         );
     }
     html.push_str("</ol><div class=\"scale muted\"><span>90 days ago</span>");

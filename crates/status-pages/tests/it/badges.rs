@@ -22,13 +22,13 @@ async fn every_badge_is_well_formed_svg_saying_the_state_and_figure() {
     let api = service.monitor(org, "API", "up", "{}").await;
     service
         .sql(&format!(
-            "INSERT INTO monitor_badges (monitor_id, org_id, token_sha256) VALUES ({api}, {org}, '{}')",
-            sha256("bdg_token")
+            "INSERT INTO daily_uptime (monitor_id, day, total_checks, up_checks) VALUES ({api}, current_date, 1000, 999)"
         ))
         .await;
     service
         .sql(&format!(
-            "INSERT INTO daily_uptime (monitor_id, day, total_checks, up_checks) VALUES ({api}, current_date, 1000, 999)"
+            "INSERT INTO monitor_badges (monitor_id, org_id, token_sha256) VALUES ({api}, {org}, '{}')",
+            sha256("bdg_token")
         ))
         .await;
     service.refreshed().await;

@@ -169,7 +169,7 @@ async fn a_real_browser_shows_the_apis_states_ninety_bars_and_a_state_change_wit
     let tip = browser
         .eval("document.querySelector('ol.bars li:last-child').getAttribute('aria-label')")
         .await;
-    assert!(tip.as_str().unwrap().contains("up ("), "{tip}");
+    assert!(tip.as_str().unwrap().ends_with("% up"), "{tip}");
 
     let shot = browser.screenshot().await;
     assert!(shot.starts_with(b"\x89PNG"));
