@@ -37,6 +37,7 @@ pub mod kind {
     /// Named by `changes.incident_id` (incident ids are UUIDs).
     pub const INCIDENT: &str = "incident";
     pub const STATUS_PAGE: &str = "status_page";
+    pub const STATUS_PAGE_NOTICE: &str = "status_page_notice";
     /// A monitor's badge token; the resource id is the monitor's.
     pub const MONITOR_BADGE: &str = "monitor_badge";
 }

@@ -158,6 +158,8 @@ const REQUEST_SCHEMAS: &[&str] = &[
     "CreateStatusPage",
     "UpdateStatusPage",
     "PageGroup",
+    "CreateNotice",
+    "AddNoticeUpdate",
 ];
 
 /// Request properties that are arrays of strings, with the bounds of each

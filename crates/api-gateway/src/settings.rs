@@ -370,6 +370,9 @@ impl Default for InvitationSettings {
 pub struct StatusPageSettings {
     pub max_pages_per_org: i64,
     pub public_base_url: String,
+    /// Notices a page keeps (the oldest resolved ones go past it).
+    pub max_notices_per_page: i64,
+    pub max_updates_per_notice: i64,
 }
 
 impl Default for StatusPageSettings {
@@ -377,6 +380,8 @@ impl Default for StatusPageSettings {
         Self {
             max_pages_per_org: 20,
             public_base_url: "http://localhost:8090".into(),
+            max_notices_per_page: 100,
+            max_updates_per_notice: 50,
         }
     }
 }

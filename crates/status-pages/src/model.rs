@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, DurationRound, NaiveDate, Utc};
 use std::collections::HashMap;
 use std::sync::Arc;
+use uptime_db::status_notices::{Notice, NoticeUpdate};
 use uptime_db::status_pages::StatusPage;
 use uptime_db::status_snapshot::{Badge, DayCounts, HourStats, OpenIncident, ShownMonitor};
 
@@ -21,6 +22,8 @@ pub struct StateRows {
     pub badges: Vec<Badge>,
     pub monitors: Vec<ShownMonitor>,
     pub open_incidents: Vec<OpenIncident>,
+    pub notices: Vec<Notice>,
+    pub notice_updates: Vec<NoticeUpdate>,
 }
 
 /// The slow part: read every `aggregate_refresh_secs`.
@@ -201,6 +204,51 @@ fn mean_latency(hours: &[&HourStats], since: DateTime<Utc>) -> Option<f64> {
         .filter_map(|h| h.mean_latency_ms.map(|m| (m, h.total as f64)))
         .fold((0.0, 0.0), |(s, w), (m, n)| (s + m * n, w + n));
     (weight > 0.0).then(|| sum / weight)
+}
+
+/// One update of a notice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateView {
+    pub state: String,
+    pub body: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A notice as a page shows it, updates oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoticeView {
+    pub id: i64,
+    pub title: String,
+    pub state: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub resolved: bool,
+    pub updates: Vec<UpdateView>,
+}
+
+/// Each page's notices (by page id), oldest first.
+pub fn notice_views(state: &StateRows) -> HashMap<i64, Vec<NoticeView>> {
+    let mut updates: HashMap<i64, Vec<UpdateView>> = HashMap::new();
+    for u in &state.notice_updates {
+        updates.entry(u.notice_id).or_default().push(UpdateView {
+            state: u.state.clone(),
+            body: u.body.clone(),
+            created_at: u.created_at,
+        });
+    }
+    let mut out: HashMap<i64, Vec<NoticeView>> = HashMap::new();
+    for n in &state.notices {
+        out.entry(n.page_id).or_default().push(NoticeView {
+            id: n.id,
+            title: n.title.clone(),
+            state: n.state.clone(),
+            created_at: n.created_at,
+            updated_at: n.updated_at,
+            resolved: n.resolved_at.is_some(),
+            updates: updates.remove(&n.id).unwrap_or_default(),
+        });
+    }
+    out
 }
 
 /// A group of a page, with its monitors in order.

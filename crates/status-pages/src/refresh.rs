@@ -60,11 +60,14 @@ async fn load_state(pool: &uptime_db::Pool) -> Result<StateRows, uptime_db::DbEr
     let monitors = rows::load_shown_monitors(&mut conn).await?;
     let ids: Vec<i64> = monitors.iter().map(|m| m.id).collect();
     let open_incidents = rows::load_open_incidents(&mut conn, &ids).await?;
+    let (notices, notice_updates) = uptime_db::status_notices::load_all(&mut conn).await?;
     Ok(StateRows {
         pages,
         badges,
         monitors,
         open_incidents,
+        notices,
+        notice_updates,
     })
 }
 

@@ -29,6 +29,7 @@ pub struct ServeState {
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/status/{slug}", web::get().to(page_by_slug))
+        .route("/status/{slug}/feed.atom", web::get().to(feed_by_slug))
         .route("/badge/{token}/{file}", web::get().to(badge_file))
         .route("/", web::get().to(page_by_host));
 }
@@ -138,6 +139,16 @@ fn digest(token: &str) -> String {
 /// The page `slug` of `snapshot` for this request: `None` when there is no
 /// such page, or it is private and the request lacks its token.
 fn page_for(req: &HttpRequest, snapshot: &Arc<Snapshot>, slug: &str) -> Option<HttpResponse> {
+    served(req, snapshot, slug, false)
+}
+
+/// The page `slug`'s HTML, or its Atom feed (`feed`), for this request.
+fn served(
+    req: &HttpRequest,
+    snapshot: &Arc<Snapshot>,
+    slug: &str,
+    feed: bool,
+) -> Option<HttpResponse> {
     let page = snapshot.pages_by_slug.get(slug)?;
     let cache = match &page.access_token_sha256 {
         None => PAGE_CACHE,
@@ -151,6 +162,10 @@ fn page_for(req: &HttpRequest, snapshot: &Arc<Snapshot>, slug: &str) -> Option<H
             PRIVATE_PAGE_CACHE
         }
     };
+    if feed {
+        metrics::counter!("status_pages_views_total", "kind" => "feed").increment(1);
+        return Some(respond(req, StatusCode::OK, &page.feed, cache, None));
+    }
     metrics::counter!("status_pages_views_total", "kind" => "page").increment(1);
     Some(respond(
         req,
@@ -187,6 +202,18 @@ async fn page_by_slug(
     }
     let snapshot = state.shared.get();
     page_for(&req, &snapshot, &slug).unwrap_or_else(|| not_found(&req))
+}
+
+async fn feed_by_slug(
+    req: HttpRequest,
+    state: web::Data<ServeState>,
+    slug: web::Path<String>,
+) -> HttpResponse {
+    if let Some(refused) = limited(&req, &state) {
+        return refused;
+    }
+    let snapshot = state.shared.get();
+    served(&req, &snapshot, &slug, true).unwrap_or_else(|| not_found(&req))
 }
 
 async fn page_by_host(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {

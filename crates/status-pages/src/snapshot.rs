@@ -14,6 +14,7 @@ use std::sync::Arc;
 pub const HTML: &str = "text/html; charset=utf-8";
 pub const SVG: &str = "image/svg+xml";
 pub const JSON: &str = "application/json";
+pub const ATOM: &str = "application/atom+xml; charset=utf-8";
 
 /// The badge files, as they appear in `/badge/{token}/{file}`.
 pub const BADGE_FILES: &[&str] = &[
@@ -33,6 +34,8 @@ pub struct ServedPage {
     /// SHA-256 (hex) of a private page's access token.
     pub access_token_sha256: Option<String>,
     pub html: Arc<Rendered>,
+    /// The notices as an Atom feed.
+    pub feed: Arc<Rendered>,
 }
 
 /// Everything the service answers, at one moment.
@@ -65,6 +68,7 @@ impl Snapshot {
         let mut out = Reuse::new();
         for page in self.pages_by_slug.values() {
             out.insert(page.html.etag.clone(), page.html.clone());
+            out.insert(page.feed.etag.clone(), page.feed.clone());
         }
         for files in self.badges.values() {
             for r in files.values() {
@@ -83,23 +87,38 @@ impl Snapshot {
     ) -> Snapshot {
         let reuse = previous.renderings();
         let monitors = model::monitor_views(state, aggregates, now);
+        let notices = model::notice_views(state);
         let mut pages_by_slug = HashMap::new();
         let mut slug_by_domain = HashMap::new();
         for page in &state.pages {
             let groups = model::page_groups(page, &monitors);
+            let page_notices = notices.get(&page.id).map(Vec::as_slice).unwrap_or_default();
             let html = page::render(
                 &PageHead {
                     title: &page.title,
                     description: page.description.as_deref(),
                     logo_url: page.logo_url.as_deref(),
+                    feed_path: &format!("/status/{}/feed.atom", page.slug),
                 },
                 &groups,
+                page_notices,
+            );
+            let page_path = format!("/status/{}", page.slug);
+            let feed = crate::render::feed::render(
+                &crate::render::feed::FeedHead {
+                    page_id: page.id,
+                    title: &page.title,
+                    page_path: &page_path,
+                    page_updated: page.updated_at,
+                },
+                page_notices,
             );
             pages_by_slug.insert(
                 page.slug.clone(),
                 ServedPage {
                     access_token_sha256: page.access_token_sha256.clone(),
                     html: rendered(&reuse, HTML, html),
+                    feed: rendered(&reuse, ATOM, feed),
                 },
             );
             if let Some(domain) = &page.custom_domain {

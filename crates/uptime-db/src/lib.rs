@@ -23,6 +23,7 @@ pub mod rounds;
 pub mod rounds_read;
 pub mod schedule;
 pub mod schema;
+pub mod status_notices;
 pub mod status_pages;
 pub mod status_snapshot;
 pub mod tenant_metrics;

@@ -273,3 +273,100 @@ async fn access_and_badge_tokens_are_shown_once_and_stored_as_digests() {
     );
     assert!(!log.contains(rotated["access_token"].as_str().unwrap()));
 }
+
+#[tokio::test]
+async fn notices_are_posted_updated_resolved_listed_and_deleted_with_one_audit_entry_each() {
+    let app = spawn_app_with(|s| s.status_pages.max_notices_per_page = 2).await;
+    let (_, key) = app.new_user("owner").await;
+    let (_, page) = app
+        .post(
+            "/api/v1/status-pages",
+            &key,
+            json!({"slug": "acme", "title": "Acme"}),
+        )
+        .await;
+    let page_id = page["id"].as_i64().unwrap();
+    let notices = format!("/api/v1/status-pages/{page_id}/notices");
+    for (body, field) in [
+        (json!({"title": " ", "body": "x"}), "title"),
+        (json!({"title": "t", "body": ""}), "body"),
+        (json!({"title": "t", "body": "x".repeat(5001)}), "body"),
+    ] {
+        let (status, err) = app.post(&notices, &key, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {err}");
+        assert_eq!(err["details"][0]["field"], field, "{err}");
+    }
+    let (status, err) = app
+        .post(
+            &notices,
+            &key,
+            json!({"title": "t", "body": "x", "state": "sleeping"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+
+    let (status, created) = app
+        .post(
+            &notices,
+            &key,
+            json!({"title": "Slow logins", "body": "We are looking into it."}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["state"], "investigating");
+    assert_eq!(created["updates"].as_array().unwrap().len(), 1);
+    let id = created["id"].as_i64().unwrap();
+    let (status, resolved) = app
+        .post(
+            &format!("{notices}/{id}/updates"),
+            &key,
+            json!({"state": "resolved", "body": "Fixed."}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{resolved}");
+    assert_eq!(resolved["state"], "resolved");
+    assert!(resolved["resolved_at"].is_string());
+    assert_eq!(resolved["updates"][1]["body"], "Fixed.");
+    let (_, got) = app.get(&format!("{notices}/{id}"), &key).await;
+    assert_eq!(got["updates"].as_array().unwrap().len(), 2);
+
+    // Retention: the page keeps two; the oldest resolved one goes first.
+    let (_, second) = app
+        .post(
+            &notices,
+            &key,
+            json!({"title": "Second", "body": "b", "state": "resolved"}),
+        )
+        .await;
+    let (_, third) = app
+        .post(&notices, &key, json!({"title": "Third", "body": "c"}))
+        .await;
+    let (_, listed) = app.get(&notices, &key).await;
+    let ids: Vec<i64> = listed["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            second["id"].as_i64().unwrap(),
+            third["id"].as_i64().unwrap()
+        ]
+    );
+
+    let third_id = third["id"].as_i64().unwrap();
+    let (status, _) = app.delete(&format!("{notices}/{third_id}"), &key).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, other) = app.new_user("other").await;
+    let (status, _) = app.get(&notices, &other).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let actions: Vec<String> = audit(&app, &key, "status_page_notice")
+        .await
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(actions, ["delete", "create", "create", "update", "create"]);
+}

@@ -3,6 +3,7 @@
 //! brotli forms, so that serving it is a lookup and a reference count.
 
 pub mod badge;
+pub mod feed;
 pub mod page;
 
 use bytes::Bytes;

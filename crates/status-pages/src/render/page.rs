@@ -10,7 +10,7 @@
 //! (`prefers-color-scheme`).
 
 use super::escape;
-use crate::model::{GroupView, MonitorView, Overall, State, LATENCY_HOURS};
+use crate::model::{GroupView, MonitorView, NoticeView, Overall, State, LATENCY_HOURS};
 use chrono::{DateTime, Utc};
 use std::fmt::Write;
 
@@ -37,7 +37,8 @@ ol.bars li:hover::after,ol.bars li:focus::after{content:attr(aria-label);positio
 padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
 .scale{display:flex;justify-content:space-between;font-size:.8rem}
 svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
-.incident{border-left:4px solid var(--down)}footer{margin:2rem 0;font-size:.85rem}
+.incident{border-left:4px solid var(--down)}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
+a{color:inherit}footer{margin:2rem 0;font-size:.85rem}
 @media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}}
 "#;
 
@@ -46,6 +47,8 @@ pub struct PageHead<'a> {
     pub title: &'a str,
     pub description: Option<&'a str>,
     pub logo_url: Option<&'a str>,
+    /// `/status/{slug}/feed.atom` (served on custom domains too).
+    pub feed_path: &'a str,
 }
 
 fn state_text(state: State) -> &'static str {
@@ -63,15 +66,17 @@ fn time(at: DateTime<Utc>) -> String {
 }
 
 /// The whole page.
-pub fn render(head: &PageHead<'_>, groups: &[GroupView]) -> String {
+pub fn render(head: &PageHead<'_>, groups: &[GroupView], notices: &[NoticeView]) -> String {
     let overall = Overall::of(groups);
     let mut html = String::with_capacity(16 * 1024);
     let title = escape(head.title);
+    let feed = escape(head.feed_path);
     let _ = write!(
         html,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>{title}</title><style>{STYLE}</style></head><body><main><header>"
+         <title>{title}</title><link rel=\"alternate\" type=\"application/atom+xml\" title=\"Notices\" href=\"{feed}\">\
+         <style>{STYLE}</style></head><body><main><header>"
     );
     if let Some(logo) = head.logo_url {
         let _ = write!(html, "<img src=\"{}\" alt=\"\">", escape(logo));
@@ -87,6 +92,9 @@ pub fn render(head: &PageHead<'_>, groups: &[GroupView]) -> String {
         overall.class(),
         overall.text()
     );
+    let (open, past): (Vec<&NoticeView>, Vec<&NoticeView>) =
+        notices.iter().rev().partition(|n| !n.resolved);
+    render_notices(&mut html, "notices", "Notices", &open);
     render_incidents(&mut html, groups);
     for group in groups {
         let _ = write!(html, "<section><h2>{}</h2>", escape(&group.name));
@@ -95,11 +103,52 @@ pub fn render(head: &PageHead<'_>, groups: &[GroupView]) -> String {
         }
         html.push_str("</section>");
     }
-    html.push_str(
-        "<footer class=\"muted\">Uptime over the last 90 days, by day (UTC); response time over the last 24 hours.</footer>\
-         </main></body></html>",
+    render_notices(&mut html, "history", "Past notices", &past);
+    let _ = write!(
+        html,
+        "<footer class=\"muted\">Notices are also an <a href=\"{feed}\">Atom feed</a>. Uptime over the last 90 days, by day (UTC); response time over the last 24 hours.</footer>\
+         </main></body></html>"
     );
     html
+}
+
+/// Notices, newest first, each with its updates newest first.
+fn render_notices(html: &mut String, id: &str, heading: &str, notices: &[&NoticeView]) {
+    if notices.is_empty() {
+        return;
+    }
+    let _ = write!(
+        html,
+        "<section aria-labelledby=\"{id}\"><h2 id=\"{id}\">{heading}</h2>"
+    );
+    for notice in notices {
+        let _ = write!(
+            html,
+            "<article class=\"card notice\" id=\"notice-{}\" data-state=\"{}\"><h3>{}</h3>",
+            notice.id,
+            escape(&notice.state),
+            escape(&notice.title)
+        );
+        for update in notice.updates.iter().rev() {
+            let _ = write!(
+                html,
+                "<p><strong>{}</strong> <span class=\"muted\">{}</span><br>{}</p>",
+                escape(&capitalised(&update.state)),
+                time(update.created_at),
+                escape(&update.body).replace('\n', "<br>")
+            );
+        }
+        html.push_str("</article>");
+    }
+    html.push_str("</section>");
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 fn render_incidents(html: &mut String, groups: &[GroupView]) {

@@ -4,4 +4,5 @@
 mod badges;
 mod browser;
 mod common;
+mod notices;
 mod pages;

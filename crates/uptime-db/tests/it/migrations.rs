@@ -42,6 +42,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-22-000019_audit_log", "21fce58783b38b09fcf06dd640098b44eb99c3c33ca66ca1b5e22367732ea46d"),
     ("2026-11-27-000031_monitor_last_latency", "d43d4c8d54a5e74802d0ff89d26cfde391e9560e705fff8be1e150021c4b1a3b"),
     ("2026-11-27-000035_status_pages_and_badges", "b76b1c669df51d9895f48b37fae6539a1f2c22236410dbe8e8a16af064613f70"),
+    ("2026-11-27-000039_status_page_notices", "ace4a58797e837db3cc74fb5d9197ed28b6f67b1200eb1252bec4a8e4ffc9cb9"),
     ("2026-11-27-000020_invitations", "e20c355690fd2b35c3cb62a3ae26ed9549ef1b672e746ec9a67cf8c4513cad1d"),
     ("2026-11-27-000021_monitor_labels", "13b20fdee903d35c909ec6c940f8a44bd89c7dc1c784670f6f460ba32a33b1dc"),
     ("2026-11-27-000022_incidents", "b47ac2ca2d9d8c05adc179cfe4220516228172c9e7df6f3d1c301d080aa7103f"),

@@ -9,6 +9,7 @@
 
 pub mod badges;
 pub mod body;
+pub mod notices;
 
 use crate::audit;
 use crate::auth::AuthUser;
@@ -36,6 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .delete(delete),
         )
         .service(web::resource("/status-pages/{id}/access-token").post(rotate_access_token))
+        .configure(notices::configure)
         .configure(badges::configure);
 }
 
