@@ -261,12 +261,18 @@ async fn access_and_badge_tokens_are_shown_once_and_stored_as_digests() {
     let (status, _) = app.call(Method::DELETE, &path, Some(&key), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    // No token in any audit entry.
-    let log = format!(
-        "{:?}{:?}",
-        audit(&app, &key, "status_page").await,
-        audit(&app, &key, "monitor_badge").await
-    );
+    // One entry per write (none for the refused ones), no token in any.
+    let page_entries = audit(&app, &key, "status_page").await;
+    let badge_entries = audit(&app, &key, "monitor_badge").await;
+    let actions = |entries: &[Value]| -> Vec<String> {
+        entries
+            .iter()
+            .map(|e| e["action"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(actions(&page_entries), ["update", "rotate", "create"]);
+    assert_eq!(actions(&badge_entries), ["delete", "rotate"]);
+    let log = format!("{page_entries:?}{badge_entries:?}");
     assert!(
         !log.contains(&token) && !log.contains(&badge_token),
         "{log}"
