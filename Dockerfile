@@ -39,9 +39,9 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
     --mount=type=cache,target=/src/target,sharing=locked \
     set -eux; \
     cargo build --release --locked \
-        -p api-gateway -p scheduler -p checker -p recorder -p notifier -p uptimectl; \
+        -p api-gateway -p scheduler -p checker -p recorder -p notifier -p status-pages -p uptimectl; \
     mkdir -p /out; \
-    for bin in api-gateway scheduler checker recorder notifier uptimectl; do \
+    for bin in api-gateway scheduler checker recorder notifier status-pages uptimectl; do \
         install -m 0755 "target/release/$bin" /out/; \
     done
 

@@ -4,8 +4,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 "$REPO/scripts/install-deps.sh"
 # The "million" stage's target (nginx, whose access log says when each check
-# landed) and the probe it is compared with (blackbox_exporter), from Debian.
-if [[ -z "${UPTIME_BENCH_ONLY:-}" || ",$UPTIME_BENCH_ONLY," == *,million,* ]]; then
+# landed) and the probe it is compared with (blackbox_exporter), from Debian;
+# nginx is also what the "status-pages" stage compares pages and badges with.
+if [[ -z "${UPTIME_BENCH_ONLY:-}" || ",$UPTIME_BENCH_ONLY," == *,million,* || ",$UPTIME_BENCH_ONLY," == *,status-pages,* ]]; then
   command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx-light
   [ -x /usr/bin/prometheus-blackbox-exporter ] || apt_install prometheus-blackbox-exporter \
     || log "prometheus-blackbox-exporter not installable: the million stage runs without the comparison"

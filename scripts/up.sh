@@ -40,7 +40,7 @@ else
 fi
 log "building the services (${PROFILE_ARGS[*]:-debug})"
 cargo build "${PROFILE_ARGS[@]}" --quiet --manifest-path "$REPO/Cargo.toml" \
-  -p api-gateway -p scheduler -p checker -p recorder -p notifier -p uptimectl
+  -p api-gateway -p scheduler -p checker -p recorder -p notifier -p status-pages -p uptimectl
 
 log "migrating"
 "$BIN/api-gateway" migrate
@@ -70,8 +70,12 @@ for svc in scheduler checker recorder notifier; do
   fi
   ops=$((ops + 1))
 done
+# Status pages and badges: their own service, reading PostgreSQL only.
+UPTIME_OPS__LISTEN="127.0.0.1:9105" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
+  start_bg status-pages "$BIN/status-pages" serve
 # The gateway's /metrics is on its own ops port, never on the API port.
-UPTIME_OPS__LISTEN="127.0.0.1:9100" start_bg api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
+UPTIME_OPS__LISTEN="127.0.0.1:9100" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
+  start_bg api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
 for _ in $(seq 1 100); do
@@ -86,10 +90,11 @@ cat <<MSG
 Everything is running (logs in $RUN/, stop with \`just down\`).
 
   API            $API_URL   (OpenAPI: $API_URL/api/v1/openapi.json)
+  Status pages   $STATUS_PAGES_URL/status/{slug}   (POST $API_URL/api/v1/status-pages)
   NATS           nats://127.0.0.1:$NATS_PORT   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>')
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
-  Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104 (/healthz /readyz /metrics)
+  Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104, status-pages :9105 (/healthz /readyz /metrics)
   Regions        $UPTIME_REGIONS__KNOWN (UPTIME_LOCAL_REGIONS="eu,us,ap" just up: one checker each)
 
 Demo user's API key:

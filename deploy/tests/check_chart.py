@@ -25,7 +25,7 @@ import yaml
 import kubernetes_validate
 from kubernetes_validate import utils as kv_utils
 
-COMPONENTS = ["api-gateway", "scheduler", "checker", "recorder", "notifier"]
+COMPONENTS = ["api-gateway", "scheduler", "checker", "recorder", "notifier", "status-pages"]
 # Kinds that kubernetes-validate has no schema for (CRDs); checked by hand.
 CRD_KINDS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"),
@@ -155,12 +155,14 @@ def check_deployments(label: str, docs: list[dict], ports: dict[str, int]) -> No
               ready.get("path") == "/readyz" and ready.get("port") == "ops", str(ready))
         cports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
         expected_ports = {"ops": ports["ops"]}
-        if comp == "api-gateway":
+        if comp in ("api-gateway", "status-pages"):
             expected_ports["http"] = ports["http"]
         check(f"{n} container ports {expected_ports}", cports == expected_ports, str(cports))
         listen = {"UPTIME_OPS__LISTEN": ports["ops"]}
         if comp == "api-gateway":
             listen["UPTIME_HTTP__LISTEN"] = ports["http"]
+        if comp == "status-pages":
+            listen["UPTIME_STATUS_PAGES__LISTEN"] = ports["http"]
         for listen_env, port in listen.items():
             check(f"{n} {listen_env} matches the port",
                   env_map(c).get(listen_env, {}).get("value") == f"0.0.0.0:{port}",
@@ -224,7 +226,9 @@ def check_ping_sysctl(label: str, docs: list[dict], expected: str | None) -> Non
 
 def check_hpa_and_pdbs(label: str, docs: list[dict], hpa_range: tuple[int, int]) -> None:
     deploys = by_component(docs, "Deployment")
-    hpas = of_kind(docs, "HorizontalPodAutoscaler")
+    # status-pages has an HPA of its own (check_status_pages).
+    hpas = [h for h in of_kind(docs, "HorizontalPodAutoscaler")
+            if not h["metadata"]["name"].endswith("-status-pages")]
     checker = deploys.get("checker", {})
     ok = len(hpas) == 1 and hpas[0]["apiVersion"] == "autoscaling/v2"
     check(f"{label}: checker HPA (autoscaling/v2) exists", ok, f"{len(hpas)} HPAs")
@@ -317,7 +321,8 @@ def check_services(label: str, docs: list[dict]) -> None:
     # Every component has a ClusterIP "ops" Service (metrics are scraped
     # there); the api-gateway also has its traffic Service on "http", which
     # must not carry the ops port (it may be a LoadBalancer).
-    wanted = [(comp, "ops") for comp in COMPONENTS] + [("api-gateway", "http")]
+    wanted = [(comp, "ops") for comp in COMPONENTS] + [("api-gateway", "http"),
+                                                       ("status-pages", "http")]
     for comp, port in wanted:
         found = services_of(docs, comp, port)
         if not check(f"{label}: {comp} Service with port {port} exists", len(found) == 1,
@@ -515,8 +520,9 @@ def main() -> int:
     def fixed_checkers() -> None:
         docs = chart.render("--set", "checker.autoscaling.enabled=false",
                             "--set", "checker.replicas=5")
-        check("checker.replicas: no HPA when autoscaling is off",
-              not of_kind(docs, "HorizontalPodAutoscaler"))
+        check("checker.replicas: no checker HPA when autoscaling is off",
+              not [h for h in of_kind(docs, "HorizontalPodAutoscaler")
+                   if "checker" in h["metadata"]["name"]])
         d = by_component(docs, "Deployment")["checker"]
         check("checker.replicas: Deployment gets replicas 5", d["spec"].get("replicas") == 5,
               str(d["spec"].get("replicas")))
@@ -651,7 +657,8 @@ def main() -> int:
                 for h in of_kind(docs, "HorizontalPodAutoscaler")}
         check("checker.regions: an HPA per autoscaled region, with its own bounds",
               {n: (h["minReplicas"], h["maxReplicas"]) for n, h in hpas.items()}
-              == {f"{RELEASE}-checker": (2, 10), f"{RELEASE}-checker-eu": (1, 4)}, str(hpas))
+              == {f"{RELEASE}-checker": (2, 10), f"{RELEASE}-checker-eu": (1, 4),
+                  f"{RELEASE}-status-pages": (2, 10)}, str(hpas))
         # Selectors must not overlap: each region's pods are its own Deployment's.
         for comp in checkers:
             labels = deploys[comp]["spec"]["template"]["metadata"]["labels"]
@@ -701,6 +708,36 @@ def main() -> int:
               f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
     guarded("sealing rotation", sealing_rotation)
 
+    # Status pages: their own HPA (on CPU), and an Ingress for the service's
+    # hosts and the pages' custom domains, routed to its http port.
+    def status_pages() -> None:
+        docs = chart.render("--set", "statusPages.ingress.enabled=true",
+                            "--set", "statusPages.ingress.hosts={status.example.com}",
+                            "--set", "statusPages.ingress.customDomains={status.customer.example}")
+        hpas = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]
+                for h in of_kind(docs, "HorizontalPodAutoscaler")}
+        spec = hpas.get(f"{RELEASE}-status-pages", {})
+        check("statusPages: an HPA on CPU scales its Deployment",
+              any(m.get("resource", {}).get("name") == "cpu" for m in spec.get("metrics", [])),
+              str(spec))
+        check("statusPages: the autoscaled Deployment leaves replicas to the HPA",
+              "replicas" not in by_component(docs, "Deployment")["status-pages"]["spec"])
+        ings = [i for i in of_kind(docs, "Ingress")
+                if i["metadata"]["name"] == f"{RELEASE}-status-pages"]
+        if check("statusPages: the Ingress renders when enabled", len(ings) == 1):
+            rules = ings[0]["spec"]["rules"]
+            svc = (services_of(docs, "status-pages", "http") or [{}])[0]
+            check("statusPages: the Ingress routes its hosts and custom domains to the pages",
+                  [r["host"] for r in rules] == ["status.example.com", "status.customer.example"]
+                  and all(p["backend"]["service"] == {"name": svc["metadata"]["name"],
+                                                      "port": {"name": "http"}}
+                          for r in rules for p in r["http"]["paths"]), str(rules))
+        config = of_kind(docs, "ConfigMap")[0]["data"]
+        check("statusPages: its settings reach the pods",
+              config.get("UPTIME_STATUS_PAGES__REFRESH_MS") == "2000"
+              and config.get("UPTIME_STATUS_PAGES__TRUST_FORWARDED_FOR") == "true", str(config))
+    guarded("status pages", status_pages)
+
     # 4. values.schema.json rejects bad values.
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
@@ -711,7 +748,8 @@ def main() -> int:
                 "checker.pingGroupRange=all", "checker.regions[0].name=EU",
                 "regions.presenceTtlSecs=0", "regions.known[0]=eu.west",
                 "checker.regions[0].colour=red", "checker.dnsTenantResolvers[0]=dns.quad9.net",
-                "secrets.sealingKeyIds[0]=K-1", "secrets.sealingCurrentKeyId=k.2"]:
+                "secrets.sealingKeyIds[0]=K-1", "secrets.sealingCurrentKeyId=k.2",
+                "statusPages.refreshMs=10", "statusPages.ingress.hosts[0]="]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,

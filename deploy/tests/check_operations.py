@@ -27,7 +27,7 @@ import yaml
 import check_chart as cc
 from check_chart import check, guarded, of_kind, by_component, container, env_map
 
-SERVICES = ["api-gateway", "scheduler", "checker", "recorder", "notifier"]
+SERVICES = ["api-gateway", "scheduler", "checker", "recorder", "notifier", "status-pages"]
 
 
 def component(doc: dict) -> str:
@@ -160,8 +160,9 @@ def check_network_policies(chart: cc.Chart) -> None:
             check(f"networkPolicy: {comp}'s ops port admits monitoring and the helm test only",
                   len(ops) == 1 and len(ops[0].get("from", [])) == 2, str(ops))
             http = [r for r in ing if {"port": "http", "protocol": "TCP"} in r.get("ports", [])]
-            check(f"networkPolicy: {comp} {'opens' if comp == 'api-gateway' else 'has no'} API port",
-                  bool(http) == (comp == "api-gateway"), str(http))
+            public = comp in ("api-gateway", "status-pages")
+            check(f"networkPolicy: {comp} {'opens' if public else 'has no'} its public port",
+                  bool(http) == public, str(http))
         if comp == "migrate":
             check("networkPolicy: the migration hook reaches only DNS and PostgreSQL",
                   ports == {53, 5432} and not blocks, str(ports))
@@ -215,7 +216,7 @@ def check_helm_test(chart: cc.Chart) -> None:
     ops_services = [s["metadata"]["name"] for s in of_kind(docs, "Service")
                     if any(p["name"] == "ops" for p in s["spec"]["ports"])]
     check("helm test: asks /readyz of every service's ops Service (each checker region's too)",
-          "/readyz" in script and len(ops_services) == 6 and all(s in script for s in ops_services),
+          "/readyz" in script and len(ops_services) == 7 and all(s in script for s in ops_services),
           f"{ops_services}")
     image = pod["spec"]["containers"][0]["image"]
     check("helm test: runs the chart's own image", image == container(

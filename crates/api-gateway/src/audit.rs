@@ -22,6 +22,7 @@ const SECRET_FIELDS: &[&str] = &[
     "key",
     "password",
     "token",
+    "access_token",
 ];
 
 /// The kinds of resource the log names.
@@ -35,6 +36,10 @@ pub mod kind {
     pub const ORGANISATION: &str = "organisation";
     /// Named by `changes.incident_id` (incident ids are UUIDs).
     pub const INCIDENT: &str = "incident";
+    pub const STATUS_PAGE: &str = "status_page";
+    pub const STATUS_PAGE_NOTICE: &str = "status_page_notice";
+    /// A monitor's badge token; the resource id is the monitor's.
+    pub const MONITOR_BADGE: &str = "monitor_badge";
 }
 
 /// The actions the log names.
@@ -61,6 +66,8 @@ pub mod action {
     /// A key used after an idle spell (`crate::key_use`).
     pub const USE: &str = "use";
     pub const ACKNOWLEDGE: &str = "acknowledge";
+    /// A new token replaced the old one (status-page access, badges).
+    pub const ROTATE: &str = "rotate";
 }
 
 /// A resource's representation for [`changes`]: its response as JSON.

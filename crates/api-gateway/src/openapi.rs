@@ -20,6 +20,7 @@
 
 mod client_contract;
 mod examples;
+mod status_pages;
 mod teams;
 
 use crate::error::{ErrorBody, FieldError};
@@ -155,6 +156,11 @@ const REQUEST_SCHEMAS: &[&str] = &[
     "AssertionInput",
     "BasicAuthInput",
     "RequestHeader",
+    "CreateStatusPage",
+    "UpdateStatusPage",
+    "PageGroup",
+    "CreateNotice",
+    "AddNoticeUpdate",
 ];
 
 /// Request properties that are arrays of strings, with the bounds of each
@@ -171,6 +177,7 @@ pub fn document() -> &'static Value {
     DOCUMENT.get_or_init(|| {
         let mut api = ApiDoc::openapi();
         api.merge(teams::TeamsDoc::openapi());
+        api.merge(status_pages::StatusPagesDoc::openapi());
         let mut doc = serde_json::to_value(api).unwrap_or_else(|_| json!({}));
         distinct_operation_ids(&mut doc);
         add_locations(&mut doc);

@@ -53,6 +53,8 @@ pub struct GatewaySettings {
     pub ack_links: AckLinkSettings,
     /// The alert providers' endpoints, for test alerts.
     pub alert_providers: AlertProviderSettings,
+    /// Status pages and badges (served by the status-pages service).
+    pub status_pages: StatusPageSettings,
 }
 
 impl Default for GatewaySettings {
@@ -82,6 +84,7 @@ impl Default for GatewaySettings {
             invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
             secrets: SecretsSettings::default(),
+            status_pages: StatusPageSettings::default(),
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
@@ -379,6 +382,29 @@ pub struct InvitationSettings {
 impl Default for InvitationSettings {
     fn default() -> Self {
         Self { expiry_days: 7 }
+    }
+}
+
+/// Status pages: how many an organisation may have, and where the
+/// status-pages service is reached (the URLs the API shows).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatusPageSettings {
+    pub max_pages_per_org: i64,
+    pub public_base_url: String,
+    /// Notices a page keeps (the oldest resolved ones go past it).
+    pub max_notices_per_page: i64,
+    pub max_updates_per_notice: i64,
+}
+
+impl Default for StatusPageSettings {
+    fn default() -> Self {
+        Self {
+            max_pages_per_org: 20,
+            public_base_url: "http://localhost:8090".into(),
+            max_notices_per_page: 100,
+            max_updates_per_notice: 50,
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod kinds_bench;
 pub mod million;
 pub mod processes;
 pub mod regions_bench;
+pub mod status_pages_bench;
 pub mod storage_bench;
 
 /// A count from the environment variable `name`, else `default`.

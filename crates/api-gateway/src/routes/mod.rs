@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod monitors;
 pub mod organisation;
 pub mod regions;
+pub mod status_pages;
 pub mod usage;
 pub mod values;
 
@@ -39,6 +40,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(incident_links::configure)
         .configure(incidents::configure)
         .configure(regions::configure)
+        .configure(status_pages::configure)
         .configure(usage::configure)
         .configure(metrics::configure)
         // Before `contacts`: `/alert-contacts/verify/{token}` must not be

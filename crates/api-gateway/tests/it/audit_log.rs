@@ -21,6 +21,51 @@ const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "/api/v1/incidents/{id}/acknowledge",
         "tests/it/incidents.rs: needs an incident, which the recorder opens",
     ),
+    (
+        "POST",
+        "/api/v1/status-pages",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "PATCH",
+        "/api/v1/status-pages/{id}",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "DELETE",
+        "/api/v1/status-pages/{id}",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "POST",
+        "/api/v1/status-pages/{id}/access-token",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "POST",
+        "/api/v1/monitors/{id}/badge-token",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "DELETE",
+        "/api/v1/monitors/{id}/badge-token",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "POST",
+        "/api/v1/status-pages/{id}/notices",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "DELETE",
+        "/api/v1/status-pages/{id}/notices/{notice_id}",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
+    (
+        "POST",
+        "/api/v1/status-pages/{id}/notices/{notice_id}/updates",
+        "tests/it/status_pages.rs: one entry per write, tokens never in it",
+    ),
 ];
 
 /// The route pattern of a scenario's path: placeholders and ids become `{id}`.

@@ -54,6 +54,11 @@ async fn every_201_says_where_the_created_resource_is() {
             json!({"email": "new@example.com", "role": "viewer"}),
             "/api/v1/invitations",
         ),
+        (
+            "/api/v1/status-pages",
+            json!({"slug": "located", "title": "Located"}),
+            "/api/v1/status-pages",
+        ),
     ];
     for (path, body, collection) in creates {
         let (status, location, created) = post_located(&app, path, &key, body).await;
@@ -94,7 +99,7 @@ async fn every_201_says_where_the_created_resource_is() {
             }
         }
     }
-    assert_eq!(created_answers, 6);
+    assert_eq!(created_answers, 8);
 }
 
 fn refused(status: StatusCode, body: &Value, param: &str) {

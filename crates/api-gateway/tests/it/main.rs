@@ -39,6 +39,7 @@ mod quotas;
 mod regions;
 mod results_retention;
 mod sealed_passwords;
+mod status_pages;
 mod stream_limits;
 mod tenant_metrics;
 mod verification_mail;

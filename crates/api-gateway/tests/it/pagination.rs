@@ -214,7 +214,9 @@ async fn the_document_pages_every_list_alike() {
             "listMembers",
             "listMonitors",
             "listResults",
-            "listRounds"
+            "listRounds",
+            "listStatusPageNotices",
+            "listStatusPages"
         ]
     );
 }

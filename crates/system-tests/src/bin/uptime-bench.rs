@@ -23,6 +23,9 @@
 //!   partitions are dropped.
 //! - `fairness`:  another user's `GET /api/v1/monitors` latency, idle and
 //!   while one user floods bulk creates that are expensive to validate.
+//! - `status-pages`: a status page and a badge under load beside nginx
+//!   serving a static file of the same bytes, and PostgreSQL's transactions
+//!   per view.
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -107,6 +110,12 @@ async fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "nats-server".into())
                 .into(),
         })
+        .await?;
+    }
+    if wanted("status-pages") {
+        system_tests::status_pages_bench::run(
+            system_tests::status_pages_bench::StatusPagesOptions::from_env(),
+        )
         .await?;
     }
     if wanted("million") {

@@ -9,12 +9,13 @@
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-const SERVICES: [&str; 5] = [
+const SERVICES: [&str; 6] = [
     "api-gateway",
     "scheduler",
     "checker",
     "recorder",
     "notifier",
+    "status-pages",
 ];
 const DATABASE_DRIVERS: [&str; 4] = ["diesel", "diesel-async", "tokio-postgres", "uptime-db"];
 

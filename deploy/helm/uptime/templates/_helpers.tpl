@@ -33,10 +33,11 @@ If the release name already contains the chart name it is not repeated.
 {{- end }}
 
 {{/*
-The five services. Maps the component (= binary) name to the key of its
+The six services. Maps the component (= binary) name to the key of its
 section in values.yaml. Every service serves /healthz, /readyz and /metrics
-on its "ops" port (UPTIME_OPS__LISTEN); the api-gateway (public: true) also
-serves the API on its "http" port (UPTIME_HTTP__LISTEN).
+on its "ops" port (UPTIME_OPS__LISTEN); the public ones also serve on their
+"http" port: the api-gateway the API (UPTIME_HTTP__LISTEN), status-pages
+the status pages and badges (UPTIME_STATUS_PAGES__LISTEN).
 */}}
 {{- define "uptime.components" -}}
 api-gateway: {values: apiGateway, public: true}
@@ -44,6 +45,7 @@ scheduler: {values: scheduler, public: false}
 checker: {values: checker, public: false}
 recorder: {values: recorder, public: false}
 notifier: {values: notifier, public: false}
+status-pages: {values: statusPages, public: true}
 {{- end }}
 
 {{/*
@@ -285,6 +287,13 @@ UPTIME_SCHEDULER__LEASE_RETRY_SECS: {{ .leaseRetrySecs | int64 | quote }}
 UPTIME_SCHEDULER__RESUME_MAX_GAP_SECS: {{ .resumeMaxGapSecs | int64 | quote }}
 {{- end }}
 UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
+{{- with .Values.statusPages }}
+UPTIME_STATUS_PAGES__REFRESH_MS: {{ .refreshMs | int64 | quote }}
+UPTIME_STATUS_PAGES__RATE_LIMIT_PER_SECOND: {{ .rateLimitPerSecond | int64 | quote }}
+UPTIME_STATUS_PAGES__RATE_LIMIT_BURST: {{ .rateLimitBurst | int64 | quote }}
+UPTIME_STATUS_PAGES__TRUST_FORWARDED_FOR: {{ .trustForwardedFor | quote }}
+UPTIME_STATUS_PAGES__PUBLIC_BASE_URL: {{ .publicBaseUrl | quote }}
+{{- end }}
 {{- with .Values.checker.dnsTenantResolvers }}
 UPTIME_CHECKER__DNS__TENANT_RESOLVERS: {{ join "," . | quote }}
 {{- end }}

@@ -1,0 +1,44 @@
+//! The operations of status pages and badge tokens (merged into the
+//! document by `super::document`). The pages and badges themselves are the
+//! status-pages service's, outside this API.
+
+use crate::routes;
+use utoipa::OpenApi;
+
+#[derive(OpenApi)]
+#[openapi(
+    paths(
+        routes::status_pages::create,
+        routes::status_pages::list,
+        routes::status_pages::get,
+        routes::status_pages::update,
+        routes::status_pages::delete,
+        routes::status_pages::rotate_access_token,
+        routes::status_pages::notices::create,
+        routes::status_pages::notices::list,
+        routes::status_pages::notices::get,
+        routes::status_pages::notices::delete,
+        routes::status_pages::notices::add_update,
+        routes::status_pages::badges::issue,
+        routes::status_pages::badges::remove,
+    ),
+    components(schemas(
+        routes::status_pages::body::PageGroup,
+        routes::status_pages::body::CreateStatusPage,
+        routes::status_pages::body::UpdateStatusPage,
+        routes::status_pages::body::StatusPageResponse,
+        routes::status_pages::body::StatusPageList,
+        routes::status_pages::IssuedAccessToken,
+        routes::status_pages::badges::IssuedBadgeToken,
+        routes::status_pages::notices::NoticeState,
+        routes::status_pages::notices::CreateNotice,
+        routes::status_pages::notices::AddNoticeUpdate,
+        routes::status_pages::notices::NoticeUpdateResponse,
+        routes::status_pages::notices::NoticeResponse,
+        routes::status_pages::notices::NoticeList,
+    )),
+    tags(
+        (name = "status-pages", description = "Public status pages of chosen monitors (names and states only), in groups, on the service's domain or a custom one, public or behind an access token; and badge tokens, the unguessable names of monitors in their badge URLs."),
+    )
+)]
+pub(super) struct StatusPagesDoc;

@@ -1,0 +1,146 @@
+//! `/api/v1/monitors/{id}/badge-token`: the unguessable token that names a
+//! monitor in its public badge URLs (`/badge/{token}/status.svg` on the
+//! status-pages service). Never the monitor's id: ids are sequential, and a
+//! badge shows a monitor's name and state to anyone with the URL. Only the
+//! token's SHA-256 is stored; a new one replaces the old at once.
+
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use actix_web::{web, HttpResponse};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::AsyncConnection;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+/// The prefix of a badge token (then 43 base64url characters).
+pub const BADGE_TOKEN_PREFIX: &str = "bdg_";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/monitors/{id}/badge-token")
+            .post(issue)
+            .delete(remove),
+    );
+}
+
+/// A monitor's badge token and the URLs it opens.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedBadgeToken {
+    pub monitor_id: i64,
+    /// Shown this once (a new one can be issued at any time).
+    pub token: String,
+    /// Each badge's URL: `status`, `uptime-24h`, `uptime-7d`, `uptime-30d`,
+    /// `uptime-90d`, `response-time-24h`, `response-time-7d` (SVG) and
+    /// `shields` (shields.io endpoint JSON).
+    pub urls: std::collections::BTreeMap<String, String>,
+}
+
+/// Issue a badge token for a monitor, replacing its earlier one (whose URLs
+/// stop working at the status-pages service's next refresh).
+#[utoipa::path(post, path = "/api/v1/monitors/{id}/badge-token", operation_id = "issueBadgeToken", tag = "status-pages",
+    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 200, body = IssuedBadgeToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn issue(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let monitor_id = id.into_inner();
+    let token = format!("{BADGE_TOKEN_PREFIX}{}", crate::verification::new_token());
+    let digest = crate::verification::digest(&token);
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            // The key's label selector narrows which monitors it may badge.
+            uptime_db::monitors::get_within(c, user.reach(), monitor_id)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            if !uptime_db::status_pages::set_badge_token(c, user.org_id, monitor_id, &digest)
+                .await?
+            {
+                return Err(ApiError::NotFound);
+            }
+            audit::record(
+                c,
+                &user,
+                audit::action::ROTATE,
+                audit::kind::MONITOR_BADGE,
+                Some(monitor_id),
+                json!({"token": {"before": null, "after": "[set]"}}),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    let base = state
+        .settings
+        .status_pages
+        .public_base_url
+        .trim_end_matches('/')
+        .to_string();
+    let urls = [
+        "status.svg",
+        "uptime-24h.svg",
+        "uptime-7d.svg",
+        "uptime-30d.svg",
+        "uptime-90d.svg",
+        "response-time-24h.svg",
+        "response-time-7d.svg",
+        "shields.json",
+    ]
+    .into_iter()
+    .map(|file| {
+        let name = file
+            .trim_end_matches(".svg")
+            .trim_end_matches(".json")
+            .to_string();
+        (name, format!("{base}/badge/{token}/{file}"))
+    })
+    .collect();
+    Ok(HttpResponse::Ok().json(IssuedBadgeToken {
+        monitor_id,
+        token,
+        urls,
+    }))
+}
+
+/// Remove a monitor's badge token: its badge URLs stop working.
+#[utoipa::path(delete, path = "/api/v1/monitors/{id}/badge-token", operation_id = "removeBadgeToken", tag = "status-pages",
+    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
+pub async fn remove(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let monitor_id = id.into_inner();
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            uptime_db::monitors::get_within(c, user.reach(), monitor_id)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            if !uptime_db::status_pages::delete_badge_token(c, user.org_id, monitor_id).await? {
+                return Err(ApiError::NotFound);
+            }
+            audit::record(
+                c,
+                &user,
+                audit::action::DELETE,
+                audit::kind::MONITOR_BADGE,
+                Some(monitor_id),
+                json!({"token": {"before": "[removed]", "after": null}}),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,428 @@
+//! `/api/v1/status-pages`: the organisation's status pages (slug, title,
+//! groups of monitors, custom domain, public or private), and
+//! `/api/v1/monitors/{id}/badge-token` ([`badges`]). The pages themselves are
+//! served by the status-pages service, which reads these rows into its
+//! snapshot; nothing here talks to it.
+//!
+//! A private page's access token is random, shown once (in the response
+//! that issues it) and stored only as its SHA-256, like invitation tokens.
+
+pub mod badges;
+pub mod body;
+pub mod notices;
+
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use crate::validation::{paginate, PageQuery, Problems};
+use actix_web::{web, HttpResponse};
+use body::{CheckedPage, CreateStatusPage, StatusPageList, StatusPageResponse, UpdateStatusPage};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde::Serialize;
+use serde_json::json;
+use uptime_db::status_pages::PageFields;
+use utoipa::ToSchema;
+
+/// The prefix of a page's access token (then 43 base64url characters).
+pub const ACCESS_TOKEN_PREFIX: &str = "sp_";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/status-pages").get(list).post(create))
+        .service(
+            web::resource("/status-pages/{id}")
+                .get(get)
+                .patch(update)
+                .delete(delete),
+        )
+        .service(web::resource("/status-pages/{id}/access-token").post(rotate_access_token))
+        .configure(notices::configure)
+        .configure(badges::configure);
+}
+
+/// A new access token and its digest.
+fn new_access_token() -> (String, String) {
+    let token = format!("{ACCESS_TOKEN_PREFIX}{}", crate::verification::new_token());
+    let digest = crate::verification::digest(&token);
+    (token, digest)
+}
+
+/// The groups' monitor ids must be the caller's (within the key's label
+/// selector, if any), and their selectors no wider than the key's.
+async fn check_reach(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    page: &CheckedPage,
+) -> Result<(), ApiError> {
+    let mut problems = Problems::new();
+    let wanted = page.monitor_ids();
+    if !wanted.is_empty() {
+        let selector = user.label_selector.as_deref().map(|s| &s.json);
+        let found =
+            uptime_db::status_pages::monitors_within(conn, user.org_id, selector, &wanted).await?;
+        for (i, group) in page.groups.iter().enumerate() {
+            if let Some(missing) = group.monitor_ids.iter().find(|id| !found.contains(id)) {
+                problems.add(
+                    &format!("groups[{i}].monitor_ids"),
+                    format!("monitor {missing} is not one of the organisation's monitors this key reaches"),
+                );
+            }
+        }
+    }
+    if let Some(key) = user.label_selector.as_deref() {
+        for (i, group) in page.groups.iter().enumerate() {
+            let Some(selector) = &group.selector else {
+                continue;
+            };
+            let selector = uptime_labels::Selector(uptime_labels::Labels(selector.clone()));
+            if !selector.within(&key.selector) {
+                problems.add(
+                    &format!("groups[{i}].selector"),
+                    format!("must include this key's own selector ({})", key.selector),
+                );
+            }
+        }
+    }
+    problems.into_result()
+}
+
+async fn ensure_free(
+    conn: &mut AsyncPgConnection,
+    page: &CheckedPage,
+    except_id: i64,
+) -> Result<(), ApiError> {
+    match uptime_db::status_pages::taken(conn, &page.slug, page.custom_domain.as_deref(), except_id)
+        .await?
+    {
+        Some(field) => Err(ApiError::ConflictOn {
+            field,
+            message: format!("another status page has this {}", field.replace('_', " ")),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Create a status page. A private page's access token is in this response
+/// only.
+#[utoipa::path(post, path = "/api/v1/status-pages", operation_id = "createStatusPage", tag = "status-pages",
+    request_body = CreateStatusPage, security(("bearer" = [])),
+    responses((status = 201, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
+        (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
+pub async fn create(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: crate::validation::Json<CreateStatusPage>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let mut problems = Problems::new();
+    let page = CheckedPage {
+        slug: body.slug,
+        title: body.title,
+        description: body.description,
+        logo_url: body.logo_url,
+        custom_domain: body.custom_domain,
+        groups: body.groups,
+    }
+    .check(&mut problems);
+    problems.into_result()?;
+    let token = body.private.then(new_access_token);
+    let digest = token.as_ref().map(|(_, d)| d.clone());
+    let limit = state.settings.status_pages.max_pages_per_org;
+    let base_url = state.settings.status_pages.public_base_url.clone();
+    let mut conn = state.conn().await?;
+    let created = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                check_reach(c, &user, &page).await?;
+                if uptime_db::status_pages::count(c, user.org_id).await? >= limit {
+                    return Err(ApiError::QuotaExceeded {
+                        quota: "status_pages",
+                        limit,
+                    });
+                }
+                ensure_free(c, &page, 0).await?;
+                let groups = page.groups_json();
+                let created = uptime_db::status_pages::create(
+                    c,
+                    user.org_id,
+                    &PageFields {
+                        slug: &page.slug,
+                        title: &page.title,
+                        description: page.description.as_deref(),
+                        logo_url: page.logo_url.as_deref(),
+                        custom_domain: page.custom_domain.as_deref(),
+                        groups: &groups,
+                    },
+                    digest.as_deref(),
+                )
+                .await?
+                .ok_or(ApiError::ConflictOn {
+                    field: "slug",
+                    message: "another status page has this slug or custom domain".into(),
+                })?;
+                let shown = audit::shown(&StatusPageResponse::of(created.clone(), "", None));
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    audit::kind::STATUS_PAGE,
+                    Some(created.id),
+                    audit::changes(None, Some(&shown)),
+                )
+                .await?;
+                Ok(created)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/status-pages/{}", created.id),
+        ))
+        .json(StatusPageResponse::of(
+            created,
+            &base_url,
+            token.map(|(t, _)| t),
+        )))
+}
+
+/// The organisation's status pages by id, a page at a time (never the
+/// access tokens).
+#[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
+    security(("bearer" = [])), params(PageQuery),
+    responses((status = 200, body = StatusPageList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.validate()?;
+    let mut conn = state.conn().await?;
+    let rows = uptime_db::status_pages::list_page(
+        &mut conn,
+        user.org_id,
+        page.after_id.unwrap_or(0),
+        page.limit + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
+    let base_url = &state.settings.status_pages.public_base_url;
+    Ok(HttpResponse::Ok().json(StatusPageList {
+        status_pages: rows
+            .into_iter()
+            .map(|p| StatusPageResponse::of(p, base_url, None))
+            .collect(),
+        next_cursor,
+    }))
+}
+
+/// One status page of the organisation.
+#[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
+    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = StatusPageResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    let page = uptime_db::status_pages::get(&mut conn, user.org_id, id.into_inner(), false)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(StatusPageResponse::of(
+        page,
+        &state.settings.status_pages.public_base_url,
+        None,
+    )))
+}
+
+/// Change a status page. Making it private issues an access token (in this
+/// response only) unless it has one; making it public drops the token.
+#[utoipa::path(patch, path = "/api/v1/status-pages/{id}", operation_id = "updateStatusPage", tag = "status-pages",
+    request_body = UpdateStatusPage, security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
+pub async fn update(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    body: crate::validation::Json<UpdateStatusPage>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let body = body.into_inner();
+    let mut problems = Problems::new();
+    let slug = crate::validation::not_null(&mut problems, "slug", body.slug.map(Some));
+    problems.into_result()?;
+    let base_url = state.settings.status_pages.public_base_url.clone();
+    let mut conn = state.conn().await?;
+    let (updated, token) = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let before = uptime_db::status_pages::get(c, user.org_id, id, true)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                let groups = match body.groups {
+                    Some(groups) => groups,
+                    None => serde_json::from_value(before.groups.clone()).unwrap_or_default(),
+                };
+                let mut problems = Problems::new();
+                let page = CheckedPage {
+                    slug: slug.unwrap_or_else(|| before.slug.clone()),
+                    title: body.title.unwrap_or_else(|| before.title.clone()),
+                    description: body
+                        .description
+                        .unwrap_or_else(|| before.description.clone()),
+                    logo_url: body.logo_url.unwrap_or_else(|| before.logo_url.clone()),
+                    custom_domain: body
+                        .custom_domain
+                        .unwrap_or_else(|| before.custom_domain.clone()),
+                    groups,
+                }
+                .check(&mut problems);
+                problems.into_result()?;
+                check_reach(c, &user, &page).await?;
+                ensure_free(c, &page, id).await?;
+                let groups = page.groups_json();
+                let mut updated = uptime_db::status_pages::update(
+                    c,
+                    user.org_id,
+                    id,
+                    &PageFields {
+                        slug: &page.slug,
+                        title: &page.title,
+                        description: page.description.as_deref(),
+                        logo_url: page.logo_url.as_deref(),
+                        custom_domain: page.custom_domain.as_deref(),
+                        groups: &groups,
+                    },
+                )
+                .await?
+                .ok_or(ApiError::NotFound)?;
+                let mut token = None;
+                match body.private {
+                    Some(true) if updated.access_token_sha256.is_none() => {
+                        let (raw, digest) = new_access_token();
+                        updated = uptime_db::status_pages::set_access_token(
+                            c,
+                            user.org_id,
+                            id,
+                            Some(&digest),
+                        )
+                        .await?
+                        .ok_or(ApiError::NotFound)?;
+                        token = Some(raw);
+                    }
+                    Some(false) if updated.access_token_sha256.is_some() => {
+                        updated =
+                            uptime_db::status_pages::set_access_token(c, user.org_id, id, None)
+                                .await?
+                                .ok_or(ApiError::NotFound)?;
+                    }
+                    _ => {}
+                }
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::UPDATE,
+                    audit::kind::STATUS_PAGE,
+                    Some(id),
+                    audit::changes(
+                        Some(&audit::shown(&StatusPageResponse::of(before, "", None))),
+                        Some(&audit::shown(&StatusPageResponse::of(
+                            updated.clone(),
+                            "",
+                            None,
+                        ))),
+                    ),
+                )
+                .await?;
+                Ok((updated, token))
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(StatusPageResponse::of(updated, &base_url, token)))
+}
+
+/// Delete a status page: it stops being served at the service's next
+/// refresh.
+#[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
+    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            let deleted = uptime_db::status_pages::delete(c, user.org_id, id)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            let shown = audit::shown(&StatusPageResponse::of(deleted, "", None));
+            audit::record(
+                c,
+                &user,
+                audit::action::DELETE,
+                audit::kind::STATUS_PAGE,
+                Some(id),
+                audit::changes(Some(&shown), None),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// A new access token of a private page.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedAccessToken {
+    /// Shown this once; the page opens with `?access_token=...`.
+    pub access_token: String,
+}
+
+/// Issue a new access token for a page (making it private if it was
+/// public); the previous token stops working at the service's next refresh.
+#[utoipa::path(post, path = "/api/v1/status-pages/{id}/access-token", operation_id = "rotateStatusPageAccessToken", tag = "status-pages",
+    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = IssuedAccessToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn rotate_access_token(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let (token, digest) = new_access_token();
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            uptime_db::status_pages::set_access_token(c, user.org_id, id, Some(&digest))
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            audit::record(
+                c,
+                &user,
+                audit::action::ROTATE,
+                audit::kind::STATUS_PAGE,
+                Some(id),
+                json!({"access_token": {"before": "[changed]", "after": "[changed]"}}),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(IssuedAccessToken {
+        access_token: token,
+    }))
+}

@@ -1,0 +1,142 @@
+//! The status-pages service: public status pages and badges of chosen
+//! monitors, served from an in-memory snapshot of PostgreSQL.
+//!
+//! - [`refresh`]: reads what is shown in a fixed set of statements every
+//!   few seconds and swaps in a new [`snapshot::Snapshot`], pages and
+//!   badges rendered and compressed once per change;
+//! - [`serve`]: the routes, answered from the snapshot alone (ETag/304,
+//!   gzip/brotli, per-address rate limits);
+//! - [`model`] and [`render`]: what is shown and how, free of I/O.
+//!
+//! Readiness (`/readyz`) is the first snapshot: after it, the service
+//! keeps serving the last one through a database outage.
+
+pub mod model;
+pub mod rate_limit;
+pub mod refresh;
+pub mod render;
+pub mod serve;
+pub mod settings;
+pub mod snapshot;
+
+use settings::StatusPagesSettings;
+use std::net::SocketAddr;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StatusPagesError {
+    #[error(transparent)]
+    Db(#[from] uptime_db::DbError),
+    #[error("binding a listener: {0}")]
+    Bind(#[from] std::io::Error),
+}
+
+/// A bound service: its public and ops listeners, not yet serving.
+pub struct StatusPages {
+    settings: StatusPagesSettings,
+    pool: uptime_db::Pool,
+    shared: refresh::Shared,
+    server: actix_web::dev::Server,
+    addr: SocketAddr,
+    ops: uptime_ops::OpsServer,
+}
+
+impl StatusPages {
+    /// Builds the pool (lazily connected) and binds both listeners (port 0
+    /// picks a free one).
+    pub async fn build(settings: StatusPagesSettings) -> Result<Self, StatusPagesError> {
+        let pool = uptime_db::connect(&settings.database)?;
+        let shared = refresh::Shared::default();
+        let ready = shared.clone();
+        let readiness = uptime_ops::Readiness::new().with_check("snapshot", move || {
+            let loaded = ready.generation() > 0;
+            async move {
+                if loaded {
+                    Ok(())
+                } else {
+                    Err("no snapshot loaded yet".to_string())
+                }
+            }
+        });
+        let serve_settings = &settings.status_pages;
+        let state = actix_web::web::Data::new(serve::ServeState {
+            shared: shared.clone(),
+            limiter: rate_limit::RateLimiter::new(
+                serve_settings.rate_limit_per_second,
+                serve_settings.rate_limit_burst,
+                serve_settings.rate_limit_capacity,
+            ),
+            trust_forwarded_for: serve_settings.trust_forwarded_for,
+        });
+        let probes = readiness.clone();
+        let mut server = actix_web::HttpServer::new(move || {
+            actix_web::App::new()
+                .app_data(state.clone())
+                .configure(uptime_ops::configure_probes(probes.clone()))
+                .configure(serve::configure)
+        })
+        .disable_signals()
+        .bind(&serve_settings.listen)?;
+        if serve_settings.workers > 0 {
+            server = server.workers(serve_settings.workers);
+        }
+        let addr = server.addrs()[0];
+        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)?;
+        Ok(Self {
+            server: server.run(),
+            settings,
+            pool,
+            shared,
+            addr,
+            ops,
+        })
+    }
+
+    /// The public listener's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn ops_addr(&self) -> SocketAddr {
+        self.ops.addr
+    }
+
+    /// The snapshot in use (tests wait on its refreshes).
+    pub fn shared(&self) -> refresh::Shared {
+        self.shared.clone()
+    }
+
+    /// Serves and refreshes until `shutdown`, then drains in-flight requests.
+    pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), StatusPagesError> {
+        let refresher = tokio::spawn(refresh::run(
+            self.pool.clone(),
+            self.shared.clone(),
+            self.settings.status_pages.clone(),
+            shutdown.clone(),
+        ));
+        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
+        let handle = self.server.handle();
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            stop.cancelled().await;
+            handle.stop(true).await;
+        });
+        tracing::info!(addr = %self.addr, "serving status pages");
+        self.server.await?;
+        shutdown.cancel();
+        let _ = refresher.await;
+        let _ = ops.await;
+        Ok(())
+    }
+}
+
+/// The service's `main`: build, then serve until SIGTERM.
+pub async fn run(
+    settings: StatusPagesSettings,
+    shutdown: CancellationToken,
+) -> Result<(), StatusPagesError> {
+    StatusPages::build(settings)
+        .await?
+        .run_until(shutdown)
+        .await
+}

@@ -1,0 +1,296 @@
+//! The status page: server-rendered HTML that needs no JavaScript. Each
+//! monitor shows its name and state, 90 daily bars (each a focusable list
+//! item whose `aria-label` gives the day's figure, shown on hover and on
+//! keyboard focus by CSS) and its response time over the last
+//! day as an inline SVG line. Nothing else of a monitor is shown: no target,
+//! no options.
+//!
+//! Colours meet WCAG AA: text on its background is at least 4.5:1 and
+//! bars at least 3:1, in the light and the dark scheme
+//! (`prefers-color-scheme`).
+
+use super::escape;
+use crate::model::{GroupView, MonitorView, NoticeView, Overall, State, LATENCY_HOURS};
+use chrono::{DateTime, Utc};
+use std::fmt::Write;
+
+const STYLE: &str = r#"
+:root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--card:#f6f8fa;--line:#d1d9e0;
+--up:#1a7f37;--degraded:#9a6700;--down:#cf222e;--pending:#59636e;--none:#818b98}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#f0f6fc;--muted:#9198a1;--card:#151b23;--line:#3d444d;
+--up:#3fb950;--degraded:#d29922;--down:#f85149;--pending:#9198a1;--none:#656c76}}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+main{max-width:56rem;margin:0 auto;padding:1rem}header{display:flex;gap:1rem;align-items:center;margin:1rem 0}
+header img{max-height:3rem;max-width:8rem}h1{font-size:1.6rem;margin:0}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
+.muted{color:var(--muted)}.overall{padding:1rem;border-radius:.5rem;font-weight:600;font-size:1.2rem;color:#fff}
+.overall.up{background:#1a7f37}.overall.degraded{background:#9a6700}.overall.down{background:#cf222e}.overall.pending{background:#59636e}
+.card{background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:.75rem 1rem;margin:.5rem 0}
+.row{display:flex;justify-content:space-between;align-items:center;gap:.5rem;flex-wrap:wrap}
+.name{font-weight:600;overflow-wrap:anywhere}
+.state{font-weight:600;padding:0 .5rem;border-radius:1rem;color:#fff;font-size:.9rem}
+.state.up{background:#1a7f37}.state.degraded{background:#9a6700}.state.down{background:#cf222e}.state.pending,.state.paused{background:#59636e}
+ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 0;height:2rem;position:relative}
+ol.bars li{flex:1;border-radius:1px;background:var(--none);min-width:1px}
+ol.bars li.up{background:var(--up)}ol.bars li.minor{background:var(--degraded)}ol.bars li.major{background:var(--down)}
+ol.bars li:focus{outline:2px solid var(--fg);outline-offset:1px}
+ol.bars li:hover::after,ol.bars li:focus::after{content:attr(aria-label);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
+padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
+.scale{display:flex;justify-content:space-between;font-size:.8rem}
+svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
+.incident{border-left:4px solid var(--down)}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
+a{color:inherit}footer{margin:2rem 0;font-size:.85rem}
+@media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}}
+"#;
+
+/// What the page's header shows.
+pub struct PageHead<'a> {
+    pub title: &'a str,
+    pub description: Option<&'a str>,
+    pub logo_url: Option<&'a str>,
+    /// `/status/{slug}/feed.atom` (served on custom domains too).
+    pub feed_path: &'a str,
+}
+
+fn state_text(state: State) -> &'static str {
+    match state {
+        State::Up => "Operational",
+        State::Degraded => "Degraded",
+        State::Down => "Down",
+        State::Pending => "No data yet",
+        State::Paused => "Paused",
+    }
+}
+
+fn time(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// The whole page.
+pub fn render(head: &PageHead<'_>, groups: &[GroupView], notices: &[NoticeView]) -> String {
+    let overall = Overall::of(groups);
+    let mut html = String::with_capacity(16 * 1024);
+    let title = escape(head.title);
+    let feed = escape(head.feed_path);
+    let _ = write!(
+        html,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{title}</title><link rel=\"alternate\" type=\"application/atom+xml\" title=\"Notices\" href=\"{feed}\">\
+         <style>{STYLE}</style></head><body><main><header>"
+    );
+    if let Some(logo) = head.logo_url {
+        let _ = write!(html, "<img src=\"{}\" alt=\"\">", escape(logo));
+    }
+    let _ = write!(html, "<div><h1>{title}</h1>");
+    if let Some(description) = head.description {
+        let _ = write!(html, "<p class=\"muted\">{}</p>", escape(description));
+    }
+    let _ = write!(
+        html,
+        "</div></header><p class=\"overall {}\" id=\"overall\" data-state=\"{}\" role=\"status\">{}</p>",
+        overall.class(),
+        overall.class(),
+        overall.text()
+    );
+    let (open, past): (Vec<&NoticeView>, Vec<&NoticeView>) =
+        notices.iter().rev().partition(|n| !n.resolved);
+    render_notices(&mut html, "notices", "Notices", &open);
+    render_incidents(&mut html, groups);
+    for group in groups {
+        let _ = write!(html, "<section><h2>{}</h2>", escape(&group.name));
+        for monitor in &group.monitors {
+            render_monitor(&mut html, monitor);
+        }
+        html.push_str("</section>");
+    }
+    render_notices(&mut html, "history", "Past notices", &past);
+    let _ = write!(
+        html,
+        "<footer class=\"muted\">Notices are also an <a href=\"{feed}\">Atom feed</a>. Uptime over the last 90 days, by day (UTC); response time over the last 24 hours.</footer>\
+         </main></body></html>"
+    );
+    html
+}
+
+/// Notices, newest first, each with its updates newest first.
+fn render_notices(html: &mut String, id: &str, heading: &str, notices: &[&NoticeView]) {
+    if notices.is_empty() {
+        return;
+    }
+    let _ = write!(
+        html,
+        "<section aria-labelledby=\"{id}\"><h2 id=\"{id}\">{heading}</h2>"
+    );
+    for notice in notices {
+        let _ = write!(
+            html,
+            "<article class=\"card notice\" id=\"notice-{}\" data-state=\"{}\"><h3>{}</h3>",
+            notice.id,
+            escape(&notice.state),
+            escape(&notice.title)
+        );
+        for update in notice.updates.iter().rev() {
+            let _ = write!(
+                html,
+                "<p><strong>{}</strong> <span class=\"muted\">{}</span><br>{}</p>",
+                escape(&capitalised(&update.state)),
+                time(update.created_at),
+                escape(&update.body).replace('\n', "<br>")
+            );
+        }
+        html.push_str("</article>");
+    }
+    html.push_str("</section>");
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+fn render_incidents(html: &mut String, groups: &[GroupView]) {
+    let mut open: Vec<&MonitorView> = groups
+        .iter()
+        .flat_map(|g| g.monitors.iter().map(|m| m.as_ref()))
+        .filter(|m| m.incident_since.is_some())
+        .collect();
+    open.sort_by_key(|m| (m.incident_since, m.id));
+    open.dedup_by_key(|m| m.id);
+    if open.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<section aria-labelledby=\"incidents\"><h2 id=\"incidents\">Active incidents</h2>",
+    );
+    for monitor in open {
+        let _ = write!(
+            html,
+            "<div class=\"card incident\"><span class=\"name\">{}</span> is down since {}</div>",
+            escape(&monitor.name),
+            monitor.incident_since.map(time).unwrap_or_default()
+        );
+    }
+    html.push_str("</section>");
+}
+
+fn render_monitor(html: &mut String, monitor: &MonitorView) {
+    let name = escape(&monitor.name);
+    let state = monitor.state.as_str();
+    let _ = write!(
+        html,
+        "<div class=\"card monitor\" data-monitor-id=\"{}\" data-state=\"{state}\"><div class=\"row\">\
+         <span class=\"name\">{name}</span><span class=\"state {state}\"",
+        monitor.id
+    );
+    if let Some(since) = monitor.state_since {
+        let _ = write!(html, " title=\"since {}\"", time(since));
+    }
+    let _ = write!(html, ">{}</span></div>", state_text(monitor.state));
+    let _ = write!(
+        html,
+        "<ol class=\"bars\" aria-label=\"{name}: uptime by day over the last 90 days\">"
+    );
+    for bar in &monitor.bars {
+        let (class, tip) = match bar.percent() {
+            None => ("none", format!("{}: no data", bar.day)),
+            Some(p) => (
+                if p >= 100.0 {
+                    "up"
+                } else if p >= 99.0 {
+                    "minor"
+                } else {
+                    "major"
+                },
+                format!("{}: {} up", bar.day, super::badge::format_percent(p)),
+            ),
+        };
+        // One attribute per bar (90 per monitor): the accessible name,
+        // which the CSS tooltip shows on hover and focus.
+        let _ = write!(
+            html,
+            "<li class=\"{class}\" tabindex=\"0\" aria-label=\"{tip}\"></li>"
+        );
+    }
+    html.push_str("</ol><div class=\"scale muted\"><span>90 days ago</span>");
+    if let Some(uptime) = monitor.uptime_90d {
+        let _ = write!(
+            html,
+            "<span>{} uptime</span>",
+            super::badge::format_percent(uptime)
+        );
+    }
+    html.push_str("<span>Today</span></div>");
+    render_latency(html, monitor);
+    html.push_str("</div>");
+}
+
+/// The last day's hourly mean response times as a line (hours without
+/// results are gaps).
+fn render_latency(html: &mut String, monitor: &MonitorView) {
+    let max = monitor
+        .latency
+        .iter()
+        .flatten()
+        .fold(0.0f64, |a, b| a.max(*b));
+    let Some(mean) = monitor.response_24h else {
+        html.push_str(
+            "<p class=\"latency-caption muted\">Response time: no checks in the last 24 hours</p>",
+        );
+        return;
+    };
+    let summary = format!(
+        "Response time over the last 24 hours: mean {} ms, highest hourly mean {} ms",
+        mean.round(),
+        max.round()
+    );
+    let _ = write!(
+        html,
+        "<p class=\"latency-caption muted\" aria-hidden=\"true\">Response time, last 24 hours: mean {} ms</p>\
+         <svg class=\"latency\" viewBox=\"0 0 {} 100\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{summary}\"><title>{summary}</title>",
+        mean.round(),
+        (LATENCY_HOURS - 1) * 10
+    );
+    let mut segment = String::new();
+    let flush = |segment: &mut String, html: &mut String| {
+        if segment.contains(' ') {
+            let _ = write!(html, "<polyline points=\"{}\"/>", segment.trim());
+        } else if !segment.is_empty() {
+            // A single point: a short flat line so it shows.
+            let point = segment.trim();
+            if let Some((x, y)) = point.split_once(',') {
+                let x: f64 = x.parse().unwrap_or(0.0);
+                let _ = write!(html, "<polyline points=\"{},{y} {},{y}\"/>", x, x + 2.0);
+            }
+        }
+        segment.clear();
+    };
+    for (i, point) in monitor.latency.iter().enumerate() {
+        match point {
+            Some(ms) if max > 0.0 => {
+                let y = 95.0 - 90.0 * ms / max;
+                let _ = write!(segment, "{},{:.1} ", i * 10, y);
+            }
+            Some(_) => {
+                let _ = write!(segment, "{},95 ", i * 10);
+            }
+            None => flush(&mut segment, html),
+        }
+    }
+    flush(&mut segment, html);
+    html.push_str("</svg>");
+}
+
+/// The page for an unknown slug, a host without a page, or a private page
+/// opened without its token (the same page: it does not tell which).
+pub fn not_found() -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>Status page not found</title><style>{STYLE}</style></head><body><main>\
+         <h1>Status page not found</h1><p class=\"muted\">There is no status page at this address. \
+         Check the link you were given.</p></main></body></html>"
+    )
+}

@@ -1,0 +1,279 @@
+//! The public routes. Each answers from the current snapshot: a map lookup,
+//! an ETag comparison and a reference-counted body, in the encoding the
+//! client takes (brotli, gzip or none). No route touches PostgreSQL.
+//!
+//! - `GET /status/{slug}` and `GET /` (by `Host`, for custom domains): the
+//!   page; a private one needs `?access_token=`. Unknown (or no token): a
+//!   404 page that does not say which.
+//! - `GET /badge/{token}/{file}`: a monitor's badge (`status.svg`,
+//!   `uptime-{24h,7d,30d,90d}.svg`, `response-time-{24h,7d}.svg`,
+//!   `shields.json`), `Cache-Control: max-age=60`.
+
+use crate::rate_limit::RateLimiter;
+use crate::refresh::Shared;
+use crate::render::badge::{self, Colour};
+use crate::render::Rendered;
+use crate::snapshot::Snapshot;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, OnceLock};
+
+/// What every handler shares.
+pub struct ServeState {
+    pub shared: Shared,
+    pub limiter: RateLimiter,
+    pub trust_forwarded_for: bool,
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/status/{slug}", web::get().to(page_by_slug))
+        .route("/status/{slug}/feed.atom", web::get().to(feed_by_slug))
+        .route("/badge/{token}/{file}", web::get().to(badge_file))
+        .route("/", web::get().to(page_by_host));
+}
+
+/// Pages are revalidated on every view (a 304 costs nothing), so a state
+/// change shows at the next refresh; badges are cached a minute, as
+/// image proxies (GitHub's) expect.
+const PAGE_CACHE: &str = "public, no-cache";
+const PRIVATE_PAGE_CACHE: &str = "private, no-cache";
+const BADGE_CACHE: &str = "public, max-age=60";
+/// Pages load nothing but their inline style and a logo over https.
+const PAGE_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+fn client_address(req: &HttpRequest, trust_forwarded_for: bool) -> Option<std::net::IpAddr> {
+    if trust_forwarded_for {
+        let forwarded = req
+            .headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse().ok());
+        if forwarded.is_some() {
+            return forwarded;
+        }
+    }
+    req.peer_addr().map(|a| a.ip())
+}
+
+/// `429` when the client is over its rate.
+fn limited(req: &HttpRequest, state: &ServeState) -> Option<HttpResponse> {
+    let address = client_address(req, state.trust_forwarded_for)?;
+    let wait = state.limiter.check(address)?;
+    metrics::counter!("status_pages_rate_limited_total").increment(1);
+    Some(
+        HttpResponse::TooManyRequests()
+            .insert_header((header::RETRY_AFTER, wait.to_string()))
+            .content_type("text/plain; charset=utf-8")
+            .body("Too many requests; retry later.\n"),
+    )
+}
+
+/// The best encoding of `rendered` the request accepts.
+fn respond(
+    req: &HttpRequest,
+    status: StatusCode,
+    rendered: &Rendered,
+    cache: &'static str,
+    policy: Option<&'static str>,
+) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    response
+        .insert_header((header::CACHE_CONTROL, cache))
+        .insert_header((header::VARY, "Accept-Encoding"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    if let Some(policy) = policy {
+        response.insert_header((header::CONTENT_SECURITY_POLICY, policy));
+    }
+    if status == StatusCode::OK {
+        response.insert_header((header::ETAG, rendered.etag.as_str()));
+        let matches = req
+            .headers()
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.split(',')
+                    .any(|t| t.trim() == rendered.etag || t.trim() == "*")
+            });
+        if matches {
+            return response.status(StatusCode::NOT_MODIFIED).finish();
+        }
+    }
+    let accepts = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let takes = |name: &str| {
+        accepts.split(',').any(|part| {
+            let mut pieces = part.split(';');
+            let coding = pieces.next().unwrap_or_default().trim();
+            let refused = pieces.any(|p| p.trim().replace(' ', "") == "q=0");
+            coding.eq_ignore_ascii_case(name) && !refused
+        })
+    };
+    response.content_type(rendered.content_type);
+    if takes("br") && !rendered.brotli.is_empty() {
+        response.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static("br")));
+        response.body(rendered.brotli.clone())
+    } else if takes("gzip") && !rendered.gzip.is_empty() {
+        response.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static("gzip")));
+        response.body(rendered.gzip.clone())
+    } else {
+        response.body(rendered.identity.clone())
+    }
+}
+
+fn not_found_page() -> &'static Rendered {
+    static PAGE: OnceLock<Rendered> = OnceLock::new();
+    PAGE.get_or_init(|| Rendered::new(crate::snapshot::HTML, crate::render::page::not_found()))
+}
+
+fn digest(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// The page `slug` of `snapshot` for this request: `None` when there is no
+/// such page, or it is private and the request lacks its token.
+fn page_for(req: &HttpRequest, snapshot: &Arc<Snapshot>, slug: &str) -> Option<HttpResponse> {
+    served(req, snapshot, slug, false)
+}
+
+/// The page `slug`'s HTML, or its Atom feed (`feed`), for this request.
+fn served(
+    req: &HttpRequest,
+    snapshot: &Arc<Snapshot>,
+    slug: &str,
+    feed: bool,
+) -> Option<HttpResponse> {
+    let page = snapshot.pages_by_slug.get(slug)?;
+    let cache = match &page.access_token_sha256 {
+        None => PAGE_CACHE,
+        Some(expected) => {
+            let given = web::Query::<AccessQuery>::from_query(req.query_string())
+                .ok()
+                .and_then(|q| q.into_inner().access_token)?;
+            if digest(&given) != *expected {
+                return None;
+            }
+            PRIVATE_PAGE_CACHE
+        }
+    };
+    if feed {
+        metrics::counter!("status_pages_views_total", "kind" => "feed").increment(1);
+        return Some(respond(req, StatusCode::OK, &page.feed, cache, None));
+    }
+    metrics::counter!("status_pages_views_total", "kind" => "page").increment(1);
+    Some(respond(
+        req,
+        StatusCode::OK,
+        &page.html,
+        cache,
+        Some(PAGE_POLICY),
+    ))
+}
+
+#[derive(serde::Deserialize)]
+struct AccessQuery {
+    access_token: Option<String>,
+}
+
+fn not_found(req: &HttpRequest) -> HttpResponse {
+    metrics::counter!("status_pages_views_total", "kind" => "not_found").increment(1);
+    respond(
+        req,
+        StatusCode::NOT_FOUND,
+        not_found_page(),
+        "public, max-age=10",
+        Some(PAGE_POLICY),
+    )
+}
+
+async fn page_by_slug(
+    req: HttpRequest,
+    state: web::Data<ServeState>,
+    slug: web::Path<String>,
+) -> HttpResponse {
+    if let Some(refused) = limited(&req, &state) {
+        return refused;
+    }
+    let snapshot = state.shared.get();
+    page_for(&req, &snapshot, &slug).unwrap_or_else(|| not_found(&req))
+}
+
+async fn feed_by_slug(
+    req: HttpRequest,
+    state: web::Data<ServeState>,
+    slug: web::Path<String>,
+) -> HttpResponse {
+    if let Some(refused) = limited(&req, &state) {
+        return refused;
+    }
+    let snapshot = state.shared.get();
+    served(&req, &snapshot, &slug, true).unwrap_or_else(|| not_found(&req))
+}
+
+async fn page_by_host(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
+    if let Some(refused) = limited(&req, &state) {
+        return refused;
+    }
+    let snapshot = state.shared.get();
+    let host = req.connection_info().host().to_ascii_lowercase();
+    let host = host
+        .rsplit_once(':')
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(host.as_str(), |(name, _)| name)
+        .trim_end_matches('.')
+        .to_string();
+    snapshot
+        .slug_by_domain
+        .get(&host)
+        .and_then(|slug| page_for(&req, &snapshot, slug))
+        .unwrap_or_else(|| not_found(&req))
+}
+
+async fn badge_file(
+    req: HttpRequest,
+    state: web::Data<ServeState>,
+    path: web::Path<(String, String)>,
+) -> HttpResponse {
+    if let Some(refused) = limited(&req, &state) {
+        return refused;
+    }
+    let (token, file) = path.into_inner();
+    let snapshot = state.shared.get();
+    let found = snapshot
+        .badges
+        .get(&digest(&token))
+        .and_then(|files| files.get(file.as_str()));
+    match found {
+        Some(rendered) => {
+            metrics::counter!("status_pages_views_total", "kind" => "badge").increment(1);
+            respond(&req, StatusCode::OK, rendered, BADGE_CACHE, None)
+        }
+        None => {
+            metrics::counter!("status_pages_views_total", "kind" => "not_found").increment(1);
+            let unknown = if file.ends_with(".json") {
+                Rendered::new(
+                    crate::snapshot::JSON,
+                    badge::shields_endpoint("status", "not found", Colour::LightGrey),
+                )
+            } else {
+                Rendered::new(
+                    crate::snapshot::SVG,
+                    badge::flat("status", "not found", Colour::LightGrey),
+                )
+            };
+            respond(
+                &req,
+                StatusCode::NOT_FOUND,
+                &unknown,
+                "public, max-age=60",
+                None,
+            )
+        }
+    }
+}

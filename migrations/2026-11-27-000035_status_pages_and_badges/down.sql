@@ -1,0 +1,2 @@
+DROP TABLE monitor_badges;
+DROP TABLE status_pages;
