@@ -9,6 +9,7 @@ pub mod deliveries;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;
+pub mod maintenance;
 pub mod manual_checks;
 pub mod members;
 pub mod models;

@@ -12,6 +12,8 @@
 //! | audit log | `audit_log` entries | `audit_log_days` from recording |
 //! | invitations | accepted, revoked and expired `invitations` | `invitations_days` from their end |
 //! | incidents | resolved `incidents` (never open ones) | `incidents_days` from resolution |
+//! | maintenance spans | closed `maintenance_spans` (never open ones) | `maintenance_spans_days` from closing |
+//! | maintenance windows | `maintenance_windows` that can never open again | `maintenance_windows_days` from their last end |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -40,11 +42,13 @@ pub struct PruneReport {
     pub audit_log: u64,
     pub invitations: u64,
     pub incidents: u64,
+    pub maintenance_spans: u64,
+    pub maintenance_windows: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 10] {
+    pub fn by_table(&self) -> [(&'static str, u64); 12] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -56,6 +60,8 @@ impl PruneReport {
             ("audit_log", self.audit_log),
             ("invitations", self.invitations),
             ("incidents", self.incidents),
+            ("maintenance_spans", self.maintenance_spans),
+            ("maintenance_windows", self.maintenance_windows),
         ]
     }
 
@@ -104,6 +110,8 @@ pub async fn prune(
         cutoff(now, days(settings.audit_log_days)).map(Step::AuditLog),
         cutoff(now, days(settings.invitations_days)).map(Step::Invitations),
         cutoff(now, days(settings.incidents_days)).map(Step::Incidents),
+        cutoff(now, days(settings.maintenance_spans_days)).map(Step::MaintenanceSpans),
+        cutoff(now, days(settings.maintenance_windows_days)).map(Step::MaintenanceWindows),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -124,6 +132,8 @@ pub async fn prune(
             Step::AuditLog(_) => report.audit_log = removed.rows,
             Step::Invitations(_) => report.invitations = removed.rows,
             Step::Incidents(_) => report.incidents = removed.rows,
+            Step::MaintenanceSpans(_) => report.maintenance_spans = removed.rows,
+            Step::MaintenanceWindows(_) => report.maintenance_windows = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -166,6 +176,8 @@ enum Step {
     Invitations(DateTime<Utc>),
     /// Resolved before.
     Incidents(DateTime<Utc>),
+    MaintenanceSpans(DateTime<Utc>),
+    MaintenanceWindows(DateTime<Utc>),
 }
 
 impl Step {
@@ -180,6 +192,8 @@ impl Step {
             Step::AuditLog(_) => "audit_log",
             Step::Invitations(_) => "invitations",
             Step::Incidents(_) => "incidents",
+            Step::MaintenanceSpans(_) => "maintenance_spans",
+            Step::MaintenanceWindows(_) => "maintenance_windows",
         }
     }
 
@@ -215,6 +229,14 @@ impl Step {
             ),
             Step::Incidents(before) => (
                 uptime_db::incidents::delete_resolved_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::MaintenanceSpans(before) => (
+                uptime_db::maintenance::delete_spans_closed_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::MaintenanceWindows(before) => (
+                uptime_db::maintenance::delete_windows_ended_before(conn, before, limit).await?,
                 0,
             ),
         })

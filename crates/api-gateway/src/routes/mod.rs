@@ -11,6 +11,7 @@ pub mod contacts;
 pub mod heartbeats;
 pub mod incident_links;
 pub mod incidents;
+pub mod maintenance_windows;
 pub mod invitation_mail;
 pub mod invitations;
 pub mod members;
@@ -38,6 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // Before `incidents`: `/incidents/ack/{token}` is the link's.
         .configure(incident_links::configure)
         .configure(incidents::configure)
+        .configure(maintenance_windows::configure)
         .configure(regions::configure)
         .configure(usage::configure)
         .configure(metrics::configure)
