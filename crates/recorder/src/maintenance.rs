@@ -36,8 +36,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{
-    state_changed, AlertKind, CheckRef, HoldReason, MonitorRef, MonitorStatus, StateChange,
-    Trigger,
+    state_changed, AlertKind, CheckRef, HoldReason, MonitorRef, MonitorStatus, StateChange, Trigger,
 };
 use uptime_db::incidents::{Incident, IncidentAlert};
 use uptime_db::maintenance::sweep::{self as sql, OpenSpan, SpanRow};
@@ -63,7 +62,9 @@ pub fn in_maintenance(monitor: &Monitor, at: DateTime<Utc>) -> bool {
 }
 
 /// What a window is, as `uptime-maintenance` reads it.
-pub fn schedule_of(window: &MaintenanceWindow) -> Result<Schedule, uptime_maintenance::WindowError> {
+pub fn schedule_of(
+    window: &MaintenanceWindow,
+) -> Result<Schedule, uptime_maintenance::WindowError> {
     Schedule::from_parts(
         window.starts_at,
         window.ends_at,
@@ -141,7 +142,7 @@ pub fn released_event(
                 .unwrap_or(Trigger::Scheduled),
             checked_at: r.checked_at,
             status: MonitorStatus::Down,
-            latency_ms: r.latency_ms.and_then(|v| u64::try_from(v).ok()),
+            latency_ms: r.latency_ms.and_then(|v| u32::try_from(v).ok()),
             http_status: r.http_status.and_then(|v| u16::try_from(v).ok()),
             error: r.error.clone(),
         },

@@ -134,7 +134,10 @@ pub async fn update(
             .filter(maintenance_windows::org_id.eq(org_id))
             .filter(maintenance_windows::id.eq(id)),
     )
-    .set((definition, maintenance_windows::updated_at.eq(diesel::dsl::now)))
+    .set((
+        definition,
+        maintenance_windows::updated_at.eq(diesel::dsl::now),
+    ))
     .returning(MaintenanceWindow::as_returning())
     .get_result(conn)
     .await
@@ -239,10 +242,7 @@ pub async fn delete_windows_ended_before(
 }
 
 /// Every span of `org_id` (tests and tools).
-pub async fn spans_of(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-) -> DbResult<Vec<sweep::SpanRow>> {
+pub async fn spans_of(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Vec<sweep::SpanRow>> {
     Ok(maintenance_spans::table
         .filter(maintenance_spans::org_id.eq(org_id))
         .order(maintenance_spans::id.asc())

@@ -318,7 +318,11 @@ mod tests {
         ];
         let days = fill_days(from, to, &rows, &spans);
         let maintenance: Vec<i64> = days.iter().map(|d| d.maintenance_secs).collect();
-        assert_eq!(maintenance, [0, 3600, 3600, 0], "per UTC day, overlaps once");
+        assert_eq!(
+            maintenance,
+            [0, 3600, 3600, 0],
+            "per UTC day, overlaps once"
+        );
         let dates: Vec<String> = days.iter().map(|d| d.date.to_string()).collect();
         assert_eq!(
             dates,

@@ -96,7 +96,10 @@ fn a_silenced_monitor_records_its_transitions_held_and_leaves_them_out_of_uptime
         assert_eq!(event["held"], "maintenance", "{event}");
         assert_eq!(event["in_maintenance"], true, "{event}");
     }
-    assert!(fx.increments.is_empty(), "no check inside the window counts");
+    assert!(
+        fx.increments.is_empty(),
+        "no check inside the window counts"
+    );
     // The incident is still written, with both alerts held.
     assert_eq!(fx.incidents_opened.len(), 1);
     let held: Vec<_> = fx.incidents_opened[0]
@@ -124,7 +127,11 @@ fn what_happened_before_the_window_opened_alerts_and_counts() {
 fn a_monitor_without_a_marker_is_untouched() {
     let m = monitor(1);
     assert!(!in_maintenance(&m, t(0)));
-    let fx = effects(std::slice::from_ref(&m), &[&result(1, 0, CheckOutcome::Fail)], t(1));
+    let fx = effects(
+        std::slice::from_ref(&m),
+        &[&result(1, 0, CheckOutcome::Fail)],
+        t(1),
+    );
     assert!(payloads(&fx)[0].get("held").is_none());
 }
 
@@ -166,16 +173,25 @@ fn spans_open_while_their_occurrence_is_open_and_close_after() {
     let windows = [window(1, 0, 600), window(2, 1000, 1600)];
     let open = spans_open_at(&windows, t(300));
     assert_eq!(open.len(), 1);
-    assert_eq!((open[0].window_id, open[0].starts_at, open[0].ends_at), (1, t(0), t(600)));
+    assert_eq!(
+        (open[0].window_id, open[0].starts_at, open[0].ends_at),
+        (1, t(0), t(600))
+    );
     // Still wanted: nothing closes.
     assert!(spans_to_close(&[row(10, Some(1), 0)], &open).is_empty());
     // At its end, and for a deleted window (no id), the span closes.
     let later = spans_open_at(&windows, t(600));
     assert!(later.is_empty(), "the end is exclusive");
-    assert_eq!(spans_to_close(&[row(10, Some(1), 0), row(11, None, 0)], &later), vec![10, 11]);
+    assert_eq!(
+        spans_to_close(&[row(10, Some(1), 0), row(11, None, 0)], &later),
+        vec![10, 11]
+    );
     // A window edited to another occurrence closes the old one.
     let moved = [window(1, 200, 900)];
-    assert_eq!(spans_to_close(&[row(10, Some(1), 0)], &spans_open_at(&moved, t(300))), vec![10]);
+    assert_eq!(
+        spans_to_close(&[row(10, Some(1), 0)], &spans_open_at(&moved, t(300))),
+        vec![10]
+    );
 }
 
 fn incident(alerts: serde_json::Value) -> Incident {
@@ -196,7 +212,8 @@ fn incident(alerts: serde_json::Value) -> Incident {
 }
 
 fn alert(kind: &str, status: &str, held: Option<&str>) -> serde_json::Value {
-    let mut a = serde_json::json!({"event_id": Uuid::new_v4(), "kind": kind, "status": status, "at": t(0)});
+    let mut a =
+        serde_json::json!({"event_id": Uuid::new_v4(), "kind": kind, "status": status, "at": t(0)});
     if let Some(h) = held {
         a["held"] = h.into();
     }
@@ -205,7 +222,11 @@ fn alert(kind: &str, status: &str, held: Option<&str>) -> serde_json::Value {
 
 #[test]
 fn only_a_down_alert_held_by_maintenance_and_never_sent_is_released() {
-    let held = incident(serde_json::json!([alert("transition", "down", Some("maintenance"))]));
+    let held = incident(serde_json::json!([alert(
+        "transition",
+        "down",
+        Some("maintenance")
+    )]));
     assert!(release_due(&held));
     let sent = incident(serde_json::json!([alert("transition", "down", None)]));
     assert!(!release_due(&sent), "alerted already");
@@ -214,8 +235,15 @@ fn only_a_down_alert_held_by_maintenance_and_never_sent_is_released() {
         alert("released", "down", None)
     ]));
     assert!(!release_due(&released), "released once only");
-    let other = incident(serde_json::json!([alert("transition", "down", Some("blocked_by_parent"))]));
-    assert!(!release_due(&other), "another hold is not maintenance's to release");
+    let other = incident(serde_json::json!([alert(
+        "transition",
+        "down",
+        Some("blocked_by_parent")
+    )]));
+    assert!(
+        !release_due(&other),
+        "another hold is not maintenance's to release"
+    );
 }
 
 #[test]
@@ -230,6 +258,9 @@ fn the_released_alert_is_a_down_alert_with_a_stable_id() {
     assert_eq!(event.down_for_secs, Some(900));
     assert_eq!(event.incident_id, Some(i.id));
     assert!(event.alerts());
-    assert_eq!(event.event_id, released_event(&m, &i, None, t(905)).event_id);
+    assert_eq!(
+        event.event_id,
+        released_event(&m, &i, None, t(905)).event_id
+    );
     assert_eq!(event.check.error.as_deref(), Some("503"));
 }

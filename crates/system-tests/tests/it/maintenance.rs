@@ -3,9 +3,7 @@
 //! longer than the test), the scheduler's skipped slots, the recorder's held
 //! alerts and the notifier's deliveries to a real webhook receiver.
 
-use crate::common::{
-    check_now, marker_alert, results, wait_status, webhook_contact, Receiver,
-};
+use crate::common::{check_now, marker_alert, results, wait_status, webhook_contact, Receiver};
 use chrono::{DateTime, Duration as Span, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -121,16 +119,28 @@ async fn a_silence_window_holds_alerts_and_sends_exactly_one_at_its_end_for_a_mo
     assert_eq!(released["incident"]["alert"], "released", "{released}");
     // Another round finds nothing more to release (the event id is the
     // incident's: a retried round would write the same one).
-    assert!(sweep(&stack, ends + Span::seconds(2)).await.released.is_empty());
+    assert!(sweep(&stack, ends + Span::seconds(2))
+        .await
+        .released
+        .is_empty());
     marker_alert(&stack, &key, &contact, &receiver).await;
     assert_eq!(receiver.events_of(down_id), ["monitor.up", "monitor.down"]);
-    assert_eq!(receiver.events_of(flaky_id), ["monitor.up"], "nothing at all");
+    assert_eq!(
+        receiver.events_of(flaky_id),
+        ["monitor.up"],
+        "nothing at all"
+    );
 
     // Uptime leaves the window out: only the first (passing) check counts,
     // and the window's time is reported beside it.
     for id in [down_id, flaky_id] {
         let (_, body) = stack
-            .call(Method::GET, &format!("/api/v1/monitors/{id}/uptime/daily?days=1"), &key, None)
+            .call(
+                Method::GET,
+                &format!("/api/v1/monitors/{id}/uptime/daily?days=1"),
+                &key,
+                None,
+            )
             .await
             .unwrap();
         let today = &body["daily"][0];
@@ -170,9 +180,16 @@ async fn a_pause_window_runs_no_checks_and_its_label_selector_takes_a_monitor_cr
     // Created after the window opened: the next round takes it in.
     let joined = sweep(&stack, Utc::now()).await;
     assert_eq!(joined.markers_changed, 1, "{joined:?}");
-    // A new monitor is due at once, possibly before the round: wait until
-    // that first check (if any) is done, then count.
+    // A new monitor is due at once, possibly before the round: let one
+    // interval pass (the control monitor's second check) so that first
+    // check, if any, is done, then count.
     wait_status(&stack, &key, control_id, "up").await;
+    stack
+        .eventually(Duration::from_secs(30), || async {
+            (results(&stack, &key, control_id).await.len() >= 2).then_some(())
+        })
+        .await
+        .expect("the control monitor's second check");
     let paused_hits = paused.hits();
     let control_seen = results(&stack, &key, control_id).await.len();
     // Two more scheduled checks of the control monitor: two of the paused
@@ -183,7 +200,10 @@ async fn a_pause_window_runs_no_checks_and_its_label_selector_takes_a_monitor_cr
         })
         .await
         .expect("the control monitor is checked on");
-    assert!(paused_hits <= 1, "at most the check at creation: {paused_hits}");
+    assert!(
+        paused_hits <= 1,
+        "at most the check at creation: {paused_hits}"
+    );
     assert_eq!(paused.hits(), paused_hits, "no check while paused");
     let _ = paused_id;
 }
@@ -209,7 +229,10 @@ fn dateutil_occurrences() -> Vec<String> {
         import itertools\n\
         r = rrulestr('FREQ=WEEKLY;BYDAY=SU;BYHOUR=3', dtstart=datetime(2027, 3, 14, 3, tzinfo=ZoneInfo('Europe/Berlin')))\n\
         for d in itertools.islice(r, 5): print(d.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))\n";
-    match std::process::Command::new("python3").args(["-c", script]).output() {
+    match std::process::Command::new("python3")
+        .args(["-c", script])
+        .output()
+    {
         Ok(out) if out.status.success() => {
             let computed: Vec<String> = String::from_utf8_lossy(&out.stdout)
                 .lines()
@@ -285,18 +308,50 @@ async fn bad_windows_are_a_400_naming_the_field() {
     let key = stack.new_user("ops").await.unwrap();
     for (body, field) in [
         (json!({"name": "x", "duration_minutes": 5}), "monitor_ids"),
-        (json!({"name": "x", "monitor_ids": [999999], "duration_minutes": 5}), "monitor_ids"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "duration_minutes": 0}), "duration_minutes"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=SOMETIMES", "duration_secs": 600}), "rrule"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=DAILY", "duration_secs": 600, "timezone": "Mars/Olympus"}), "timezone"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=MINUTELY", "duration_secs": 60}), "rrule"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=DAILY"}), "duration_secs"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "starts_at": "2026-01-01T00:00:00Z", "ends_at": "2025-01-01T00:00:00Z"}), "ends_at"),
-        (json!({"name": "x", "label_selector": {"a": "b"}, "effect": "nap", "duration_minutes": 5}), "effect"),
-        (json!({"name": "", "label_selector": {"a": "b"}, "duration_minutes": 5}), "name"),
+        (
+            json!({"name": "x", "monitor_ids": [999999], "duration_minutes": 5}),
+            "monitor_ids",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "duration_minutes": 0}),
+            "duration_minutes",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=SOMETIMES", "duration_secs": 600}),
+            "rrule",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=DAILY", "duration_secs": 600, "timezone": "Mars/Olympus"}),
+            "timezone",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=MINUTELY", "duration_secs": 60}),
+            "rrule",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "rrule": "FREQ=DAILY"}),
+            "duration_secs",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "starts_at": "2026-01-01T00:00:00Z", "ends_at": "2025-01-01T00:00:00Z"}),
+            "ends_at",
+        ),
+        (
+            json!({"name": "x", "label_selector": {"a": "b"}, "effect": "nap", "duration_minutes": 5}),
+            "effect",
+        ),
+        (
+            json!({"name": "", "label_selector": {"a": "b"}, "duration_minutes": 5}),
+            "name",
+        ),
     ] {
         let (s, e) = stack
-            .call(Method::POST, "/api/v1/maintenance-windows", &key, Some(body.clone()))
+            .call(
+                Method::POST,
+                "/api/v1/maintenance-windows",
+                &key,
+                Some(body.clone()),
+            )
             .await
             .unwrap();
         assert_eq!(s, StatusCode::BAD_REQUEST, "{body} -> {e}");

@@ -64,9 +64,11 @@ pub struct CreateWindow {
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, String>>)]
     pub label_selector: Option<BTreeMap<String, String>>,
-    /// Default `silence`.
+    /// Default `silence`. Read as text, so an unknown value is a 400
+    /// naming `effect`.
     #[serde(default)]
-    pub effect: Option<Effect>,
+    #[schema(value_type = Option<Effect>)]
+    pub effect: Option<String>,
     /// One-off: its start; recurring: the first local start (the rule's
     /// DTSTART: minutes and seconds the rule does not give come from it);
     /// ad hoc: default now. At most 366 days ahead.
@@ -115,28 +117,19 @@ pub struct When {
     /// One-off: its start; recurring: the first local start (the rule's
     /// DTSTART: minutes and seconds the rule does not give come from it);
     /// ad hoc: default now. At most 366 days ahead.
-    #[serde(default)]
     pub starts_at: Option<DateTime<Utc>>,
     /// One-off: its end (1 minute to 7 days after `starts_at`).
-    #[serde(default)]
     pub ends_at: Option<DateTime<Utc>>,
     /// Ad hoc: the window lasts this long from `starts_at` (default now).
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 10080)]
     pub duration_minutes: Option<i64>,
     /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
     /// most 512 characters, no DTSTART; more often than hourly only with
     /// COUNT or UNTIL.
-    #[serde(default)]
-    #[schema(max_length = 512)]
     pub rrule: Option<String>,
     /// Recurring: the IANA zone the rule's local times are in (default
     /// `UTC`); kept across DST changes.
-    #[serde(default)]
     pub timezone: Option<String>,
     /// Recurring: each occurrence's length, 60 to 604800.
-    #[serde(default)]
-    #[schema(minimum = 60, maximum = 604800)]
     pub duration_secs: Option<i64>,
 }
 
@@ -167,7 +160,8 @@ pub struct UpdateWindow {
     #[schema(value_type = Option<BTreeMap<String, String>>, required = false)]
     pub label_selector: Option<Option<BTreeMap<String, String>>>,
     #[serde(default)]
-    pub effect: Option<Effect>,
+    #[schema(value_type = Option<Effect>)]
+    pub effect: Option<String>,
     /// One-off: its start; recurring: the first local start (the rule's
     /// DTSTART: minutes and seconds the rule does not give come from it);
     /// ad hoc: default now. At most 366 days ahead.
@@ -286,6 +280,18 @@ pub struct WindowList {
     pub next_cursor: Option<String>,
 }
 
+/// The effect named by `given` (`None`: not given, or not one, noted).
+pub fn effect(problems: &mut Problems, given: Option<&str>) -> Option<Effect> {
+    match given? {
+        "silence" => Some(Effect::Silence),
+        "pause" => Some(Effect::Pause),
+        _ => {
+            problems.add("effect", "must be silence or pause");
+            None
+        }
+    }
+}
+
 /// The selector as stored (`None`: none given or empty), its problems
 /// noted under `label_selector`.
 pub fn selector(
@@ -329,7 +335,10 @@ pub fn schedule(problems: &mut Problems, when: &When, now: DateTime<Utc>) -> Opt
     }
     let scheduled = if let Some(rule) = &when.rrule {
         if when.ends_at.is_some() {
-            p.add("ends_at", "a recurring window takes duration_secs, not ends_at");
+            p.add(
+                "ends_at",
+                "a recurring window takes duration_secs, not ends_at",
+            );
         }
         if when.duration_minutes.is_some() {
             p.add("duration_minutes", "a recurring window takes duration_secs");
@@ -371,7 +380,10 @@ pub fn schedule(problems: &mut Problems, when: &When, now: DateTime<Utc>) -> Opt
         let starts_at = when.starts_at.unwrap_or(now);
         let ends_at = match (when.ends_at, when.duration_minutes) {
             (Some(_), Some(_)) => {
-                p.add("duration_minutes", "give ends_at or duration_minutes, not both");
+                p.add(
+                    "duration_minutes",
+                    "give ends_at or duration_minutes, not both",
+                );
                 None
             }
             (Some(end), None) => {

@@ -11,8 +11,7 @@
 mod body;
 
 pub use body::{
-    CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse,
-    MAX_WINDOWS_PER_ORG,
+    CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse, MAX_WINDOWS_PER_ORG,
 };
 
 use crate::audit;
@@ -31,17 +30,13 @@ use uptime_labels::{Labels, Selector};
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/maintenance-windows")
-            .get(list)
-            .post(create),
-    )
-    .service(
-        web::resource("/maintenance-windows/{id}")
-            .get(get)
-            .patch(update)
-            .delete(delete),
-    );
+    cfg.service(web::resource("/maintenance-windows").get(list).post(create))
+        .service(
+            web::resource("/maintenance-windows/{id}")
+                .get(get)
+                .patch(update)
+                .delete(delete),
+        );
 }
 
 /// Whether the caller may see and manage `window`: every key may, unless it
@@ -94,11 +89,9 @@ pub async fn create(
     let ids = body::monitor_ids(&mut problems, req.monitor_ids.clone());
     let selector = body::selector(&mut problems, req.label_selector.clone());
     if ids.is_empty() && selector.is_none() {
-        problems.add(
-            "monitor_ids",
-            "give monitor_ids, a label_selector, or both",
-        );
+        problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
     }
+    let effect = body::effect(&mut problems, req.effect.as_deref());
     let scheduled = body::schedule(&mut problems, &req.when(), now);
     let mut conn = state.conn().await?;
     check_monitors(&mut conn, &user, &mut problems, &ids).await?;
@@ -113,7 +106,7 @@ pub async fn create(
         req.name.trim().to_string(),
         ids,
         selector,
-        req.effect.unwrap_or(Effect::Silence),
+        effect.unwrap_or(Effect::Silence),
     );
     let row = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -288,6 +281,7 @@ async fn merged(
     if ids.is_empty() && selector.is_none() {
         problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
     }
+    let effect = body::effect(&mut problems, req.effect.as_deref());
     let when = req.when();
     let scheduled = if body::changes_schedule(&when) {
         body::schedule(&mut problems, &when, now)
@@ -304,7 +298,7 @@ async fn merged(
     if !reaches(user, &ids, selector.as_ref()) {
         return Err(outside_reach());
     }
-    let effect = req.effect.unwrap_or(if stored.effect == "pause" {
+    let effect = effect.unwrap_or(if stored.effect == "pause" {
         Effect::Pause
     } else {
         Effect::Silence

@@ -6,7 +6,10 @@ use super::*;
 
 #[test]
 fn a_paused_monitor_skips_its_slots_and_is_checked_again_after_the_window() {
-    let mut world = World::with([http(1, 10, NOW - 100 * TEN_S), http(2, 10, NOW - 100 * TEN_S)]);
+    let mut world = World::with([
+        http(1, 10, NOW - 100 * TEN_S),
+        http(2, 10, NOW - 100 * TEN_S),
+    ]);
     for id in [1, 2] {
         world.row(id).timing.last_checked_at = Some(at(NOW));
     }
