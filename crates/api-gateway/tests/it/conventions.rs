@@ -94,7 +94,7 @@ async fn every_201_says_where_the_created_resource_is() {
             }
         }
     }
-    assert_eq!(created_answers, 6);
+    assert_eq!(created_answers, 7);
 }
 
 fn refused(status: StatusCode, body: &Value, param: &str) {
