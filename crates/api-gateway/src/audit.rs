@@ -40,6 +40,7 @@ pub mod kind {
     pub const STATUS_PAGE_NOTICE: &str = "status_page_notice";
     /// A monitor's badge token; the resource id is the monitor's.
     pub const MONITOR_BADGE: &str = "monitor_badge";
+    pub const MAINTENANCE_WINDOW: &str = "maintenance_window";
 }
 
 /// The actions the log names.

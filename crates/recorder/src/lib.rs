@@ -12,11 +12,15 @@
 //!   [`rounds`]: rounds in the database, and the sweeper of overdue ones.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
 //!
+//! - [`maintenance`]: the sweep that opens and closes maintenance windows,
+//!   marks the monitors they cover and releases held alerts at their end.
+//!
 //! It also runs retention (`uptime_retention::runner`): old result partitions
 //! dropped, everything else that grows pruned, one replica at a time.
 
 pub mod alerting;
 pub mod consumer;
+pub mod maintenance;
 pub mod outbox;
 pub mod plan;
 pub mod round;
@@ -134,6 +138,13 @@ impl Recorder {
             i64::from(options.round_sweep_batch.max(1)),
             shutdown.clone(),
         ));
+        // Maintenance windows, on one replica at a time (a lock per round).
+        let maintenance = tokio::spawn(maintenance::run_sweeper(
+            self.pool.clone(),
+            self.js.clone(),
+            options.maintenance_sweep_interval(),
+            shutdown.clone(),
+        ));
         tracing::info!(ops = %ops_addr, "recorder started");
         consumer::run(
             uptime_consumer::Consumer::new(
@@ -161,6 +172,7 @@ impl Recorder {
         let _ = relay.await;
         let _ = retention.await;
         let _ = sweeper.await;
+        let _ = maintenance.await;
         if let Ok(Err(e)) = ops.await {
             tracing::warn!(error = %e, "ops server stopped with an error");
         }

@@ -151,7 +151,10 @@ pub fn effects_with_rounds(
                 result.latency_ms,
                 latency_warn_ms(monitor),
             );
-            if tracker.counts_in_uptime(result) {
+            // Time inside a maintenance window is left out of the uptime.
+            if tracker.counts_in_uptime(result)
+                && !crate::maintenance::in_maintenance(monitor, result.checked_at)
+            {
                 let day = rollup
                     .entry((monitor_id, result.checked_at.date_naive()))
                     .or_default();
@@ -292,8 +295,13 @@ impl<'a> MonitorTracker<'a> {
         }
         if let Applied::Counted(Some(transition)) = applied {
             out.transitions.push(transition.to);
-            let decision =
-                alerting::decide_transition(self.monitor.id, &transition, AlertContext::default());
+            let context = AlertContext {
+                silenced_by_maintenance: crate::maintenance::in_maintenance(
+                    self.monitor,
+                    transition.at,
+                ),
+            };
+            let decision = alerting::decide_transition(self.monitor.id, &transition, context);
             let event = self.state_changed(result, stored, transition, &decision);
             let alert = IncidentAlert {
                 event_id: event.event_id,
@@ -377,7 +385,7 @@ impl<'a> MonitorTracker<'a> {
             held_children: 0,
             // The monitor row's labels (validated on write: a map of strings).
             labels: serde_json::from_value(self.monitor.labels.clone()).unwrap_or_default(),
-            in_maintenance: false,
+            in_maintenance: crate::maintenance::in_maintenance(self.monitor, transition.at),
         }
     }
 

@@ -45,6 +45,9 @@ pub struct RecorderOptions {
     pub round_sweep_interval_ms: u64,
     /// Most rounds decided in one sweeping transaction.
     pub round_sweep_batch: u32,
+    /// How often maintenance windows are swept: how late after its planned
+    /// start or end a window takes effect, at most.
+    pub maintenance_sweep_interval_ms: u64,
 }
 
 impl Default for RecorderOptions {
@@ -59,6 +62,7 @@ impl Default for RecorderOptions {
             round_grace_secs: 5,
             round_sweep_interval_ms: 1_000,
             round_sweep_batch: 200,
+            maintenance_sweep_interval_ms: 5_000,
         }
     }
 }
@@ -78,6 +82,10 @@ impl RecorderOptions {
 
     pub fn round_sweep_interval(&self) -> Duration {
         Duration::from_millis(self.round_sweep_interval_ms.max(10))
+    }
+
+    pub fn maintenance_sweep_interval(&self) -> Duration {
+        Duration::from_millis(self.maintenance_sweep_interval_ms.max(50))
     }
 }
 

@@ -84,6 +84,10 @@ pub async fn record_batch_with(
                         places.push(ResultPlace {
                             region: Some(r.region.clone()),
                             round_id: r.round_id,
+                            in_maintenance: crate::maintenance::in_maintenance(
+                                monitor,
+                                r.checked_at,
+                            ),
                         });
                         known.push(*r);
                     }

@@ -101,6 +101,10 @@ pub struct StackOptions {
     /// The alert providers' endpoints the notifier and the api-gateway use
     /// (a test's loopback receiver).
     pub alert_providers: uptime_config::AlertProviderSettings,
+    /// How often the recorder sweeps maintenance windows; a test that drives
+    /// the sweep with its own clock (`recorder::maintenance::sweep_once`)
+    /// sets it beyond the test's length.
+    pub maintenance_sweep_interval_ms: u64,
 }
 
 impl Default for StackOptions {
@@ -116,6 +120,7 @@ impl Default for StackOptions {
             extra_root_ca_pem: None,
             regions: Vec::new(),
             alert_providers: uptime_config::AlertProviderSettings::default(),
+            maintenance_sweep_interval_ms: 200,
         }
     }
 }
@@ -221,6 +226,7 @@ impl Stack {
             s.regions = options.regions_settings();
             // A round waits this long past its timeout for a silent region.
             s.recorder.round_grace_secs = 1;
+            s.recorder.maintenance_sweep_interval_ms = options.maintenance_sweep_interval_ms;
             let service = recorder::Recorder::build(s).await.context("recorder")?;
             stack.ops.push(("recorder", service.ops_addr()));
             let token = stack.shutdown.child_token();

@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;
+pub mod maintenance;
 pub mod manual_checks;
 pub mod members;
 pub mod models;

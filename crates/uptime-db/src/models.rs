@@ -156,6 +156,36 @@ pub struct Monitor {
     /// The monitor's labels, an object of key -> value
     /// (`uptime_labels::Labels`); `{}` when it has none.
     pub labels: serde_json::Value,
+    /// The maintenance window it is in now, as the maintenance sweep marked it.
+    #[diesel(embed)]
+    pub maintenance: MaintenanceMarker,
+}
+
+/// The marker the recorder's maintenance sweep keeps on a monitor while a
+/// maintenance window covers it (migration 000032): read with the monitor
+/// row, so being in maintenance costs no query of its own per check.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = monitors)]
+pub struct MaintenanceMarker {
+    /// `silence` or `pause`; `None`: in no window.
+    #[diesel(column_name = maintenance_effect)]
+    pub effect: Option<String>,
+    /// The start of the open occurrence.
+    #[diesel(column_name = maintenance_since)]
+    pub since: Option<DateTime<Utc>>,
+    /// Its planned end (the sweep clears the marker when it closes it).
+    #[diesel(column_name = maintenance_until)]
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl MaintenanceMarker {
+    /// Whether something that happened `at` happened inside the window.
+    /// The window lasts for the pipeline until the sweep closes it (within
+    /// one sweep interval of its planned end), so alerts held in it and the
+    /// release at its end never overlap.
+    pub fn covers(&self, at: DateTime<Utc>) -> bool {
+        self.effect.is_some() && self.since.is_some_and(|since| since <= at)
+    }
 }
 
 impl Monitor {
@@ -248,6 +278,8 @@ pub struct CheckResult {
     pub region: Option<String>,
     /// The round the check was part of.
     pub round_id: Option<Uuid>,
+    /// Checked inside a maintenance window: left out of the daily uptime.
+    pub in_maintenance: bool,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -128,6 +128,8 @@ pub async fn insert_results(
 pub struct ResultPlace {
     pub region: Option<String>,
     pub round_id: Option<Uuid>,
+    /// Checked inside a maintenance window (`check_results.in_maintenance`).
+    pub in_maintenance: bool,
 }
 
 /// [`insert_results`], with each result's region and round: `places[i]` is
@@ -160,15 +162,18 @@ pub async fn insert_placed_results(
     let rounds: Vec<Option<Uuid>> = (0..results.len())
         .map(|i| place(i).and_then(|p| p.round_id))
         .collect();
+    let in_maintenance: Vec<bool> = (0..results.len())
+        .map(|i| place(i).is_some_and(|p| p.in_maintenance))
+        .collect();
 
     let inserted: Vec<InsertedCheck> = diesel::sql_query(
         "INSERT INTO check_results (check_id, monitor_id, trigger, status, checked_at, due_at, \
              latency_ms, http_status, error, ssl_expires_at, reporter, definition_version, \
-             slot_at, region, round_id) \
+             slot_at, region, round_id, in_maintenance) \
          SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::text[], $4::text[], \
              $5::timestamptz[], $6::timestamptz[], $7::int[], $8::int[], $9::text[], \
              $10::timestamptz[], $11::text[], $12::bigint[], $13::timestamptz[], \
-             $14::text[], $15::uuid[]) \
+             $14::text[], $15::uuid[], $16::bool[]) \
          ON CONFLICT (check_id, slot_at) DO NOTHING \
          RETURNING check_id",
     )
@@ -187,6 +192,7 @@ pub async fn insert_placed_results(
     .bind::<Array<Timestamptz>, _>(slots)
     .bind::<Array<Nullable<Text>>, _>(regions)
     .bind::<Array<Nullable<diesel::sql_types::Uuid>>, _>(rounds)
+    .bind::<Array<diesel::sql_types::Bool>, _>(in_maintenance)
     .load(conn)
     .await?;
     Ok(inserted.into_iter().map(|r| r.check_id).collect())

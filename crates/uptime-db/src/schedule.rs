@@ -65,6 +65,16 @@ pub struct CheckConfig {
     /// The regions the round goes to (`None`: the deployment's default
     /// ones), read with the rest so a slot stays one query.
     pub regions: Option<Vec<String>>,
+    /// The effect of the maintenance window the monitor is in (`pause`: this
+    /// slot is skipped), read with the rest: no query of its own.
+    pub maintenance_effect: Option<String>,
+}
+
+impl CheckConfig {
+    /// Whether a `pause` maintenance window covers the monitor now.
+    pub fn paused_for_maintenance(&self) -> bool {
+        self.maintenance_effect.as_deref() == Some("pause")
+    }
 }
 
 /// One page of active monitors with `id > after_id`, in id order.

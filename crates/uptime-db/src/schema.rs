@@ -103,6 +103,9 @@ diesel::table! {
         check_load_millis -> Int4,
         last_latency_ms -> Nullable<Int4>,
         labels -> Jsonb,
+        maintenance_effect -> Nullable<Text>,
+        maintenance_since -> Nullable<Timestamptz>,
+        maintenance_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -134,6 +137,7 @@ diesel::table! {
         slot_at -> Timestamptz,
         region -> Nullable<Text>,
         round_id -> Nullable<Uuid>,
+        in_maintenance -> Bool,
     }
 }
 
@@ -168,6 +172,39 @@ diesel::joinable!(memberships -> organisations (org_id));
 diesel::joinable!(monitor_alert_contacts -> monitors (monitor_id));
 diesel::joinable!(monitor_alert_contacts -> alert_contacts (contact_id));
 diesel::joinable!(check_results -> monitors (monitor_id));
+diesel::table! {
+    maintenance_windows (id) {
+        id -> Int8,
+        org_id -> Int8,
+        name -> Text,
+        monitor_ids -> Array<Int8>,
+        label_selector -> Nullable<Jsonb>,
+        effect -> Text,
+        starts_at -> Timestamptz,
+        ends_at -> Nullable<Timestamptz>,
+        rrule -> Nullable<Text>,
+        timezone -> Nullable<Text>,
+        duration_secs -> Nullable<Int4>,
+        last_ends_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    maintenance_spans (id) {
+        id -> Int8,
+        window_id -> Nullable<Int8>,
+        org_id -> Int8,
+        effect -> Text,
+        monitor_ids -> Array<Int8>,
+        label_selector -> Nullable<Jsonb>,
+        starts_at -> Timestamptz,
+        ends_at -> Timestamptz,
+        closed_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(daily_uptime -> monitors (monitor_id));
 
 diesel::table! {

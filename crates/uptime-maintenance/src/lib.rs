@@ -193,6 +193,45 @@ impl Schedule {
             Self::Recurring(r) => r.upcoming(now, n),
         }
     }
+
+    /// A window as stored: one-off when there is no `rrule` (`ends_at`
+    /// required), else recurring from `starts_at` (the rule's first local
+    /// start) in `timezone`, each occurrence `duration_secs` long.
+    pub fn from_parts(
+        starts_at: DateTime<Utc>,
+        ends_at: Option<DateTime<Utc>>,
+        rrule: Option<&str>,
+        timezone: Option<&str>,
+        duration_secs: Option<i64>,
+    ) -> Result<Self, WindowError> {
+        match rrule {
+            None => Self::once(starts_at, ends_at.ok_or(WindowError::EndsBeforeStart)?),
+            Some(rule) => Ok(Self::Recurring(Box::new(Recurrence::parse(
+                rule,
+                timezone.unwrap_or("UTC"),
+                starts_at,
+                duration_secs.ok_or(WindowError::Duration)?,
+            )?))),
+        }
+    }
+
+    /// When the window can never be open again: a one-off's end, or the end
+    /// of a rule's last occurrence when its COUNT/UNTIL ends it within
+    /// [`SEARCH_LIMIT`] occurrences of `since`; `None` for a rule that goes on.
+    pub fn last_end(&self, since: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self {
+            Self::Once(span) => Some(span.end),
+            Self::Recurring(r) => {
+                let spans = r.upcoming(since, SEARCH_LIMIT);
+                if spans.len() < usize::from(SEARCH_LIMIT) {
+                    // A bounded rule: its last occurrence (or none left).
+                    Some(spans.last().map_or(since, |s| s.end))
+                } else {
+                    None
+                }
+            }
+        }
+    }
 }
 
 /// Seconds of `[from, to)` inside any of `spans` (overlaps counted once):

@@ -170,3 +170,45 @@ fn maintenance_seconds_count_overlaps_once() {
     assert_eq!(seconds_within(&spans, day.0, day.1), 2 * 3600 + 600);
     assert_eq!(seconds_within(&[], day.0, day.1), 0);
 }
+
+#[test]
+fn stored_parts_make_the_schedule_and_say_when_it_can_no_longer_open() {
+    let once = Schedule::from_parts(
+        utc(2026, 5, 1, 10, 0),
+        Some(utc(2026, 5, 1, 11, 0)),
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        once.last_end(utc(2026, 4, 1, 0, 0)),
+        Some(utc(2026, 5, 1, 11, 0))
+    );
+    assert!(Schedule::from_parts(utc(2026, 5, 1, 10, 0), None, None, None, None).is_err());
+
+    let bounded = Schedule::from_parts(
+        utc(2026, 5, 4, 2, 0),
+        None,
+        Some("FREQ=DAILY;COUNT=3"),
+        Some("UTC"),
+        Some(600),
+    )
+    .unwrap();
+    assert_eq!(
+        bounded.last_end(utc(2026, 5, 1, 0, 0)),
+        Some(utc(2026, 5, 6, 2, 10))
+    );
+    let endless = Schedule::from_parts(
+        utc(2026, 5, 4, 2, 0),
+        None,
+        Some("FREQ=DAILY"),
+        Some("Europe/Berlin"),
+        Some(600),
+    )
+    .unwrap();
+    assert_eq!(endless.last_end(utc(2026, 5, 1, 0, 0)), None);
+    assert!(
+        Schedule::from_parts(utc(2026, 5, 4, 2, 0), None, Some("FREQ=DAILY"), None, None).is_err()
+    );
+}

@@ -13,6 +13,8 @@
 //! | invitations | accepted, revoked and expired `invitations` | `invitations_days` from their end |
 //! | incidents | resolved `incidents` (never open ones) | `incidents_days` from resolution |
 //! | idempotency keys | `idempotency_keys` (kept responses and stale claims) | `idempotency_hours` from the claim |
+//! | maintenance spans | closed `maintenance_spans` (never open ones) | `maintenance_spans_days` from closing |
+//! | maintenance windows | `maintenance_windows` that can never open again | `maintenance_windows_days` from their last end |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -42,11 +44,13 @@ pub struct PruneReport {
     pub invitations: u64,
     pub incidents: u64,
     pub idempotency_keys: u64,
+    pub maintenance_spans: u64,
+    pub maintenance_windows: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 11] {
+    pub fn by_table(&self) -> [(&'static str, u64); 13] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -59,6 +63,8 @@ impl PruneReport {
             ("invitations", self.invitations),
             ("incidents", self.incidents),
             ("idempotency_keys", self.idempotency_keys),
+            ("maintenance_spans", self.maintenance_spans),
+            ("maintenance_windows", self.maintenance_windows),
         ]
     }
 
@@ -108,6 +114,8 @@ pub async fn prune(
         cutoff(now, days(settings.invitations_days)).map(Step::Invitations),
         cutoff(now, days(settings.incidents_days)).map(Step::Incidents),
         cutoff(now, hours(settings.idempotency_hours)).map(Step::IdempotencyKeys),
+        cutoff(now, days(settings.maintenance_spans_days)).map(Step::MaintenanceSpans),
+        cutoff(now, days(settings.maintenance_windows_days)).map(Step::MaintenanceWindows),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -129,6 +137,8 @@ pub async fn prune(
             Step::Invitations(_) => report.invitations = removed.rows,
             Step::Incidents(_) => report.incidents = removed.rows,
             Step::IdempotencyKeys(_) => report.idempotency_keys = removed.rows,
+            Step::MaintenanceSpans(_) => report.maintenance_spans = removed.rows,
+            Step::MaintenanceWindows(_) => report.maintenance_windows = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -173,6 +183,9 @@ enum Step {
     Incidents(DateTime<Utc>),
     /// Claimed before.
     IdempotencyKeys(DateTime<Utc>),
+    /// Closed before.
+    MaintenanceSpans(DateTime<Utc>),
+    MaintenanceWindows(DateTime<Utc>),
 }
 
 impl Step {
@@ -188,6 +201,8 @@ impl Step {
             Step::Invitations(_) => "invitations",
             Step::Incidents(_) => "incidents",
             Step::IdempotencyKeys(_) => "idempotency_keys",
+            Step::MaintenanceSpans(_) => "maintenance_spans",
+            Step::MaintenanceWindows(_) => "maintenance_windows",
         }
     }
 
@@ -227,6 +242,14 @@ impl Step {
             ),
             Step::IdempotencyKeys(before) => (
                 uptime_db::idempotency::delete_created_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::MaintenanceSpans(before) => (
+                uptime_db::maintenance::delete_spans_closed_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::MaintenanceWindows(before) => (
+                uptime_db::maintenance::delete_windows_ended_before(conn, before, limit).await?,
                 0,
             ),
         })

@@ -4,7 +4,8 @@
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
 //! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
 //! `audit_log_days`, `invitations_days`, `incidents_days`,
-//! `idempotency_hours`) zero means "never
+//! `idempotency_hours`, `maintenance_spans_days`, `maintenance_windows_days`)
+//! zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
@@ -46,6 +47,14 @@ pub struct RetentionSettings {
     /// `Idempotency-Key` responses are replayed, and kept, this many hours
     /// (the gateway treats older ones as gone even before they are pruned).
     pub idempotency_hours: u32,
+    /// Closed maintenance spans (the occurrences a window held, which the
+    /// daily uptime's `maintenance_secs` is computed from) are kept this
+    /// many days after they closed: at least the 365 days the daily uptime
+    /// shows.
+    pub maintenance_spans_days: u32,
+    /// Maintenance windows that can never open again (a one-off past its
+    /// end, a rule past its COUNT/UNTIL) are deleted this many days after.
+    pub maintenance_windows_days: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -67,6 +76,8 @@ impl Default for RetentionSettings {
             invitations_days: 30,
             incidents_days: 365,
             idempotency_hours: 24,
+            maintenance_spans_days: 400,
+            maintenance_windows_days: 30,
             interval_secs: 300,
             batch_size: 1000,
         }

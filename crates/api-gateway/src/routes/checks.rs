@@ -183,9 +183,13 @@ pub struct DailyUptimeEntry {
     /// The UTC day, `YYYY-MM-DD`.
     pub date: NaiveDate,
     /// Share of the day's checks that were `up` or `degraded`, 0 to 100, not
-    /// rounded; 100 for a day without checks.
+    /// rounded; 100 for a day without checks. Checks inside a maintenance
+    /// window are left out (a `pause` window runs none).
     pub percentage: f64,
     pub total_checks: i64,
+    /// Seconds of the day the monitor spent in maintenance windows
+    /// (overlapping windows counted once; today: so far).
+    pub maintenance_secs: i64,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -221,10 +225,27 @@ pub async fn daily_uptime(
     let today = Utc::now().date_naive();
     let from = today - chrono::Days::new(u64::try_from(days - 1).unwrap_or(0));
     let rows = uptime_db::results::daily(&mut conn, monitor.id, from, today).await?;
+    let now = Utc::now();
+    let start = from.and_time(chrono::NaiveTime::MIN).and_utc();
+    let spans = uptime_db::maintenance::spans_covering(
+        &mut conn,
+        monitor.org_id,
+        monitor.id,
+        &monitor.labels,
+        monitor.created_at,
+        start,
+        now,
+        now,
+    )
+    .await?;
+    let spans: Vec<uptime_maintenance::Span> = spans
+        .into_iter()
+        .map(|(start, end)| uptime_maintenance::Span { start, end })
+        .collect();
     Ok(HttpResponse::Ok().json(DailyUptimeResponse {
         monitor_id: monitor.id,
         days,
-        daily: fill_days(from, today, &rows),
+        daily: fill_days(from, today, &rows, &spans),
     }))
 }
 
@@ -233,6 +254,7 @@ fn fill_days(
     from: NaiveDate,
     to: NaiveDate,
     rows: &[uptime_db::models::DailyUptime],
+    maintenance: &[uptime_maintenance::Span],
 ) -> Vec<DailyUptimeEntry> {
     let by_day: HashMap<NaiveDate, &uptime_db::models::DailyUptime> =
         rows.iter().map(|r| (r.day, r)).collect();
@@ -251,6 +273,14 @@ fn fill_days(
                     up as f64 * 100.0 / total as f64
                 },
                 total_checks: total,
+                maintenance_secs: {
+                    let start = date.and_time(chrono::NaiveTime::MIN).and_utc();
+                    uptime_maintenance::seconds_within(
+                        maintenance,
+                        start,
+                        start + chrono::Duration::days(1),
+                    )
+                },
             }
         })
         .collect()
@@ -271,7 +301,28 @@ mod tests {
             total_checks: 3,
             up_checks: 2,
         }];
-        let days = fill_days(from, to, &rows);
+        // A window from 23:00 on 28 Feb to 01:00 on 1 Mar, and one inside it.
+        let at = |d: u32, m: u32, h: u32| {
+            use chrono::TimeZone;
+            Utc.with_ymd_and_hms(2026, m, d, h, 0, 0).unwrap()
+        };
+        let spans = [
+            uptime_maintenance::Span {
+                start: at(28, 2, 23),
+                end: at(1, 3, 1),
+            },
+            uptime_maintenance::Span {
+                start: at(28, 2, 23),
+                end: at(1, 3, 0),
+            },
+        ];
+        let days = fill_days(from, to, &rows, &spans);
+        let maintenance: Vec<i64> = days.iter().map(|d| d.maintenance_secs).collect();
+        assert_eq!(
+            maintenance,
+            [0, 3600, 3600, 0],
+            "per UTC day, overlaps once"
+        );
         let dates: Vec<String> = days.iter().map(|d| d.date.to_string()).collect();
         assert_eq!(
             dates,

@@ -13,6 +13,7 @@ pub mod incident_links;
 pub mod incidents;
 pub mod invitation_mail;
 pub mod invitations;
+pub mod maintenance_windows;
 pub mod members;
 pub mod metrics;
 pub mod monitors;
@@ -39,6 +40,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // Before `incidents`: `/incidents/ack/{token}` is the link's.
         .configure(incident_links::configure)
         .configure(incidents::configure)
+        .configure(maintenance_windows::configure)
         .configure(regions::configure)
         .configure(status_pages::configure)
         .configure(usage::configure)

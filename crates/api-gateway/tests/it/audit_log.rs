@@ -173,6 +173,32 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
     let steps: Vec<Step> = vec![
         (
             Method::POST,
+            "/api/v1/maintenance-windows".into(),
+            Some(
+                json!({"name": "deploy", "label_selector": {"app": "shop"}, "duration_minutes": 15}),
+            ),
+            StatusCode::CREATED,
+            "create",
+            "maintenance_window",
+        ),
+        (
+            Method::PATCH,
+            "/api/v1/maintenance-windows/{w}".into(),
+            Some(json!({"effect": "pause"})),
+            StatusCode::OK,
+            "update",
+            "maintenance_window",
+        ),
+        (
+            Method::DELETE,
+            "/api/v1/maintenance-windows/{w}".into(),
+            None,
+            StatusCode::NO_CONTENT,
+            "delete",
+            "maintenance_window",
+        ),
+        (
+            Method::POST,
             "/api/v1/monitors/bulk".into(),
             Some(json!({"monitors": [
                 {"name": "a", "type": "heartbeat"},
@@ -303,13 +329,14 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
         );
     }
 
-    let (mut m, mut c, mut k) = (0, 0, 0);
+    let (mut m, mut c, mut k, mut w) = (0, 0, 0, 0);
     for (method, path, body, expected, action, kind) in steps {
         let before = count(&app, &owner_key).await;
         let path = path
             .replace("{m}", &m.to_string())
             .replace("{c}", &c.to_string())
-            .replace("{k}", &k.to_string());
+            .replace("{k}", &k.to_string())
+            .replace("{w}", &w.to_string());
         let (status, answer) = app.call(method.clone(), &path, Some(&key), body).await;
         assert_eq!(status, expected, "{method} {path}: {answer}");
         match (method.as_str(), kind) {
@@ -319,6 +346,7 @@ async fn every_write_leaves_one_entry_with_its_actor_and_a_failed_write_none() {
             ("POST", "monitor") if action == "create" => m = answer["id"].as_i64().unwrap(),
             ("POST", "alert_contact") if action == "create" => c = answer["id"].as_i64().unwrap(),
             ("POST", "api_key") => k = answer["id"].as_i64().unwrap(),
+            ("POST", "maintenance_window") => w = answer["id"].as_i64().unwrap(),
             _ => {}
         }
         let log = entries(&app, &owner_key, "?limit=100").await;

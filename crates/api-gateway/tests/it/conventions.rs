@@ -99,7 +99,7 @@ async fn every_201_says_where_the_created_resource_is() {
             }
         }
     }
-    assert_eq!(created_answers, 8);
+    assert_eq!(created_answers, 9);
 }
 
 fn refused(status: StatusCode, body: &Value, param: &str) {

@@ -211,6 +211,7 @@ async fn the_document_pages_every_list_alike() {
             "listDeliveries",
             "listIncidents",
             "listInvitations",
+            "listMaintenanceWindows",
             "listMembers",
             "listMonitors",
             "listResults",

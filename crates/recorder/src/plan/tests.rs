@@ -44,6 +44,7 @@ fn monitor(id: i64) -> Monitor {
         regions: None,
         quorum: None,
         labels: serde_json::json!({}),
+        maintenance: Default::default(),
     }
 }
 

@@ -333,6 +333,16 @@ impl Planner {
                 self.pending_changes.insert(due.monitor_id);
                 continue;
             }
+            if config.paused_for_maintenance() {
+                // A `pause` maintenance window: no check in this slot; the
+                // monitor stays on the timeline and its next slot is tried.
+                let interval_ms = i64::from(entry.interval_secs) * 1000;
+                self.queue.requeue(Due {
+                    due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
+                    ..due
+                });
+                continue;
+            }
             // The one row-to-round function the api-gateway uses too (the
             // password passed on sealed, as stored); a row it refuses is a
             // bug (the API validates), logged and skipped.

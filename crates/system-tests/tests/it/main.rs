@@ -7,6 +7,7 @@ mod doc_paths;
 mod end_to_end;
 mod event_filters;
 mod kinds;
+mod maintenance;
 mod provider_receiver;
 mod providers;
 mod regions;

@@ -630,3 +630,54 @@ async fn a_zero_setting_keeps_its_rows_forever() {
         1
     );
 }
+
+#[tokio::test]
+async fn closed_maintenance_spans_and_windows_that_cannot_open_again_go_after_their_retention() {
+    let db = TestDb::create().await;
+    let mut conn = connect(&db).await;
+    let org = seed::user(&mut conn).await;
+    let window = |last_end: Option<i64>| {
+        diesel::sql_query(
+            "INSERT INTO maintenance_windows (org_id, name, effect, starts_at, ends_at, rrule,
+                 timezone, duration_secs, last_ends_at)
+             VALUES ($1, 'w', 'silence', now() - interval '500 days', now(),
+                 CASE WHEN $2::timestamptz IS NULL THEN 'FREQ=WEEKLY' END,
+                 CASE WHEN $2::timestamptz IS NULL THEN 'UTC' END,
+                 CASE WHEN $2::timestamptz IS NULL THEN 3600 END, $2)",
+        )
+        .bind::<BigInt, _>(org)
+        .bind::<Nullable<Timestamptz>, _>(last_end.map(days_ago))
+    };
+    window(Some(31)).execute(&mut conn).await.unwrap();
+    window(Some(29)).execute(&mut conn).await.unwrap();
+    // An endless rule: never pruned.
+    window(None).execute(&mut conn).await.unwrap();
+    let span = |closed: Option<i64>| {
+        diesel::sql_query(
+            "INSERT INTO maintenance_spans (org_id, effect, monitor_ids, starts_at, ends_at, closed_at)
+             VALUES ($1, 'silence', '{}', now() - interval '600 days', now(), $2)",
+        )
+        .bind::<BigInt, _>(org)
+        .bind::<Nullable<Timestamptz>, _>(closed.map(days_ago))
+    };
+    span(Some(401)).execute(&mut conn).await.unwrap();
+    span(Some(399)).execute(&mut conn).await.unwrap();
+    // Still open: never pruned.
+    span(None).execute(&mut conn).await.unwrap();
+
+    let out = prune_now(&db, &RetentionSettings::default()).await;
+    assert_eq!(out.report.maintenance_windows, 1, "{:?}", out.report);
+    assert_eq!(out.report.maintenance_spans, 1, "{:?}", out.report);
+    assert_eq!(count(&mut conn, "maintenance_windows").await, 2);
+    assert_eq!(count(&mut conn, "maintenance_spans").await, 2);
+    let never = RetentionSettings {
+        maintenance_spans_days: 0,
+        maintenance_windows_days: 0,
+        ..RetentionSettings::default()
+    };
+    let out = prune_now(&db, &never).await;
+    assert_eq!(
+        (out.report.maintenance_spans, out.report.maintenance_windows),
+        (0, 0)
+    );
+}

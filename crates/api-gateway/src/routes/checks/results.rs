@@ -57,6 +57,9 @@ pub struct CheckResultResponse {
     /// region, the check itself); `null` for heartbeat pings and results
     /// recorded before rounds existed.
     pub round_id: Option<Uuid>,
+    /// Checked inside a maintenance window: left out of the daily uptime,
+    /// and a change it caused alerted nobody then.
+    pub in_maintenance: bool,
 }
 
 impl From<uptime_db::models::CheckResult> for CheckResultResponse {
@@ -76,6 +79,7 @@ impl From<uptime_db::models::CheckResult> for CheckResultResponse {
                 .region
                 .unwrap_or_else(|| uptime_contracts::regions::DEFAULT_REGION.to_string()),
             round_id: r.round_id,
+            in_maintenance: r.in_maintenance,
         }
     }
 }

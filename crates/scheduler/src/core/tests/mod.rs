@@ -3,6 +3,7 @@
 
 mod catchup;
 mod heartbeats;
+mod maintenance;
 mod regions;
 mod world;
 

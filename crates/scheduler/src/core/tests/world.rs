@@ -55,6 +55,7 @@ pub(super) fn http(id: i64, interval_secs: i32, created: i64) -> Row {
             http_password_sealed: None,
             http_password_unsealed: false,
             regions: None,
+            maintenance_effect: None,
         },
         active: true,
     }

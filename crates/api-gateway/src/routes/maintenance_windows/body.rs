@@ -1,0 +1,503 @@
+//! What `/api/v1/maintenance-windows` takes and answers, and the checks
+//! that turn a body into a stored definition (every bound named here is in
+//! the OpenAPI document and docs/api.md).
+
+use crate::validation::{double_option, Problems};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use uptime_db::maintenance::{MaintenanceWindow, WindowDefinition};
+use uptime_labels::Labels;
+use uptime_maintenance::{Schedule, MAX_DURATION_SECS, MIN_DURATION_SECS};
+use utoipa::ToSchema;
+
+/// The longest name.
+pub const MAX_NAME_CHARS: usize = 200;
+/// The most monitor ids one window names.
+pub const MAX_MONITOR_IDS: usize = 100;
+/// How many next occurrences a response lists.
+pub const NEXT_OCCURRENCES: u16 = 5;
+/// How far ahead a window may start: a year.
+pub const MAX_DAYS_AHEAD: i64 = 366;
+/// The most windows an organisation keeps (ended ones are deleted after
+/// `retention.maintenance_windows_days`).
+pub const MAX_WINDOWS_PER_ORG: i64 = 200;
+
+/// What a window does to the monitors it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Checks and results go on; alerts are held (one goes out at the end
+    /// for a monitor still down).
+    Silence,
+    /// No checks are run (heartbeat monitors: missed deadlines still count,
+    /// their alerts held, as with `silence`).
+    Pause,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Silence => "silence",
+            Effect::Pause => "pause",
+        }
+    }
+}
+
+/// A new window. Which monitors: `monitor_ids` and/or `label_selector` (at
+/// least one). When: one-off (`starts_at` and `ends_at`), ad hoc
+/// (`duration_minutes` from `starts_at`, or from now without it: the deploy
+/// script's call), or recurring (`rrule`, `timezone`, `duration_secs`, from
+/// `starts_at` or now). Every window lasts 1 minute to 7 days.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWindow {
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: String,
+    /// Monitors of the organisation, at most 100.
+    #[serde(default)]
+    #[schema(max_items = 100)]
+    pub monitor_ids: Vec<i64>,
+    /// Every monitor whose labels hold all these pairs, evaluated live (a
+    /// monitor created later with them joins the window); at most 32 pairs,
+    /// keys and values bounded as monitor labels are.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, String>>)]
+    pub label_selector: Option<BTreeMap<String, String>>,
+    /// Default `silence`. Read as text, so an unknown value is a 400
+    /// naming `effect`.
+    #[serde(default)]
+    #[schema(value_type = Option<Effect>)]
+    pub effect: Option<String>,
+    /// One-off: its start; recurring: the first local start (the rule's
+    /// DTSTART: minutes and seconds the rule does not give come from it);
+    /// ad hoc: default now. At most 366 days ahead.
+    #[serde(default)]
+    pub starts_at: Option<DateTime<Utc>>,
+    /// One-off: its end (1 minute to 7 days after `starts_at`).
+    #[serde(default)]
+    pub ends_at: Option<DateTime<Utc>>,
+    /// Ad hoc: the window lasts this long from `starts_at` (default now).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 10080)]
+    pub duration_minutes: Option<i64>,
+    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
+    /// most 512 characters, no DTSTART; more often than hourly only with
+    /// COUNT or UNTIL.
+    #[serde(default)]
+    #[schema(max_length = 512)]
+    pub rrule: Option<String>,
+    /// Recurring: the IANA zone the rule's local times are in (default
+    /// `UTC`); kept across DST changes.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// Recurring: each occurrence's length, 60 to 604800.
+    #[serde(default)]
+    #[schema(minimum = 60, maximum = 604800)]
+    pub duration_secs: Option<i64>,
+}
+
+impl CreateWindow {
+    pub fn when(&self) -> When {
+        When {
+            starts_at: self.starts_at,
+            ends_at: self.ends_at,
+            duration_minutes: self.duration_minutes,
+            rrule: self.rrule.clone(),
+            timezone: self.timezone.clone(),
+            duration_secs: self.duration_secs,
+        }
+    }
+}
+
+/// When a window is open (the fields of create, and of an update that
+/// changes the schedule: given together, they replace it whole).
+#[derive(Debug, Default, Clone)]
+pub struct When {
+    /// One-off: its start; recurring: the first local start (the rule's
+    /// DTSTART: minutes and seconds the rule does not give come from it);
+    /// ad hoc: default now. At most 366 days ahead.
+    pub starts_at: Option<DateTime<Utc>>,
+    /// One-off: its end (1 minute to 7 days after `starts_at`).
+    pub ends_at: Option<DateTime<Utc>>,
+    /// Ad hoc: the window lasts this long from `starts_at` (default now).
+    pub duration_minutes: Option<i64>,
+    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
+    /// most 512 characters, no DTSTART; more often than hourly only with
+    /// COUNT or UNTIL.
+    pub rrule: Option<String>,
+    /// Recurring: the IANA zone the rule's local times are in (default
+    /// `UTC`); kept across DST changes.
+    pub timezone: Option<String>,
+    /// Recurring: each occurrence's length, 60 to 604800.
+    pub duration_secs: Option<i64>,
+}
+
+impl When {
+    fn is_given(&self) -> bool {
+        self.starts_at.is_some()
+            || self.ends_at.is_some()
+            || self.duration_minutes.is_some()
+            || self.rrule.is_some()
+            || self.timezone.is_some()
+            || self.duration_secs.is_some()
+    }
+}
+
+/// A partial update: fields left out keep their value; schedule fields
+/// given replace the schedule whole (as in a create).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateWindow {
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: Option<String>,
+    #[serde(default)]
+    #[schema(max_items = 100)]
+    pub monitor_ids: Option<Vec<i64>>,
+    /// `null` removes the selector.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<BTreeMap<String, String>>, required = false)]
+    pub label_selector: Option<Option<BTreeMap<String, String>>>,
+    #[serde(default)]
+    #[schema(value_type = Option<Effect>)]
+    pub effect: Option<String>,
+    /// One-off: its start; recurring: the first local start (the rule's
+    /// DTSTART: minutes and seconds the rule does not give come from it);
+    /// ad hoc: default now. At most 366 days ahead.
+    #[serde(default)]
+    pub starts_at: Option<DateTime<Utc>>,
+    /// One-off: its end (1 minute to 7 days after `starts_at`).
+    #[serde(default)]
+    pub ends_at: Option<DateTime<Utc>>,
+    /// Ad hoc: the window lasts this long from `starts_at` (default now).
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 10080)]
+    pub duration_minutes: Option<i64>,
+    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
+    /// most 512 characters, no DTSTART; more often than hourly only with
+    /// COUNT or UNTIL.
+    #[serde(default)]
+    #[schema(max_length = 512)]
+    pub rrule: Option<String>,
+    /// Recurring: the IANA zone the rule's local times are in (default
+    /// `UTC`); kept across DST changes.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// Recurring: each occurrence's length, 60 to 604800.
+    #[serde(default)]
+    #[schema(minimum = 60, maximum = 604800)]
+    pub duration_secs: Option<i64>,
+}
+
+impl UpdateWindow {
+    pub fn when(&self) -> When {
+        When {
+            starts_at: self.starts_at,
+            ends_at: self.ends_at,
+            duration_minutes: self.duration_minutes,
+            rrule: self.rrule.clone(),
+            timezone: self.timezone.clone(),
+            duration_secs: self.duration_secs,
+        }
+    }
+}
+
+/// One occurrence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Occurrence {
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+}
+
+/// A maintenance window.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WindowResponse {
+    pub id: i64,
+    pub name: String,
+    pub monitor_ids: Vec<i64>,
+    #[schema(value_type = Option<BTreeMap<String, String>>)]
+    pub label_selector: Option<serde_json::Value>,
+    pub effect: Effect,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: Option<DateTime<Utc>>,
+    pub rrule: Option<String>,
+    pub timezone: Option<String>,
+    pub duration_secs: Option<i32>,
+    /// Open now (as the schedule says; it takes effect within the recorder's
+    /// sweep interval).
+    pub open_now: bool,
+    /// The next occurrences not ended yet (at most 5), the open one first.
+    pub next_occurrences: Vec<Occurrence>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl WindowResponse {
+    pub fn of(row: MaintenanceWindow, now: DateTime<Utc>) -> Self {
+        let schedule = Schedule::from_parts(
+            row.starts_at,
+            row.ends_at,
+            row.rrule.as_deref(),
+            row.timezone.as_deref(),
+            row.duration_secs.map(i64::from),
+        );
+        let next: Vec<Occurrence> = schedule
+            .map(|s| s.upcoming(now, NEXT_OCCURRENCES))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| Occurrence {
+                starts_at: s.start,
+                ends_at: s.end,
+            })
+            .collect();
+        Self {
+            id: row.id,
+            name: row.name,
+            monitor_ids: row.monitor_ids,
+            label_selector: row.label_selector,
+            effect: if row.effect == "pause" {
+                Effect::Pause
+            } else {
+                Effect::Silence
+            },
+            starts_at: row.starts_at,
+            ends_at: row.ends_at,
+            rrule: row.rrule,
+            timezone: row.timezone,
+            duration_secs: row.duration_secs,
+            open_now: next.first().is_some_and(|o| o.starts_at <= now),
+            next_occurrences: next,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WindowList {
+    pub maintenance_windows: Vec<WindowResponse>,
+    pub next_cursor: Option<String>,
+}
+
+/// The effect named by `given` (`None`: not given, or not one, noted).
+pub fn effect(problems: &mut Problems, given: Option<&str>) -> Option<Effect> {
+    match given? {
+        "silence" => Some(Effect::Silence),
+        "pause" => Some(Effect::Pause),
+        _ => {
+            problems.add("effect", "must be silence or pause");
+            None
+        }
+    }
+}
+
+/// The selector as stored (`None`: none given or empty), its problems
+/// noted under `label_selector`.
+pub fn selector(
+    problems: &mut Problems,
+    given: Option<BTreeMap<String, String>>,
+) -> Option<serde_json::Value> {
+    let labels = Labels(given?);
+    for (_, error) in labels.problems() {
+        problems.add("label_selector", error.to_string());
+    }
+    (!labels.is_empty()).then(|| labels.to_json())
+}
+
+/// The ids as stored (sorted, once each), their bounds noted.
+pub fn monitor_ids(problems: &mut Problems, mut ids: Vec<i64>) -> Vec<i64> {
+    if ids.len() > MAX_MONITOR_IDS {
+        problems.add(
+            "monitor_ids",
+            format!("at most {MAX_MONITOR_IDS} monitor ids"),
+        );
+    }
+    if ids.iter().any(|id| *id < 1) {
+        problems.add("monitor_ids", "must be monitor ids (at least 1)");
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// The schedule columns of `when`, checked; `None` when it has problems
+/// (noted, each naming its field).
+pub fn schedule(problems: &mut Problems, when: &When, now: DateTime<Utc>) -> Option<Scheduled> {
+    let mut noted = Noted {
+        problems,
+        bad: false,
+    };
+    let p = &mut noted;
+    let horizon = now + Duration::days(MAX_DAYS_AHEAD);
+    if when.starts_at.is_some_and(|s| s > horizon) {
+        p.add("starts_at", format!("at most {MAX_DAYS_AHEAD} days ahead"));
+    }
+    let scheduled = if let Some(rule) = &when.rrule {
+        if when.ends_at.is_some() {
+            p.add(
+                "ends_at",
+                "a recurring window takes duration_secs, not ends_at",
+            );
+        }
+        if when.duration_minutes.is_some() {
+            p.add("duration_minutes", "a recurring window takes duration_secs");
+        }
+        let Some(secs) = when.duration_secs else {
+            p.add("duration_secs", "is required with rrule");
+            return None;
+        };
+        let timezone = when.timezone.clone().unwrap_or_else(|| "UTC".to_string());
+        let starts_at = when.starts_at.unwrap_or(now);
+        match uptime_maintenance::Recurrence::parse(rule, &timezone, starts_at, secs) {
+            Ok(r) => Some(Scheduled {
+                starts_at,
+                ends_at: None,
+                rrule: Some(rule.trim().to_string()),
+                timezone: Some(timezone),
+                duration_secs: i32::try_from(secs).ok(),
+                last_ends_at: Schedule::Recurring(Box::new(r)).last_end(now),
+            }),
+            Err(e) => {
+                let field = match e {
+                    uptime_maintenance::WindowError::Duration => "duration_secs",
+                    uptime_maintenance::WindowError::TimeZone => "timezone",
+                    _ => "rrule",
+                };
+                p.add(field, e.to_string());
+                None
+            }
+        }
+    } else {
+        for (given, field) in [
+            (when.timezone.is_some(), "timezone"),
+            (when.duration_secs.is_some(), "duration_secs"),
+        ] {
+            if given {
+                p.add(field, "only for a recurring window (with rrule)");
+            }
+        }
+        let starts_at = when.starts_at.unwrap_or(now);
+        let ends_at = match (when.ends_at, when.duration_minutes) {
+            (Some(_), Some(_)) => {
+                p.add(
+                    "duration_minutes",
+                    "give ends_at or duration_minutes, not both",
+                );
+                None
+            }
+            (Some(end), None) => {
+                if when.starts_at.is_none() {
+                    p.add("starts_at", "is required with ends_at");
+                }
+                Some(end)
+            }
+            (None, Some(minutes)) => {
+                let secs = minutes.saturating_mul(60);
+                if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&secs) {
+                    p.add(
+                        "duration_minutes",
+                        format!("must be between 1 and {}", MAX_DURATION_SECS / 60),
+                    );
+                    None
+                } else {
+                    Some(starts_at + Duration::seconds(secs))
+                }
+            }
+            (None, None) => {
+                p.add(
+                    "ends_at",
+                    "give ends_at, duration_minutes, or rrule with duration_secs",
+                );
+                None
+            }
+        };
+        ends_at.and_then(|end| {
+            let secs = (end - starts_at).num_seconds();
+            if end <= starts_at {
+                p.add("ends_at", "must be after starts_at");
+                None
+            } else if !(MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&secs) {
+                p.add(
+                    "ends_at",
+                    format!("a window lasts {MIN_DURATION_SECS} s to {MAX_DURATION_SECS} s"),
+                );
+                None
+            } else {
+                Some(Scheduled {
+                    starts_at,
+                    ends_at: Some(end),
+                    rrule: None,
+                    timezone: None,
+                    duration_secs: None,
+                    last_ends_at: Some(end),
+                })
+            }
+        })
+    };
+    scheduled.filter(|_| !noted.bad)
+}
+
+/// Problems, remembering whether any was added here.
+struct Noted<'a> {
+    problems: &'a mut Problems,
+    bad: bool,
+}
+
+impl Noted<'_> {
+    fn add(&mut self, field: &str, message: impl Into<String>) {
+        self.bad = true;
+        self.problems.add(field, message);
+    }
+}
+
+/// The schedule columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheduled {
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: Option<DateTime<Utc>>,
+    pub rrule: Option<String>,
+    pub timezone: Option<String>,
+    pub duration_secs: Option<i32>,
+    pub last_ends_at: Option<DateTime<Utc>>,
+}
+
+impl Scheduled {
+    /// The stored schedule of `row`.
+    pub fn of(row: &MaintenanceWindow) -> Self {
+        Self {
+            starts_at: row.starts_at,
+            ends_at: row.ends_at,
+            rrule: row.rrule.clone(),
+            timezone: row.timezone.clone(),
+            duration_secs: row.duration_secs,
+            last_ends_at: row.last_ends_at,
+        }
+    }
+
+    pub fn definition(
+        self,
+        name: String,
+        monitor_ids: Vec<i64>,
+        label_selector: Option<serde_json::Value>,
+        effect: Effect,
+    ) -> WindowDefinition {
+        WindowDefinition {
+            name,
+            monitor_ids,
+            label_selector,
+            effect: effect.as_str().to_string(),
+            starts_at: self.starts_at,
+            ends_at: self.ends_at,
+            rrule: self.rrule,
+            timezone: self.timezone,
+            duration_secs: self.duration_secs,
+            last_ends_at: self.last_ends_at,
+        }
+    }
+}
+
+/// Whether an update body gives schedule fields.
+pub fn changes_schedule(when: &When) -> bool {
+    when.is_given()
+}

@@ -1,0 +1,344 @@
+//! `/api/v1/maintenance-windows`: create, list, read, update and delete the
+//! organisation's maintenance windows. The recorder's maintenance sweep
+//! applies them (docs/architecture.md, maintenance windows): a change takes
+//! effect within its interval, and deleting or editing an open window ends
+//! its occurrence then (what it held is released).
+//!
+//! A key with a label selector manages only windows that select by labels
+//! within its own selector and name no monitor ids (it could not vouch for
+//! monitors outside its reach).
+
+mod body;
+
+pub use body::{
+    CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse, MAX_WINDOWS_PER_ORG,
+};
+
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use crate::validation::{paginate, PageQuery, Problems};
+use actix_web::{web, HttpResponse};
+use body::{Scheduled, MAX_NAME_CHARS};
+use chrono::Utc;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use uptime_db::maintenance::{self as db, MaintenanceWindow, WindowDefinition};
+use uptime_labels::{Labels, Selector};
+
+const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/maintenance-windows").get(list).post(create))
+        .service(
+            web::resource("/maintenance-windows/{id}")
+                .get(get)
+                .patch(update)
+                .delete(delete),
+        );
+}
+
+/// Whether the caller may see and manage `window`: every key may, unless it
+/// is limited by a label selector (then only label-selected windows within
+/// it, without ids).
+fn reaches(user: &AuthUser, monitor_ids: &[i64], selector: Option<&serde_json::Value>) -> bool {
+    let Some(key_selector) = user.reach().selector else {
+        return true;
+    };
+    let key_selector = Selector(Labels::from_json(key_selector));
+    monitor_ids.is_empty()
+        && selector.is_some_and(|s| Selector(Labels::from_json(s)).within(&key_selector))
+}
+
+/// Checks that every id names a monitor of the organisation.
+async fn check_monitors(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    problems: &mut Problems,
+    ids: &[i64],
+) -> Result<(), ApiError> {
+    for id in ids {
+        if uptime_db::monitors::get_within(conn, user.reach(), *id)
+            .await?
+            .is_none()
+        {
+            problems.add("monitor_ids", format!("monitor {id} does not exist"));
+        }
+    }
+    Ok(())
+}
+
+/// Create a maintenance window. One-off (`starts_at`, `ends_at`), ad hoc
+/// (`duration_minutes`, from now unless `starts_at` is given: one call for a
+/// deploy script) or recurring (`rrule`, `timezone`, `duration_secs`).
+#[utoipa::path(post, path = "/api/v1/maintenance-windows", operation_id = "createMaintenanceWindow", tag = "maintenance-windows", request_body = CreateWindow,
+    security(("bearer" = [])),
+    responses((status = 201, body = WindowResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels names monitor ids or a selector outside its own"),
+        (status = 413, body = ErrorBody)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: crate::validation::Json<CreateWindow>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let now = Utc::now();
+    let mut problems = Problems::new();
+    problems.check_len("name", &req.name, MAX_NAME_CHARS);
+    let ids = body::monitor_ids(&mut problems, req.monitor_ids.clone());
+    let selector = body::selector(&mut problems, req.label_selector.clone());
+    if ids.is_empty() && selector.is_none() {
+        problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
+    }
+    let effect = body::effect(&mut problems, req.effect.as_deref());
+    let scheduled = body::schedule(&mut problems, &req.when(), now);
+    let mut conn = state.conn().await?;
+    check_monitors(&mut conn, &user, &mut problems, &ids).await?;
+    problems.into_result()?;
+    let Some(scheduled) = scheduled else {
+        return Err(ApiError::Internal("a schedule without problems".into()));
+    };
+    if !reaches(&user, &ids, selector.as_ref()) {
+        return Err(outside_reach());
+    }
+    let definition = scheduled.definition(
+        req.name.trim().to_string(),
+        ids,
+        selector,
+        effect.unwrap_or(Effect::Silence),
+    );
+    let row = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                if db::count(c, user.org_id).await? >= MAX_WINDOWS_PER_ORG {
+                    return Err(ApiError::Forbidden {
+                        field: "maintenance_windows",
+                        message: format!(
+                            "an organisation keeps at most {MAX_WINDOWS_PER_ORG} maintenance windows"
+                        ),
+                    });
+                }
+                let row = db::create(c, user.org_id, &definition).await?;
+                let shown = audit::shown(&WindowResponse::of(row.clone(), now));
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    AUDIT_KIND,
+                    Some(row.id),
+                    audit::changes(None, Some(&shown)),
+                )
+                .await?;
+                Ok(row)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/maintenance-windows/{}", row.id),
+        ))
+        .json(WindowResponse::of(row, now)))
+}
+
+fn outside_reach() -> ApiError {
+    ApiError::Forbidden {
+        field: "label_selector",
+        message: "a key limited by labels manages only windows selecting within its labels, without monitor_ids".into(),
+    }
+}
+
+/// List the organisation's maintenance windows in id order, a page at a time.
+#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows", security(("bearer" = [])),
+    params(PageQuery),
+    responses((status = 200, body = WindowList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.validate()?;
+    let mut conn = state.conn().await?;
+    let rows = db::list_page(
+        &mut conn,
+        user.org_id,
+        page.after_id.unwrap_or(0),
+        page.limit + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = paginate(rows, page.limit, |w| w.id);
+    let now = Utc::now();
+    Ok(HttpResponse::Ok().json(WindowList {
+        maintenance_windows: rows
+            .into_iter()
+            .filter(|w| reaches(&user, &w.monitor_ids, w.label_selector.as_ref()))
+            .map(|w| WindowResponse::of(w, now))
+            .collect(),
+        next_cursor,
+    }))
+}
+
+async fn visible(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    id: i64,
+    for_update: bool,
+) -> Result<MaintenanceWindow, ApiError> {
+    let row = if for_update {
+        db::get_for_update(conn, user.org_id, id).await?
+    } else {
+        db::get(conn, user.org_id, id).await?
+    };
+    row.filter(|w| reaches(user, &w.monitor_ids, w.label_selector.as_ref()))
+        .ok_or(ApiError::NotFound)
+}
+
+/// Read one maintenance window, with its next occurrences.
+#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Maintenance window id")),
+    responses((status = 200, body = WindowResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    let row = visible(&mut conn, &user, id.into_inner(), false).await?;
+    Ok(HttpResponse::Ok().json(WindowResponse::of(row, Utc::now())))
+}
+
+/// Change a maintenance window. Schedule fields given replace the schedule
+/// whole (as in a create); an open occurrence the new schedule does not
+/// keep open ends at the recorder's next sweep.
+#[utoipa::path(patch, path = "/api/v1/maintenance-windows/{id}", operation_id = "updateMaintenanceWindow", tag = "maintenance-windows", request_body = UpdateWindow,
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Maintenance window id")),
+    responses((status = 200, body = WindowResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+pub async fn update(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    body: crate::validation::Json<UpdateWindow>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let id = id.into_inner();
+    let now = Utc::now();
+    let mut conn = state.conn().await?;
+    let row = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let stored = visible(c, &user, id, true).await?;
+                let definition = merged(c, &user, &stored, req, now).await?;
+                let before = audit::shown(&WindowResponse::of(stored, now));
+                let row = db::update(c, user.org_id, id, &definition)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                let after = audit::shown(&WindowResponse::of(row.clone(), now));
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::UPDATE,
+                    AUDIT_KIND,
+                    Some(id),
+                    audit::changes(Some(&before), Some(&after)),
+                )
+                .await?;
+                Ok(row)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(WindowResponse::of(row, now)))
+}
+
+/// `stored` with `req` applied, checked as a create is.
+async fn merged(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    stored: &MaintenanceWindow,
+    req: UpdateWindow,
+    now: chrono::DateTime<Utc>,
+) -> Result<WindowDefinition, ApiError> {
+    let mut problems = Problems::new();
+    let name = match &req.name {
+        Some(name) => {
+            problems.check_len("name", name, MAX_NAME_CHARS);
+            name.trim().to_string()
+        }
+        None => stored.name.clone(),
+    };
+    let ids = match req.monitor_ids.clone() {
+        Some(ids) => body::monitor_ids(&mut problems, ids),
+        None => stored.monitor_ids.clone(),
+    };
+    let selector = match req.label_selector.clone() {
+        Some(given) => body::selector(&mut problems, given),
+        None => stored.label_selector.clone(),
+    };
+    if ids.is_empty() && selector.is_none() {
+        problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
+    }
+    let effect = body::effect(&mut problems, req.effect.as_deref());
+    let when = req.when();
+    let scheduled = if body::changes_schedule(&when) {
+        body::schedule(&mut problems, &when, now)
+    } else {
+        Some(Scheduled::of(stored))
+    };
+    if req.monitor_ids.is_some() {
+        check_monitors(conn, user, &mut problems, &ids).await?;
+    }
+    problems.into_result()?;
+    let Some(scheduled) = scheduled else {
+        return Err(ApiError::Internal("a schedule without problems".into()));
+    };
+    if !reaches(user, &ids, selector.as_ref()) {
+        return Err(outside_reach());
+    }
+    let effect = effect.unwrap_or(if stored.effect == "pause" {
+        Effect::Pause
+    } else {
+        Effect::Silence
+    });
+    Ok(scheduled.definition(name, ids, selector, effect))
+}
+
+/// Delete a maintenance window. An open occurrence ends at the recorder's
+/// next sweep (a monitor still down then alerts); its time stays out of the
+/// uptime already reported.
+#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Maintenance window id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            let stored = visible(c, &user, id, true).await?;
+            let before = audit::shown(&WindowResponse::of(stored, Utc::now()));
+            if !db::delete(c, user.org_id, id).await? {
+                return Err(ApiError::NotFound);
+            }
+            audit::record(
+                c,
+                &user,
+                audit::action::DELETE,
+                AUDIT_KIND,
+                Some(id),
+                audit::changes(Some(&before), None),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
