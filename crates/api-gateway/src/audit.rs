@@ -35,6 +35,7 @@ pub mod kind {
     pub const ORGANISATION: &str = "organisation";
     /// Named by `changes.incident_id` (incident ids are UUIDs).
     pub const INCIDENT: &str = "incident";
+    pub const ESCALATION_POLICY: &str = "escalation_policy";
 }
 
 /// The actions the log names.

@@ -50,6 +50,8 @@ pub struct GatewaySettings {
     pub ack_links: AckLinkSettings,
     /// The alert providers' endpoints, for test alerts.
     pub alert_providers: AlertProviderSettings,
+    /// Escalation policies' bounds (the shortest step delay).
+    pub escalation: uptime_config::EscalationSettings,
 }
 
 impl Default for GatewaySettings {
@@ -81,6 +83,7 @@ impl Default for GatewaySettings {
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
+            escalation: uptime_config::EscalationSettings::default(),
         }
     }
 }

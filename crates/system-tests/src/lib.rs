@@ -100,6 +100,8 @@ pub struct StackOptions {
     /// The alert providers' endpoints the notifier and the api-gateway use
     /// (a test's loopback receiver).
     pub alert_providers: uptime_config::AlertProviderSettings,
+    /// Escalation bounds and sweep (the api-gateway's and the notifier's).
+    pub escalation: uptime_config::EscalationSettings,
 }
 
 impl Default for StackOptions {
@@ -115,6 +117,7 @@ impl Default for StackOptions {
             extra_root_ca_pem: None,
             regions: Vec::new(),
             alert_providers: uptime_config::AlertProviderSettings::default(),
+            escalation: uptime_config::EscalationSettings::default(),
         }
     }
 }
@@ -201,6 +204,7 @@ impl Stack {
             s.ops.listen = "127.0.0.1:0".into();
             s.secrets = uptime_testkit::secrets::test_secrets();
             s.alert_providers = options.alert_providers.clone();
+            s.escalation = options.escalation.clone();
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
@@ -237,6 +241,7 @@ impl Stack {
             s.safety.allow_private_targets = true;
             s.secrets = uptime_testkit::secrets::test_secrets();
             s.alert_providers = options.alert_providers.clone();
+            s.escalation = options.escalation.clone();
             s.notifier.poll_interval_ms = 100;
             s.notifier.initial_backoff_secs = 0.2;
             let service = notifier::Notifier::build(s).await.context("notifier")?;

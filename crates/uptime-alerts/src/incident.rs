@@ -233,7 +233,10 @@ pub(crate) mod tests {
         assert_eq!((up.closes, up.opens), (key.clone(), None));
         // degraded -> down: the degraded period (no incident) ends under its
         // derived key, the incident opens under its id.
-        let worse = dedup_key_for(&with_incident(change(Degraded, Down, t(0), t(60)), incident));
+        let worse = dedup_key_for(&with_incident(
+            change(Degraded, Down, t(0), t(60)),
+            incident,
+        ));
         assert_eq!(worse.closes.as_deref(), Some("uptime-42-1790000000000"));
         assert_eq!(worse.opens, key);
         // down -> degraded: the incident ends, a degraded period begins.

@@ -6,6 +6,8 @@ pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;
 pub mod deliveries;
+pub mod escalation_policies;
+pub mod escalations;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;

@@ -199,7 +199,10 @@ mod tests {
             ack[0].url,
             format!("http://og.test/v2/alerts/{incident}/acknowledge?identifierType=alias")
         );
-        assert_eq!(ack[0].headers, [("authorization", "GenieKey k3y".to_string())]);
+        assert_eq!(
+            ack[0].headers,
+            [("authorization", "GenieKey k3y".to_string())]
+        );
         assert_eq!(ack[0].body["source"], "Uptime");
         assert!(ack[0].body["note"]
             .as_str()
