@@ -5,6 +5,7 @@
 pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;
+pub mod contacts_sealing;
 pub mod deliveries;
 pub mod escalation_policies;
 pub mod escalations;

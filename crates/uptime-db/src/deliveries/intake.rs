@@ -141,7 +141,8 @@ pub async fn create_for_events(
            JOIN monitor_escalation_policies mep ON mep.monitor_id = e.monitor_id \
            JOIN incidents i ON i.id = e.incident_id \
            JOIN escalation_steps s ON s.policy_id = mep.policy_id AND s.position = 0 \
-           CROSS JOIN LATERAL (SELECT (e.payload::jsonb ->> 'occurred_at')::timestamptz AS at) opened \
+           CROSS JOIN LATERAL (SELECT COALESCE((e.payload::jsonb ->> 'occurred_at')::timestamptz, \
+                                               now()) AS at) opened \
            WHERE e.escalates \
            ON CONFLICT (incident_id) DO NOTHING \
            RETURNING 1), \

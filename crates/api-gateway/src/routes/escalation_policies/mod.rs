@@ -10,13 +10,13 @@
 //! (Escalation).
 
 mod body;
-mod monitor_link;
+pub mod monitor_link;
 
 pub use body::{
     CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
 };
 pub(crate) use monitor_link::ensure_no_policy;
-pub use monitor_link::{get_monitor_policy, set_monitor_policy};
+use monitor_link::{get_monitor_policy, set_monitor_policy};
 
 use crate::audit;
 use crate::auth::AuthUser;
@@ -150,7 +150,13 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = query.validate()?;
     let mut conn = state.conn().await?;
-    let rows = db::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1).await?;
+    let rows = db::list_page(
+        &mut conn,
+        user.org_id,
+        page.after_id.unwrap_or(0),
+        page.limit + 1,
+    )
+    .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
     Ok(HttpResponse::Ok().json(PolicyList {
         escalation_policies: rows.into_iter().map(Into::into).collect(),
