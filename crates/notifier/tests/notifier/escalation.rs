@@ -55,6 +55,10 @@ fn event(
     }
 }
 
+fn whole_seconds(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(t.timestamp(), 0).unwrap()
+}
+
 async fn contacts_of(world: &World, event_id: Uuid) -> Vec<i64> {
     let mut ids: Vec<i64> = world
         .deliveries_of(event_id)
@@ -104,7 +108,8 @@ async fn an_unacknowledged_incident_reaches_step_two_after_its_delay_and_stops_w
         .unwrap();
 
     // The recorder opens the incident at t0; the intake takes its event.
-    let t0 = Utc::now() - Duration::hours(1);
+    // Whole seconds: PostgreSQL keeps microseconds (and rounds).
+    let t0 = whole_seconds(Utc::now() - Duration::hours(1));
     let incident = Uuid::new_v4();
     let opened = Uuid::new_v4();
     uptime_db::incidents::open(
@@ -236,7 +241,8 @@ async fn with_nobody_acknowledging_the_policy_repeats_then_ends() {
     escalation_policies::set_for_monitor(&mut conn, monitor.id, Some(policy.id))
         .await
         .unwrap();
-    let t0 = Utc::now() - Duration::hours(1);
+    // Whole seconds: PostgreSQL keeps microseconds (and rounds).
+    let t0 = whole_seconds(Utc::now() - Duration::hours(1));
     let incident = Uuid::new_v4();
     let opened = Uuid::new_v4();
     uptime_db::incidents::open(
