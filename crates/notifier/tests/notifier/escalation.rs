@@ -133,7 +133,9 @@ async fn an_unacknowledged_incident_reaches_step_two_after_its_delay_and_stops_w
     .await
     .unwrap();
     let down = event(opened, monitor.id, "monitor.down", t0, incident, true);
-    let outcome = create_for_events(&mut conn, &[down.clone()]).await.unwrap();
+    let outcome = create_for_events(&mut conn, std::slice::from_ref(&down))
+        .await
+        .unwrap();
     assert_eq!(outcome.escalations_started, 1);
     assert_eq!(
         contacts_of(&world, opened).await,
