@@ -41,6 +41,7 @@ pub mod kind {
     /// A monitor's badge token; the resource id is the monitor's.
     pub const MONITOR_BADGE: &str = "monitor_badge";
     pub const MAINTENANCE_WINDOW: &str = "maintenance_window";
+    pub const ESCALATION_POLICY: &str = "escalation_policy";
 }
 
 /// The actions the log names.

@@ -3,7 +3,8 @@
 //! legacy plain-text passwords (rows from before migration 000015) are
 //! sealed and their plain text cleared, and values sealed with a key that
 //! is no longer `secrets.current_key_id` are sealed again (key rotation,
-//! docs/operations.md). Before serving, because a PATCH of a row whose
+//! docs/operations.md); alert contacts' provider credentials are re-sealed
+//! the same way (`uptime_db::contacts_sealing`). Before serving, because a PATCH of a row whose
 //! password is still in plain text would not see it (the API reads only
 //! the sealed column) and would drop it.
 //!
@@ -53,6 +54,17 @@ pub async fn seal_stored_passwords(
         resealed = report.resealed,
         unopenable = report.unopenable,
         "stored basic-auth passwords sealed with the current key"
+    );
+    // Alert contacts' provider credentials, likewise (rotation only).
+    let contacts =
+        uptime_db::contacts_sealing::reseal_contact_secrets(pool, keyring, BATCH_SIZE).await?;
+    metrics::counter!("secrets_contact_credentials_resealed_total").increment(contacts.resealed);
+    metrics::gauge!("secrets_contact_credentials_unopenable").set(contacts.unopenable as f64);
+    tracing::info!(
+        current_key_id = keyring.current_key_id(),
+        resealed = contacts.resealed,
+        unopenable = contacts.unopenable,
+        "stored alert contact credentials sealed with the current key"
     );
     Ok(report)
 }

@@ -55,6 +55,8 @@ pub struct GatewaySettings {
     pub alert_providers: AlertProviderSettings,
     /// Status pages and badges (served by the status-pages service).
     pub status_pages: StatusPageSettings,
+    /// Escalation policies' bounds (the shortest step delay).
+    pub escalation: uptime_config::EscalationSettings,
 }
 
 impl Default for GatewaySettings {
@@ -88,6 +90,7 @@ impl Default for GatewaySettings {
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
+            escalation: uptime_config::EscalationSettings::default(),
         }
     }
 }

@@ -85,6 +85,8 @@ fn to_store(alert: &AlertEvent) -> Option<IntakeEvent> {
         event_type: alert.event.as_str().to_string(),
         payload: serde_json::to_string(alert).expect("an alert serialises"),
         severity: uptime_alerts::incident::severity_of(alert).rank(),
+        incident_id: alert.incident.as_ref().map(|i| i.id),
+        escalates: alert.incident_to_acknowledge().is_some(),
     })
 }
 

@@ -9,11 +9,15 @@
 //!   `uptime-alerts` (email, Slack, signed webhooks), logs every attempt and
 //!   retries with exponential backoff until delivered or given up.
 //! - [`backoff`]: the retry policy, free of I/O.
+//! - [`escalation`]: moves unacknowledged incidents of monitors with an
+//!   escalation policy to their next step (a time-driven sweep; the planner
+//!   is pure).
 //!
 //! Verification emails (written by the api-gateway) travel the same way, as
 //! deliveries of kind `verification`.
 
 pub mod backoff;
+pub mod escalation;
 pub mod intake;
 pub mod lease;
 pub mod settings;
@@ -158,6 +162,14 @@ impl Notifier {
             poll_interval: tuning.poll_interval(),
             deliveries_added: deliveries_added.clone(),
         });
+        let sweep = escalation::Sweep {
+            pool: self.pool.clone(),
+            interval: std::time::Duration::from_millis(
+                self.settings.escalation.sweep_interval_ms.max(10),
+            ),
+            batch: self.settings.escalation.sweep_batch.max(1),
+            deliveries_added: deliveries_added.clone(),
+        };
         let intake = intake::Intake {
             pool: self.pool.clone(),
             deliveries_added,
@@ -174,7 +186,7 @@ impl Notifier {
             streams::EVENTS_STREAM,
             streams::NOTIFIER_CONSUMER,
         );
-        let (ops, _, _) = tokio::join!(
+        let (ops, _, _, _) = tokio::join!(
             ops,
             intake::run(
                 consumer,
@@ -186,6 +198,7 @@ impl Notifier {
                 shutdown.clone(),
             ),
             worker.run(shutdown.clone()),
+            sweep.run(shutdown.clone()),
         );
         if let Err(e) = ops {
             tracing::warn!(error = %e, "ops server stopped with an error");

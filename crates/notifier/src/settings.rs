@@ -3,8 +3,8 @@
 use serde::Deserialize;
 use std::time::Duration;
 use uptime_config::{
-    AckLinkSettings, AlertProviderSettings, DatabaseSettings, NatsSettings, OpsSettings,
-    SafetySettings, SecretsSettings, SmtpSettings, TelemetrySettings,
+    AckLinkSettings, AlertProviderSettings, DatabaseSettings, EscalationSettings, NatsSettings,
+    OpsSettings, SafetySettings, SecretsSettings, SmtpSettings, TelemetrySettings,
 };
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -25,6 +25,8 @@ pub struct NotifierSettings {
     /// The keys that open contacts' provider credentials (the api-gateway's
     /// keys: it seals them).
     pub secrets: SecretsSettings,
+    /// The escalation sweep (how often, how many at once).
+    pub escalation: EscalationSettings,
 }
 
 /// How deliveries are attempted and retried.

@@ -17,8 +17,8 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use uptime_alerts::{
-    AlertEvent, Channel, Destination, Outgoing, ProviderOptions, SendError, Sender,
-    VerificationRequest,
+    AcknowledgeRequest, AlertEvent, Channel, Destination, Outgoing, ProviderOptions, SendError,
+    Sender, VerificationRequest,
 };
 use uptime_db::deliveries::{self, AttemptOutcome, AttemptRecord, DueDelivery};
 use uptime_db::Pool;
@@ -211,6 +211,11 @@ impl Worker {
         };
         let invalid =
             |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
+        if d.kind == deliveries::acknowledge::KIND_ACKNOWLEDGE {
+            let request: AcknowledgeRequest =
+                serde_json::from_value(d.payload.clone()).map_err(invalid)?;
+            return self.sender.send(to, Outgoing::Acknowledge(&request)).await;
+        }
         if d.kind == deliveries::KIND_VERIFICATION {
             let request: VerificationRequest =
                 serde_json::from_value(d.payload.clone()).map_err(invalid)?;

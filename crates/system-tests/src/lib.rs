@@ -105,6 +105,8 @@ pub struct StackOptions {
     /// the sweep with its own clock (`recorder::maintenance::sweep_once`)
     /// sets it beyond the test's length.
     pub maintenance_sweep_interval_ms: u64,
+    /// Escalation bounds and sweep (the api-gateway's and the notifier's).
+    pub escalation: uptime_config::EscalationSettings,
 }
 
 impl Default for StackOptions {
@@ -121,6 +123,7 @@ impl Default for StackOptions {
             regions: Vec::new(),
             alert_providers: uptime_config::AlertProviderSettings::default(),
             maintenance_sweep_interval_ms: 200,
+            escalation: uptime_config::EscalationSettings::default(),
         }
     }
 }
@@ -207,6 +210,7 @@ impl Stack {
             s.ops.listen = "127.0.0.1:0".into();
             s.secrets = uptime_testkit::secrets::test_secrets();
             s.alert_providers = options.alert_providers.clone();
+            s.escalation = options.escalation.clone();
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
@@ -244,6 +248,7 @@ impl Stack {
             s.safety.allow_private_targets = true;
             s.secrets = uptime_testkit::secrets::test_secrets();
             s.alert_providers = options.alert_providers.clone();
+            s.escalation = options.escalation.clone();
             s.notifier.poll_interval_ms = 100;
             s.notifier.initial_backoff_secs = 0.2;
             let service = notifier::Notifier::build(s).await.context("notifier")?;

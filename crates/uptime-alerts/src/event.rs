@@ -314,6 +314,35 @@ impl AlertEvent {
     }
 }
 
+/// The payload of an `acknowledge` delivery: incident `incident_id` was
+/// acknowledged in our API or through an alert's signed link, and the
+/// on-call providers that were paged for it (PagerDuty, Opsgenie) are told
+/// so under the incident's key, which stops their own escalation. Written by
+/// the api-gateway in the acknowledging transaction (uptime-db builds it in
+/// SQL: keep the field names in step with `deliveries::acknowledge`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcknowledgeRequest {
+    pub incident_id: Uuid,
+    pub monitor_id: i64,
+    pub acknowledged_at: DateTime<Utc>,
+    /// `api` (an API key) or `link` (the signed link in an alert).
+    pub acknowledged_via: String,
+}
+
+impl AcknowledgeRequest {
+    /// The note the provider shows with the acknowledgement.
+    pub fn note(&self) -> String {
+        let via = match self.acknowledged_via.as_str() {
+            "link" => "the link in an alert",
+            _ => "the API",
+        };
+        format!(
+            "Acknowledged in Uptime through {via} at {}",
+            crate::render::rfc3339(self.acknowledged_at)
+        )
+    }
+}
+
 /// The payload of a `verification` delivery: the email that verifies an
 /// email contact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,13 +4,16 @@
 //! Providers deduplicate on a key of ours (PagerDuty's `dedup_key`,
 //! Opsgenie's `alias`), so the alert that opens an outage and the one that
 //! ends it must name the same key, and a retried delivery the same key again
-//! (the provider then takes it once). Incidents are not stored yet, so the
-//! key is derived from the events alone: an outage is one period of a
-//! monitor in `down` (or `degraded`), named by the monitor and the instant it
-//! began. The event that starts the period carries that instant as its
-//! `occurred_at`; the event that ends it carries the same instant as its
-//! `previous_since`. [`dedup_key_for`] is the one place that knows this:
-//! once incidents are stored, it returns their ids instead.
+//! (the provider then takes it once). The key of a down period is our
+//! incident's id (state-changed v4 carries it in both the event that opens
+//! the incident and the one that resolves it), so the provider's incident,
+//! our `/api/v1/incidents/{id}` and an acknowledgement made in our API name
+//! the same thing. Periods that are not incidents (a `degraded` period) and
+//! events of recorders from before incidents (v3, no `incident_id`) keep a
+//! key derived from the events alone: the monitor and the instant the
+//! period began (the event that starts it carries that instant as its
+//! `occurred_at`; the event that ends it carries it as `previous_since`).
+//! [`dedup_key_for`] is the one place that knows this.
 
 use crate::event::{AlertEvent, EventType};
 use chrono::{DateTime, Utc};
@@ -51,16 +54,22 @@ pub fn dedup_key_for(event: &AlertEvent) -> IncidentKeys {
         EventType::MonitorDown | EventType::MonitorUp | EventType::MonitorDegraded => {
             let left_outage = event.previous_status.is_some_and(is_outage)
                 && event.previous_status != event.status;
-            IncidentKeys {
-                closes: left_outage
-                    .then_some(event.previous_since)
-                    .flatten()
-                    .map(period),
-                opens: event
-                    .status
-                    .is_some_and(is_outage)
-                    .then(|| period(event.occurred_at)),
-            }
+            // The incident an event names is the one it opens (a change to
+            // `down`) or the one it resolves (the change out of `down`).
+            let incident = event.incident.as_ref().map(|i| i.id.to_string());
+            let closes = if !left_outage {
+                None
+            } else if event.previous_status == Some(MonitorStatus::Down) && incident.is_some() {
+                incident.clone()
+            } else {
+                event.previous_since.map(period)
+            };
+            let opens = match event.status {
+                Some(MonitorStatus::Down) if incident.is_some() => incident,
+                Some(status) if is_outage(status) => Some(period(event.occurred_at)),
+                _ => None,
+            };
+            IncidentKeys { closes, opens }
         }
     }
 }
@@ -198,6 +207,45 @@ pub(crate) mod tests {
             dedup_key_for(&change(Pending, Up, t(0), t(1))),
             IncidentKeys::default()
         );
+    }
+
+    /// `change` as state-changed v4 publishes it: naming its incident.
+    pub(crate) fn with_incident(mut event: AlertEvent, id: Uuid) -> AlertEvent {
+        event.incident = Some(crate::event::IncidentInfo {
+            id,
+            alert: uptime_contracts::AlertKind::Transition,
+            down_for_secs: None,
+            held_children: 0,
+            blocked_by: Vec::new(),
+            acknowledge_url: None,
+        });
+        event
+    }
+
+    #[test]
+    fn an_incident_is_keyed_by_its_id() {
+        use MonitorStatus::*;
+        let incident = Uuid::from_u128(0x5eed);
+        let key = Some(incident.to_string());
+        let down = dedup_key_for(&with_incident(change(Up, Down, t(0), t(60)), incident));
+        assert_eq!((down.closes, down.opens.clone()), (None, key.clone()));
+        let up = dedup_key_for(&with_incident(change(Down, Up, t(60), t(300)), incident));
+        assert_eq!((up.closes, up.opens), (key.clone(), None));
+        // degraded -> down: the degraded period (no incident) ends under its
+        // derived key, the incident opens under its id.
+        let worse = dedup_key_for(&with_incident(
+            change(Degraded, Down, t(0), t(60)),
+            incident,
+        ));
+        assert_eq!(worse.closes.as_deref(), Some("uptime-42-1790000000000"));
+        assert_eq!(worse.opens, key);
+        // down -> degraded: the incident ends, a degraded period begins.
+        let better = dedup_key_for(&with_incident(
+            change(Down, Degraded, t(60), t(120)),
+            incident,
+        ));
+        assert_eq!(better.closes, key);
+        assert_eq!(better.opens.as_deref(), Some("uptime-42-1790000120000"));
     }
 
     #[test]

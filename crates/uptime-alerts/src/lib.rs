@@ -21,4 +21,6 @@ pub use ack_link::{AckClaim, AckLinkError, AckLinks};
 pub use channels::providers::{OpsgenieRegion, ProviderOptions};
 pub use channels::{Channel, Destination, Outgoing, Sender, Sent};
 pub use error::{Retry, SendError, SetupError};
-pub use event::{AlertEvent, EventType, InvitationRequest, VerificationRequest};
+pub use event::{
+    AcknowledgeRequest, AlertEvent, EventType, InvitationRequest, VerificationRequest,
+};

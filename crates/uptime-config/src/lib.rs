@@ -17,10 +17,12 @@ use serde::Deserialize;
 use std::path::Path;
 
 mod ack_links;
+mod escalation;
 mod providers;
 mod secrets;
 mod streams;
 pub use ack_links::{AckLinkSettings, MAX_ACK_LINK_TTL_SECS};
+pub use escalation::{EscalationSettings, MAX_STEP_DELAY_SECS};
 pub use providers::AlertProviderSettings;
 pub use secrets::SecretsSettings;
 pub use streams::StreamLimits;

@@ -21,6 +21,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+pub mod acknowledge;
 pub mod intake;
 
 /// `alert_deliveries.kind`: an alert about a monitor event.

@@ -257,7 +257,10 @@ pub enum Acknowledged {
 
 /// Acknowledges incident `id` of `org_id` (`None`: any organisation, for a
 /// signed link, which names the incident itself) at `at`. Resolved
-/// incidents can be acknowledged too (someone looked at it).
+/// incidents can be acknowledged too (someone looked at it). The first
+/// acknowledgement of an open incident also writes the deliveries that tell
+/// its PagerDuty and Opsgenie contacts ([`crate::deliveries::acknowledge`]):
+/// call it inside a transaction.
 pub async fn acknowledge(
     conn: &mut AsyncPgConnection,
     org_id: Option<i64>,
@@ -300,6 +303,9 @@ pub async fn acknowledge(
     }
     .optional()?;
     if let Some(incident) = updated {
+        // In the caller's transaction: the providers are told exactly when
+        // the acknowledgement commits.
+        crate::deliveries::acknowledge::create_for_incident(conn, incident.id).await?;
         return Ok(Acknowledged::Now(incident));
     }
     Ok(match get(conn, org_id, id).await? {

@@ -5,8 +5,11 @@
 pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;
+pub mod contacts_sealing;
 pub mod deliveries;
 pub mod idempotency;
+pub mod escalation_policies;
+pub mod escalations;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;

@@ -29,7 +29,8 @@ pub struct AuditQuery {
     /// Only what this user did.
     pub actor: Option<i64>,
     /// Only entries about this kind of resource: `monitor`, `alert_contact`,
-    /// `api_key`, `member`, `invitation`, `organisation`.
+    /// `api_key`, `member`, `invitation`, `organisation`, `incident`,
+    /// `escalation_policy`.
     #[param(max_length = 64)]
     pub resource_kind: Option<String>,
     /// Only entries about the resource with this id.

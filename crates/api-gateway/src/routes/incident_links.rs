@@ -120,7 +120,19 @@ pub async fn acknowledge_by_link(
     let by = Acknowledger::Link {
         contact_id: claim.contact_id,
     };
-    match db::acknowledge(&mut conn, None, claim.incident_id, &by, Utc::now()).await? {
+    // One transaction: the acknowledgement and the deliveries telling the
+    // incident's on-call providers commit together.
+    let incident_id = claim.incident_id;
+    let acknowledged = {
+        use diesel_async::scoped_futures::ScopedFutureExt;
+        use diesel_async::AsyncConnection;
+        conn.transaction::<_, ApiError, _>(|c| {
+            async move { Ok(db::acknowledge(c, None, incident_id, &by, Utc::now()).await?) }
+                .scope_boxed()
+        })
+        .await?
+    };
+    match acknowledged {
         Acknowledged::Now(incident) => {
             tracing::info!(incident_id = %incident.id, contact_id = claim.contact_id,
                 "incident acknowledged by link");

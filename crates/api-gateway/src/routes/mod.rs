@@ -8,6 +8,7 @@ pub mod api_keys;
 pub mod audit_log;
 pub mod checks;
 pub mod contacts;
+pub mod escalation_policies;
 pub mod heartbeats;
 pub mod incident_links;
 pub mod incidents;
@@ -35,6 +36,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(invitations::configure)
         .configure(organisation::configure)
         .configure(monitors::configure)
+        .configure(escalation_policies::configure)
         .configure(checks::configure)
         .configure(heartbeats::configure)
         // Before `incidents`: `/incidents/ack/{token}` is the link's.

@@ -66,6 +66,26 @@ const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "/api/v1/status-pages/{id}/notices/{notice_id}/updates",
         "tests/it/status_pages.rs: one entry per write, tokens never in it",
     ),
+    (
+        "POST",
+        "/api/v1/escalation-policies",
+        "tests/it/escalation_policies.rs: one entry per create, update and delete",
+    ),
+    (
+        "PATCH",
+        "/api/v1/escalation-policies/{id}",
+        "tests/it/escalation_policies.rs",
+    ),
+    (
+        "DELETE",
+        "/api/v1/escalation-policies/{id}",
+        "tests/it/escalation_policies.rs",
+    ),
+    (
+        "PUT",
+        "/api/v1/monitors/{id}/escalation-policy",
+        "tests/it/escalation_policies.rs: an update entry of the monitor per change",
+    ),
 ];
 
 /// The route pattern of a scenario's path: placeholders and ids become `{id}`.

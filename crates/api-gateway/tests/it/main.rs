@@ -14,6 +14,7 @@ mod common;
 mod contacts;
 mod conventions;
 mod errors;
+mod escalation_policies;
 mod fuzz;
 mod heartbeats;
 mod incidents;

@@ -209,6 +209,7 @@ async fn the_document_pages_every_list_alike() {
             "listAuditLog",
             "listContacts",
             "listDeliveries",
+            "listEscalationPolicies",
             "listIncidents",
             "listInvitations",
             "listMaintenanceWindows",

@@ -5,6 +5,7 @@
 mod batches;
 mod channels;
 mod common;
+mod escalation;
 mod leases;
 mod ordering;
 mod regions;

@@ -5,6 +5,7 @@ mod architecture;
 mod common;
 mod doc_paths;
 mod end_to_end;
+mod escalation;
 mod event_filters;
 mod kinds;
 mod maintenance;

@@ -204,7 +204,8 @@ fn pagerduty(t: &Taken) -> Result<(), String> {
 
 /// Alert API: `Authorization: GenieKey <key>`; `POST /v2/alerts` with
 /// message (≤130), alias (≤512), priority P1..P5, description (≤15000);
-/// `POST /v2/alerts/{alias}/close?identifierType=alias`.
+/// `POST /v2/alerts/{alias}/close?identifierType=alias` and
+/// `POST /v2/alerts/{alias}/acknowledge?identifierType=alias`.
 fn opsgenie(t: &Taken) -> Result<(), String> {
     let key = t
         .authorization
@@ -232,8 +233,11 @@ fn opsgenie(t: &Taken) -> Result<(), String> {
     let alias = t
         .path
         .strip_prefix("/v2/alerts/")
-        .and_then(|rest| rest.strip_suffix("/close?identifierType=alias"))
-        .ok_or("path must be /v2/alerts or /v2/alerts/{alias}/close?identifierType=alias")?;
+        .and_then(|rest| {
+            rest.strip_suffix("/close?identifierType=alias")
+                .or_else(|| rest.strip_suffix("/acknowledge?identifierType=alias"))
+        })
+        .ok_or("path must be /v2/alerts or /v2/alerts/{alias}/(close|acknowledge)?identifierType=alias")?;
     chars_within(alias, 1, 512, "alias")
 }
 

@@ -152,15 +152,21 @@ async fn an_outage_opens_and_closes_one_incident(provider: Provider) {
                 receiver.refused()
             )
         });
-    // On-call providers: the resolve names the trigger's key, which is the
-    // down period's (monitor id, start).
+    // On-call providers: the resolve names the trigger's key, which is our
+    // incident's id.
     assert_eq!(closed.1, opened.1, "{:?}", receiver.accepted());
     if matches!(provider, Provider::PagerDuty | Provider::Opsgenie) {
-        assert!(
-            opened.1.starts_with(&format!("uptime-{id}-")),
-            "{}",
-            opened.1
-        );
+        let (s, incidents) = stack
+            .call(
+                Method::GET,
+                &format!("/api/v1/incidents?monitor_id={id}"),
+                &key,
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(s, StatusCode::OK, "{incidents}");
+        assert_eq!(opened.1, incidents["incidents"][0]["id"], "{incidents}");
     }
     // A contact's deliveries go out in order, so a repeat of the trigger
     // would have come before the resolve.

@@ -6,7 +6,7 @@ mod http;
 pub mod providers;
 
 use crate::error::{SendError, SetupError};
-use crate::event::{AlertEvent, InvitationRequest, VerificationRequest};
+use crate::event::{AcknowledgeRequest, AlertEvent, InvitationRequest, VerificationRequest};
 use providers::{ProviderOptions, Target};
 use std::time::Duration;
 use uptime_config::{AlertProviderSettings, SafetySettings, SmtpSettings};
@@ -117,6 +117,9 @@ pub enum Outgoing<'a> {
     Verification(&'a VerificationRequest),
     /// The invitation to join an organisation (to an address, not a contact).
     Invitation(&'a InvitationRequest),
+    /// An incident acknowledged in Uptime, told to an on-call provider
+    /// (PagerDuty, Opsgenie) under the key its alerts were sent with.
+    Acknowledge(&'a AcknowledgeRequest),
 }
 
 /// A successful attempt.
@@ -166,18 +169,26 @@ impl Sender {
     /// One attempt to deliver `what` to `to`.
     pub async fn send(&self, to: Destination<'_>, what: Outgoing<'_>) -> Result<Sent, SendError> {
         if let Some(render) = provider_renderer(to.channel) {
-            let Outgoing::Alert { event, .. } = what else {
-                return Err(SendError::permanent(
-                    "only email contacts are verified by email",
-                ));
-            };
             let target = Target {
                 value: to.value,
                 secret: to.secret,
                 options: to.options,
                 urls: &self.providers,
             };
-            return self.http.send_provider(&render(event, target)?).await;
+            let requests = match what {
+                Outgoing::Alert { event, .. } => render(event, target)?,
+                Outgoing::Acknowledge(request) => match to.channel {
+                    Channel::PagerDuty => providers::pagerduty::acknowledge(request, target)?,
+                    Channel::Opsgenie => providers::opsgenie::acknowledge(request, target)?,
+                    _ => return Err(not_acknowledgeable(to.channel)),
+                },
+                Outgoing::Verification(_) | Outgoing::Invitation(_) => {
+                    return Err(SendError::permanent(
+                        "only email contacts are verified by email",
+                    ))
+                }
+            };
+            return self.http.send_provider(&requests).await;
         }
         match (to.channel, what) {
             (Channel::Email, Outgoing::Alert { event, .. }) => {
@@ -214,12 +225,22 @@ impl Sender {
             (_, Outgoing::Invitation(_)) => {
                 Err(SendError::permanent("invitations are sent by email only"))
             }
+            (_, Outgoing::Acknowledge(_)) => Err(not_acknowledgeable(to.channel)),
             (_, Outgoing::Alert { .. }) => Err(SendError::permanent(format!(
                 "no sender for {} contacts",
                 to.channel.as_str()
             ))),
         }
     }
+}
+
+/// Acknowledgements go to the providers that page people (and escalate on
+/// their own until acknowledged); the intake writes them for no other.
+fn not_acknowledgeable(channel: Channel) -> SendError {
+    SendError::permanent(format!(
+        "{} contacts are not told about acknowledgements",
+        channel.as_str()
+    ))
 }
 
 type Renderer = fn(&AlertEvent, Target<'_>) -> Result<Vec<providers::ProviderRequest>, SendError>;

@@ -9,4 +9,5 @@ mod monitor_columns;
 mod monitor_counts;
 mod organisations_migration;
 mod partitioned_results;
+mod sealed_contact_secrets;
 mod sealed_passwords;

@@ -1,5 +1,6 @@
 //! Retention against real PostgreSQL: one test binary, one module per part.
 
+mod escalations;
 mod partitions;
 mod pruning;
 mod runner;

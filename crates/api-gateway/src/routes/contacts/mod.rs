@@ -31,6 +31,7 @@
 
 mod body;
 mod filters;
+mod checks;
 mod values;
 pub(crate) use values::check_email;
 
@@ -45,10 +46,11 @@ use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::validation::{not_null, paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
+use checks::{check_options, stored_event_kinds};
 use uptime_alerts::ProviderOptions;
 use uptime_db::contacts::ContactUpdate;
 use uptime_db::models::{AlertContact, NewAlertContact};
-use values::{check_secret, check_server, check_value, secret_kind, takes_value, MAX_NAME_CHARS};
+use values::{check_secret, check_value, secret_kind, takes_value, MAX_NAME_CHARS};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/alert-contacts").get(list).post(create))
@@ -61,45 +63,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/alert-contacts/{id}/resend-verification").post(resend_verification),
         );
-}
-
-/// Adds a problem for each provider option given to a type that does not
-/// take it, and for a malformed ntfy server.
-fn check_options(
-    problems: &mut Problems,
-    kind: ContactType,
-    region_given: bool,
-    server: Option<&str>,
-    allow_private: bool,
-) {
-    if region_given && kind != ContactType::Opsgenie {
-        problems.add("region", "only opsgenie contacts take a region");
-    }
-    if let Some(server) = server {
-        if kind == ContactType::Ntfy {
-            check_server(problems, server, allow_private);
-        } else {
-            problems.add("server", "only ntfy contacts take a server");
-        }
-    }
-}
-
-/// The event types stored for `events` (`None`: every kind); an empty
-/// list is a problem (a contact that wants nothing is one to delete).
-fn stored_event_kinds(
-    problems: &mut Problems,
-    events: Option<Vec<EventKind>>,
-) -> Option<Vec<String>> {
-    let mut kinds = events?;
-    if kinds.is_empty() {
-        problems.add(
-            "events",
-            "must name at least one kind; leave it out (or null) for every kind",
-        );
-    }
-    kinds.sort();
-    kinds.dedup();
-    Some(kinds.iter().map(|k| k.event_type().to_string()).collect())
 }
 
 /// Sends the verification link (within the limits) and answers the contact

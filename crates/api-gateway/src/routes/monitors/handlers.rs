@@ -377,6 +377,9 @@ pub async fn update(
                 )
                 .await?;
                 if let Some(ids) = new_contacts {
+                    if !ids.is_empty() {
+                        crate::routes::escalation_policies::ensure_no_policy(c, id).await?;
+                    }
                     let ids = checked_contact_ids(c, user.org_id, ids).await?;
                     uptime_db::monitors::replace_contacts(c, id, &ids).await?;
                 }

@@ -1,13 +1,15 @@
 //! Opsgenie Alert API: `POST {base}/v2/alerts` creates an alert under our
 //! incident key as its `alias` (Opsgenie keeps one open alert per alias and
 //! counts repeats on it), `POST {base}/v2/alerts/{alias}/close?identifierType=alias`
-//! closes it. Both authenticate with `Authorization: GenieKey <API key>` and
+//! closes it, and `POST {base}/v2/alerts/{alias}/acknowledge?identifierType=alias`
+//! acknowledges it when the incident is acknowledged in our API. All
+//! authenticate with `Authorization: GenieKey <API key>` and
 //! are answered `202 Accepted` (Opsgenie processes them asynchronously).
 //! The base is the US or EU instance, by the contact's `region`.
 
 use super::{cut, join, source, OpsgenieRegion, ProviderRequest, Target};
 use crate::error::SendError;
-use crate::event::{AlertEvent, EventType};
+use crate::event::{AcknowledgeRequest, AlertEvent, EventType};
 use crate::incident::{dedup_key_for, severity_of, Severity};
 use serde_json::{json, Map, Value};
 
@@ -17,18 +19,46 @@ const MAX_DESCRIPTION_CHARS: usize = 15_000;
 const MAX_ENTITY_CHARS: usize = 512;
 const MAX_SOURCE_CHARS: usize = 100;
 const MAX_DETAIL_VALUE_CHARS: usize = 8_000;
+/// The acknowledge request's `note`.
+const MAX_NOTE_CHARS: usize = 25_000;
 /// What our requests name as their source.
 const OUR_SOURCE: &str = "Uptime";
+
+/// Opsgenie's instance for the contact's `region`.
+fn base_url<'a>(to: &Target<'a>) -> &'a str {
+    match to.options.region.unwrap_or(OpsgenieRegion::Us) {
+        OpsgenieRegion::Us => &to.urls.opsgenie_us_url,
+        OpsgenieRegion::Eu => &to.urls.opsgenie_eu_url,
+    }
+}
+
+/// Acknowledges the alert of `request`'s incident (its alias is the
+/// incident id: hex digits and '-', nothing to escape in the path).
+pub(crate) fn acknowledge(
+    request: &AcknowledgeRequest,
+    to: Target<'_>,
+) -> Result<Vec<ProviderRequest>, SendError> {
+    let api_key = to.secret("API key")?;
+    let path = format!(
+        "/v2/alerts/{}/acknowledge?identifierType=alias",
+        request.incident_id
+    );
+    Ok(vec![ProviderRequest {
+        url: join(base_url(&to), &path),
+        headers: vec![("authorization", format!("GenieKey {api_key}"))],
+        body: json!({
+            "source": OUR_SOURCE,
+            "note": cut(&request.note(), MAX_NOTE_CHARS),
+        }),
+    }])
+}
 
 pub(crate) fn render(
     event: &AlertEvent,
     to: Target<'_>,
 ) -> Result<Vec<ProviderRequest>, SendError> {
     let api_key = to.secret("API key")?;
-    let base = match to.options.region.unwrap_or(OpsgenieRegion::Us) {
-        OpsgenieRegion::Us => &to.urls.opsgenie_us_url,
-        OpsgenieRegion::Eu => &to.urls.opsgenie_eu_url,
-    };
+    let base = base_url(&to);
     let authorized = |url: String, body: Value| ProviderRequest {
         url,
         headers: vec![("authorization", format!("GenieKey {api_key}"))],
@@ -98,7 +128,7 @@ fn create(event: &AlertEvent, alias: &str) -> Value {
 mod tests {
     use super::*;
     use crate::channels::providers::ProviderOptions;
-    use crate::incident::tests::{change, t};
+    use crate::incident::tests::{change, t, with_incident};
     use uptime_config::AlertProviderSettings;
     use uptime_contracts::MonitorStatus::*;
 
@@ -140,6 +170,44 @@ mod tests {
         .unwrap();
         assert_eq!(degraded[0].url, "https://api.opsgenie.com/v2/alerts");
         assert_eq!(degraded[0].body["priority"], "P3");
+    }
+
+    #[test]
+    fn the_incident_id_is_the_alias_and_is_acknowledged_by_it() {
+        let urls = AlertProviderSettings::all_at("http://og.test");
+        let options = ProviderOptions::default();
+        let to = Target {
+            value: "",
+            secret: Some("k3y"),
+            options: &options,
+            urls: &urls,
+        };
+        let incident = uuid::Uuid::from_u128(0xfeed);
+        let down = with_incident(change(Up, Down, t(0), t(60)), incident);
+        assert_eq!(
+            render(&down, to).unwrap()[0].body["alias"],
+            incident.to_string()
+        );
+        let request = AcknowledgeRequest {
+            incident_id: incident,
+            monitor_id: 42,
+            acknowledged_at: t(70),
+            acknowledged_via: "link".into(),
+        };
+        let ack = acknowledge(&request, to).unwrap();
+        assert_eq!(
+            ack[0].url,
+            format!("http://og.test/v2/alerts/{incident}/acknowledge?identifierType=alias")
+        );
+        assert_eq!(
+            ack[0].headers,
+            [("authorization", "GenieKey k3y".to_string())]
+        );
+        assert_eq!(ack[0].body["source"], "Uptime");
+        assert!(ack[0].body["note"]
+            .as_str()
+            .unwrap()
+            .contains("the link in an alert"));
     }
 
     #[test]

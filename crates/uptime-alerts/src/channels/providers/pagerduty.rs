@@ -2,11 +2,13 @@
 //! `202 Accepted`. An outage is triggered under our incident key as its
 //! `dedup_key` and resolved under the same key when it ends, so PagerDuty
 //! keeps one incident for it; a repeated trigger or resolve of the same key
-//! is taken once there (a retried delivery changes nothing).
+//! is taken once there (a retried delivery changes nothing). An
+//! acknowledgement in our API is sent as `event_action: acknowledge` under
+//! the same key ([`acknowledge`]).
 
 use super::{cut, join, source, target_link, ProviderRequest, Target};
 use crate::error::SendError;
-use crate::event::{AlertEvent, EventType};
+use crate::event::{AcknowledgeRequest, AlertEvent, EventType};
 use crate::incident::{dedup_key_for, severity_of, Severity};
 use serde_json::{json, Map, Value};
 
@@ -47,6 +49,23 @@ pub(crate) fn render(
     Ok(requests)
 }
 
+/// Tells PagerDuty that the incident of `request` is acknowledged: its
+/// escalation there stops, as ours does.
+pub(crate) fn acknowledge(
+    request: &AcknowledgeRequest,
+    to: Target<'_>,
+) -> Result<Vec<ProviderRequest>, SendError> {
+    let routing_key = to.secret("routing key")?;
+    Ok(vec![ProviderRequest::post(
+        join(&to.urls.pagerduty_url, "/v2/enqueue"),
+        json!({
+            "routing_key": routing_key,
+            "event_action": "acknowledge",
+            "dedup_key": request.incident_id.to_string(),
+        }),
+    )])
+}
+
 fn trigger(event: &AlertEvent, routing_key: &str, key: &str, url: &str) -> ProviderRequest {
     let severity = match severity_of(event) {
         Severity::Critical => "critical",
@@ -84,7 +103,7 @@ fn trigger(event: &AlertEvent, routing_key: &str, key: &str, url: &str) -> Provi
 mod tests {
     use super::*;
     use crate::channels::providers::ProviderOptions;
-    use crate::incident::tests::{change, t};
+    use crate::incident::tests::{change, t, with_incident};
     use uptime_config::AlertProviderSettings;
     use uptime_contracts::MonitorStatus::*;
 
@@ -153,6 +172,33 @@ mod tests {
         };
         let err = render(&AlertEvent::test(t(0)), no_key).unwrap_err();
         assert_eq!(err.message, "the contact has no routing key");
+    }
+
+    #[test]
+    fn the_incident_id_is_the_dedup_key_and_is_acknowledged_under_it() {
+        let urls = AlertProviderSettings::all_at("http://pd.test/");
+        let options = ProviderOptions::default();
+        let incident = uuid::Uuid::from_u128(0xabc);
+        let down = with_incident(change(Up, Down, t(0), t(60)), incident);
+        let trigger = &render(&down, target(&urls, &options)).unwrap()[0];
+        assert_eq!(trigger.body["dedup_key"], incident.to_string());
+        let up = with_incident(change(Down, Up, t(60), t(90)), incident);
+        let resolve = &render(&up, target(&urls, &options)).unwrap()[0];
+        assert_eq!(resolve.body["dedup_key"], incident.to_string());
+        let request = AcknowledgeRequest {
+            incident_id: incident,
+            monitor_id: 42,
+            acknowledged_at: t(70),
+            acknowledged_via: "api".into(),
+        };
+        let ack = acknowledge(&request, target(&urls, &options)).unwrap();
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].url, "http://pd.test/v2/enqueue");
+        assert_eq!(
+            ack[0].body,
+            serde_json::json!({"routing_key": "R0UT1NGKEY", "event_action": "acknowledge",
+                "dedup_key": incident.to_string()})
+        );
     }
 
     #[test]

@@ -1,0 +1,289 @@
+//! `/api/v1/escalation-policies`: an organisation's escalation policies
+//! (ordered steps of contacts, each with a delay, and a repeat count), and
+//! `/api/v1/monitors/{id}/escalation-policy`: the policy a monitor alerts
+//! through. A monitor points at a policy or at contacts directly, never
+//! both: setting a policy on a monitor with `alert_contact_ids` is a 400
+//! naming `escalation_policy_id`, and giving contacts to a monitor with a
+//! policy a 400 naming `alert_contact_ids`. A policy in use cannot be
+//! deleted (409 naming the monitors). Every write is one audit entry in its
+//! transaction. How incidents move through the steps: docs/architecture.md
+//! (Escalation).
+
+mod body;
+pub mod monitor_link;
+
+pub use body::{
+    CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
+};
+pub(crate) use monitor_link::ensure_no_policy;
+use monitor_link::{get_monitor_policy, set_monitor_policy};
+
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+use crate::validation::{paginate, PageQuery, Problems};
+use actix_web::{web, HttpResponse};
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use uptime_db::escalation_policies::{self as db, PolicyDefinition};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/escalation-policies").get(list).post(create))
+        .service(
+            web::resource("/escalation-policies/{id}")
+                .get(get)
+                .patch(update)
+                .delete(delete),
+        )
+        .service(
+            web::resource("/monitors/{id}/escalation-policy")
+                .get(get_monitor_policy)
+                .put(set_monitor_policy),
+        );
+}
+
+/// 400 naming `steps[i].contact_ids` for contacts that are not the
+/// organisation's; locks those found until the transaction ends.
+async fn check_contacts(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    def: &PolicyDefinition,
+) -> Result<(), ApiError> {
+    let mut all: Vec<i64> = def
+        .steps
+        .iter()
+        .flat_map(|s| s.contact_ids.clone())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let owned = uptime_db::contacts::owned_ids_locked(conn, org_id, &all).await?;
+    let mut problems = Problems::new();
+    for (i, step) in def.steps.iter().enumerate() {
+        let unknown: Vec<String> = step
+            .contact_ids
+            .iter()
+            .filter(|id| !owned.contains(id))
+            .map(|id| id.to_string())
+            .collect();
+        if !unknown.is_empty() {
+            problems.add(
+                &format!("steps[{i}].contact_ids"),
+                format!("no such alert contact: {}", unknown.join(", ")),
+            );
+        }
+    }
+    problems.into_result()
+}
+
+fn shown(policy: &db::Policy) -> serde_json::Value {
+    audit::shown(&PolicyResponse::from(policy.clone()))
+}
+
+/// Policies an organisation may have (a bound on the table's growth).
+pub const MAX_POLICIES_PER_ORGANISATION: i64 = 100;
+
+/// Create an escalation policy (at most 100 per organisation).
+#[utoipa::path(post, path = "/api/v1/escalation-policies", operation_id = "createEscalationPolicy", tag = "escalation-policies", request_body = CreatePolicy,
+    security(("bearer" = [])),
+    responses((status = 201, body = PolicyResponse), (status = 400, body = ErrorBody, description = "a bound broken, or a contact that is not the organisation's (the field named, e.g. `steps[1].delay_secs`)"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`details` field `escalation_policies`), or the key may not write"), (status = 413, body = ErrorBody)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    body: crate::validation::Json<CreatePolicy>,
+) -> Result<HttpResponse, ApiError> {
+    let req = body.into_inner();
+    let mut problems = Problems::new();
+    let def = body::definition(
+        &mut problems,
+        &req.name,
+        &req.steps,
+        req.repeat_count.unwrap_or(0),
+        state.settings.escalation.min_delay_secs,
+    );
+    problems.into_result()?;
+    let mut conn = state.conn().await?;
+    let policy = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                if db::count_locked(c, user.org_id).await? >= MAX_POLICIES_PER_ORGANISATION {
+                    return Err(ApiError::Forbidden {
+                        field: "escalation_policies",
+                        message: format!(
+                            "an organisation has at most {MAX_POLICIES_PER_ORGANISATION} escalation policies"
+                        ),
+                    });
+                }
+                check_contacts(c, user.org_id, &def).await?;
+                let policy = db::create(c, user.org_id, &def).await?;
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::CREATE,
+                    audit::kind::ESCALATION_POLICY,
+                    Some(policy.id),
+                    audit::changes(None, Some(&shown(&policy))),
+                )
+                .await?;
+                Ok(policy)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((
+            actix_web::http::header::LOCATION,
+            format!("/api/v1/escalation-policies/{}", policy.id),
+        ))
+        .json(PolicyResponse::from(policy)))
+}
+
+/// List the organisation's escalation policies in id order, a page at a time.
+#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies", security(("bearer" = [])),
+    params(PageQuery),
+    responses((status = 200, body = PolicyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn list(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.validate()?;
+    let mut conn = state.conn().await?;
+    let rows = db::list_page(
+        &mut conn,
+        user.org_id,
+        page.after_id.unwrap_or(0),
+        page.limit + 1,
+    )
+    .await?;
+    let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
+    Ok(HttpResponse::Ok().json(PolicyList {
+        escalation_policies: rows.into_iter().map(Into::into).collect(),
+        next_cursor,
+    }))
+}
+
+/// Read one escalation policy.
+#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
+    responses((status = 200, body = PolicyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.conn().await?;
+    let policy = db::get(&mut conn, user.org_id, id.into_inner(), false)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy)))
+}
+
+/// Change an escalation policy: the fields given replace the stored ones
+/// (`steps` as a whole). Incidents escalating through it follow the new
+/// steps from their next step on.
+#[utoipa::path(patch, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "escalation-policies", request_body = UpdatePolicy,
+    security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
+    responses((status = 200, body = PolicyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+pub async fn update(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+    body: crate::validation::Json<UpdatePolicy>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let patch = body.into_inner();
+    let min_delay = state.settings.escalation.min_delay_secs;
+    let mut conn = state.conn().await?;
+    let policy = conn
+        .transaction::<_, ApiError, _>(|c| {
+            async move {
+                let stored = db::get(c, user.org_id, id, true)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                let before = shown(&stored);
+                let steps = patch
+                    .steps
+                    .unwrap_or_else(|| PolicyResponse::from(stored.clone()).steps);
+                let mut problems = Problems::new();
+                let def = body::definition(
+                    &mut problems,
+                    patch.name.as_deref().unwrap_or(&stored.name),
+                    &steps,
+                    patch.repeat_count.unwrap_or(stored.repeat_count),
+                    min_delay,
+                );
+                problems.into_result()?;
+                check_contacts(c, user.org_id, &def).await?;
+                let policy = db::replace(c, user.org_id, id, &def)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                audit::record(
+                    c,
+                    &user,
+                    audit::action::UPDATE,
+                    audit::kind::ESCALATION_POLICY,
+                    Some(id),
+                    audit::changes(Some(&before), Some(&shown(&policy))),
+                )
+                .await?;
+                Ok(policy)
+            }
+            .scope_boxed()
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy)))
+}
+
+/// How many of the monitors using a policy a 409 names.
+const MONITORS_NAMED: i64 = 20;
+
+/// Delete an escalation policy no monitor uses.
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
+pub async fn delete(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let mut conn = state.conn().await?;
+    conn.transaction::<_, ApiError, _>(|c| {
+        async move {
+            // Locked: a monitor pointed at it meanwhile waits for this.
+            let stored = db::get(c, user.org_id, id, true)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            let users = db::monitors_using(c, id, MONITORS_NAMED).await?;
+            if !users.is_empty() {
+                let named: Vec<String> = users.iter().map(|m| m.to_string()).collect();
+                return Err(ApiError::ConflictOn {
+                    field: "monitor_ids",
+                    message: format!(
+                        "monitors alert through this policy: {}; point them elsewhere first",
+                        named.join(", ")
+                    ),
+                });
+            }
+            db::delete(c, user.org_id, id).await?;
+            audit::record(
+                c,
+                &user,
+                audit::action::DELETE,
+                audit::kind::ESCALATION_POLICY,
+                Some(id),
+                audit::changes(Some(&shown(&stored)), None),
+            )
+            .await?;
+            Ok(())
+        }
+        .scope_boxed()
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
