@@ -50,6 +50,29 @@ pub struct GatewaySettings {
     pub ack_links: AckLinkSettings,
     /// The alert providers' endpoints, for test alerts.
     pub alert_providers: AlertProviderSettings,
+    /// The lowest reminder interval and flapping times monitors may set.
+    pub alert_rules: AlertRuleSettings,
+}
+
+/// The floors of monitors' alert rules (`UPTIME_ALERT_RULES__*`). The
+/// defaults are production's; tests lower them to see reminders and the end
+/// of flapping within seconds.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct AlertRuleSettings {
+    /// The shortest `reminder_interval_secs` (default 300).
+    pub min_reminder_interval_secs: u32,
+    /// The shortest `flap_window_secs` and `flap_stable_secs` (default 60).
+    pub min_flap_secs: u32,
+}
+
+impl Default for AlertRuleSettings {
+    fn default() -> Self {
+        Self {
+            min_reminder_interval_secs: 300,
+            min_flap_secs: 60,
+        }
+    }
 }
 
 impl Default for GatewaySettings {
@@ -81,6 +104,7 @@ impl Default for GatewaySettings {
             tenant_metrics: TenantMetricsSettings::default(),
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
+            alert_rules: AlertRuleSettings::default(),
         }
     }
 }

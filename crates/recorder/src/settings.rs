@@ -45,6 +45,10 @@ pub struct RecorderOptions {
     pub round_sweep_interval_ms: u64,
     /// Most rounds decided in one sweeping transaction.
     pub round_sweep_batch: u32,
+    /// How often due reminders and releasable held alerts are swept.
+    pub alert_sweep_interval_ms: u64,
+    /// Most incidents (or flapping monitors) one sweeping pass handles.
+    pub alert_sweep_batch: u32,
 }
 
 impl Default for RecorderOptions {
@@ -59,6 +63,8 @@ impl Default for RecorderOptions {
             round_grace_secs: 5,
             round_sweep_interval_ms: 1_000,
             round_sweep_batch: 200,
+            alert_sweep_interval_ms: 5_000,
+            alert_sweep_batch: 500,
         }
     }
 }
@@ -78,6 +84,10 @@ impl RecorderOptions {
 
     pub fn round_sweep_interval(&self) -> Duration {
         Duration::from_millis(self.round_sweep_interval_ms.max(10))
+    }
+
+    pub fn alert_sweep_interval(&self) -> Duration {
+        Duration::from_millis(self.alert_sweep_interval_ms.max(10))
     }
 }
 

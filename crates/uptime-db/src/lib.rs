@@ -2,6 +2,7 @@
 //! queries services run. Services never write SQL of their own; they call the
 //! functions of the modules below, one module per table family.
 
+pub mod alerting;
 pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;

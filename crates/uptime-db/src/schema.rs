@@ -103,6 +103,14 @@ diesel::table! {
         check_load_millis -> Int4,
         last_latency_ms -> Nullable<Int4>,
         labels -> Jsonb,
+        reminder_interval_secs -> Nullable<Int4>,
+        reminder_max -> Nullable<Int4>,
+        depends_on -> Array<Int8>,
+        flap_threshold -> Nullable<Int4>,
+        flap_window_secs -> Nullable<Int4>,
+        flap_stable_secs -> Nullable<Int4>,
+        flap_changes -> Nullable<Array<Timestamptz>>,
+        flapping_since -> Nullable<Timestamptz>,
     }
 }
 
@@ -265,6 +273,11 @@ diesel::table! {
         acknowledged_by_key_prefix -> Nullable<Text>,
         acknowledged_by_contact_id -> Nullable<Int8>,
         alerts -> Jsonb,
+        alert_held -> Nullable<Text>,
+        blocked_by -> Array<Int8>,
+        held_children -> Int4,
+        reminders_sent -> Int4,
+        next_reminder_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -46,6 +46,7 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-27-000022_incidents", "b47ac2ca2d9d8c05adc179cfe4220516228172c9e7df6f3d1c301d080aa7103f"),
     ("2026-11-27-000029_provider_contacts", "b0d7d06b8c271f0c23e77f41b8421fb80e7cf72e9283bb3e701a864b7eb46c69"),
     ("2026-11-27-000030_contact_event_filters", "02407e2594cfb72c7aac38c08723dd6e5bab73d204eae2236cf8f7196baff4c3"),
+    ("2026-11-27-000033_alert_reminders_dependencies_flapping", "db1e86a422975145c442f2b10d22108856d7976a80e90ad3651aa4b469b3ed25"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with
