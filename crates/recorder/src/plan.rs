@@ -581,6 +581,6 @@ fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOu
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod alert_tests;
+#[cfg(test)]
+mod tests;

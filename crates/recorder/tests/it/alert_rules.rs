@@ -181,14 +181,17 @@ async fn a_parent_and_three_children_down_send_one_alert_and_a_child_still_down_
     up.push(result(parent, at(0), CheckOutcome::Pass));
     h.record(&up).await;
     // The parent's first failure: failing, not down yet.
-    h.record(&[result(parent, at(10), CheckOutcome::Fail)]).await;
+    h.record(&[result(parent, at(10), CheckOutcome::Fail)])
+        .await;
     let down: Vec<_> = children
         .iter()
         .map(|c| result(*c, at(11), CheckOutcome::Fail))
         .collect();
     h.record(&down).await;
-    h.record(&[result(parent, at(20), CheckOutcome::Fail)]).await;
-    h.record(&[result(parent, at(30), CheckOutcome::Fail)]).await;
+    h.record(&[result(parent, at(20), CheckOutcome::Fail)])
+        .await;
+    h.record(&[result(parent, at(30), CheckOutcome::Fail)])
+        .await;
 
     let parent_events = h
         .events(state_changed_subject())
@@ -218,7 +221,8 @@ async fn a_parent_and_three_children_down_send_one_alert_and_a_child_still_down_
     h.record(&[result(children[2], at(35), CheckOutcome::Pass)])
         .await;
     // The parent recovers; the two children still down alert then.
-    h.record(&[result(parent, at(40), CheckOutcome::Pass)]).await;
+    h.record(&[result(parent, at(40), CheckOutcome::Pass)])
+        .await;
     for child in &children[..2] {
         eventually("the child's held alert released", || {
             let h = &h;
@@ -267,12 +271,14 @@ async fn a_flapping_monitor_sends_one_flapping_alert_and_one_release_when_stable
         AlertRules {
             flap_threshold: Some(3),
             flap_window_secs: Some(600),
-            flap_stable_secs: Some(1),
+            flap_stable_secs: Some(2),
             ..AlertRules::default()
         },
     )
     .await;
-    let t0 = Utc::now() - Duration::milliseconds(500);
+    // Stable 2 s after the last change's time: the flips are all recorded
+    // by then (one burst), so the sweeper ends the spell after them.
+    let t0 = Utc::now();
     let flips: Vec<_> = (0..8)
         .map(|i| {
             let outcome = if i % 2 == 0 {
@@ -283,11 +289,7 @@ async fn a_flapping_monitor_sends_one_flapping_alert_and_one_release_when_stable
             result(id, t0 + Duration::milliseconds(i * 10), outcome)
         })
         .collect();
-    // One at a time: each its own batch, as checks come.
-    for flip in flips {
-        h.record(&[flip]).await;
-    }
-    assert!(h.monitor_row(id).await.flapping_since.is_some());
+    h.record(&flips).await;
     eventually("flapping ended and the down alert released", || {
         let h = &h;
         async move {

@@ -129,9 +129,8 @@ pub struct Shown {
 
 impl Shown {
     pub(super) fn of(m: &Monitor) -> Self {
-        let effective = |v: Option<i32>, default: u32| {
-            v.unwrap_or(i32::try_from(default).unwrap_or(i32::MAX))
-        };
+        let effective =
+            |v: Option<i32>, default: u32| v.unwrap_or(i32::try_from(default).unwrap_or(i32::MAX));
         Self {
             reminder_interval_secs: m.reminder_interval_secs,
             reminder_max: m.reminder_max,
@@ -164,7 +163,10 @@ impl Create {
     /// The fields given (a bulk create refuses them).
     pub(super) fn given(&self) -> Vec<&'static str> {
         [
-            ("reminder_interval_secs", self.reminder_interval_secs.is_some()),
+            (
+                "reminder_interval_secs",
+                self.reminder_interval_secs.is_some(),
+            ),
             ("reminder_max", self.reminder_max.is_some()),
             ("depends_on", self.depends_on.is_some()),
             ("flap_threshold", self.flap_threshold.is_some()),
@@ -195,7 +197,11 @@ pub(super) fn created(req: Create, floors: Floors, problems: &mut Problems) -> A
         req.reminder_interval_secs,
         req.reminder_max,
         req.depends_on.unwrap_or_default(),
-        [req.flap_threshold, req.flap_window_secs, req.flap_stable_secs],
+        [
+            req.flap_threshold,
+            req.flap_window_secs,
+            req.flap_stable_secs,
+        ],
         floors,
         problems,
     )
@@ -208,7 +214,8 @@ pub(super) fn merged(
     floors: Floors,
     problems: &mut Problems,
 ) -> AlertRules {
-    let keep = |given: Option<Option<i64>>, stored: Option<i32>| given.unwrap_or(stored.map(i64::from));
+    let keep =
+        |given: Option<Option<i64>>, stored: Option<i32>| given.unwrap_or(stored.map(i64::from));
     rules_of(
         keep(patch.reminder_interval_secs, stored.reminder_interval_secs),
         keep(patch.reminder_max, stored.reminder_max),
@@ -245,10 +252,7 @@ fn rules_of(
         problems.add("depends_on", "each monitor may be named once");
     }
     if depends_on.len() > MAX_DEPENDS_ON {
-        problems.add(
-            "depends_on",
-            format!("at most {MAX_DEPENDS_ON} monitors"),
-        );
+        problems.add("depends_on", format!("at most {MAX_DEPENDS_ON} monitors"));
     }
     AlertRules {
         reminder_interval_secs: bounded(
