@@ -152,3 +152,21 @@ async fn a_deployment_may_lower_the_reminder_floor() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["reminder_interval_secs"], 2);
 }
+
+#[tokio::test]
+async fn a_bulk_create_refuses_alert_rules_naming_the_item() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("acme").await;
+    let (status, body) = app
+        .post(
+            "/api/v1/monitors/bulk",
+            &key,
+            json!({"monitors": [
+                {"name": "a", "type": "http", "target": "http://127.0.0.1:9/"},
+                {"name": "b", "type": "http", "target": "http://127.0.0.1:9/", "flap_threshold": 3}
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(fields(&body), ["monitors[1].flap_threshold"]);
+}
