@@ -7,12 +7,19 @@
 //! planned again with them: the plan is pure, so the second is the first
 //! with better knowledge.
 
+use crate::alerting::AlertContext;
+use crate::flapping::Flapping;
 use crate::plan::Effects;
+use crate::reminders::ReminderRules;
+use crate::state_machine::Transition;
+use chrono::{DateTime, Utc};
 use diesel_async::AsyncPgConnection;
 use std::collections::{HashMap, HashSet};
 use uptime_contracts::{HoldReason, MonitorStatus};
+use uptime_db::alerting::OpenAlerting;
 use uptime_db::models::Monitor;
 use uptime_db::DbResult;
+use uuid::Uuid;
 
 /// The monitors of a batch whose transitions the alert decision needs
 /// more facts about.
@@ -40,6 +47,80 @@ pub struct AlertFacts {
     pub held_incidents: HashMap<i64, HoldReason>,
     /// Per monitor: how many open incidents are held behind it.
     pub held_children: HashMap<i64, u32>,
+}
+
+impl AlertFacts {
+    /// The context of `monitor`'s `transition` (`flapping` as detection
+    /// made it; `opened_hold`: the hold of an incident this batch opened
+    /// for it, which outranks what was read). Notes in `needed` which facts
+    /// the monitor would need. Returns the context, the parents holding the
+    /// monitor and how many dependents it holds.
+    pub fn context_for(
+        &self,
+        monitor: &Monitor,
+        transition: &Transition,
+        opened_hold: Option<Option<HoldReason>>,
+        flapping: Flapping,
+        needed: &mut FactsNeeded,
+    ) -> (AlertContext, Vec<i64>, u32) {
+        let id = monitor.id;
+        if !monitor.depends_on.is_empty() {
+            needed.children.push(id);
+        }
+        let touches_down =
+            transition.to == MonitorStatus::Down || transition.from == MonitorStatus::Down;
+        if touches_down {
+            needed.down_changes.push(id);
+        }
+        let blocked_by = self.blocking_parents.get(&id).cloned().unwrap_or_default();
+        let incident_held = if transition.from == MonitorStatus::Down {
+            opened_hold.unwrap_or_else(|| self.held_incidents.get(&id).copied())
+        } else {
+            None
+        };
+        let held_children = if touches_down {
+            self.held_children.get(&id).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let context = AlertContext {
+            blocked_by_parent: !blocked_by.is_empty(),
+            incident_held,
+            flapping,
+            ..AlertContext::default()
+        };
+        (context, blocked_by, held_children)
+    }
+}
+
+/// The alerting columns of incident `id` of `monitor`, opened at
+/// `started_at` with its down alert `held` (or not); `None` when it uses
+/// none of them (nothing more to write).
+pub fn opened_alerting(
+    monitor: &Monitor,
+    id: Uuid,
+    started_at: DateTime<Utc>,
+    held: Option<HoldReason>,
+    blocked_by: &[i64],
+    held_children: u32,
+) -> Option<OpenAlerting> {
+    let reminders = ReminderRules::of(monitor.reminder_interval_secs, monitor.reminder_max);
+    let alerting = OpenAlerting {
+        id,
+        alert_held: held.map(|h| h.as_str().to_string()),
+        blocked_by: blocked_by.to_vec(),
+        held_children: i32::try_from(held_children).unwrap_or(i32::MAX),
+        // A held down alert is reminded of only once released.
+        next_reminder_at: match held {
+            None => reminders.and_then(|r| r.first_due(started_at)),
+            Some(_) => None,
+        },
+    };
+    let unused = OpenAlerting {
+        id,
+        ..OpenAlerting::default()
+    };
+    (alerting != unused).then_some(alerting)
 }
 
 /// Reads what `first` (a plan made without facts) says it needs, for the

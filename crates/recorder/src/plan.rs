@@ -1,10 +1,9 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
-use crate::alert_facts::{AlertFacts, FactsNeeded};
+use crate::alert_facts::{self, AlertFacts, FactsNeeded};
 use crate::alerting::{self, AlertContext, IncidentChange, TransitionDecision};
 use crate::flapping::{FlapRules, FlapState, Flapping};
-use crate::reminders::ReminderRules;
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
@@ -341,28 +340,14 @@ impl<'a> MonitorTracker<'a> {
             let decision = alerting::decide_transition(self.monitor.id, &transition, context);
             if let IncidentChange::Opens { id, started_at } = decision.incident {
                 self.opened_hold = Some(decision.held);
-                let reminders = ReminderRules::of(
-                    self.monitor.reminder_interval_secs,
-                    self.monitor.reminder_max,
-                );
-                let alerting = OpenAlerting {
+                out.incidents_alerting.extend(alert_facts::opened_alerting(
+                    self.monitor,
                     id,
-                    alert_held: decision.held.map(|h| h.as_str().to_string()),
-                    blocked_by: blocked_by.clone(),
-                    held_children: i32::try_from(held_children).unwrap_or(i32::MAX),
-                    next_reminder_at: match decision.held {
-                        None => reminders.and_then(|r| r.first_due(started_at)),
-                        Some(_) => None,
-                    },
-                };
-                if alerting
-                    != (OpenAlerting {
-                        id,
-                        ..OpenAlerting::default()
-                    })
-                {
-                    out.incidents_alerting.push(alerting);
-                }
+                    started_at,
+                    decision.held,
+                    &blocked_by,
+                    held_children,
+                ));
             }
             let mut event = self.state_changed(result, stored, transition, &decision);
             event.blocked_by = blocked_by;
@@ -395,55 +380,25 @@ impl<'a> MonitorTracker<'a> {
 
     /// What the alert decision knows of `transition` besides it: flapping
     /// (moved here, for monitors with a threshold), and the facts read for
-    /// the batch. Notes in `out` which facts a monitor would need. Returns
-    /// the context, the parents holding the monitor and how many
-    /// dependents it holds.
+    /// the batch ([`AlertFacts::context_for`]).
     fn alert_context(
         &mut self,
         transition: &Transition,
         out: &mut Effects,
     ) -> (AlertContext, Vec<i64>, u32) {
-        let id = self.monitor.id;
         let flapping = if self.flap_rules.is_some() || self.flap.since.is_some() {
             self.flap_touched |= self.flap_rules.is_some();
             self.flap.observe(self.flap_rules, transition.at)
         } else {
             Flapping::Stable
         };
-        if !self.monitor.depends_on.is_empty() {
-            out.facts_needed.children.push(id);
-        }
-        let touches_down =
-            transition.to == MonitorStatus::Down || transition.from == MonitorStatus::Down;
-        if touches_down {
-            out.facts_needed.down_changes.push(id);
-        }
-        let blocked_by = self
-            .facts
-            .blocking_parents
-            .get(&id)
-            .cloned()
-            .unwrap_or_default();
-        let incident_held = if transition.from == MonitorStatus::Down {
-            match self.opened_hold {
-                Some(opened) => opened,
-                None => self.facts.held_incidents.get(&id).copied(),
-            }
-        } else {
-            None
-        };
-        let held_children = if touches_down {
-            self.facts.held_children.get(&id).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        let context = AlertContext {
-            blocked_by_parent: !blocked_by.is_empty(),
-            incident_held,
+        self.facts.context_for(
+            self.monitor,
+            transition,
+            self.opened_hold,
             flapping,
-            ..AlertContext::default()
-        };
-        (context, blocked_by, held_children)
+            &mut out.facts_needed,
+        )
     }
 
     fn monitor_ref(&self) -> MonitorRef {
