@@ -110,7 +110,7 @@ async fn reminders_repeat_and_stop_on_acknowledge_and_on_recovery() {
 
     // Acknowledged: its schedule stops at the next due sweep.
     let incident = incident_of(&stack, &key, acked).await;
-    let (s, body) = stack
+    let (s, acknowledged) = stack
         .call(
             Method::POST,
             &format!(
@@ -122,7 +122,7 @@ async fn reminders_repeat_and_stop_on_acknowledge_and_on_recovery() {
         )
         .await
         .unwrap();
-    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(s, StatusCode::OK, "{acknowledged}");
     stack
         .eventually(Duration::from_secs(30), || async {
             let i = incident_of(&stack, &key, acked).await;
