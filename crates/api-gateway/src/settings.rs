@@ -57,6 +57,29 @@ pub struct GatewaySettings {
     pub status_pages: StatusPageSettings,
     /// Escalation policies' bounds (the shortest step delay).
     pub escalation: uptime_config::EscalationSettings,
+    /// The lowest reminder interval and flapping times monitors may set.
+    pub alert_rules: AlertRuleSettings,
+}
+
+/// The floors of monitors' alert rules (`UPTIME_ALERT_RULES__*`). The
+/// defaults are production's; tests lower them to see reminders and the end
+/// of flapping within seconds.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct AlertRuleSettings {
+    /// The shortest `reminder_interval_secs` (default 300).
+    pub min_reminder_interval_secs: u32,
+    /// The shortest `flap_window_secs` and `flap_stable_secs` (default 60).
+    pub min_flap_secs: u32,
+}
+
+impl Default for AlertRuleSettings {
+    fn default() -> Self {
+        Self {
+            min_reminder_interval_secs: 300,
+            min_flap_secs: 60,
+        }
+    }
 }
 
 impl Default for GatewaySettings {
@@ -91,6 +114,7 @@ impl Default for GatewaySettings {
             ack_links: AckLinkSettings::default(),
             alert_providers: AlertProviderSettings::default(),
             escalation: uptime_config::EscalationSettings::default(),
+            alert_rules: AlertRuleSettings::default(),
         }
     }
 }

@@ -7,13 +7,27 @@
 //! incident the transition opens or ends: a change to `down` opens one (a
 //! confirmed down period), the change out of `down` resolves it.
 //!
-//! Holds today: a monitor in a maintenance window
-//! (`silenced_by_maintenance`, filled by the maintenance feature; `false`
-//! until then) has its transition alerts held.
+//! Holds, first that applies:
+//! - a monitor in a maintenance window (`silenced_by_maintenance`, filled
+//!   by the maintenance feature) has its transition alerts held;
+//! - the change out of `down` of an incident whose down alert is still held
+//!   is held for the same reason (nobody was told it went down, so nobody
+//!   is told it came back);
+//! - a monitor one of whose parents (`depends_on`) is down, or failing on
+//!   its way to down, has its alerts held (`blocked_by_parent`), except the
+//!   recovery of an incident whose down alert went out;
+//! - a flapping monitor ([`crate::flapping`]) has its alerts held, after
+//!   the one `flapping` alert of the change that started it.
+//!
+//! Held down alerts are released later, by the alert sweeper
+//! ([`crate::alert_sweep`]): when no parent is down any more, when the
+//! flapping ends, with one `released` alert if the monitor is still down.
+//! Reminders ([`crate::reminders`]) repeat a down alert that went out.
 
+use crate::flapping::Flapping;
 use crate::state_machine::Transition;
 use chrono::{DateTime, Utc};
-use uptime_contracts::{HoldReason, MonitorStatus};
+use uptime_contracts::{AlertKind, HoldReason, MonitorStatus};
 use uuid::Uuid;
 
 /// The namespace of incident ids.
@@ -31,11 +45,21 @@ pub fn incident_id(monitor_id: i64, started_at: DateTime<Utc>) -> Uuid {
     )
 }
 
-/// What the decision knows besides the transition.
+/// What the decision knows besides the transition. Every field's default
+/// is "nothing holds it", so a monitor that uses none of the features is
+/// decided without any of them being looked up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AlertContext {
     /// The monitor is in a maintenance window now.
     pub silenced_by_maintenance: bool,
+    /// A monitor it depends on is down or failing (the event's
+    /// `blocked_by` names them).
+    pub blocked_by_parent: bool,
+    /// The transition leaves `down` and the incident's down alert is still
+    /// held, for this reason.
+    pub incident_held: Option<HoldReason>,
+    /// What flapping detection made of this transition.
+    pub flapping: Flapping,
 }
 
 /// What happens to a monitor's incidents with a transition.
@@ -67,6 +91,9 @@ pub struct TransitionDecision {
     pub incident: IncidentChange,
     /// `None`: alert now; `Some`: held, and why.
     pub held: Option<HoldReason>,
+    /// What the event says: a transition, or the `flapping` notice of the
+    /// change that started flapping.
+    pub alert: AlertKind,
 }
 
 /// Decides `transition` of `monitor_id`.
@@ -92,10 +119,28 @@ pub fn decide_transition(
     } else {
         IncidentChange::None
     };
-    let held = context
-        .silenced_by_maintenance
-        .then_some(HoldReason::Maintenance);
-    TransitionDecision { incident, held }
+    let resolves = matches!(incident, IncidentChange::Resolves { .. });
+    let held = if context.silenced_by_maintenance {
+        Some(HoldReason::Maintenance)
+    } else if resolves && context.incident_held.is_some() {
+        context.incident_held
+    } else if !resolves && context.blocked_by_parent {
+        Some(HoldReason::BlockedByParent)
+    } else if context.flapping == Flapping::Ongoing {
+        Some(HoldReason::Flapping)
+    } else {
+        None
+    };
+    let alert = if held.is_none() && context.flapping == Flapping::Starts {
+        AlertKind::Flapping
+    } else {
+        AlertKind::Transition
+    };
+    TransitionDecision {
+        incident,
+        held,
+        alert,
+    }
 }
 
 #[cfg(test)]
@@ -170,9 +215,90 @@ mod tests {
             &transition(Up, Down, 0, 60),
             AlertContext {
                 silenced_by_maintenance: true,
+                ..AlertContext::default()
             },
         );
         assert_eq!(d.held, Some(HoldReason::Maintenance));
         assert_eq!(d.incident.incident_id(), Some(incident_id(4, t(60))));
+    }
+
+    fn blocked() -> AlertContext {
+        AlertContext {
+            blocked_by_parent: true,
+            ..AlertContext::default()
+        }
+    }
+
+    #[test]
+    fn a_parent_down_holds_the_childs_changes_but_not_the_recovery_of_an_alerted_incident() {
+        let down = decide_transition(4, &transition(Up, Down, 0, 60), blocked());
+        assert_eq!(down.held, Some(HoldReason::BlockedByParent));
+        assert!(down.incident.incident_id().is_some(), "still an incident");
+        let degraded = decide_transition(4, &transition(Up, Degraded, 0, 60), blocked());
+        assert_eq!(degraded.held, Some(HoldReason::BlockedByParent));
+        // People were told it went down: they are told it came back.
+        let up = decide_transition(4, &transition(Down, Up, 60, 120), blocked());
+        assert_eq!(up.held, None);
+    }
+
+    #[test]
+    fn the_recovery_of_an_incident_whose_down_alert_is_held_is_held_for_the_same_reason() {
+        for reason in [HoldReason::BlockedByParent, HoldReason::Flapping] {
+            let context = AlertContext {
+                incident_held: Some(reason),
+                ..AlertContext::default()
+            };
+            let up = decide_transition(4, &transition(Down, Up, 60, 120), context);
+            assert_eq!(up.held, Some(reason));
+        }
+    }
+
+    #[test]
+    fn flapping_alerts_once_then_holds() {
+        let starts = AlertContext {
+            flapping: Flapping::Starts,
+            ..AlertContext::default()
+        };
+        let d = decide_transition(4, &transition(Up, Down, 0, 60), starts);
+        assert_eq!((d.held, d.alert), (None, AlertKind::Flapping));
+        let ongoing = AlertContext {
+            flapping: Flapping::Ongoing,
+            ..AlertContext::default()
+        };
+        let d = decide_transition(4, &transition(Down, Up, 60, 70), ongoing);
+        assert_eq!(
+            (d.held, d.alert),
+            (Some(HoldReason::Flapping), AlertKind::Transition)
+        );
+        // Behind a parent, the flapping notice is held with the rest.
+        let d = decide_transition(
+            4,
+            &transition(Up, Down, 0, 60),
+            AlertContext {
+                flapping: Flapping::Starts,
+                ..blocked()
+            },
+        );
+        assert_eq!(
+            (d.held, d.alert),
+            (Some(HoldReason::BlockedByParent), AlertKind::Transition)
+        );
+    }
+
+    #[test]
+    fn maintenance_comes_first() {
+        let d = decide_transition(
+            4,
+            &transition(Up, Down, 0, 60),
+            AlertContext {
+                silenced_by_maintenance: true,
+                flapping: Flapping::Starts,
+                ..blocked()
+            },
+        );
+        assert_eq!(
+            (d.held, d.alert),
+            (Some(HoldReason::Maintenance), AlertKind::Transition)
+        );
     }
 }

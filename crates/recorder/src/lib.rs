@@ -7,7 +7,10 @@
 //! - [`consumer`]: batches of messages, acks, naks and dead letters.
 //! - [`store`]: the one transaction per batch.
 //! - [`plan`] and [`state_machine`]: the decisions, free of I/O;
-//!   [`alerting`]: whether a transition alerts, and the incident it opens or ends.
+//!   [`alerting`]: whether a transition alerts, and the incident it opens or
+//!   ends, with [`flapping`], [`reminders`] and the facts it reads
+//!   ([`alert_facts`]); [`alert_sweep`]: reminders and held alerts released
+//!   without a check result to ride on.
 //! - [`round`]: deciding a round of several regions by quorum, free of I/O;
 //!   [`rounds`]: rounds in the database, and the sweeper of overdue ones.
 //! - [`outbox`]: publishing events, and the relay for stranded ones.
@@ -18,11 +21,15 @@
 //! It also runs retention (`uptime_retention::runner`): old result partitions
 //! dropped, everything else that grows pruned, one replica at a time.
 
+pub mod alert_facts;
+pub mod alert_sweep;
 pub mod alerting;
 pub mod consumer;
+pub mod flapping;
 pub mod maintenance;
 pub mod outbox;
 pub mod plan;
+pub mod reminders;
 pub mod round;
 pub mod rounds;
 pub mod settings;
@@ -145,6 +152,15 @@ impl Recorder {
             options.maintenance_sweep_interval(),
             shutdown.clone(),
         ));
+        // Reminders and held alerts to release, on every replica (they
+        // share the work through row locks).
+        let alert_sweeper = tokio::spawn(alert_sweep::run(
+            self.pool.clone(),
+            self.js.clone(),
+            options.alert_sweep_interval(),
+            i64::from(options.alert_sweep_batch.max(1)),
+            shutdown.clone(),
+        ));
         tracing::info!(ops = %ops_addr, "recorder started");
         consumer::run(
             uptime_consumer::Consumer::new(
@@ -173,6 +189,7 @@ impl Recorder {
         let _ = retention.await;
         let _ = sweeper.await;
         let _ = maintenance.await;
+        let _ = alert_sweeper.await;
         if let Ok(Err(e)) = ops.await {
             tracing::warn!(error = %e, "ops server stopped with an error");
         }

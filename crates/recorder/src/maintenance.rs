@@ -259,16 +259,28 @@ async fn release_cleared(
         let check = sql::latest_result(c, monitor.id).await?;
         let event = released_event(monitor, incident, check.as_ref(), now);
         let (subject, payload) = state_changed::encode(&event);
-        sql::append_alert(
+        // The released alert is the incident's down alert from now on: its
+        // hold is cleared (so the recovery alerts, and the alert sweeper
+        // leaves it alone) and its reminders start from it.
+        let reminders = crate::reminders::ReminderRules::of(
+            monitor.reminder_interval_secs,
+            monitor.reminder_max,
+        );
+        uptime_db::alerting::record_alerted(
             c,
-            incident.id,
-            &IncidentAlert {
-                event_id: event.event_id,
-                kind: AlertKind::Released.as_str().to_string(),
-                status: MonitorStatus::Down.as_str().to_string(),
-                at: now,
-                held: None,
-            },
+            &[uptime_db::alerting::IncidentAlerted {
+                id: incident.id,
+                release: true,
+                reminders_sent: incident.reminders_sent,
+                next_reminder_at: reminders.and_then(|r| r.first_due(now)),
+                alert: Some(IncidentAlert {
+                    event_id: event.event_id,
+                    kind: AlertKind::Released.as_str().to_string(),
+                    status: MonitorStatus::Down.as_str().to_string(),
+                    at: now,
+                    held: None,
+                }),
+            }],
         )
         .await?;
         released.push(NewOutboxEvent {

@@ -1,14 +1,17 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
+use crate::alert_facts::{self, AlertFacts, FactsNeeded};
 use crate::alerting::{self, AlertContext, IncidentChange, TransitionDecision};
+use crate::flapping::{FlapRules, FlapState, Flapping};
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
 use chrono::{DateTime, NaiveDate, Utc};
 use std::collections::{BTreeMap, HashMap};
 use uptime_contracts::{
-    ssl_expiring, state_changed, AlertKind, CheckOutcome, CheckRef, CheckResult, MonitorKind,
+    ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, HoldReason, MonitorKind,
     MonitorRef, MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
+use uptime_db::alerting::{FlapStateUpdate, OpenAlerting};
 use uptime_db::incidents::{IncidentAlert, IncidentEnd, NewIncident};
 use uptime_db::models::Monitor;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
@@ -73,6 +76,15 @@ pub struct Effects {
     pub incidents_opened: Vec<NewIncident>,
     /// Incidents opened by an earlier batch that this one ends.
     pub incidents_resolved: Vec<IncidentEnd>,
+    /// The alerting columns of opened incidents that use any (held,
+    /// blocked, holding children, reminded).
+    pub incidents_alerting: Vec<OpenAlerting>,
+    /// Flapping state of monitors with a threshold that changed status.
+    pub flap_updates: Vec<FlapStateUpdate>,
+    /// What the alert decision would need to know that the locked rows do
+    /// not say ([`AlertFacts`]): empty for a batch without transitions of
+    /// such monitors, which then reads nothing more.
+    pub facts_needed: FactsNeeded,
 }
 
 impl Effects {
@@ -129,6 +141,18 @@ pub fn effects_with_rounds(
     rounds: &HashMap<Uuid, Round>,
     now: DateTime<Utc>,
 ) -> Effects {
+    effects_with_facts(monitors, results, rounds, &AlertFacts::default(), now)
+}
+
+/// [`effects_with_rounds`], deciding alerts with `facts` (read for the
+/// monitors a first plan said needed them).
+pub fn effects_with_facts(
+    monitors: &[Monitor],
+    results: &[&CheckResult],
+    rounds: &HashMap<Uuid, Round>,
+    facts: &AlertFacts,
+    now: DateTime<Utc>,
+) -> Effects {
     let mut by_monitor: BTreeMap<i64, Vec<&CheckResult>> = BTreeMap::new();
     for r in results {
         by_monitor.entry(r.monitor_id).or_default().push(r);
@@ -144,7 +168,7 @@ pub fn effects_with_rounds(
         // Oldest first; ties broken by check id so the order is the same on
         // every replica and every redelivery.
         results.sort_by_key(|r| (r.checked_at, r.check_id));
-        let mut tracker = MonitorTracker::new(monitor, rounds);
+        let mut tracker = MonitorTracker::new(monitor, rounds, facts);
         for result in results {
             let stored = state_machine::result_status(
                 result.outcome,
@@ -165,7 +189,7 @@ pub fn effects_with_rounds(
             }
             tracker.apply(result, stored, now, &mut out);
         }
-        out.updates.push(tracker.into_update());
+        tracker.finish(&mut out);
     }
     out.increments = rollup
         .into_iter()
@@ -194,6 +218,14 @@ struct MonitorTracker<'a> {
     last_latency_ms: Option<i32>,
     /// The heartbeat's period, parsed at its first counted ping.
     period: Option<Period>,
+    facts: &'a AlertFacts,
+    flap_rules: Option<FlapRules>,
+    flap: FlapState,
+    /// A transition moved the flapping state (only with a threshold).
+    flap_touched: bool,
+    /// The hold of the monitor's open incident's down alert, once this
+    /// batch opened one (`Some(None)`: it went out).
+    opened_hold: Option<Option<HoldReason>>,
 }
 
 /// A heartbeat monitor's period: its cron schedule, else its interval. A
@@ -210,8 +242,20 @@ fn heartbeat_period(monitor: &Monitor) -> Period {
 }
 
 impl<'a> MonitorTracker<'a> {
-    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, Round>) -> Self {
+    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, Round>, facts: &'a AlertFacts) -> Self {
         Self {
+            facts,
+            flap_rules: FlapRules::of(
+                monitor.flap_threshold,
+                monitor.flap_window_secs,
+                monitor.flap_stable_secs,
+            ),
+            flap: FlapState {
+                changes: monitor.flap_changes.clone().unwrap_or_default(),
+                since: monitor.flapping_since,
+            },
+            flap_touched: false,
+            opened_hold: None,
             monitor,
             rounds,
             state: MonitorState {
@@ -295,14 +339,24 @@ impl<'a> MonitorTracker<'a> {
         }
         if let Applied::Counted(Some(transition)) = applied {
             out.transitions.push(transition.to);
-            let context = AlertContext {
-                silenced_by_maintenance: crate::maintenance::in_maintenance(
-                    self.monitor,
-                    transition.at,
-                ),
-            };
+            let (mut context, blocked_by, held_children) = self.alert_context(&transition, out);
+            context.silenced_by_maintenance =
+                crate::maintenance::in_maintenance(self.monitor, transition.at);
             let decision = alerting::decide_transition(self.monitor.id, &transition, context);
-            let event = self.state_changed(result, stored, transition, &decision);
+            if let IncidentChange::Opens { id, started_at } = decision.incident {
+                self.opened_hold = Some(decision.held);
+                out.incidents_alerting.extend(alert_facts::opened_alerting(
+                    self.monitor,
+                    id,
+                    started_at,
+                    decision.held,
+                    &blocked_by,
+                    held_children,
+                ));
+            }
+            let mut event = self.state_changed(result, stored, transition, &decision);
+            event.blocked_by = blocked_by;
+            event.held_children = held_children;
             let alert = IncidentAlert {
                 event_id: event.event_id,
                 kind: event.alert.as_str().to_string(),
@@ -329,20 +383,49 @@ impl<'a> MonitorTracker<'a> {
         }
     }
 
-    fn monitor_ref(&self) -> MonitorRef {
-        let m = self.monitor;
-        MonitorRef {
-            id: m.id,
-            // The published field predates organisations (migration 000017):
-            // it carries the owning organisation, which is its first owner's
-            // user id for accounts from before them.
-            user_id: m.org_id,
-            name: m.name.clone(),
-            kind: m.kind,
-            target: m.target.clone(),
-        }
+    /// What the alert decision knows of `transition` besides it: flapping
+    /// (moved here, for monitors with a threshold), and the facts read for
+    /// the batch ([`AlertFacts::context_for`]).
+    fn alert_context(
+        &mut self,
+        transition: &Transition,
+        out: &mut Effects,
+    ) -> (AlertContext, Vec<i64>, u32) {
+        let flapping = if self.flap_rules.is_some() || self.flap.since.is_some() {
+            self.flap_touched |= self.flap_rules.is_some();
+            self.flap.observe(self.flap_rules, transition.at)
+        } else {
+            Flapping::Stable
+        };
+        self.facts.context_for(
+            self.monitor,
+            transition,
+            self.opened_hold,
+            flapping,
+            &mut out.facts_needed,
+        )
     }
 
+    fn monitor_ref(&self) -> MonitorRef {
+        monitor_ref(self.monitor)
+    }
+}
+
+/// The monitor as events name it.
+pub fn monitor_ref(m: &Monitor) -> MonitorRef {
+    MonitorRef {
+        id: m.id,
+        // The published field predates organisations (migration 000017):
+        // it carries the owning organisation, which is its first owner's
+        // user id for accounts from before them.
+        user_id: m.org_id,
+        name: m.name.clone(),
+        kind: m.kind,
+        target: m.target.clone(),
+    }
+}
+
+impl MonitorTracker<'_> {
     fn check_ref(result: &CheckResult, stored: MonitorStatus) -> CheckRef {
         CheckRef {
             check_id: result.check_id,
@@ -377,7 +460,7 @@ impl<'a> MonitorTracker<'a> {
             consecutive_failures: self.state.consecutive_failures,
             check: Self::check_ref(result, stored),
             round: self.rounds.get(&result.check_id).cloned(),
-            alert: AlertKind::Transition,
+            alert: decision.alert,
             incident_id: decision.incident.incident_id(),
             down_for_secs: None,
             held: decision.held,
@@ -417,6 +500,18 @@ impl<'a> MonitorTracker<'a> {
         )]
     }
 
+    /// Adds the monitor's state after the batch to `out`.
+    fn finish(self, out: &mut Effects) {
+        if self.flap_touched {
+            out.flap_updates.push(FlapStateUpdate {
+                id: self.monitor.id,
+                changes: (!self.flap.changes.is_empty()).then(|| self.flap.changes.clone()),
+                since: self.flap.since,
+            });
+        }
+        out.updates.push(self.into_update());
+    }
+
     fn into_update(self) -> MonitorStateUpdate {
         MonitorStateUpdate {
             id: self.monitor.id,
@@ -445,5 +540,7 @@ fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOu
     }
 }
 
+#[cfg(test)]
+mod alert_tests;
 #[cfg(test)]
 mod tests;

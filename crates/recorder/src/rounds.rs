@@ -6,6 +6,7 @@
 //! rounds' monitors locked, so a round is decided once: a crash before the
 //! commit leaves it undecided, for the next batch or sweep.
 
+use crate::alert_facts;
 use crate::outbox;
 use crate::plan;
 use crate::round::{self, RoundInput};
@@ -164,13 +165,22 @@ pub async fn decide_and_apply(
     if all.is_empty() {
         return Ok(applied);
     }
-    let effects = plan::effects_with_rounds(monitors, &all, &decided_rounds, now);
+    let mut effects = plan::effects_with_rounds(monitors, &all, &decided_rounds, now);
+    // Only batches with transitions the alert decision needs more facts
+    // about read them, and are planned again with them.
+    if let Some(facts) = alert_facts::gather(conn, monitors, &effects).await? {
+        effects = plan::effects_with_facts(monitors, &all, &decided_rounds, &facts, now);
+    }
     recording::update_monitor_states(conn, &effects.updates).await?;
     recording::add_daily_uptime(conn, &effects.increments).await?;
     recording::insert_outbox(conn, &effects.events).await?;
     // Only batches with changes into or out of `down` write here.
     uptime_db::incidents::open(conn, &effects.incidents_opened).await?;
     uptime_db::incidents::resolve(conn, &effects.incidents_resolved).await?;
+    // Only incidents that are held, blocked, hold others or get reminders,
+    // and only monitors with a flapping threshold, write here.
+    uptime_db::alerting::set_opened(conn, &effects.incidents_alerting).await?;
+    uptime_db::alerting::save_flap_states(conn, &effects.flap_updates).await?;
     applied.events = effects.events;
     applied.transitions = effects.transitions;
     Ok(applied)

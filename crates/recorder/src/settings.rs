@@ -48,6 +48,10 @@ pub struct RecorderOptions {
     /// How often maintenance windows are swept: how late after its planned
     /// start or end a window takes effect, at most.
     pub maintenance_sweep_interval_ms: u64,
+    /// How often due reminders and releasable held alerts are swept.
+    pub alert_sweep_interval_ms: u64,
+    /// Most incidents (or flapping monitors) one sweeping pass handles.
+    pub alert_sweep_batch: u32,
 }
 
 impl Default for RecorderOptions {
@@ -63,6 +67,8 @@ impl Default for RecorderOptions {
             round_sweep_interval_ms: 1_000,
             round_sweep_batch: 200,
             maintenance_sweep_interval_ms: 5_000,
+            alert_sweep_interval_ms: 5_000,
+            alert_sweep_batch: 500,
         }
     }
 }
@@ -86,6 +92,10 @@ impl RecorderOptions {
 
     pub fn maintenance_sweep_interval(&self) -> Duration {
         Duration::from_millis(self.maintenance_sweep_interval_ms.max(50))
+    }
+
+    pub fn alert_sweep_interval(&self) -> Duration {
+        Duration::from_millis(self.alert_sweep_interval_ms.max(10))
     }
 }
 

@@ -211,6 +211,9 @@ impl Stack {
             s.secrets = uptime_testkit::secrets::test_secrets();
             s.alert_providers = options.alert_providers.clone();
             s.escalation = options.escalation.clone();
+            // Reminders and the end of flapping within seconds.
+            s.alert_rules.min_reminder_interval_secs = 1;
+            s.alert_rules.min_flap_secs = 1;
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
@@ -231,6 +234,7 @@ impl Stack {
             // A round waits this long past its timeout for a silent region.
             s.recorder.round_grace_secs = 1;
             s.recorder.maintenance_sweep_interval_ms = options.maintenance_sweep_interval_ms;
+            s.recorder.alert_sweep_interval_ms = 200;
             let service = recorder::Recorder::build(s).await.context("recorder")?;
             stack.ops.push(("recorder", service.ops_addr()));
             let token = stack.shutdown.child_token();

@@ -30,6 +30,15 @@ pub struct Incident {
     pub acknowledged_by_contact_id: Option<i64>,
     /// [`IncidentAlert`]s, oldest first.
     pub alerts: serde_json::Value,
+    /// Why its down alert is held now (`None`: it went out, or was released).
+    pub alert_held: Option<String>,
+    /// The monitors it depends on that were down (or failing) when it went down.
+    pub blocked_by: Vec<i64>,
+    /// How many dependents' alerts were held behind it when it went down.
+    pub held_children: i32,
+    pub reminders_sent: i32,
+    /// When the next reminder is due (`None`: none will be sent).
+    pub next_reminder_at: Option<DateTime<Utc>>,
 }
 
 impl Incident {

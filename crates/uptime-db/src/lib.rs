@@ -2,14 +2,15 @@
 //! queries services run. Services never write SQL of their own; they call the
 //! functions of the modules below, one module per table family.
 
+pub mod alerting;
 pub mod api_keys;
 pub mod audit_log;
 pub mod contacts;
 pub mod contacts_sealing;
 pub mod deliveries;
-pub mod idempotency;
 pub mod escalation_policies;
 pub mod escalations;
+pub mod idempotency;
 pub mod incidents;
 pub mod invitation_resends;
 pub mod invitations;

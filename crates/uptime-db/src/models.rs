@@ -156,6 +156,20 @@ pub struct Monitor {
     /// The monitor's labels, an object of key -> value
     /// (`uptime_labels::Labels`); `{}` when it has none.
     pub labels: serde_json::Value,
+    /// Repeat the down alert this often while unacknowledged (`None`: no reminders).
+    pub reminder_interval_secs: Option<i32>,
+    /// At most this many reminders per incident (`None`: no limit).
+    pub reminder_max: Option<i32>,
+    /// Monitors of the organisation this one depends on (`{}`: none).
+    pub depends_on: Vec<i64>,
+    /// Flapping: more changes than this within the window (`None`: off).
+    pub flap_threshold: Option<i32>,
+    pub flap_window_secs: Option<i32>,
+    pub flap_stable_secs: Option<i32>,
+    /// The recorder's flapping state: the recent changes (only with a threshold).
+    pub flap_changes: Option<Vec<DateTime<Utc>>>,
+    /// Since when the monitor is flapping.
+    pub flapping_since: Option<DateTime<Utc>>,
     /// The maintenance window it is in now, as the maintenance sweep marked it.
     #[diesel(embed)]
     pub maintenance: MaintenanceMarker,

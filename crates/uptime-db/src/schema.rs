@@ -106,6 +106,14 @@ diesel::table! {
         maintenance_effect -> Nullable<Text>,
         maintenance_since -> Nullable<Timestamptz>,
         maintenance_until -> Nullable<Timestamptz>,
+        reminder_interval_secs -> Nullable<Int4>,
+        reminder_max -> Nullable<Int4>,
+        depends_on -> Array<Int8>,
+        flap_threshold -> Nullable<Int4>,
+        flap_window_secs -> Nullable<Int4>,
+        flap_stable_secs -> Nullable<Int4>,
+        flap_changes -> Nullable<Array<Timestamptz>>,
+        flapping_since -> Nullable<Timestamptz>,
     }
 }
 
@@ -302,6 +310,11 @@ diesel::table! {
         acknowledged_by_key_prefix -> Nullable<Text>,
         acknowledged_by_contact_id -> Nullable<Int8>,
         alerts -> Jsonb,
+        alert_held -> Nullable<Text>,
+        blocked_by -> Array<Int8>,
+        held_children -> Int4,
+        reminders_sent -> Int4,
+        next_reminder_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -142,6 +142,21 @@ pub struct IncidentResponse {
     pub acknowledged: Option<AcknowledgementResponse>,
     /// The incident's events, oldest first.
     pub alerts: Vec<IncidentAlertResponse>,
+    /// Why its down alert is held now (`null`: it went out, or was
+    /// released): `blocked_by_parent`, `flapping` or `maintenance`.
+    #[schema(value_type = Option<HeldReason>)]
+    pub alert_held: Option<String>,
+    /// The monitors it depends on that were down (or failing) when it went
+    /// down: its alerts waited for them.
+    pub blocked_by: Vec<i64>,
+    /// How many monitors depending on this one had their alerts held
+    /// behind it when it went down.
+    pub held_children: i32,
+    /// Reminders sent so far (the monitor's `reminder_interval_secs`).
+    pub reminders_sent: i32,
+    /// When the next reminder is due (`null`: none will be sent: no
+    /// reminders, the last one went, acknowledged, resolved or held).
+    pub next_reminder_at: Option<DateTime<Utc>>,
 }
 
 impl From<Incident> for IncidentResponse {
@@ -179,6 +194,14 @@ impl From<Incident> for IncidentResponse {
                 contact_id: i.acknowledged_by_contact_id,
             }),
             alerts,
+            alert_held: i.alert_held,
+            blocked_by: i.blocked_by,
+            held_children: i.held_children,
+            reminders_sent: i.reminders_sent,
+            // Acknowledged or resolved: no more are sent, whatever is stored.
+            next_reminder_at: i
+                .next_reminder_at
+                .filter(|_| i.acknowledged_at.is_none() && i.resolved_at.is_none()),
         }
     }
 }

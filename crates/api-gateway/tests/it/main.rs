@@ -1,6 +1,7 @@
 //! The integration tests of `api-gateway`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod alert_rules;
 mod alerts;
 mod api_keys;
 mod audit_log;

@@ -47,6 +47,14 @@ fn monitor(id: i64) -> Monitor {
         regions: None,
         quorum: None,
         labels: serde_json::json!({}),
+        reminder_interval_secs: None,
+        reminder_max: None,
+        depends_on: Vec::new(),
+        flap_threshold: None,
+        flap_window_secs: None,
+        flap_stable_secs: None,
+        flap_changes: None,
+        flapping_since: None,
         maintenance: Default::default(),
     }
 }
@@ -208,6 +216,11 @@ fn incident(alerts: serde_json::Value) -> Incident {
         acknowledged_by_key_prefix: None,
         acknowledged_by_contact_id: None,
         alerts,
+        alert_held: None,
+        blocked_by: Vec::new(),
+        held_children: 0,
+        reminders_sent: 0,
+        next_reminder_at: None,
     }
 }
 

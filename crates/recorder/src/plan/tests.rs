@@ -3,11 +3,11 @@ use super::*;
 use chrono::TimeZone;
 use uptime_contracts::Message;
 
-fn t(secs: i64) -> DateTime<Utc> {
+pub(super) fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
 }
 
-fn monitor(id: i64) -> Monitor {
+pub(super) fn monitor(id: i64) -> Monitor {
     Monitor {
         id,
         org_id: 7,
@@ -45,6 +45,14 @@ fn monitor(id: i64) -> Monitor {
         quorum: None,
         labels: serde_json::json!({}),
         maintenance: Default::default(),
+        reminder_interval_secs: None,
+        reminder_max: None,
+        depends_on: Vec::new(),
+        flap_threshold: None,
+        flap_window_secs: None,
+        flap_stable_secs: None,
+        flap_changes: None,
+        flapping_since: None,
     }
 }
 
@@ -56,7 +64,7 @@ fn only_results_of_the_current_definition_are_current() {
     assert!(is_current(3, &m));
 }
 
-fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResult {
+pub(super) fn result(monitor_id: i64, at: i64, outcome: CheckOutcome, latency: u32) -> CheckResult {
     CheckResult {
         check_id: Uuid::new_v4(),
         monitor_id,

@@ -1,6 +1,7 @@
 //! The integration tests of `recorder`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod alert_rules;
 mod audit_relay;
 mod common;
 mod incidents;

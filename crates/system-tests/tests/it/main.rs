@@ -1,6 +1,7 @@
 //! The integration tests of `system-tests`: one binary (linked once), a module
 //! per area, sharing the harness modules.
 
+mod alert_rules;
 mod architecture;
 mod common;
 mod doc_paths;

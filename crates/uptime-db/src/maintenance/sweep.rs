@@ -6,7 +6,7 @@
 //! and read what a release needs ([`open_incidents_of`], [`latest_result`]).
 
 use super::MaintenanceWindow;
-use crate::incidents::{Incident, IncidentAlert};
+use crate::incidents::Incident;
 use crate::models::{CheckResult, Monitor};
 use crate::schema::{check_results, incidents, maintenance_spans, maintenance_windows, monitors};
 use crate::DbResult;
@@ -14,7 +14,6 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Jsonb, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use uuid::Uuid;
 
 /// The key of the transaction advisory lock that makes one recorder replica
 /// run a sweep round at a time (ASCII "uptMaint").
@@ -248,19 +247,4 @@ pub async fn latest_result(
         .first(conn)
         .await
         .optional()?)
-}
-
-/// Appends `alert` to incident `id`'s list (a released alert).
-pub async fn append_alert(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    alert: &IncidentAlert,
-) -> DbResult<()> {
-    let entry = serde_json::json!([alert]);
-    diesel::sql_query("UPDATE incidents SET alerts = alerts || $2 WHERE id = $1")
-        .bind::<diesel::sql_types::Uuid, _>(id)
-        .bind::<Jsonb, _>(entry)
-        .execute(conn)
-        .await?;
-    Ok(())
 }

@@ -30,8 +30,8 @@
 //!   PATCH may repeat the current type but not give another.
 
 mod body;
-mod filters;
 mod checks;
+mod filters;
 mod values;
 pub(crate) use values::check_email;
 

@@ -178,6 +178,18 @@ fn validate_items(
                 continue;
             }
         };
+        // Alert rules name other monitors and are rare in an import: they
+        // are set per monitor, where `depends_on` is checked for cycles.
+        let rules = req.alert_rules.given();
+        if !rules.is_empty() {
+            for field in rules {
+                details.push(FieldError::new(
+                    format!("monitors[{i}].{field}"),
+                    "alert rules are set per monitor (POST or PATCH /api/v1/monitors)",
+                ));
+            }
+            continue;
+        }
         match new_monitor(org_id, req, allow_private_targets, regions, keyring) {
             Ok(mut creation) => {
                 creation.contact_ids.sort_unstable();

@@ -1,5 +1,6 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
+use super::alert_rules;
 use super::common::MonitorStatus;
 use super::draft::{new_heartbeat_token, new_monitor, Creation, Draft};
 use super::monitor_type::MonitorType;
@@ -15,6 +16,7 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Deserialize;
 use uptime_contracts::{MonitorChange, MonitorChangedV1};
+use uptime_db::alerting::AlertRules;
 use utoipa::IntoParams;
 
 /// The ids sorted and deduplicated, or 400 naming those that are not the
@@ -88,17 +90,25 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
+    let mut body = body.into_inner();
+    let mut problems = Problems::new();
+    let rules = alert_rules::created(
+        std::mem::take(&mut body.alert_rules),
+        state.settings.alert_rules.into(),
+        &mut problems,
+    );
     let Creation {
         new,
         labels,
         contact_ids,
     } = new_monitor(
         user.org_id,
-        body.into_inner(),
+        body,
         state.settings.safety.allow_private_targets,
         &state.settings.regions,
         state.keyring.as_deref(),
     )?;
+    problems.into_result()?;
     check_selector(&user, &labels)?;
 
     let quotas = state.settings.quotas.clone();
@@ -110,8 +120,13 @@ pub async fn create(
                 let load = crate::quotas::load_of(&new.definition);
                 crate::quotas::ensure_room_for_monitors(c, &quotas, user.org_id, 1, load).await?;
                 let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
+                alert_rules::check_dependencies(c, user.org_id, None, &rules.depends_on).await?;
                 let labels = (!labels.is_empty()).then(|| labels.to_json());
-                let row = uptime_db::monitors::create_labelled(c, new, labels).await?;
+                let mut row = uptime_db::monitors::create_labelled(c, new, labels).await?;
+                // Only a monitor that sets any rule writes them.
+                if rules != AlertRules::default() {
+                    row = uptime_db::alerting::set_rules(c, row.id, rules).await?;
+                }
                 uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
                 let shown = audit::shown(&MonitorResponse::from_row(
                     row.clone(),
@@ -327,6 +342,8 @@ pub async fn update(
     let regions = state.settings.regions.clone();
     let quotas = state.settings.quotas.clone();
     let keyring = state.keyring.clone();
+    let floors = alert_rules::Floors::from(state.settings.alert_rules);
+    let rules_patch = std::mem::take(&mut patch.alert_rules);
     let mut conn = state.conn().await?;
     let (row, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -347,6 +364,7 @@ pub async fn update(
                     "alert_contact_ids",
                     patch.rest.alert_contact_ids.take(),
                 );
+                let rules = alert_rules::merged(&stored, rules_patch, floors, &mut problems);
                 let mut draft = Draft::merge(&stored, patch, &mut problems)?;
                 draft.validate(&mut problems, allow_private, &regions);
                 problems.into_result()?;
@@ -368,7 +386,12 @@ pub async fn update(
                     check_changed: def.changes_checks_of(&stored),
                     reset_runtime_at: watched_changed.then(Utc::now),
                 };
-                let row = uptime_db::monitors::update_definition_labelled(
+                if rules.depends_on != stored.depends_on {
+                    alert_rules::check_dependencies(c, user.org_id, Some(id), &rules.depends_on)
+                        .await?;
+                }
+                let stored_rules = AlertRules::of(&stored);
+                let mut row = uptime_db::monitors::update_definition_labelled(
                     c,
                     id,
                     def,
@@ -376,6 +399,9 @@ pub async fn update(
                     Some(labels),
                 )
                 .await?;
+                if rules != stored_rules {
+                    row = uptime_db::alerting::set_rules(c, id, rules).await?;
+                }
                 if let Some(ids) = new_contacts {
                     if !ids.is_empty() {
                         crate::routes::escalation_policies::ensure_no_policy(c, id).await?;

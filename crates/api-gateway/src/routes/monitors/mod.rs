@@ -44,6 +44,10 @@
 //!   PATCH that leaves fewer regions than the stored quorum is a 400 on
 //!   `quorum`.
 //!
+//! - Issue 22 ([`alert_rules`]): reminders, `depends_on` and flapping
+//!   thresholds, off by default; `depends_on` names monitors of the same
+//!   organisation, at most 10, without cycles (400 naming the field).
+//!
 //! The module is split by what a reader looks for: [`kinds`] has one
 //! module per monitor kind owning its fields, rules, stored form and
 //! response (adding an option to a kind touches that module), [`common`]
@@ -56,6 +60,7 @@
 
 use actix_web::web;
 
+mod alert_rules;
 mod bulk;
 mod common;
 mod draft;

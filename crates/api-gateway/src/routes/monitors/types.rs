@@ -8,7 +8,7 @@ use super::common::{
 };
 use super::fields::{self, FieldGroup};
 use super::kinds::{self, dns, heartbeat, http, keyword, tls, KindsShown};
-use super::{labels, placement};
+use super::{alert_rules, labels, placement};
 use crate::error::ApiError;
 use serde::de::{self, Deserializer, Expected, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,7 @@ pub struct CreateMonitor {
     pub kinds: kinds::Given,
     pub placement: placement::Create,
     pub labels: labels::Create,
+    pub alert_rules: alert_rules::Create,
 }
 
 const CREATE_DESCRIPTION: &str =
@@ -91,6 +92,7 @@ const CREATE_PARTS: &[&[&str]] = &[
     heartbeat::Create::NAMES,
     placement::Create::NAMES,
     labels::Create::NAMES,
+    alert_rules::Create::NAMES,
 ];
 static CREATE_NAMES: [&str; fields::count(CREATE_PARTS)] = fields::concat(CREATE_PARTS);
 
@@ -175,6 +177,7 @@ struct CreateGroups {
     kinds: kinds::Given,
     placement: placement::Create,
     labels: labels::Create,
+    alert_rules: alert_rules::Create,
 }
 
 impl CreateGroups {
@@ -188,7 +191,8 @@ impl CreateGroups {
             kinds.tls,
             kinds.heartbeat,
             placement,
-            labels
+            labels,
+            alert_rules
         ]
     );
 
@@ -199,6 +203,7 @@ impl CreateGroups {
             kinds: self.kinds,
             placement: self.placement,
             labels: self.labels,
+            alert_rules: self.alert_rules,
         }
     }
 }
@@ -217,6 +222,7 @@ flat_body_schema!(
         heartbeat::Create,
         placement::Create,
         labels::Create,
+        alert_rules::Create,
     ]
 );
 
@@ -228,6 +234,7 @@ pub struct UpdateMonitor {
     pub kinds: kinds::Patch,
     pub placement: placement::Update,
     pub labels: labels::Update,
+    pub alert_rules: alert_rules::Update,
 }
 
 const UPDATE_DESCRIPTION: &str =
@@ -245,6 +252,7 @@ const UPDATE_PARTS: &[&[&str]] = &[
     heartbeat::Update::NAMES,
     placement::Update::NAMES,
     labels::Update::NAMES,
+    alert_rules::Update::NAMES,
 ];
 static UPDATE_NAMES: [&str; fields::count(UPDATE_PARTS)] = fields::concat(UPDATE_PARTS);
 
@@ -293,7 +301,8 @@ impl UpdateMonitor {
             kinds.tls,
             kinds.heartbeat,
             placement,
-            labels
+            labels,
+            alert_rules
         ]
     );
 }
@@ -312,6 +321,7 @@ flat_body_schema!(
         heartbeat::Update,
         placement::Update,
         labels::Update,
+        alert_rules::Update,
     ]
 );
 
@@ -337,6 +347,8 @@ pub struct MonitorResponse {
     pub placement: placement::Shown,
     #[serde(flatten)]
     pub labels: labels::Shown,
+    #[serde(flatten)]
+    pub alert_rules: alert_rules::Shown,
 }
 
 flat_body_schema!(
@@ -353,6 +365,7 @@ flat_body_schema!(
         heartbeat::Shown,
         placement::Shown,
         labels::Shown,
+        alert_rules::Shown,
     ]
 );
 
@@ -363,6 +376,7 @@ impl MonitorResponse {
         regions: &uptime_config::RegionsSettings,
     ) -> Result<Self, ApiError> {
         let kinds = KindsShown::of(&m, chrono::Utc::now())?;
+        let alert_rules = alert_rules::Shown::of(&m);
         let placement = placement::shown(m.kind, m.regions.as_deref(), m.quorum, regions);
         Ok(Self {
             first: ShownFirst {
@@ -401,6 +415,7 @@ impl MonitorResponse {
             labels: labels::Shown {
                 labels: uptime_labels::Labels::from_json(&m.labels),
             },
+            alert_rules,
         })
     }
 }

@@ -1,0 +1,18 @@
+DROP INDEX incidents_held_idx;
+DROP INDEX incidents_reminder_due_idx;
+ALTER TABLE incidents
+    DROP COLUMN next_reminder_at,
+    DROP COLUMN reminders_sent,
+    DROP COLUMN held_children,
+    DROP COLUMN blocked_by,
+    DROP COLUMN alert_held;
+DROP INDEX monitors_flapping_idx;
+ALTER TABLE monitors
+    DROP COLUMN flapping_since,
+    DROP COLUMN flap_changes,
+    DROP COLUMN flap_stable_secs,
+    DROP COLUMN flap_window_secs,
+    DROP COLUMN flap_threshold,
+    DROP COLUMN depends_on,
+    DROP COLUMN reminder_max,
+    DROP COLUMN reminder_interval_secs;
