@@ -31,14 +31,15 @@ use uptime_db::Pool;
 pub enum Round {
     /// Another replica holds the lease; nothing was done.
     Skipped,
-    Done(RoundReport),
+    /// Boxed: the report is large next to `Skipped`.
+    Done(Box<RoundReport>),
 }
 
 impl Round {
     /// The report of a round that ran.
     pub fn done(self) -> Option<RoundReport> {
         match self {
-            Round::Done(report) => Some(report),
+            Round::Done(report) => Some(*report),
             Round::Skipped => None,
         }
     }
@@ -156,7 +157,7 @@ pub async fn run_round(
             "retention round incomplete"
         );
     }
-    Ok(Round::Done(report))
+    Ok(Round::Done(Box::new(report)))
 }
 
 /// Runs a round at once and then every `settings.interval_secs` until
