@@ -30,7 +30,6 @@ mod catchup;
 mod heartbeats;
 mod messages;
 mod planner;
-mod shards;
 #[cfg(test)]
 mod tests;
 

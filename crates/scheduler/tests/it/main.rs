@@ -3,7 +3,6 @@
 
 mod catchup;
 mod common;
-mod database_outage;
 mod due_checks;
 mod heartbeats;
 mod leadership;
