@@ -149,10 +149,10 @@ async fn rotation_batch(
     limit: i64,
     report: &mut SealingReport,
 ) -> Result<Option<i64>, SealingError> {
-    // Key ids are a-z, 0-9, '-' and '_'; '_' is LIKE's any-character.
+    // Key ids may hold '_', LIKE's any-character: taken literally.
     let current = format!(
         "{FORMAT}.{}.%",
-        keyring.current_key_id().replace('_', "\\_")
+        crate::like_literal(keyring.current_key_id())
     );
     let (last, resealed, unopenable) = conn
         .transaction::<_, SealingError, _>(|c| {
