@@ -4,6 +4,7 @@
 //! daily uptime leaves out ([`spans_covering`]) and retention
 //! ([`delete_spans_closed_before`], [`delete_windows_ended_before`]).
 
+pub mod markers;
 pub mod sweep;
 
 use crate::schema::{maintenance_spans, maintenance_windows};

@@ -58,12 +58,19 @@ pub async fn create_labelled(
     new: NewMonitor,
     labels: Option<serde_json::Value>,
 ) -> DbResult<Monitor> {
+    let labelled = labels.is_some();
     let labels = labels.unwrap_or_else(no_labels);
-    Ok(diesel::insert_into(monitors::table)
+    let mut row: Monitor = diesel::insert_into(monitors::table)
         .values((monitors::labels.eq(labels), new))
         .returning(Monitor::as_returning())
         .get_result(conn)
-        .await?)
+        .await?;
+    // A window naming it by id cannot exist yet (the id is new): only a
+    // label selector can already cover it.
+    if labelled {
+        crate::maintenance::markers::mark_joined_rows(conn, std::slice::from_mut(&mut row)).await?;
+    }
+    Ok(row)
 }
 
 /// The stored form of no labels.
@@ -385,7 +392,8 @@ pub async fn update_definition_labelled(
         monitors::definition_version.eq(version),
         monitors::labels.eq(labels),
     );
-    let row = match change.reset_runtime_at {
+    let relabelled = labels.is_some();
+    let mut row = match change.reset_runtime_at {
         None => {
             diesel::update(target)
                 .set(set_definition)
@@ -411,6 +419,11 @@ pub async fn update_definition_labelled(
                 .await?
         }
     };
+    // New labels may put it under a window's selector: marked now, so its
+    // next slot is already skipped under a `pause`.
+    if relabelled {
+        crate::maintenance::markers::mark_joined_rows(conn, std::slice::from_mut(&mut row)).await?;
+    }
     Ok(row)
 }
 

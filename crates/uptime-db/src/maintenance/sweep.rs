@@ -162,24 +162,8 @@ pub struct MarkerChange {
 /// batches lock them) so the two queue instead of deadlocking. A `pause`
 /// wins over a `silence`; the marker's start is the earliest covering span's.
 pub async fn refresh_markers(conn: &mut AsyncPgConnection) -> DbResult<Vec<MarkerChange>> {
-    Ok(diesel::sql_query(
-        "WITH covered AS (
-             SELECT m.id, s.effect, s.starts_at, s.ends_at
-               FROM maintenance_spans s
-               JOIN monitors m ON m.org_id = s.org_id AND m.id = ANY (s.monitor_ids)
-              WHERE s.closed_at IS NULL
-             UNION ALL
-             SELECT m.id, s.effect, s.starts_at, s.ends_at
-               FROM maintenance_spans s
-               JOIN monitors m ON m.org_id = s.org_id AND m.labels <> '{}'
-                              AND m.labels @> s.label_selector
-              WHERE s.closed_at IS NULL AND s.label_selector IS NOT NULL
-         ), desired AS (
-             SELECT DISTINCT ON (id) id, effect,
-                    min(starts_at) OVER (PARTITION BY id) AS since, ends_at AS until
-               FROM covered
-              ORDER BY id, (effect = 'pause') DESC, ends_at DESC
-         ), candidates AS (
+    let query = format!(
+        "WITH {desired}, candidates AS (
              SELECT id FROM desired
              UNION
              SELECT id FROM monitors WHERE maintenance_effect IS NOT NULL
@@ -200,9 +184,9 @@ pub async fn refresh_markers(conn: &mut AsyncPgConnection) -> DbResult<Vec<Marke
            FROM changed c
           WHERE m.id = c.id
          RETURNING m.id AS monitor_id, m.status, (c.effect IS NULL) AS cleared",
-    )
-    .load(conn)
-    .await?)
+        desired = super::markers::desired_markers_cte("TRUE"),
+    );
+    Ok(diesel::sql_query(query).load(conn).await?)
 }
 
 /// The open incidents of `monitor_ids`.

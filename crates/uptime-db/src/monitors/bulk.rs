@@ -105,5 +105,11 @@ pub async fn create_many_labelled(
             .await?;
     }
 
-    Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    let mut created: Vec<Monitor> = ids.iter().filter_map(|id| by_id.remove(id)).collect();
+    // Only a label selector can already cover a new id (see
+    // `maintenance::markers`); one statement for the whole batch.
+    if !labels.is_empty() {
+        crate::maintenance::markers::mark_joined_rows(conn, &mut created).await?;
+    }
+    Ok(created)
 }
