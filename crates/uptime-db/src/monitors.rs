@@ -376,6 +376,7 @@ pub async fn update_definition_labelled(
     change: DefinitionChange,
     labels: Option<serde_json::Value>,
 ) -> DbResult<Monitor> {
+    let relabelled = labels.is_some();
     let target = monitors::table.filter(monitors::id.eq(id));
     // Not given: `labels = COALESCE(NULL, labels)`, one statement either way.
     let labels = coalesce_labels(
@@ -392,7 +393,6 @@ pub async fn update_definition_labelled(
         monitors::definition_version.eq(version),
         monitors::labels.eq(labels),
     );
-    let relabelled = labels.is_some();
     let mut row = match change.reset_runtime_at {
         None => {
             diesel::update(target)

@@ -97,7 +97,7 @@ pub async fn mark_joined_rows(
     conn: &mut AsyncPgConnection,
     rows: &mut [crate::models::Monitor],
 ) -> DbResult<()> {
-    let Some(org_id) = rows.first().map(|m| m.org_id) else {
+    let Some(org_id) = rows.iter().next().map(|m| m.org_id) else {
         return Ok(());
     };
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
