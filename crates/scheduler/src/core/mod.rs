@@ -30,6 +30,7 @@ mod catchup;
 mod heartbeats;
 mod messages;
 mod planner;
+mod shards;
 #[cfg(test)]
 mod tests;
 

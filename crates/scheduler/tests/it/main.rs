@@ -3,6 +3,7 @@
 
 mod catchup;
 mod common;
+mod database_outage;
 mod due_checks;
 mod heartbeats;
 mod leadership;

@@ -395,7 +395,6 @@ async fn scheduler_alone(monitors: usize, interval: i32) -> anyhow::Result<()> {
     let scheduler = scheduler::Scheduler::new(
         env.db.pool.clone(),
         js.clone(),
-        env.db.url.clone(),
         scheduler::settings::ScheduleSettings::default(),
     );
     let stats = scheduler.stats();
