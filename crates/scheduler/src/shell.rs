@@ -9,7 +9,7 @@
 //! leases carry to the next holder).
 
 use crate::clock::Clock;
-use crate::core::{DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::core::{grants, DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::lease::driver::LeaseLink;
 use crate::lease::{EngineProgress, Grants};
 use crate::publisher::{record, Outbound, Publisher};
@@ -58,7 +58,8 @@ pub(crate) struct Engine {
     /// The shards granted now, and until when each may be published.
     owned: ShardSet,
     valid_until_ms: Vec<i64>,
-    grants_applied: u64,
+    /// The grants applied last.
+    applied: Grants,
     /// The latest grants, read again before a publish is given up.
     grants: Option<tokio::sync::watch::Receiver<Grants>>,
     /// Per shard, the earliest slot not published because its grant had
@@ -77,12 +78,17 @@ impl Engine {
         clock: Clock,
     ) -> Self {
         let publisher = Publisher::new(js.clone(), config.max_in_flight);
-        let planner = Planner::new(config.lookahead(), config.catchup()).with_regions(regions);
         let shards = config.lease_timing().shards;
+        let planner = Planner::new(config.lookahead(), config.catchup())
+            .with_regions(regions)
+            .owning_nothing(shards);
         Self {
             owned: ShardSet::empty(shards),
             valid_until_ms: vec![i64::MIN; usize::from(shards)],
-            grants_applied: 0,
+            applied: Grants {
+                generation: 0,
+                shards: BTreeMap::new(),
+            },
             grants: None,
             dropped: BTreeMap::new(),
             pool,
@@ -183,16 +189,18 @@ impl Engine {
     fn apply(&mut self, grants: &Grants, restarted_through: Option<i64>) {
         let now = self.clock.now_ms();
         let set = grants.set(self.owned.count());
-        let gained: Vec<(u16, i64)> = grants
-            .shards
-            .iter()
-            .filter(|(shard, _)| !self.owned.contains(**shard))
-            .map(|(shard, grant)| {
-                let from =
-                    restarted_through.map_or(grant.resume_from_ms, |r| r.max(grant.resume_from_ms));
-                (*shard, from)
-            })
-            .collect();
+        let load = grants::to_load(
+            &self.applied,
+            grants,
+            &self.dropped,
+            restarted_through,
+            self.lease_clock.now_ms(),
+        );
+        // A shard loaded again resumes at or below its floor: the planner's
+        // resume point holds the watermark back while it loads.
+        for (shard, _) in &load {
+            self.dropped.remove(shard);
+        }
         self.dropped
             .retain(|shard, _| grants.shards.contains_key(shard));
         self.valid_until_ms.fill(i64::MIN);
@@ -201,20 +209,20 @@ impl Engine {
                 *until = grant.valid_until_ms;
             }
         }
-        if set != self.owned {
+        if set != self.owned || !load.is_empty() {
             let lost = self.owned.iter().filter(|s| !set.contains(*s)).count();
             tracing::info!(
                 shards = set.len(),
-                gained = gained.len(),
+                loaded = load.len(),
                 lost,
                 "scheduling a new set of shards"
             );
             self.planner
-                .set_shards(set.clone(), &gained, self.config.resume_max_gap_ms(), now);
+                .set_shards(set.clone(), &load, self.config.resume_max_gap_ms(), now);
             self.owned = set;
             self.stats.set_shards(self.owned.len());
         }
-        self.grants_applied = grants.generation;
+        self.applied = grants.clone();
     }
 
     /// How far everything scheduled here is published.
@@ -227,7 +235,7 @@ impl Engine {
             through = through.min(*dropped);
         }
         EngineProgress {
-            generation: self.grants_applied,
+            generation: self.applied.generation,
             published_through_ms: through,
         }
     }

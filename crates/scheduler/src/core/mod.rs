@@ -27,6 +27,7 @@
 //! [`Step::Read`] it hands the rows (or the failure) to [`Planner::loaded`].
 
 mod catchup;
+pub(crate) mod grants;
 mod heartbeats;
 mod messages;
 mod planner;

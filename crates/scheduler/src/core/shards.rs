@@ -43,6 +43,15 @@ impl Owned {
         }
     }
 
+    /// No shard of `count`: what a replica schedules until its first grant.
+    pub(crate) fn nothing(count: u16) -> Self {
+        Self {
+            set: ShardSet::empty(count),
+            resuming: HashMap::new(),
+            resume_max_gap_ms: 0,
+        }
+    }
+
     pub(crate) fn with_max_gap(mut self, resume_max_gap_ms: i64) -> Self {
         self.resume_max_gap_ms = resume_max_gap_ms;
         self
@@ -56,9 +65,13 @@ impl Owned {
         self.set.is_empty()
     }
 
-    /// Takes `set` as the shards owned from `now`; `gained` are the new
-    /// ones with where each resumes. Returns the monitors on `queue` that
-    /// are no longer owned (for the caller to remove).
+    /// Takes `set` as the shards owned from `now`; `gained` are the ones
+    /// to load, each with where it resumes: new ones, or owned ones loaded
+    /// again (a grant that ran out and is valid again, see `core::grants`).
+    /// Returns the monitors on `queue` that are no longer owned or are to be
+    /// loaded again (for the caller to remove): a monitor left on the
+    /// timeline would keep its next slot, and the walk would not place it
+    /// at its resume slot.
     pub(crate) fn replace(
         &mut self,
         set: ShardSet,
@@ -73,7 +86,14 @@ impl Owned {
                 self.resuming.insert(*shard, *resume_from);
             }
         }
-        queue.ids().filter(|id| !self.set.owns(*id)).collect()
+        let mut loading = ShardSet::empty(self.set.count());
+        for (shard, _) in gained {
+            loading.insert(*shard);
+        }
+        queue
+            .ids()
+            .filter(|id| !self.set.owns(*id) || loading.owns(*id))
+            .collect()
     }
 
     /// The walk that loaded the gained shards is complete.

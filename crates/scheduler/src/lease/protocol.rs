@@ -95,6 +95,10 @@ pub struct Grant {
     pub valid_until_ms: i64,
     /// Every slot of the shard due before this was published.
     pub resume_from_ms: i64,
+    /// Which take of the lease this is (the grants generation it was taken
+    /// at): a lease lost and taken again between two looks of the engine
+    /// comes back with another one, and the engine reloads the shard.
+    pub taken_at: u64,
 }
 
 impl Grants {

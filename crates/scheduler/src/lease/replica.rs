@@ -304,6 +304,7 @@ impl Replica {
                     Grant {
                         valid_until_ms: h.sent_ms + self.timing.ttl_ms - self.timing.renew_every_ms,
                         resume_from_ms: h.resume_from_ms,
+                        taken_at: h.granted_at,
                     },
                 )
             })

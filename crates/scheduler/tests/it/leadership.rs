@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 use uptime_contracts::DueCheck;
 
-const INTERVAL_MS: i64 = 10_000;
+pub(crate) const INTERVAL_MS: i64 = 10_000;
 
 /// Moves the clock a second and waits for every replica's next lease round.
-async fn step(clock: &Clock, replicas: &[&Running]) {
+pub(crate) async fn step(clock: &Clock, replicas: &[&Running]) {
     let before: Vec<u64> = replicas.iter().map(|r| r.stats.lease_rounds()).collect();
     clock.advance(Duration::from_secs(1));
     eventually(
@@ -32,7 +32,7 @@ async fn step(clock: &Clock, replicas: &[&Running]) {
 }
 
 /// Steps until `done`; returns the steps taken.
-async fn step_until(
+pub(crate) async fn step_until(
     clock: &Clock,
     replicas: &[&Running],
     limit: usize,
@@ -48,13 +48,13 @@ async fn step_until(
     panic!("{what}: not within {limit} steps");
 }
 
-fn shards(replicas: &[&Running]) -> Vec<u64> {
+pub(crate) fn shards(replicas: &[&Running]) -> Vec<u64> {
     replicas.iter().map(|r| r.stats.shards()).collect()
 }
 
 /// Every monitor's published slots follow each other an interval apart (none
 /// skipped), and none appears twice.
-fn assert_every_slot_once(feed: &Feed<DueCheck>, ids: &[i64]) {
+pub(crate) fn assert_every_slot_once(feed: &Feed<DueCheck>, ids: &[i64]) {
     let all = feed.all();
     let distinct: HashSet<_> = all.iter().map(|r| r.msg_id.clone()).collect();
     assert_eq!(distinct.len(), all.len(), "a slot was stored twice");
@@ -79,7 +79,7 @@ fn assert_every_slot_once(feed: &Feed<DueCheck>, ids: &[i64]) {
     }
 }
 
-async fn monitors(env: &uptime_testkit::TestEnv, n: usize) -> Vec<i64> {
+pub(crate) async fn monitors(env: &uptime_testkit::TestEnv, n: usize) -> Vec<i64> {
     let user = insert_user(env).await;
     let mut ids = Vec::new();
     for _ in 0..n {
@@ -205,4 +205,57 @@ async fn a_dead_replicas_shards_move_within_the_lease_and_no_slot_is_skipped() {
     .await;
     assert!(steps <= 2, "took {steps} steps");
     c.stop().await;
+}
+
+/// The replica's first grant comes only after a dead replica's leases ran
+/// out; a monitor created meanwhile is checked as soon as it does. (A
+/// replica once put such a monitor on its timeline before it owned any
+/// shard, fired its first slot while nothing let it be published, and kept
+/// it at its next slot: an hour later, for this monitor. On a loaded machine
+/// the API's first monitors routinely came before the first lease round.)
+#[tokio::test]
+async fn a_monitor_created_before_the_first_grant_is_checked_once_it_comes() {
+    let env = env().await;
+    let clock = Clock::system();
+    let feed = due_feed_on(&env, &clock).await;
+    // Every shard held by a replica that died without releasing it.
+    let (_client, js) = env.nats.jetstream().await;
+    let bucket = scheduler::lease::driver::bucket(&js, 1).await.unwrap();
+    let dead = scheduler::lease::ShardValue {
+        holder: Some("dead-replica".into()),
+        published_through_ms: clock.now_ms(),
+    };
+    for shard in 0..fast_config().shards {
+        let key = scheduler::lease::Key::Shard(shard).name();
+        bucket
+            .put(key, serde_json::to_vec(&dead).unwrap().into())
+            .await
+            .unwrap();
+    }
+    let a = start_replica_on(&env, &clock).await;
+    step(&clock, &[&a]).await;
+    assert_eq!(a.stats.shards(), 0, "the dead replica's leases still run");
+
+    let user = insert_user(&env).await;
+    let id = insert_monitor(&env, http_monitor(user, 3600)).await.id;
+    publish_change(&env, id, uptime_contracts::MonitorChange::Upserted).await;
+    // A few rounds without a grant: the change is in, nothing may go out.
+    for _ in 0..2 {
+        step(&clock, &[&a]).await;
+    }
+    assert!(feed.all().is_empty(), "published without a grant");
+
+    step_until(
+        &clock,
+        &[&a],
+        LEASE_TTL_SECS as usize + 3,
+        "the leases taken",
+        || a.stats.shards() == u64::from(fast_config().shards),
+    )
+    .await;
+    let first = feed
+        .wait_for(1, Duration::from_secs(10), |d| d.monitor_id == id)
+        .await;
+    assert_eq!(first.len(), 1, "checked once: {first:?}");
+    a.stop().await;
 }

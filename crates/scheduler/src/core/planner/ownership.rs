@@ -9,6 +9,16 @@ use crate::timing::Timing;
 use std::cmp::Reverse;
 
 impl Planner {
+    /// A planner of a replica with leases: it owns none of the `shards`
+    /// until its first grant. (A planner starts out owning everything, as
+    /// one without leases does; a replica's would then place a monitor
+    /// changed before the first grant, fire its first slot while no grant
+    /// lets it be published, and keep the monitor at its next slot.)
+    pub(crate) fn owning_nothing(mut self, shards: u16) -> Self {
+        self.owned = Owned::nothing(shards);
+        self
+    }
+
     /// Schedules only the monitors of `set` from `now` on: forgets the
     /// others, and loads those of the `gained` shards (each with where it
     /// resumes) with a new walk over all active monitors.

@@ -193,7 +193,7 @@ pub async fn start_replica_on(env: &TestEnv, clock: &Clock) -> Running {
     run(scheduler)
 }
 
-fn run(scheduler: Scheduler) -> Running {
+pub fn run(scheduler: Scheduler) -> Running {
     let stats = scheduler.stats();
     let shutdown = CancellationToken::new();
     let token = shutdown.clone();
@@ -275,6 +275,11 @@ impl<M> Drop for Feed<M> {
 impl<M: Message + Clone + Send + 'static> Feed<M> {
     pub async fn start(env: &TestEnv, stream: &str, clock: Clock) -> Self {
         let (_client, js) = env.nats.jetstream().await;
+        Self::start_on(&js, stream, clock).await
+    }
+
+    /// Collects from `stream` through `js` (a cluster's, say).
+    pub async fn start_on(js: &jetstream::Context, stream: &str, clock: Clock) -> Self {
         let consumer: jetstream::consumer::PullConsumer = js
             .get_stream(stream)
             .await
