@@ -2,6 +2,7 @@
 //! per area, sharing the harness modules.
 
 mod catchup;
+mod cluster;
 mod common;
 mod database_outage;
 mod due_checks;
