@@ -197,6 +197,12 @@ impl TestNatsCluster {
         self.spawn(index).await;
     }
 
+    /// The index of the node a server names itself by (`n0`..`n2`, as in
+    /// a stream's cluster info).
+    pub fn index_of(&self, server_name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == server_name)
+    }
+
     /// Nodes running now.
     pub fn running(&self) -> usize {
         self.nodes.iter().filter(|n| n.child.is_some()).count()
