@@ -74,15 +74,13 @@ async fn the_pipeline_runs_on_a_three_node_cluster_with_everything_at_r3() {
             info.config.name
         );
     }
-    // The scheduler's lease bucket follows the streams.
-    let mut leases = js
-        .get_stream(format!("KV_{}", scheduler::lease::BUCKET))
-        .await
-        .unwrap();
-    assert_eq!(
-        leases.info().await.unwrap().config.num_replicas,
-        CLUSTER_NODES
-    );
+    // The KV buckets follow the streams: the scheduler's leases and the
+    // checkers' presence.
+    for bucket in [scheduler::lease::BUCKET, uptime_contracts::presence::BUCKET] {
+        let mut stream = js.get_stream(format!("KV_{bucket}")).await.unwrap();
+        let info = stream.info().await.unwrap();
+        assert_eq!(info.config.num_replicas, CLUSTER_NODES, "{bucket}");
+    }
 }
 
 #[tokio::test]
