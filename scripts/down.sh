@@ -24,5 +24,6 @@ done
 [ "${1:-}" = "--services-only" ] && exit 0
 stop_pid smtp-sink
 stop_pid nats-server
+for i in 0 1 2; do stop_pid "nats-server-n$i"; done
 "$REPO/scripts/pg.sh" stop dev
 log "stopped"

@@ -10,6 +10,23 @@ STATUS_PAGES_URL="http://127.0.0.1:$STATUS_PAGES_PORT"
 
 export UPTIME_DATABASE__URL="postgres://postgres@127.0.0.1:$PG_PORT/uptime"
 export UPTIME_NATS__URL="nats://127.0.0.1:$NATS_PORT"
+# NATS: one JetStream server, or with UPTIME_LOCAL_NATS=cluster three nodes
+# of one cluster on loopback (clients on NATS_PORT and the two ports after
+# it, routes on NATS_ROUTE_PORT and up, monitoring on NATS_MONITOR_PORT and
+# up), every stream and KV bucket then replicated on all three (R3).
+LOCAL_NATS="${UPTIME_LOCAL_NATS:-single}"
+NATS_ROUTE_PORT="${UPTIME_LOCAL_NATS_ROUTE_PORT:-6222}"
+NATS_NODES=1
+if [ "$LOCAL_NATS" = cluster ]; then
+  NATS_NODES=3
+  nats_urls=""
+  for i in 0 1 2; do nats_urls="${nats_urls:+$nats_urls,}nats://127.0.0.1:$((NATS_PORT + i))"; done
+  export UPTIME_NATS__URL="$nats_urls"
+  export UPTIME_NATS__STREAM_REPLICAS="${UPTIME_NATS__STREAM_REPLICAS:-3}"
+elif [ "$LOCAL_NATS" != single ]; then
+  echo "UPTIME_LOCAL_NATS: '$LOCAL_NATS' is neither 'single' nor 'cluster'" >&2
+  exit 1
+fi
 export UPTIME_HTTP__LISTEN="127.0.0.1:8080"
 export UPTIME_HTTP__PUBLIC_BASE_URL="$API_URL"
 export UPTIME_TELEMETRY__LOG_FORMAT="${UPTIME_TELEMETRY__LOG_FORMAT:-pretty}"

@@ -19,10 +19,14 @@ start_bg() { # start_bg NAME COMMAND...: runs in the background, logs to $RUN/NA
   echo $! >"$RUN/$name.pid"
 }
 
-if ! nc_ok 127.0.0.1 "$NATS_PORT"; then
-  log "starting NATS (JetStream) on 127.0.0.1:$NATS_PORT"
-  mkdir -p "$LOCAL/nats"
-  start_bg nats-server "$PY_TOOLS/bin/nats-server" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -sd "$LOCAL/nats"
+if [ "$NATS_NODES" = 1 ]; then
+  if ! nc_ok 127.0.0.1 "$NATS_PORT"; then
+    log "starting NATS (JetStream) on 127.0.0.1:$NATS_PORT"
+    mkdir -p "$LOCAL/nats"
+    start_bg nats-server "$PY_TOOLS/bin/nats-server" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -sd "$LOCAL/nats"
+  fi
+else
+  "$REPO/scripts/nats-cluster.sh" start
 fi
 if ! nc_ok 127.0.0.1 "$SMTP_PORT"; then
   log "starting an SMTP sink on 127.0.0.1:$SMTP_PORT (mail lands in $RUN/smtp-sink.log)"
@@ -91,7 +95,7 @@ Everything is running (logs in $RUN/, stop with \`just down\`).
 
   API            $API_URL   (OpenAPI: $API_URL/api/v1/openapi.json)
   Status pages   $STATUS_PAGES_URL/status/{slug}   (POST $API_URL/api/v1/status-pages)
-  NATS           nats://127.0.0.1:$NATS_PORT   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>')
+  NATS           $UPTIME_NATS__URL   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>'; UPTIME_LOCAL_NATS=cluster just up: three nodes, R3)
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
   Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104, status-pages :9105 (/healthz /readyz /metrics)

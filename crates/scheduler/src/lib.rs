@@ -6,7 +6,9 @@
 //!   each check the same and JetStream drops a republished one.
 //! - Heartbeat monitors get a failed `CheckResult` for each period that
 //!   ends without a ping ([`timing`]).
-//! - Only the replica holding a PostgreSQL advisory lock schedules ([`lease`]).
+//! - Monitors are hashed into shards ([`shards`]); each replica schedules
+//!   the shards whose leases it holds in a NATS KV bucket ([`lease`]), so
+//!   no PostgreSQL outage takes scheduling away. One replica holds them all.
 //! - Work already overdue when it is loaded (a start, a bulk import, a
 //!   resume) goes out at a bounded catch-up rate derived from the schedule,
 //!   not all at once (`core::catchup`, settings `catchup_*`).
@@ -30,6 +32,7 @@ mod publisher;
 pub mod queue;
 mod scheduler;
 pub mod settings;
+pub mod shards;
 mod shell;
 pub mod slots;
 pub mod stats;
@@ -51,6 +54,8 @@ pub enum RunError {
     Nats(#[from] async_nats::ConnectError),
     #[error("creating the JetStream streams: {0}")]
     Streams(#[from] uptime_contracts::streams::StreamsError),
+    #[error(transparent)]
+    Leases(#[from] lease::LeaseError),
     #[error("binding the ops server: {0}")]
     Ops(#[from] std::io::Error),
 }
@@ -64,6 +69,8 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let pool = uptime_db::connect(&settings.database)?;
     let (client, js) = uptime_contracts::bus::connect(&settings.nats, "scheduler").await?;
     uptime_contracts::streams::ensure(&js, &settings.nats).await?;
+    let replicas = settings.nats.stream_replicas.max(1);
+    lease::driver::bucket(&js, replicas).await?;
 
     let ops = uptime_ops::OpsServer::bind(
         &settings.ops.listen,
@@ -74,8 +81,9 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     tracing::info!(ops = %ops.addr, "scheduler started");
     let ops_task = tokio::spawn(ops.run(shutdown.clone()));
 
-    Scheduler::new(pool, js, settings.database.url.clone(), settings.scheduler)
+    Scheduler::new(pool, js, settings.scheduler)
         .with_regions(settings.regions)
+        .with_lease_replicas(replicas)
         .run(shutdown.clone())
         .await;
     shutdown.cancel();

@@ -14,6 +14,7 @@ use async_nats::HeaderMap;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
+use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +28,9 @@ pub(crate) struct Outbound {
     pub subject: String,
     pub headers: HeaderMap,
     pub payload: Bytes,
+    /// The slot it is for (epoch ms): what is in flight holds back how far
+    /// the scheduler reports its shards published.
+    pub due_at_ms: i64,
 }
 
 /// How one publish ended.
@@ -39,9 +43,14 @@ pub(crate) enum Acked {
     Abandoned,
 }
 
+/// A finished publish and the slot it was for.
+type Done = (i64, Acked);
+
 pub(crate) struct Publisher {
     js: Context,
-    in_flight: FuturesUnordered<BoxFuture<'static, Acked>>,
+    in_flight: FuturesUnordered<BoxFuture<'static, Done>>,
+    /// The slots in flight, with how many publishes each.
+    in_flight_dues: BTreeMap<i64, u32>,
     max_in_flight: usize,
     /// Cancelled to stop retrying when the drain at shutdown runs out of time.
     give_up: CancellationToken,
@@ -52,6 +61,7 @@ impl Publisher {
         Self {
             js,
             in_flight: FuturesUnordered::new(),
+            in_flight_dues: BTreeMap::new(),
             max_in_flight: max_in_flight.max(1),
             give_up: CancellationToken::new(),
         }
@@ -61,10 +71,11 @@ impl Publisher {
     /// acknowledgements.
     pub async fn send(&mut self, out: Outbound, stats: &SchedulerStats) {
         while self.in_flight.len() >= self.max_in_flight {
-            if let Some(done) = self.in_flight.next().await {
+            if let Some(done) = self.next_done().await {
                 record(stats, done);
             }
         }
+        *self.in_flight_dues.entry(out.due_at_ms).or_default() += 1;
         let first = self
             .js
             .publish_with_headers(
@@ -84,7 +95,7 @@ impl Publisher {
     /// The next acknowledgement (pending forever when none is in flight, so
     /// it can sit in a `select!`).
     pub async fn next_acked(&mut self) -> Acked {
-        match self.in_flight.next().await {
+        match self.next_done().await {
             Some(done) => done,
             None => std::future::pending().await,
         }
@@ -95,7 +106,7 @@ impl Publisher {
         let deadline = tokio::time::Instant::now() + grace;
         let mut abandoned = 0usize;
         loop {
-            let next = tokio::time::timeout_at(deadline, self.in_flight.next()).await;
+            let next = tokio::time::timeout_at(deadline, self.next_done()).await;
             match next {
                 Ok(Some(Acked::Abandoned)) => abandoned += 1,
                 Ok(Some(done)) => record(stats, done),
@@ -103,7 +114,7 @@ impl Publisher {
                 Err(_) => {
                     // Out of time: stop the retry loops; they finish at once.
                     self.give_up.cancel();
-                    while let Some(done) = self.in_flight.next().await {
+                    while let Some(done) = self.next_done().await {
                         match done {
                             Acked::Abandoned => abandoned += 1,
                             done => record(stats, done),
@@ -121,6 +132,24 @@ impl Publisher {
     }
 }
 
+impl Publisher {
+    /// The earliest slot still in flight.
+    pub fn earliest_in_flight(&self) -> Option<i64> {
+        self.in_flight_dues.keys().next().copied()
+    }
+
+    async fn next_done(&mut self) -> Option<Acked> {
+        let (due_at_ms, acked) = self.in_flight.next().await?;
+        if let Some(count) = self.in_flight_dues.get_mut(&due_at_ms) {
+            *count -= 1;
+            if *count == 0 {
+                self.in_flight_dues.remove(&due_at_ms);
+            }
+        }
+        Some(acked)
+    }
+}
+
 pub(crate) fn record(stats: &SchedulerStats, done: Acked) {
     if let Acked::Stored { kind, duplicate } = done {
         stats.record_acked(kind, duplicate);
@@ -128,6 +157,16 @@ pub(crate) fn record(stats: &SchedulerStats, done: Acked) {
 }
 
 async fn until_acked(
+    js: Context,
+    out: Outbound,
+    first: Result<PublishAckFuture, PublishError>,
+    give_up: CancellationToken,
+) -> Done {
+    let due_at_ms = out.due_at_ms;
+    (due_at_ms, until_acked_inner(js, out, first, give_up).await)
+}
+
+async fn until_acked_inner(
     js: Context,
     out: Outbound,
     first: Result<PublishAckFuture, PublishError>,

@@ -1,15 +1,20 @@
-//! A scheduler replica: waits for the leader lock, then schedules until it
-//! loses it or is told to stop.
+//! A scheduler replica: joins the others through the lease bucket and
+//! schedules the shards it is granted, until it is told to stop.
 
 use crate::clock::Clock;
-use crate::lease::Lease;
+use crate::lease::driver;
 use crate::settings::ScheduleSettings;
-use crate::shell::{Ended, Engine};
+use crate::shell::Engine;
 use crate::stats::SchedulerStats;
 use async_nats::jetstream;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_config::RegionsSettings;
+
+/// How long a replica waits before starting its engine again after the
+/// monitor change feed broke.
+const ENGINE_RETRY: Duration = Duration::from_secs(1);
 
 /// One replica. Build it with the service's pool and JetStream context (or a
 /// benchmark's), then [`Scheduler::run`] it; [`Scheduler::stats`] reports what
@@ -17,37 +22,43 @@ use uptime_config::RegionsSettings;
 pub struct Scheduler {
     pool: uptime_db::Pool,
     js: jetstream::Context,
-    database_url: String,
     config: ScheduleSettings,
     regions: RegionsSettings,
     stats: Arc<SchedulerStats>,
     clock: Clock,
+    /// What lease validity and expiry are measured by.
+    lease_clock: Clock,
+    /// Copies of the lease bucket (`nats.stream_replicas`).
+    lease_replicas: usize,
 }
 
 impl Scheduler {
-    /// `database_url` is for the leader lock's own connection, which must not
-    /// come from `pool` (a pooled connection would carry the lock elsewhere).
-    pub fn new(
-        pool: uptime_db::Pool,
-        js: jetstream::Context,
-        database_url: impl Into<String>,
-        config: ScheduleSettings,
-    ) -> Self {
+    pub fn new(pool: uptime_db::Pool, js: jetstream::Context, config: ScheduleSettings) -> Self {
         Self {
             pool,
             js,
-            database_url: database_url.into(),
             config,
             regions: RegionsSettings::default(),
             stats: Arc::new(SchedulerStats::default()),
             clock: Clock::system(),
+            lease_clock: Clock::system(),
+            lease_replicas: 1,
         }
     }
 
     /// Reads time from `clock` instead of the system clock (tests move it
-    /// forward rather than wait).
+    /// forward rather than wait). The leases keep the system clock: a jump
+    /// of minutes would otherwise end them all at once (as if every replica
+    /// had stalled that long).
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Measures the leases by `clock` as well (tests of the leases move it a
+    /// renewal at a time).
+    pub fn with_lease_clock(mut self, clock: Clock) -> Self {
+        self.lease_clock = clock;
         self
     }
 
@@ -58,54 +69,60 @@ impl Scheduler {
         self
     }
 
+    /// Creates the lease bucket with `replicas` copies (like the streams).
+    pub fn with_lease_replicas(mut self, replicas: usize) -> Self {
+        self.lease_replicas = replicas.max(1);
+        self
+    }
+
     pub fn stats(&self) -> Arc<SchedulerStats> {
         self.stats.clone()
     }
 
-    /// Competes for leadership and schedules while leading, until `shutdown`.
-    /// In-flight publishes are awaited before it returns.
+    /// Takes part in the leases and schedules the granted shards until
+    /// `shutdown`. In-flight publishes are awaited and the leases released
+    /// (with how far they are published) before it returns. Dropping the
+    /// future instead is a crash: the leases run out and others take over.
     pub async fn run(&self, shutdown: CancellationToken) {
-        self.stats.set_leader(false);
-        loop {
-            if shutdown.is_cancelled() {
-                break;
-            }
-            match Lease::try_acquire(&self.database_url).await {
-                Ok(Some(mut lease)) => {
-                    tracing::info!("took the leader lock; scheduling");
-                    self.stats.set_leader(true);
-                    let engine = Engine::new(
-                        self.pool.clone(),
-                        self.js.clone(),
-                        self.config.clone(),
-                        self.regions.clone(),
-                        self.stats.clone(),
-                        self.clock.clone(),
-                    );
-                    let ended = engine.lead(&mut lease, &shutdown).await;
-                    self.stats.set_leader(false);
-                    match ended {
-                        Ok(Ended::Shutdown) => {
-                            lease.release().await;
-                            break;
-                        }
-                        Ok(Ended::LostLease) => {
-                            tracing::warn!("lost the leader lock; stopped scheduling")
-                        }
-                        Err(error) => {
-                            tracing::warn!(%error, "stopped scheduling; giving the leader lock up");
-                            lease.release().await;
-                        }
-                    }
+        self.stats.set_shards(0);
+        let (lease_driver, mut link) = driver::new(
+            self.js.clone(),
+            self.lease_replicas,
+            self.config.lease_timing(),
+            self.lease_clock.clone(),
+            self.stats.clone(),
+        );
+        let leases_stop = CancellationToken::new();
+        // One task: the driver runs while the engine awaits anything, and
+        // dropping this future stops both (a crash, for the tests).
+        let engine = async {
+            let mut restarted_through = None;
+            loop {
+                let engine = Engine::new(
+                    self.pool.clone(),
+                    self.js.clone(),
+                    self.config.clone(),
+                    self.regions.clone(),
+                    self.stats.clone(),
+                    self.clock.clone(),
+                )
+                .with_lease_clock(self.lease_clock.clone());
+                let ended = engine.run(&mut link, restarted_through, &shutdown).await;
+                self.stats.set_shards(0);
+                match ended {
+                    Ok(()) => break,
+                    Err(error) => tracing::warn!(%error, "stopped scheduling; starting again"),
                 }
-                Ok(None) => tracing::debug!("another replica leads"),
-                Err(error) => tracing::warn!(%error, "could not compete for the leader lock"),
+                restarted_through = Some(link.progress.borrow().published_through_ms);
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = tokio::time::sleep(ENGINE_RETRY) => {}
+                }
             }
-            tokio::select! {
-                _ = shutdown.cancelled() => break,
-                _ = tokio::time::sleep(self.config.lease_interval()) => {}
-            }
-        }
+            // The engine has stopped: the driver may release the leases.
+            leases_stop.cancel();
+        };
+        tokio::join!(engine, lease_driver.run(leases_stop.clone()));
         tracing::info!("scheduler stopped");
     }
 }

@@ -30,9 +30,21 @@ pub struct ScheduleSettings {
     pub resync_secs: u64,
     /// Publishes awaiting their stream acknowledgement at once.
     pub max_in_flight: usize,
-    /// How often a standby replica tries to take the leader lock, and how often
-    /// the leader confirms it still holds it.
+    /// How often a replica renews its shard leases and its membership, and
+    /// takes free shards (see `lease`).
     pub lease_retry_secs: u64,
+    /// A lease not renewed for this long is taken over by another replica
+    /// (at least three renewals: see `lease_timing`).
+    pub lease_ttl_secs: u64,
+    /// Monitors are hashed into this many shards (1..=4096), each scheduled
+    /// by one replica. Every replica of a deployment must use the same
+    /// number; changing it means stopping all replicas first.
+    pub shards: u16,
+    /// A shard that moves between replicas within this long resumes at its
+    /// last holder's last published slot, publishing every slot of the gap
+    /// at once; after a longer gap each monitor's latest unrecorded slot is
+    /// caught up at the catch-up rate (as after a restart).
+    pub resume_max_gap_secs: u64,
     /// Checks already overdue when their monitor is loaded (a start, a bulk
     /// import, a resume) go out at this multiple of the steady rate (the sum
     /// of 1/interval over all monitors), on top of the regular slots; see
@@ -56,6 +68,9 @@ impl Default for ScheduleSettings {
             resync_secs: 300,
             max_in_flight: 10_000,
             lease_retry_secs: 2,
+            lease_ttl_secs: 10,
+            shards: 64,
+            resume_max_gap_secs: 30,
             catchup_headroom: 0.25,
             catchup_min_per_sec: 1_000.0,
         }
@@ -79,8 +94,17 @@ impl ScheduleSettings {
         }
     }
 
-    pub(crate) fn lease_interval(&self) -> Duration {
-        Duration::from_secs(self.lease_retry_secs.max(1))
+    pub(crate) fn lease_timing(&self) -> crate::lease::LeaseTiming {
+        let renew_every_ms = self.lease_retry_secs.clamp(1, 60) as i64 * 1000;
+        crate::lease::LeaseTiming {
+            shards: self.shards.clamp(1, crate::shards::MAX_SHARDS),
+            ttl_ms: (self.lease_ttl_secs.min(600) as i64 * 1000).max(3 * renew_every_ms),
+            renew_every_ms,
+        }
+    }
+
+    pub(crate) fn resume_max_gap_ms(&self) -> i64 {
+        self.resume_max_gap_secs.min(300) as i64 * 1000
     }
 }
 
@@ -118,5 +142,34 @@ mod tests {
         let policy = nonsense.catchup();
         assert_eq!((policy.headroom, policy.min_per_sec), (0.0, 0.0));
         assert_eq!(policy.rate_per_sec(1_000.0), 1.0, "a backlog still moves");
+    }
+
+    #[test]
+    fn lease_settings_are_kept_within_what_the_protocol_needs() {
+        let defaults = ScheduleSettings::default().lease_timing();
+        assert_eq!(
+            (defaults.shards, defaults.ttl_ms, defaults.renew_every_ms),
+            (64, 10_000, 2_000)
+        );
+        let odd = ScheduleSettings {
+            shards: 0,
+            lease_ttl_secs: 1,
+            lease_retry_secs: 5,
+            resume_max_gap_secs: 3_600,
+            ..ScheduleSettings::default()
+        };
+        let timing = odd.lease_timing();
+        assert_eq!(timing.shards, 1);
+        assert_eq!(timing.ttl_ms, 15_000, "at least three renewals");
+        assert_eq!(
+            odd.resume_max_gap_ms(),
+            300_000,
+            "within the duplicate window"
+        );
+        let many = ScheduleSettings {
+            shards: u16::MAX,
+            ..ScheduleSettings::default()
+        };
+        assert_eq!(many.lease_timing().shards, crate::shards::MAX_SHARDS);
     }
 }

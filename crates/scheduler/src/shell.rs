@@ -1,16 +1,24 @@
-//! The leader's loop: the shell around the [`crate::core`]. It runs the
+//! The replica's loop: the shell around the [`crate::core`]. It runs the
 //! reads the core asks for, publishes what it decides, reports the stats,
 //! and sleeps until the core's next wake-up, a change to a monitor, an
-//! acknowledgement, the lease check or the resync timer. It decides nothing.
+//! acknowledgement, new shard grants or the resync timer. It decides nothing.
+//!
+//! It schedules the shards the lease driver grants it ([`crate::lease`]),
+//! publishes a shard's checks only while its grant is valid, and reports
+//! back how far everything it scheduled is published (the watermark the
+//! leases carry to the next holder).
 
 use crate::clock::Clock;
-use crate::core::{DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
-use crate::lease::Lease;
+use crate::core::{grants, DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::lease::driver::LeaseLink;
+use crate::lease::{EngineProgress, Grants};
 use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
+use crate::shards::{shard_of, ShardSet};
 use crate::stats::{PublishKind, SchedulerStats};
 use async_nats::jetstream::{self, consumer};
 use futures::{FutureExt, StreamExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -37,21 +45,27 @@ pub enum EngineError {
     ChangesEnded,
 }
 
-/// Why leadership ended without an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ended {
-    Shutdown,
-    LostLease,
-}
-
 pub(crate) struct Engine {
     pool: uptime_db::Pool,
     js: jetstream::Context,
     config: ScheduleSettings,
     stats: Arc<SchedulerStats>,
     clock: Clock,
+    /// What the grants' `valid_until_ms` is measured by.
+    lease_clock: Clock,
     planner: Planner,
     publisher: Publisher,
+    /// The shards granted now, and until when each may be published.
+    owned: ShardSet,
+    valid_until_ms: Vec<i64>,
+    /// The grants applied last.
+    applied: Grants,
+    /// The latest grants, read again before a publish is given up.
+    grants: Option<tokio::sync::watch::Receiver<Grants>>,
+    /// Per shard, the earliest slot not published because its grant had
+    /// run out: the watermark stays below it while the shard stays here (a
+    /// renewal may have landed meanwhile), so its next holder publishes it.
+    dropped: BTreeMap<u16, i64>,
 }
 
 impl Engine {
@@ -64,49 +78,77 @@ impl Engine {
         clock: Clock,
     ) -> Self {
         let publisher = Publisher::new(js.clone(), config.max_in_flight);
-        let planner = Planner::new(config.lookahead(), config.catchup()).with_regions(regions);
+        let shards = config.lease_timing().shards;
+        let planner = Planner::new(config.lookahead(), config.catchup())
+            .with_regions(regions)
+            .owning_nothing(shards);
         Self {
+            owned: ShardSet::empty(shards),
+            valid_until_ms: vec![i64::MIN; usize::from(shards)],
+            applied: Grants {
+                generation: 0,
+                shards: BTreeMap::new(),
+            },
+            grants: None,
+            dropped: BTreeMap::new(),
             pool,
             js,
             config,
             stats,
+            lease_clock: clock.clone(),
             clock,
             planner,
             publisher,
         }
     }
 
-    /// Schedules until shutdown, a lost lease or a broken change feed.
-    pub async fn lead(
+    pub fn with_lease_clock(mut self, clock: Clock) -> Self {
+        self.lease_clock = clock;
+        self
+    }
+
+    /// Schedules the granted shards until shutdown or a broken change feed.
+    /// `restarted_through`: after a previous engine failed, how far it had
+    /// published (its shards resume there, not at their lease's start).
+    pub async fn run(
         mut self,
-        lease: &mut Lease,
+        link: &mut LeaseLink,
+        restarted_through: Option<i64>,
         shutdown: &CancellationToken,
-    ) -> Result<Ended, EngineError> {
+    ) -> Result<(), EngineError> {
         // Follow changes first, then load: a change committed while the load
         // runs is then in the feed whether or not the load saw it.
         let mut changes = Box::pin(subscribe_changes(&self.js).await?);
-        self.planner.start_resync(true);
-
-        let mut lease_check = tokio::time::interval(self.config.lease_interval());
-        lease_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        lease_check.tick().await;
         let resync_every = self.config.resync_interval();
         let mut resync_timer =
             tokio::time::interval_at(tokio::time::Instant::now() + resync_every, resync_every);
         resync_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut clock_moves = self.clock.moves();
+        self.grants = Some(link.grants.clone());
+        let mut grants_changed = true;
 
         let ended = loop {
-            let wake = self.round().await;
+            if std::mem::take(&mut grants_changed) {
+                let grants = link.grants.borrow_and_update().clone();
+                self.apply(&grants, restarted_through);
+            }
+            let wake = if self.planner.owns_nothing() {
+                self.clock.now_ms() + 60_000
+            } else {
+                self.round().await
+            };
+            link.progress.send_replace(self.progress());
             let wait = (wake - self.clock.now_ms()).max(0) as u64;
             let sleep = tokio::time::sleep(Duration::from_millis(wait));
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => break Ok(Ended::Shutdown),
-                _ = lease_check.tick() => {
-                    if !lease.still_held().await {
-                        break Ok(Ended::LostLease);
+                _ = shutdown.cancelled() => break Ok(()),
+                changed = link.grants.changed() => {
+                    if changed.is_err() {
+                        // The driver stopped: nothing is granted any more.
+                        break Ok(());
                     }
+                    grants_changed = true;
                 }
                 change = changes.next() => match change {
                     Some(first) => {
@@ -123,13 +165,79 @@ impl Engine {
                     None => break Err(EngineError::ChangesEnded),
                 },
                 done = self.publisher.next_acked() => record(&self.stats, done),
-                _ = resync_timer.tick() => self.planner.start_resync(false),
+                _ = resync_timer.tick() => {
+                    if !self.planner.owns_nothing() {
+                        self.planner.start_resync(false);
+                    }
+                }
                 _ = clock_moves.changed() => {}
                 _ = sleep => {}
             }
         };
         self.publisher.drain(DRAIN_GRACE, &self.stats).await;
+        // Stopped: everything it will ever publish is acknowledged or given
+        // up (a given-up slot is earlier than this watermark only if it is
+        // still in flight, and then the drain has kept it below).
+        link.progress.send_replace(EngineProgress {
+            generation: u64::MAX,
+            ..self.progress()
+        });
         ended
+    }
+
+    /// Schedules the shards of `grants` from now on.
+    fn apply(&mut self, grants: &Grants, restarted_through: Option<i64>) {
+        let now = self.clock.now_ms();
+        let set = grants.set(self.owned.count());
+        let load = grants::to_load(
+            &self.applied,
+            grants,
+            &self.dropped,
+            restarted_through,
+            self.lease_clock.now_ms(),
+        );
+        // A shard loaded again resumes at or below its floor: the planner's
+        // resume point holds the watermark back while it loads.
+        for (shard, _) in &load {
+            self.dropped.remove(shard);
+        }
+        self.dropped
+            .retain(|shard, _| grants.shards.contains_key(shard));
+        self.valid_until_ms.fill(i64::MIN);
+        for (shard, grant) in &grants.shards {
+            if let Some(until) = self.valid_until_ms.get_mut(usize::from(*shard)) {
+                *until = grant.valid_until_ms;
+            }
+        }
+        if set != self.owned || !load.is_empty() {
+            let lost = self.owned.iter().filter(|s| !set.contains(*s)).count();
+            tracing::info!(
+                shards = set.len(),
+                loaded = load.len(),
+                lost,
+                "scheduling a new set of shards"
+            );
+            self.planner
+                .set_shards(set.clone(), &load, self.config.resume_max_gap_ms(), now);
+            self.owned = set;
+            self.stats.set_shards(self.owned.len());
+        }
+        self.applied = grants.clone();
+    }
+
+    /// How far everything scheduled here is published.
+    fn progress(&mut self) -> EngineProgress {
+        let mut through = self.planner.published_through();
+        if let Some(in_flight) = self.publisher.earliest_in_flight() {
+            through = through.min(in_flight);
+        }
+        if let Some(dropped) = self.dropped.values().min() {
+            through = through.min(*dropped);
+        }
+        EngineProgress {
+            generation: self.applied.generation,
+            published_through_ms: through,
+        }
     }
 
     /// Does what the core asks until it wants to sleep; returns until when.
@@ -149,6 +257,21 @@ impl Engine {
 
     async fn publish(&mut self, publication: Publication) {
         let due_at_ms = publication.due_at_ms();
+        let monitor_id = match &publication {
+            Publication::Check(due) => due.monitor_id,
+            Publication::MissedHeartbeat(result) => result.monitor_id,
+        };
+        // A shard whose lease could not be renewed in time may already be
+        // another replica's: not a message more for it. Not publishing
+        // keeps this slot at or after the watermark its lease last carried,
+        // so the next holder publishes it.
+        let shard = shard_of(monitor_id, self.owned.count());
+        if !self.may_publish(shard) {
+            tracing::debug!(monitor_id, shard, "shard lease ran out; not publishing");
+            let floor = self.dropped.entry(shard).or_insert(due_at_ms);
+            *floor = (*floor).min(due_at_ms);
+            return;
+        }
         let (kind, subject, headers, payload) = match publication {
             Publication::Check(due) => {
                 let span = tracing::info_span!("schedule_check", monitor_id = due.monitor_id, check_id = %due.check_id, region = %due.region);
@@ -181,12 +304,38 @@ impl Engine {
                     subject,
                     headers,
                     payload,
+                    due_at_ms,
                 },
                 &self.stats,
             )
             .await;
         self.stats
             .record_sent(kind, self.clock.now_ms() - due_at_ms);
+    }
+
+    /// Whether `shard`'s grant is valid now (by the latest grants, which the
+    /// loop may not have applied yet).
+    fn may_publish(&mut self, shard: u16) -> bool {
+        let now = self.lease_clock.now_ms();
+        let index = usize::from(shard);
+        if self
+            .valid_until_ms
+            .get(index)
+            .is_some_and(|until| now < *until)
+        {
+            return true;
+        }
+        let fresh = self
+            .grants
+            .as_ref()
+            .and_then(|g| g.borrow().shards.get(&shard).map(|g| g.valid_until_ms));
+        match (fresh, self.valid_until_ms.get_mut(index)) {
+            (Some(until), Some(cached)) if now < until && self.owned.contains(shard) => {
+                *cached = until;
+                true
+            }
+            _ => false,
+        }
     }
 
     fn report(&self, report: Report) {

@@ -9,7 +9,10 @@ pub const DUPLICATES_TOTAL: &str = "scheduler_publish_duplicates_total";
 pub const PUBLISH_RETRIES_TOTAL: &str = "scheduler_publish_retries_total";
 pub const PUBLISH_LATENESS: &str = "scheduler_publish_lateness_seconds";
 pub const MONITORS: &str = "scheduler_monitors";
+/// 1 while the replica schedules at least one shard.
 pub const IS_LEADER: &str = "scheduler_is_leader";
+/// Shards the replica schedules.
+pub const SHARDS_OWNED: &str = "scheduler_shards_owned";
 pub const CATCHUP_WAITING: &str = "scheduler_catchup_waiting";
 pub const CATCHUP_RELEASED_TOTAL: &str = "scheduler_catchup_released_total";
 pub const CATCHUP_SUPERSEDED_TOTAL: &str = "scheduler_catchup_superseded_total";
@@ -39,6 +42,9 @@ const LATENESS_BOUNDS_MS: [u64; 14] = [
 #[derive(Debug, Default)]
 pub struct SchedulerStats {
     leader: AtomicBool,
+    shards: AtomicU64,
+    /// Rounds of lease writes made (renewals, takes, releases).
+    lease_rounds: AtomicU64,
     /// Publishes the stream acknowledged as new messages.
     published: AtomicU64,
     /// Publishes the stream acknowledged as duplicates of an earlier one.
@@ -68,8 +74,23 @@ pub struct LatenessSummary {
 }
 
 impl SchedulerStats {
+    /// Whether it schedules at least one shard.
     pub fn is_leader(&self) -> bool {
         self.leader.load(Relaxed)
+    }
+
+    /// Shards it schedules.
+    pub fn shards(&self) -> u64 {
+        self.shards.load(Relaxed)
+    }
+
+    /// Rounds of lease writes so far (tests wait for the next one).
+    pub fn lease_rounds(&self) -> u64 {
+        self.lease_rounds.load(Relaxed)
+    }
+
+    pub(crate) fn record_lease_round(&self) {
+        self.lease_rounds.fetch_add(1, Relaxed);
     }
 
     pub fn published(&self) -> u64 {
@@ -139,7 +160,10 @@ impl SchedulerStats {
         }
     }
 
-    pub(crate) fn set_leader(&self, leader: bool) {
+    pub(crate) fn set_shards(&self, shards: usize) {
+        let leader = shards > 0;
+        self.shards.store(shards as u64, Relaxed);
+        metrics::gauge!(SHARDS_OWNED).set(shards as f64);
         self.leader.store(leader, Relaxed);
         metrics::gauge!(IS_LEADER).set(if leader { 1.0 } else { 0.0 });
         if !leader {

@@ -6,6 +6,7 @@
 //! services themselves never depend on each other.
 
 pub mod alert_latency;
+pub mod chaos_bench;
 pub mod fairness_bench;
 pub mod kinds_bench;
 pub mod million;
@@ -159,6 +160,11 @@ impl StackOptions {
 /// A running stack. Dropping it stops every service.
 pub struct Stack {
     pub env: TestEnv,
+    /// The three-node NATS cluster the services use instead of
+    /// `env.nats` ([`Stack::start_clustered`]).
+    pub cluster: Option<uptime_testkit::TestNatsCluster>,
+    /// The NATS settings every service gets.
+    nats: uptime_config::NatsSettings,
     /// `http://127.0.0.1:PORT` of the api-gateway (empty when not running).
     pub api: String,
     pub http: reqwest::Client,
@@ -181,10 +187,32 @@ impl Stack {
         Self::start_on(env, options).await
     }
 
+    /// The stack on a three-node NATS cluster on loopback: every stream and
+    /// KV bucket replicated on all three (R3); `env.nats` goes unused.
+    pub async fn start_clustered(options: StackOptions) -> anyhow::Result<Self> {
+        let (env, cluster) =
+            tokio::join!(TestEnv::start(), uptime_testkit::TestNatsCluster::start());
+        Self::start_with(env, Some(cluster), options).await
+    }
+
     pub async fn start_on(env: TestEnv, options: StackOptions) -> anyhow::Result<Self> {
+        Self::start_with(env, None, options).await
+    }
+
+    async fn start_with(
+        env: TestEnv,
+        cluster: Option<uptime_testkit::TestNatsCluster>,
+        options: StackOptions,
+    ) -> anyhow::Result<Self> {
         let shutdown = CancellationToken::new();
+        let nats = match &cluster {
+            Some(cluster) => cluster.settings(),
+            None => env.nats.settings(),
+        };
         let mut stack = Stack {
             env,
+            cluster,
+            nats: nats.clone(),
             api: String::new(),
             http: reqwest::Client::new(),
             ops: Vec::new(),
@@ -193,7 +221,6 @@ impl Stack {
             options: options.clone(),
         };
         let db = stack.env.db.settings();
-        let nats = stack.env.nats.settings();
         let ops = uptime_config::OpsSettings {
             listen: "127.0.0.1:0".into(),
         };
@@ -289,7 +316,7 @@ impl Stack {
     /// Starts one more checker replica in `region`; returns its index.
     pub async fn add_checker_in(&mut self, region: &str) -> anyhow::Result<usize> {
         let mut s = checker::settings::CheckerSettings {
-            nats: self.env.nats.settings(),
+            nats: self.nats.clone(),
             ops: uptime_config::OpsSettings {
                 listen: "127.0.0.1:0".into(),
             },

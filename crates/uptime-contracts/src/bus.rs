@@ -24,7 +24,14 @@ pub async fn connect(
     if let Some(path) = &settings.credentials_file {
         options = options.credentials_file(path).await?;
     }
-    let url = settings.url.as_str();
+    // `url` may name every node of a cluster, comma separated: the client
+    // then starts from any one that answers (the servers tell it the rest).
+    let urls: Vec<&str> = settings
+        .url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
     let client = options
         .name(name)
         .retry_on_initial_connect()
@@ -35,7 +42,7 @@ pub async fn connect(
         .reconnect_delay_callback(|attempts| {
             std::time::Duration::from_millis((attempts as u64 * 50).min(250))
         })
-        .connect(url)
+        .connect(urls)
         .await?;
     let js = jetstream::new(client.clone());
     Ok((client, js))

@@ -6,6 +6,8 @@
 //! - [`TestNats`]: a `nats-server` with JetStream of its own for each test, on a
 //!   port the server picks itself, with its store in a temporary directory.
 //!   The binary is `UPTIME_TEST_NATS_SERVER` or `nats-server` on `PATH`.
+//! - [`TestNatsCluster`]: three such servers as one JetStream cluster on
+//!   loopback (streams and buckets at R3), a node killed and restarted at will.
 //! - [`target::TargetServer`]: a loopback HTTP(S) server whose answers a test
 //!   switches at run time, to point checks at.
 //! - [`receiver::WebhookReceiver`]: a loopback HTTP server that keeps the
@@ -26,6 +28,7 @@ pub mod dns;
 pub mod endless;
 pub mod fixtures;
 mod nats;
+mod nats_cluster;
 pub mod otlp;
 pub mod receiver;
 pub mod refusing;
@@ -36,6 +39,7 @@ pub mod tls_target;
 
 pub use db::TestDb;
 pub use nats::TestNats;
+pub use nats_cluster::{TestNatsCluster, CLUSTER_NODES};
 
 /// Database and broker for one test.
 pub struct TestEnv {

@@ -117,6 +117,9 @@ pub(crate) struct Catchup {
     released: u64,
     superseded: u64,
     reported_waiting: usize,
+    /// No held item is due earlier than this (a bound, kept until nothing
+    /// is held): how far the shard leases may say the slots are published.
+    held_floor: Option<i64>,
 }
 
 impl Catchup {
@@ -131,6 +134,7 @@ impl Catchup {
             released: 0,
             superseded: 0,
             reported_waiting: 0,
+            held_floor: None,
         }
     }
 
@@ -155,6 +159,7 @@ impl Catchup {
             Kind::Heartbeat => due_at.saturating_sub(next_due_ms.saturating_sub(due_at)),
         };
         let due = queue.schedule_held(id, kind, interval_secs, due_at);
+        self.held_floor = Some(self.held_floor.map_or(due_at, |floor| floor.min(due_at)));
         self.deadlines.push(Reverse((next_due_ms, due)));
         self.held.push(Reverse(Held {
             since_ms,
@@ -196,6 +201,7 @@ impl Catchup {
             // Only entries that left the other way (or went stale) remain.
             self.held.clear();
             self.deadlines.clear();
+            self.held_floor = None;
         }
         if !may_release || now - self.last_release_at < RELEASE_TICK_MS {
             return;
@@ -254,6 +260,11 @@ impl Catchup {
         };
         let release_at = tokens_at.max(self.last_release_at + RELEASE_TICK_MS);
         Some(supersede_at.min(release_at))
+    }
+
+    /// No item still held is due before this.
+    pub(crate) fn held_floor(&self, queue: &DueQueue) -> Option<i64> {
+        self.held_floor.filter(|_| queue.held() > 0)
     }
 
     /// What changed since the last call, if anything.

@@ -27,9 +27,11 @@
 //! [`Step::Read`] it hands the rows (or the failure) to [`Planner::loaded`].
 
 mod catchup;
+pub(crate) mod grants;
 mod heartbeats;
 mod messages;
 mod planner;
+mod shards;
 #[cfg(test)]
 mod tests;
 

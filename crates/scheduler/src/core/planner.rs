@@ -5,6 +5,7 @@
 use super::catchup::{Catchup, CatchupPolicy};
 use super::heartbeats;
 use super::messages::{self, Ready, Snapshot};
+use super::shards::Owned;
 use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::queue::{Due, DueQueue, Kind};
 use crate::slots;
@@ -13,6 +14,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use uptime_config::RegionsSettings;
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
+
+mod ownership;
 
 /// How long the scheduler waits before retrying after a failed query.
 pub(crate) const DB_RETRY_MS: i64 = 500;
@@ -79,6 +82,10 @@ pub(crate) struct Planner {
     outbox: VecDeque<Step>,
     /// Where a monitor naming no regions is checked from.
     regions: RegionsSettings,
+    /// The shards on the timeline (see `core::shards`).
+    owned: Owned,
+    /// The `now` of the last round: everything due by then was fired.
+    fired_through: i64,
 }
 
 impl Planner {
@@ -99,6 +106,8 @@ impl Planner {
             awaiting: None,
             outbox: VecDeque::new(),
             regions: RegionsSettings::default(),
+            owned: Owned::everything(),
+            fired_through: i64::MIN,
         }
     }
 
@@ -199,6 +208,7 @@ impl Planner {
                 }
                 Phase::Sleep => {
                     self.phase = Phase::Changes;
+                    self.fired_through = now;
                     return Step::Sleep(self.next_wake(now));
                 }
             }
@@ -240,9 +250,11 @@ impl Planner {
         let ids = std::mem::take(&mut self.pending_changes);
         let mut present = HashSet::with_capacity(rows.len());
         for row in rows {
+            if !self.owned.owns(row.id) {
+                continue;
+            }
             present.insert(row.id);
-            self.catchup
-                .place(&mut self.queue, &Timing::from_row(row), now);
+            self.place(&Timing::from_row(row), now);
         }
         for id in ids.iter().filter(|id| !present.contains(id)) {
             // Deleted or paused: its items in the heap and in `ready` are stale now.
@@ -444,15 +456,22 @@ impl Planner {
             return;
         };
         resync.last_page_at = now;
+        if let Some(last) = page.last() {
+            resync.after_id = last.id;
+        }
         for row in page {
-            resync.seen.push(row.id);
-            resync.after_id = row.id;
+            if !self.owned.owns(row.id) {
+                continue;
+            }
+            if let Some(resync) = self.resync.as_mut() {
+                resync.seen.push(row.id);
+            }
             let timing = Timing::from_row(row);
             let known = self.queue.entry(timing.id).is_some_and(|e| {
                 e.kind == timing.kind && e.interval_secs == timing.interval_secs()
             });
             if !known {
-                self.catchup.place(&mut self.queue, &timing, now);
+                self.place(&timing, now);
             }
         }
         if page.len() as i64 == RESYNC_PAGE {
@@ -465,6 +484,7 @@ impl Planner {
         let Some(resync) = self.resync.take() else {
             return;
         };
+        self.owned.loaded();
         let unseen: Vec<i64> = self
             .queue
             .ids()

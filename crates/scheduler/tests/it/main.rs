@@ -2,7 +2,9 @@
 //! per area, sharing the harness modules.
 
 mod catchup;
+mod cluster;
 mod common;
+mod database_outage;
 mod due_checks;
 mod heartbeats;
 mod leadership;

@@ -3,6 +3,7 @@
 
 mod alert_rules;
 mod architecture;
+mod cluster;
 mod common;
 mod doc_paths;
 mod end_to_end;

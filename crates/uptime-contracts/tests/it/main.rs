@@ -4,5 +4,6 @@
 mod credentials;
 mod presence;
 mod schemas;
+mod server_list;
 mod stream_limits;
 mod versions;

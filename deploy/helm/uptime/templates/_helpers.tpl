@@ -280,6 +280,12 @@ UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS: {{ .Values.safety.allowPrivateTargets | qu
 {{- with .Values.http.publicBaseUrl }}
 UPTIME_HTTP__PUBLIC_BASE_URL: {{ . | quote }}
 {{- end }}
+{{- with .Values.scheduler }}
+UPTIME_SCHEDULER__SHARDS: {{ .shards | int64 | quote }}
+UPTIME_SCHEDULER__LEASE_TTL_SECS: {{ .leaseTtlSecs | int64 | quote }}
+UPTIME_SCHEDULER__LEASE_RETRY_SECS: {{ .leaseRetrySecs | int64 | quote }}
+UPTIME_SCHEDULER__RESUME_MAX_GAP_SECS: {{ .resumeMaxGapSecs | int64 | quote }}
+{{- end }}
 UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
 {{- with .Values.statusPages }}
 UPTIME_STATUS_PAGES__REFRESH_MS: {{ .refreshMs | int64 | quote }}

@@ -5,6 +5,7 @@ mod catchup;
 mod heartbeats;
 mod maintenance;
 mod regions;
+mod shards;
 mod world;
 
 use super::planner::{Planner, DB_RETRY_MS};

@@ -21,6 +21,8 @@ use uptime_db::schema::monitors;
 use uptime_testkit::fixtures::monitor_definition;
 use uptime_testkit::TestEnv;
 
+pub const LEASE_TTL_SECS: u64 = 6;
+
 pub async fn env() -> TestEnv {
     TestEnv::start().await
 }
@@ -122,9 +124,15 @@ pub async fn publish_change(env: &TestEnv, id: i64, change: MonitorChange) {
     .unwrap();
 }
 
+/// Leases renewed every second and taken over after [`LEASE_TTL_SECS`] (by
+/// the scheduler's clock, which the tests move), over 8 shards. A busy test
+/// machine may stall a replica for seconds of real time: a shorter TTL
+/// would make it lose its leases.
 pub fn fast_config() -> ScheduleSettings {
     ScheduleSettings {
         lease_retry_secs: 1,
+        lease_ttl_secs: LEASE_TTL_SECS,
+        shards: 8,
         ..ScheduleSettings::default()
     }
 }
@@ -149,6 +157,16 @@ impl Running {
     }
 }
 
+impl Running {
+    /// Crashes it: its task is dropped mid-flight, nothing is released.
+    pub async fn kill(mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         self.shutdown.cancel();
@@ -163,6 +181,28 @@ pub async fn start_scheduler(env: &TestEnv) -> Running {
 /// waiting for slots and deadlines.
 pub async fn start_scheduler_on(env: &TestEnv, clock: &Clock) -> Running {
     start_scheduler_with_clock(env, fast_config(), clock.clone()).await
+}
+
+/// A replica reading `clock` for its slots and its leases alike: the test
+/// moves it a renewal at a time.
+pub async fn start_replica_on(env: &TestEnv, clock: &Clock) -> Running {
+    let (_client, js) = env.nats.jetstream().await;
+    let scheduler = Scheduler::new(env.db.pool.clone(), js, fast_config())
+        .with_clock(clock.clone())
+        .with_lease_clock(clock.clone());
+    run(scheduler)
+}
+
+pub fn run(scheduler: Scheduler) -> Running {
+    let stats = scheduler.stats();
+    let shutdown = CancellationToken::new();
+    let token = shutdown.clone();
+    let task = tokio::spawn(async move { scheduler.run(token).await });
+    Running {
+        stats,
+        shutdown,
+        task: Some(task),
+    }
 }
 
 pub async fn start_scheduler_with(env: &TestEnv, config: ScheduleSettings) -> Running {
@@ -185,18 +225,10 @@ pub async fn start_scheduler_in(
     regions: uptime_config::RegionsSettings,
 ) -> Running {
     let (_client, js) = env.nats.jetstream().await;
-    let scheduler = Scheduler::new(env.db.pool.clone(), js, env.db.url.clone(), config)
+    let scheduler = Scheduler::new(env.db.pool.clone(), js, config)
         .with_clock(clock)
         .with_regions(regions);
-    let stats = scheduler.stats();
-    let shutdown = CancellationToken::new();
-    let token = shutdown.clone();
-    let task = tokio::spawn(async move { scheduler.run(token).await });
-    Running {
-        stats,
-        shutdown,
-        task: Some(task),
-    }
+    run(scheduler)
 }
 
 /// Waits until `condition` holds, polling; panics with `what` after `timeout`.
@@ -243,6 +275,11 @@ impl<M> Drop for Feed<M> {
 impl<M: Message + Clone + Send + 'static> Feed<M> {
     pub async fn start(env: &TestEnv, stream: &str, clock: Clock) -> Self {
         let (_client, js) = env.nats.jetstream().await;
+        Self::start_on(&js, stream, clock).await
+    }
+
+    /// Collects from `stream` through `js` (a cluster's, say).
+    pub async fn start_on(js: &jetstream::Context, stream: &str, clock: Clock) -> Self {
         let consumer: jetstream::consumer::PullConsumer = js
             .get_stream(stream)
             .await

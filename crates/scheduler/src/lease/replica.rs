@@ -1,0 +1,461 @@
+//! One replica's side of the lease protocol, with no I/O: what it has seen
+//! of the bucket, what it holds, and which writes it wants next. The clock is
+//! a parameter; the shell ([`super::driver`]) runs the writes against NATS KV
+//! and the simulation (`tests`) against an in-memory bucket.
+//!
+//! The rules (docs/architecture.md, "Scheduler leases"):
+//!
+//! - A shard's lease is its key `shard.<n>`. Every write to it is checked
+//!   against the revision last seen (`create` for a missing key), so of two
+//!   replicas writing at once exactly one succeeds.
+//! - The holder rewrites its lease every `renew_every`. It counts the lease
+//!   as its own until `sent + ttl - renew_every`, where `sent` is when it
+//!   sent the last renewal the server acknowledged, and stops scheduling the
+//!   shard at once after that (or when a renewal finds another holder).
+//! - Another replica counts a lease as expired once it has seen the same
+//!   revision of the key for `ttl` by its own clock. The revision it saw was
+//!   written after the holder sent it, so the holder's own deadline passed
+//!   first; no clock is compared with another's. A reader that lags only
+//!   takes later, or fails its revision check.
+//! - Members (`member.<id>`, rewritten every `renew_every`) are live while
+//!   their key changes within `ttl`. Each replica's fair share follows from
+//!   the sorted live ids: `shards / live`, one more for the first
+//!   `shards % live`. Under its share a replica takes free or expired
+//!   shards, most preferred first (a per-replica hash order, so that
+//!   replicas rarely race for the same shard). Over its share it gives up
+//!   its least preferred ones (after the engine confirms it stopped them),
+//!   but only as many as the other members are short of theirs: shares
+//!   shift by one as members come and go, and no shard moves for nothing.
+//! - A shard left free or expired for `2 * ttl` is taken by anyone, share or
+//!   not, so that all shards are scheduled while any replica runs; the next
+//!   rounds give extras back.
+//! - A lease carries `published_through_ms`: every slot due before it was
+//!   published by its holders. The next holder resumes there.
+
+pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome};
+use super::{MemberValue, ShardValue};
+use crate::slots::mix64;
+use std::collections::{BTreeMap, HashMap};
+
+/// A revision of a key and when this replica first saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    revision: u64,
+    since_ms: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Held {
+    revision: u64,
+    /// When the last acknowledged renewal (or the take) was sent.
+    sent_ms: i64,
+    /// Where the first holder after a gap resumes (from the lease taken).
+    resume_from_ms: i64,
+    /// The grants generation that gave it to the engine: until the engine
+    /// has applied it, the lease keeps carrying `resume_from_ms`.
+    granted_at: u64,
+}
+
+impl Held {
+    /// What the lease says is published, given the engine's progress.
+    fn published_through(&self, progress: EngineProgress) -> i64 {
+        if progress.generation >= self.granted_at {
+            progress.published_through_ms
+        } else {
+            self.resume_from_ms
+        }
+    }
+}
+
+/// A replica id's hash, the seed of its shard preferences.
+fn hash_id(id: &str) -> u64 {
+    id.bytes().fold(0u64, |h, b| mix64(h ^ u64::from(b)))
+}
+
+#[derive(Debug)]
+pub struct Replica {
+    id: String,
+    /// A hash of `id`, the seed of this replica's shard preferences.
+    id_hash: u64,
+    timing: LeaseTiming,
+    members: HashMap<String, Seen>,
+    /// Per shard, the revision seen and the value; `None` when missing or deleted.
+    shards: Vec<Option<(Seen, ShardValue)>>,
+    /// Free or expired since (by this replica's view), for the orphan rule.
+    unowned_since: Vec<Option<i64>>,
+    held: BTreeMap<u16, Held>,
+    /// Held shards being given up: revoked from the engine at this
+    /// generation, released once the engine has applied it.
+    releasing: BTreeMap<u16, u64>,
+    generation: u64,
+}
+
+impl Replica {
+    pub fn new(id: impl Into<String>, timing: LeaseTiming) -> Self {
+        let count = usize::from(timing.shards.max(1));
+        let id: String = id.into();
+        let id_hash = hash_id(&id);
+        Self {
+            id,
+            id_hash,
+            timing,
+            members: HashMap::new(),
+            shards: vec![None; count],
+            unowned_since: vec![None; count],
+            held: BTreeMap::new(),
+            releasing: BTreeMap::new(),
+            generation: 0,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn timing(&self) -> LeaseTiming {
+        self.timing
+    }
+
+    /// The writes that give every held lease up, the engine having stopped
+    /// with `progress`.
+    pub fn leave(&mut self, progress: EngineProgress) -> Vec<Op> {
+        self.held
+            .iter()
+            .map(|(shard, held)| Op::Release {
+                shard: *shard,
+                expected: held.revision,
+                value: ShardValue {
+                    holder: None,
+                    published_through_ms: held.published_through(progress),
+                },
+            })
+            .collect()
+    }
+
+    /// The bucket's `key` has `revision` and `value` now (`None`: deleted).
+    pub fn observe(&mut self, key: &Key, entry: Option<(u64, &[u8])>, now: i64) {
+        match key {
+            Key::Member(id) => match entry {
+                Some((revision, _)) => {
+                    let seen = self.members.entry(id.clone()).or_insert(Seen {
+                        revision,
+                        since_ms: now,
+                    });
+                    if seen.revision != revision {
+                        *seen = Seen {
+                            revision,
+                            since_ms: now,
+                        };
+                    }
+                }
+                None => {
+                    self.members.remove(id);
+                }
+            },
+            Key::Shard(shard) => {
+                let Some(slot) = self.shards.get_mut(usize::from(*shard)) else {
+                    return;
+                };
+                let parsed = entry.map(|(revision, bytes)| {
+                    let value = serde_json::from_slice::<ShardValue>(bytes).unwrap_or_default();
+                    (revision, value)
+                });
+                *slot = match (slot.take(), parsed) {
+                    (_, None) => None,
+                    (Some((seen, _)), Some((revision, value))) if seen.revision == revision => {
+                        Some((seen, value))
+                    }
+                    (_, Some((revision, value))) => Some((
+                        Seen {
+                            revision,
+                            since_ms: now,
+                        },
+                        value,
+                    )),
+                };
+            }
+        }
+    }
+
+    /// The writes to make at `now`, given the engine's progress. Also drops
+    /// the leases this replica can no longer count on.
+    pub fn tick(&mut self, now: i64, progress: EngineProgress) -> Vec<Op> {
+        let (ttl, renew) = (self.timing.ttl_ms, self.timing.renew_every_ms);
+        let lapsed: Vec<u16> = self
+            .held
+            .iter()
+            .filter(|(_, h)| now >= h.sent_ms + ttl - renew)
+            .map(|(s, _)| *s)
+            .collect();
+        for shard in lapsed {
+            tracing::warn!(
+                shard,
+                "shard lease not renewed in time; stopped scheduling it"
+            );
+            self.lose(shard);
+        }
+        self.note_unowned(now);
+
+        let mut ops = vec![Op::PutMember(MemberValue {})];
+        let (share, short, needy) = self.shares(now);
+        let mut keeping = self.held.len() - self.releasing.len();
+        // Over its share, a replica gives up as many shards as the others
+        // are short of theirs (by its view): shares shift by one whenever a
+        // member before it comes or goes, and moving a shard nobody is
+        // waiting for would be churn.
+        let extra = keeping.saturating_sub(share).min(short);
+        if extra > 0 {
+            let mut extras: Vec<u16> = self
+                .held
+                .keys()
+                .filter(|s| !self.releasing.contains_key(s))
+                .copied()
+                .collect();
+            extras.sort_by_key(|s| self.preference(*s));
+            for shard in extras.into_iter().take(extra) {
+                self.generation += 1;
+                self.releasing.insert(shard, self.generation);
+                keeping -= 1;
+            }
+        }
+        for (shard, held) in &self.held {
+            let value = ShardValue {
+                holder: Some(self.id.clone()),
+                published_through_ms: held.published_through(progress),
+            };
+            match self.releasing.get(shard) {
+                Some(revoked_at) if progress.generation >= *revoked_at => ops.push(Op::Release {
+                    shard: *shard,
+                    expected: held.revision,
+                    value: ShardValue {
+                        holder: None,
+                        ..value
+                    },
+                }),
+                _ => ops.push(Op::Renew {
+                    shard: *shard,
+                    expected: held.revision,
+                    value,
+                }),
+            }
+        }
+        ops.extend(self.takes(now, share.saturating_sub(keeping), &needy));
+        ops.extend(self.forgettable(now));
+        ops
+    }
+
+    /// What became of a write sent at `sent_ms`.
+    pub fn applied(&mut self, op: &Op, outcome: Outcome, sent_ms: i64) {
+        match (op, outcome) {
+            (Op::Take { shard, value, .. }, Outcome::Stored(revision)) => {
+                self.generation += 1;
+                self.held.insert(
+                    *shard,
+                    Held {
+                        revision,
+                        sent_ms,
+                        resume_from_ms: value.published_through_ms,
+                        granted_at: self.generation,
+                    },
+                );
+            }
+            (Op::Renew { shard, .. }, Outcome::Stored(revision)) => {
+                if let Some(held) = self.held.get_mut(shard) {
+                    held.revision = revision;
+                    held.sent_ms = sent_ms;
+                }
+            }
+            (Op::Renew { shard, .. }, Outcome::Conflict) => {
+                // An earlier renewal whose answer was lost may have landed:
+                // then the key names this replica under a newer revision,
+                // and the lease is still its own (until its last confirmed
+                // renewal runs out). Anything else: another replica holds it.
+                let mine = self.shards[usize::from(*shard)]
+                    .as_ref()
+                    .filter(|(_, v)| v.holder.as_deref() == Some(self.id.as_str()))
+                    .map(|(seen, _)| seen.revision);
+                match (mine, self.held.get_mut(shard)) {
+                    (Some(revision), Some(held)) if revision > held.revision => {
+                        held.revision = revision;
+                    }
+                    _ => {
+                        tracing::warn!(shard, "shard lease taken by another replica");
+                        self.lose(*shard);
+                    }
+                }
+            }
+            (Op::Release { shard, .. }, Outcome::Stored(_) | Outcome::Conflict) => {
+                self.held.remove(shard);
+                self.releasing.remove(shard);
+            }
+            _ => {}
+        }
+    }
+
+    /// The shards the engine may schedule now.
+    pub fn grants(&self) -> Grants {
+        let shards = self
+            .held
+            .iter()
+            .filter(|(s, _)| !self.releasing.contains_key(s))
+            .map(|(s, h)| {
+                (
+                    *s,
+                    Grant {
+                        valid_until_ms: h.sent_ms + self.timing.ttl_ms - self.timing.renew_every_ms,
+                        resume_from_ms: h.resume_from_ms,
+                        taken_at: h.granted_at,
+                    },
+                )
+            })
+            .collect();
+        Grants {
+            generation: self.generation,
+            shards,
+        }
+    }
+
+    /// Live members by this replica's view, itself included, sorted.
+    pub fn live_members(&self, now: i64) -> Vec<&str> {
+        let mut live: Vec<&str> = self
+            .members
+            .iter()
+            .filter(|(id, seen)| *id != &self.id && now - seen.since_ms < self.timing.ttl_ms)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        live.push(&self.id);
+        live.sort_unstable();
+        live
+    }
+
+    /// This replica's share, by how many shards the other live members
+    /// together fall short of theirs (counting the leases its view shows
+    /// them holding), and the id hashes of the members short of theirs.
+    fn shares(&self, now: i64) -> (usize, usize, Vec<u64>) {
+        let live = self.live_members(now);
+        let shards = usize::from(self.timing.shards.max(1));
+        let share_of = |rank: usize| shards / live.len() + usize::from(rank < shards % live.len());
+        let mut holding: HashMap<&str, usize> = HashMap::new();
+        for (seen, value) in self.shards.iter().flatten() {
+            if let Some(holder) = value.holder.as_deref() {
+                if now - seen.since_ms < self.timing.ttl_ms {
+                    *holding.entry(holder).or_default() += 1;
+                }
+            }
+        }
+        let mut share = 0;
+        let mut short = 0;
+        let mut needy = Vec::new();
+        for (rank, id) in live.iter().enumerate() {
+            let held = if *id == self.id {
+                share = share_of(rank);
+                self.held.len() - self.releasing.len()
+            } else {
+                let held = holding.get(id).copied().unwrap_or(0);
+                short += share_of(rank).saturating_sub(held);
+                held
+            };
+            if held < share_of(rank) {
+                needy.push(hash_id(id));
+            }
+        }
+        (share, short, needy)
+    }
+
+    /// Higher is more wanted: a hash of the shard and this replica's id, so
+    /// that each replica has its own order.
+    fn preference(&self, shard: u16) -> u64 {
+        mix64(self.id_hash ^ u64::from(shard))
+    }
+
+    fn lose(&mut self, shard: u16) {
+        if self.held.remove(&shard).is_some() {
+            self.releasing.remove(&shard);
+            self.generation += 1;
+        }
+    }
+
+    /// The revision to take `shard` from, if it is free or expired (or names
+    /// this replica after a take whose answer was lost).
+    fn takeable(&self, shard: u16, now: i64) -> Option<u64> {
+        if self.held.contains_key(&shard) {
+            return None;
+        }
+        match &self.shards[usize::from(shard)] {
+            None => Some(0),
+            Some((seen, value)) => match value.holder.as_deref() {
+                None => Some(seen.revision),
+                Some(holder) if holder == self.id => Some(seen.revision),
+                Some(_) if now - seen.since_ms >= self.timing.ttl_ms => Some(seen.revision),
+                Some(_) => None,
+            },
+        }
+    }
+
+    fn note_unowned(&mut self, now: i64) {
+        for shard in 0..self.timing.shards.max(1) {
+            let free = self.takeable(shard, now).is_some() || self.held.contains_key(&shard);
+            let since = &mut self.unowned_since[usize::from(shard)];
+            match (free && !self.held.contains_key(&shard), *since) {
+                (true, None) => *since = Some(now),
+                (false, _) => *since = None,
+                _ => {}
+            }
+        }
+    }
+
+    /// Takes of up to `wanted` free or expired shards (and of any orphaned
+    /// one). First the shards this replica wins among the `needy` members
+    /// by highest random weight: with the same view every needy member
+    /// wins different ones, so a dead replica's shards are not raced for.
+    fn takes(&self, now: i64, wanted: usize, needy: &[u64]) -> Vec<Op> {
+        let wins = |shard: u16| {
+            needy
+                .iter()
+                .map(|member| mix64(member ^ u64::from(shard)))
+                .max()
+                .is_some_and(|best| best == self.preference(shard))
+        };
+        let mut candidates: Vec<(bool, bool, u64, u16, u64)> = (0..self.timing.shards.max(1))
+            .filter_map(|shard| {
+                let expected = self.takeable(shard, now)?;
+                let orphaned = self.unowned_since[usize::from(shard)]
+                    .is_some_and(|since| now - since >= 2 * self.timing.ttl_ms);
+                let won = wanted > 0 && wins(shard);
+                Some((orphaned, won, self.preference(shard), shard, expected))
+            })
+            .collect();
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        let mut ops = Vec::new();
+        for (index, (orphaned, _, _, shard, expected)) in candidates.into_iter().enumerate() {
+            if index >= wanted && !orphaned {
+                continue;
+            }
+            let resume = self.shards[usize::from(shard)]
+                .as_ref()
+                .map_or(0, |(_, v)| v.published_through_ms);
+            ops.push(Op::Take {
+                shard,
+                expected,
+                value: ShardValue {
+                    holder: Some(self.id.clone()),
+                    published_through_ms: resume,
+                },
+            });
+        }
+        ops
+    }
+
+    fn forgettable(&self, now: i64) -> Vec<Op> {
+        self.members
+            .iter()
+            .filter(|(id, seen)| {
+                *id != &self.id && now - seen.since_ms >= self.timing.forget_after_ms()
+            })
+            .map(|(id, seen)| Op::ForgetMember {
+                id: id.clone(),
+                expected: seen.revision,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,227 @@
+//! The lease protocol without NATS: unit cases of [`Replica`], and a
+//! simulation of hundreds of replicas joining, leaving and dying over an
+//! in-memory bucket with the same revision checks as NATS KV, lagging
+//! watches and lost answers. Time is a number; nothing sleeps.
+
+mod world;
+
+use super::replica::{EngineProgress, Key, LeaseTiming, Op, Outcome, Replica};
+use super::ShardValue;
+use world::{World, TIMING};
+
+#[test]
+fn one_replica_takes_every_shard_at_once_and_resumes_where_the_last_stopped() {
+    let mut world = World::new(TIMING, 1);
+    // A previous holder released shard 3 having published up to 12345.
+    let old = ShardValue {
+        holder: None,
+        published_through_ms: 12_345,
+    };
+    world.bucket.write(
+        &Op::Take {
+            shard: 3,
+            expected: 0,
+            value: old,
+        },
+        "gone",
+        0,
+    );
+    let a = world.join();
+    let took = world.until(TIMING.renew_every_ms + 1_000, World::all_owned);
+    assert!(took <= TIMING.renew_every_ms + 100, "{took} ms");
+    let grants = &world.sims[a].grants;
+    assert_eq!(grants.shards.len(), 8);
+    assert_eq!(grants.shards[&3].resume_from_ms, 12_345);
+    assert_eq!(grants.shards[&0].resume_from_ms, 0, "never held");
+}
+
+#[test]
+fn a_second_replica_gets_half_and_a_dead_ones_shards_move_within_the_ttl() {
+    let mut world = World::new(TIMING, 2);
+    let a = world.join();
+    world.until(5_000, World::all_owned);
+    let b = world.join();
+    world.until(4 * TIMING.ttl_ms, World::balanced);
+    assert_eq!(world.owned(), vec![(a, 4), (b, 4)]);
+
+    world.kill(a);
+    // The survivor sees A's member key go quiet after the TTL, and its
+    // leases expire at the same time.
+    let moved = world.until(2 * TIMING.ttl_ms, World::all_owned);
+    assert!(
+        moved <= TIMING.ttl_ms + TIMING.renew_every_ms + 500,
+        "took {moved} ms"
+    );
+    assert_eq!(world.owned(), vec![(b, 8)]);
+}
+
+#[test]
+fn a_clean_leave_hands_over_within_a_renewal() {
+    let mut world = World::new(TIMING, 3);
+    for _ in 0..3 {
+        world.join();
+    }
+    world.until(4 * TIMING.ttl_ms, World::balanced);
+    let before = world.now;
+    world.leave(0);
+    // The others see the member key deleted and the shards free; their
+    // next tick takes them.
+    let moved = world.until(3 * TIMING.renew_every_ms, World::balanced);
+    assert!(moved <= 2 * TIMING.renew_every_ms, "took {moved} ms");
+    // The releases carry the watermark.
+    for shard in 0..TIMING.shards {
+        let (_, bytes) = &world.bucket.keys[&Key::Shard(shard).name()];
+        let value: ShardValue = serde_json::from_slice(bytes).unwrap();
+        assert!(value.published_through_ms >= before - TIMING.renew_every_ms);
+    }
+}
+
+#[test]
+fn a_renewal_whose_answer_was_lost_keeps_the_lease() {
+    let mut replica = Replica::new("a", TIMING);
+    let now = 1_000_000;
+    for shard in 0..8 {
+        replica.observe(&Key::Shard(shard), None, now);
+    }
+    let ops = replica.tick(now, EngineProgress::default());
+    let take = ops
+        .iter()
+        .find(|op| matches!(op, Op::Take { shard: 0, .. }))
+        .unwrap()
+        .clone();
+    replica.applied(&take, Outcome::Stored(5), now);
+    let renew = Op::Renew {
+        shard: 0,
+        expected: 5,
+        value: ShardValue {
+            holder: Some("a".into()),
+            published_through_ms: now,
+        },
+    };
+    // Renewed (revision 6) but the answer was lost; the watch shows it.
+    replica.applied(&renew, Outcome::Unknown, now + 2_000);
+    let stored = serde_json::to_vec(&ShardValue {
+        holder: Some("a".into()),
+        published_through_ms: now,
+    })
+    .unwrap();
+    replica.observe(&Key::Shard(0), Some((6, &stored)), now + 2_100);
+    replica.applied(&renew, Outcome::Conflict, now + 4_000);
+    let grant = replica.grants().shards[&0];
+    assert_eq!(
+        grant.valid_until_ms,
+        now + TIMING.ttl_ms - TIMING.renew_every_ms,
+        "still its own, until the last confirmed renewal runs out"
+    );
+    // A conflict with another holder's revision loses it at once.
+    let theirs = serde_json::to_vec(&ShardValue {
+        holder: Some("b".into()),
+        published_through_ms: now,
+    })
+    .unwrap();
+    replica.observe(&Key::Shard(0), Some((9, &theirs)), now + 5_000);
+    replica.applied(
+        &Op::Renew {
+            shard: 0,
+            expected: 6,
+            value: ShardValue::default(),
+        },
+        Outcome::Conflict,
+        now + 6_000,
+    );
+    assert!(!replica.grants().shards.contains_key(&0));
+}
+
+#[test]
+fn a_lease_not_renewed_in_time_is_dropped_before_anyone_may_take_it() {
+    let mut replica = Replica::new("a", TIMING);
+    let now = 1_000_000;
+    replica.observe(&Key::Shard(0), None, now);
+    let take = Op::Take {
+        shard: 0,
+        expected: 0,
+        value: ShardValue::default(),
+    };
+    replica.applied(&take, Outcome::Stored(1), now);
+    let until = replica.grants().shards[&0].valid_until_ms;
+    assert!(until < now + TIMING.ttl_ms);
+    // NATS unreachable: renewals go unanswered; the tick at the deadline drops it.
+    replica.tick(until - 1, EngineProgress::default());
+    assert!(replica.grants().shards.contains_key(&0));
+    replica.tick(until, EngineProgress::default());
+    assert!(replica.grants().shards.is_empty());
+}
+
+#[test]
+fn hundreds_of_replicas_joining_leaving_and_dying_never_share_a_shard() {
+    let timing = LeaseTiming {
+        shards: 512,
+        ..TIMING
+    };
+    let mut world = World::new(timing, 42);
+    world.lost_answers = 20;
+    for _ in 0..50 {
+        world.join();
+    }
+    world.until(6 * timing.ttl_ms, World::balanced);
+
+    // 150 more join, a few at a time.
+    for _ in 0..30 {
+        for _ in 0..5 {
+            world.join();
+        }
+        world.run(500);
+    }
+    world.until(10 * timing.ttl_ms, World::balanced);
+    assert_eq!(world.owned().len(), 200);
+
+    // 40 die at once: their shards are owned again within the TTL and a few
+    // renewals (the survivors first have to see them go quiet, then each
+    // takes at its next renewal what it is short of).
+    let mut killed = 0;
+    for index in 0..world.sims.len() {
+        if killed < 40 && world.rng.below(4) == 0 && !world.sims[index].stopped {
+            world.kill(index);
+            killed += 1;
+        }
+    }
+    let moved = world.until(6 * timing.ttl_ms, World::all_owned);
+    assert!(
+        moved <= timing.ttl_ms + 4 * timing.renew_every_ms,
+        "owned again after {moved} ms"
+    );
+    world.until(10 * timing.ttl_ms, World::balanced);
+
+    // 60 leave cleanly while 40 join.
+    let live: Vec<usize> = world.owned().into_iter().map(|(i, _)| i).collect();
+    for (n, index) in live.into_iter().take(60).enumerate() {
+        world.leave(index);
+        if n % 3 == 0 {
+            world.join();
+            world.join();
+        }
+        world.run(300);
+    }
+    world.until(10 * timing.ttl_ms, World::balanced);
+    assert_eq!(world.owned().len(), 200 - 40 - 60 + 40);
+}
+
+#[test]
+fn the_member_keys_of_vanished_replicas_are_deleted() {
+    let mut world = World::new(TIMING, 7);
+    for _ in 0..6 {
+        world.join();
+    }
+    world.until(4 * TIMING.ttl_ms, World::balanced);
+    world.kill(1);
+    world.kill(4);
+    world.until(4 * TIMING.ttl_ms, World::balanced);
+    world.run(TIMING.forget_after_ms() + 2 * TIMING.renew_every_ms);
+    let members = world
+        .bucket
+        .keys
+        .keys()
+        .filter(|k| k.starts_with("member."))
+        .count();
+    assert_eq!(members, 4, "the bucket holds the live replicas' keys only");
+}
