@@ -26,6 +26,9 @@
 //! - `status-pages`: a status page and a badge under load beside nginx
 //!   serving a static file of the same bytes, and PostgreSQL's transactions
 //!   per view.
+//! - `apply`:     10,000 monitors (`UPTIME_BENCH_APPLY_MONITORS`) written to
+//!   files, planned and applied through uptimectl's code against a real
+//!   gateway, then planned again (all unchanged): the time of each.
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -117,6 +120,10 @@ async fn main() -> anyhow::Result<()> {
             system_tests::status_pages_bench::StatusPagesOptions::from_env(),
         )
         .await?;
+    }
+    if wanted("apply") {
+        system_tests::apply_bench::run(system_tests::apply_bench::ApplyBenchOptions::from_env())
+            .await?;
     }
     if wanted("million") {
         system_tests::million::run(system_tests::million::MillionOptions::from_env()?).await?;

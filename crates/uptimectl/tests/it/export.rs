@@ -1,0 +1,156 @@
+//! `uptimectl export` → `apply` on an empty organisation → `export` gives
+//! the same files, byte for byte, for every kind, references and secrets
+//! included.
+
+use crate::harness::{gateway, stderr, Gateway};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// An organisation made by hand through the API (no refs but one), with
+/// every kind and every kind of reference between them.
+async fn populate(gw: &Gateway) {
+    let hook = gw
+        .post(
+            "alert-contacts",
+            json!({"name": "Hook", "type": "webhook", "value": "https://example.com/hook"}),
+        )
+        .await;
+    let pager = gw
+        .post(
+            "alert-contacts",
+            json!({"name": "Pager", "type": "pagerduty", "secret": "routing-key-1", "min_severity": "critical"}),
+        )
+        .await;
+    gw.post(
+        "escalation-policies",
+        json!({"name": "Night", "steps": [{"contact_ids": [pager["id"]], "delay_secs": 300}], "repeat_count": 1}),
+    )
+    .await;
+    let core = gw
+        .post(
+            "monitors",
+            json!({"name": "Core switch", "type": "tcp", "target": "example.com:22", "ref": "core-switch"}),
+        )
+        .await;
+    let web = gw
+        .post(
+            "monitors",
+            json!({"name": "Web", "type": "http", "target": "https://example.com/", "interval_secs": 60,
+                "headers": [{"name": "Accept", "value": "text/html"}],
+                "basic_auth": {"username": "probe", "password": "hunter2"},
+                "alert_contact_ids": [hook["id"]], "depends_on": [core["id"]],
+                "labels": {"team": "web", "env": "prod"}}),
+        )
+        .await;
+    let starts = (chrono::Utc::now() + chrono::Duration::days(1)).format("%Y-%m-%dT02:00:00Z");
+    gw.post(
+        "maintenance-windows",
+        json!({"name": "Sunday patching", "monitor_ids": [web["id"]], "effect": "silence",
+            "rrule": "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2", "timezone": "Europe/Berlin", "duration_secs": 3600,
+            "starts_at": starts.to_string()}),
+    )
+    .await;
+    gw.post(
+        "status-pages",
+        json!({"slug": "public-status", "title": "Status",
+            "groups": [{"name": "Site", "monitor_ids": [web["id"], core["id"]]}]}),
+    )
+    .await;
+}
+
+fn read_dir(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn export_then_apply_on_an_empty_organisation_then_export_gives_the_same_files() {
+    let source = gateway().await;
+    populate(&source).await;
+    let first = tempfile::tempdir().unwrap();
+    let out = source
+        .run(&["export", "--dir", first.path().to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let exported = read_dir(first.path());
+    assert_eq!(
+        exported.keys().collect::<Vec<_>>(),
+        [
+            "alert-contacts.yaml",
+            "escalation-policies.yaml",
+            "maintenance-windows.yaml",
+            "monitors.yaml",
+            "status-pages.yaml"
+        ]
+    );
+    let monitors = &exported["monitors.yaml"];
+    for expected in [
+        "ref: core-switch",
+        "depends_on_refs:\n    - core-switch",
+        "alert_contact_refs:\n    - alertcontact-",
+        "from_env: UPTIME_SECRET_MONITOR_MONITOR_",
+    ] {
+        assert!(monitors.contains(expected), "{expected} in\n{monitors}");
+    }
+    assert!(!monitors.contains("status:"), "server-only fields left out:\n{monitors}");
+    assert!(!exported["alert-contacts.yaml"].contains("routing-key-1"));
+
+    // The secrets the files name, from the environment.
+    let mut secrets: Vec<(String, String)> = Vec::new();
+    for text in exported.values() {
+        for var in text.split("from_env: ").skip(1) {
+            let var = var.split_whitespace().next().unwrap().to_string();
+            secrets.push((var, "a-secret".into()));
+        }
+    }
+    assert_eq!(secrets.len(), 2, "{secrets:?}");
+    let env: Vec<(&str, &str)> = secrets
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+
+    let target = gateway().await;
+    let applied = target
+        .run_with(&["apply", "-f", first.path().to_str().unwrap()], &env)
+        .await;
+    assert_eq!(applied.status.code(), Some(0), "{applied:?}");
+    let settled = target
+        .run_with(&["plan", "-f", first.path().to_str().unwrap()], &env)
+        .await;
+    assert_eq!(settled.status.code(), Some(0), "{settled:?}");
+
+    let second = tempfile::tempdir().unwrap();
+    let out = target
+        .run(&["export", "--dir", second.path().to_str().unwrap()])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let again = read_dir(second.path());
+    for (name, text) in &exported {
+        assert_eq!(&again[name], text, "{name} differs");
+    }
+    assert_eq!(again.len(), exported.len());
+}
+
+#[tokio::test]
+async fn export_without_a_directory_prints_every_resource_and_schema_prints_the_schema() {
+    let gw = gateway().await;
+    gw.create(json!({"name": "api", "type": "tcp", "target": "example.com:22"}))
+        .await;
+    let out = gw.run(&["export"]).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kind: Monitor"), "{text}");
+    assert!(text.contains("ref: monitor-"), "{text}");
+
+    let schema = gw.run(&["schema"]).await;
+    assert_eq!(schema.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert!(schema["$defs"]["MonitorResource"].is_object());
+}
