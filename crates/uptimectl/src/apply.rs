@@ -218,9 +218,15 @@ pub fn render_plan(answer: &Value) -> String {
     let (c, u, d) = (counts.create, counts.update, counts.delete);
     let n = counts.unchanged;
     let _ = if answer["applied"] == Value::Bool(true) {
-        write!(out, "Applied: {c} created, {u} updated, {d} deleted, {n} unchanged")
+        write!(
+            out,
+            "Applied: {c} created, {u} updated, {d} deleted, {n} unchanged"
+        )
     } else {
-        write!(out, "Plan: {c} to create, {u} to update, {d} to delete, {n} unchanged")
+        write!(
+            out,
+            "Plan: {c} to create, {u} to update, {d} to delete, {n} unchanged"
+        )
     };
     if counts.not_pruned > 0 {
         let _ = write!(
@@ -262,8 +268,16 @@ pub async fn run(
     if counts.delete > 0 && !options.yes {
         let question = format!("Delete {} resource(s)? [y/N] ", counts.delete);
         match confirm(&question) {
-            None => return Err(ApplyError::DeletionNeedsYes { count: counts.delete }),
-            Some(false) => return Err(ApplyError::DeletionDeclined { count: counts.delete }),
+            None => {
+                return Err(ApplyError::DeletionNeedsYes {
+                    count: counts.delete,
+                })
+            }
+            Some(false) => {
+                return Err(ApplyError::DeletionDeclined {
+                    count: counts.delete,
+                })
+            }
             Some(true) => {}
         }
     }

@@ -46,7 +46,9 @@ pub async fn fetch(client: &Client) -> Result<Vec<Exported>, ClientError> {
     let mut listed = Vec::new();
     for kind in Kind::ALL {
         let path = format!("/api/v1/{}", kind.collection());
-        let items = client.list(&path, kind.list_field(), MAX_LIST_ITEMS).await?;
+        let items = client
+            .list(&path, kind.list_field(), MAX_LIST_ITEMS)
+            .await?;
         listed.push((kind, items));
     }
     Ok(convert(&listed))
@@ -172,7 +174,11 @@ fn drop_unset(value: &mut Value) {
 
 /// `ids` → `refs` in `object`, when every id is a known resource's (else
 /// the ids stay: the apply then names what is wrong).
-fn to_refs(object: &mut Value, field: &crate::kinds::RefField, refs: &HashMap<(Kind, i64), String>) {
+fn to_refs(
+    object: &mut Value,
+    field: &crate::kinds::RefField,
+    refs: &HashMap<(Kind, i64), String>,
+) {
     let Some(map) = object.as_object_mut() else {
         return;
     };
@@ -185,7 +191,11 @@ fn to_refs(object: &mut Value, field: &crate::kinds::RefField, refs: &HashMap<(K
             .map(|r| Value::String(r.clone()))
     };
     let by_ref = match ids {
-        Value::Array(ids) => ids.iter().map(lookup).collect::<Option<Vec<_>>>().map(Value::Array),
+        Value::Array(ids) => ids
+            .iter()
+            .map(lookup)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
         one => lookup(one),
     };
     if let Some(by_ref) = by_ref {
@@ -249,9 +259,7 @@ pub fn write_dir(dir: &Path, exported: &[Exported]) -> Result<Vec<String>, Expor
         let path = dir.join(kind_set.kind.file_name());
         if kind_set.resources.is_empty() {
             match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(failed(&path)(e))
-                }
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(&path)(e)),
                 _ => continue,
             }
         }

@@ -4,13 +4,17 @@ fn listed() -> Vec<(Kind, Vec<Value>)> {
     vec![
         (
             Kind::AlertContact,
-            vec![json!({"id": 3, "ref": "oncall", "org_id": 1, "name": "PD", "type": "pagerduty",
-                "value": "", "secret": "set", "verified": true, "created_at": "2026-01-01T00:00:00Z"})],
+            vec![
+                json!({"id": 3, "ref": "oncall", "org_id": 1, "name": "PD", "type": "pagerduty",
+                "value": "", "secret": "set", "verified": true, "created_at": "2026-01-01T00:00:00Z"}),
+            ],
         ),
         (
             Kind::EscalationPolicy,
-            vec![json!({"id": 9, "ref": null, "name": "night", "repeat_count": 0,
-                "steps": [{"contact_ids": [3], "delay_secs": 0}]})],
+            vec![
+                json!({"id": 9, "ref": null, "name": "night", "repeat_count": 0,
+                "steps": [{"contact_ids": [3], "delay_secs": 0}]}),
+            ],
         ),
         (
             Kind::Monitor,

@@ -177,9 +177,7 @@ async fn run(cli: Cli) -> anyhow::Result<Done> {
         Command::Get { what, limit } => commands::get(&client()?, &what, limit, format)
             .await?
             .into(),
-        Command::Describe { what } => commands::describe(&client()?, &what, format)
-            .await?
-            .into(),
+        Command::Describe { what } => commands::describe(&client()?, &what, format).await?.into(),
         Command::Check {
             monitor,
             timeout_secs,

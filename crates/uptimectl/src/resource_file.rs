@@ -108,14 +108,15 @@ impl fmt::Display for LoadError {
 /// Reads `path` (a file or a directory), checks every resource against the
 /// file format's schema, resolves `{from_env}` through `env`, and returns
 /// the resources in file order.
-pub fn load(
-    path: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Resource>, LoadError> {
+pub fn load(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Resource>, LoadError> {
     let mut problems = Vec::new();
     let files = match files_of(path) {
         Ok(files) => files,
-        Err(problem) => return Err(LoadError { problems: vec![problem] }),
+        Err(problem) => {
+            return Err(LoadError {
+                problems: vec![problem],
+            })
+        }
     };
     let validators = SpecValidators::get();
     let mut resources = Vec::new();
@@ -237,10 +238,7 @@ fn read_documents(file: &Path) -> Result<Vec<Value>, Problem> {
     let mut documents = Vec::new();
     for (index, document) in serde_norway::Deserializer::from_str(&text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| {
-            file_problem(
-                file,
-                format!("document {}: not valid YAML: {e}", index + 1),
-            )
+            file_problem(file, format!("document {}: not valid YAML: {e}", index + 1))
         })?;
         documents.push(value);
     }
@@ -295,6 +293,15 @@ fn items_of(
 /// `{kind, ref, spec}` read and checked: a problem for each thing wrong.
 fn envelope(value: Value, source: Source, problems: &mut Vec<Problem>) -> Option<Resource> {
     let place = source.to_string();
+    let Value::Object(map) = value else {
+        problems.push(Problem {
+            place,
+            resource: None,
+            field: None,
+            message: "a resource must be an object with `kind`, `ref` and `spec`".into(),
+        });
+        return None;
+    };
     let mut problem = |resource: Option<String>, field: &str, message: &str| {
         problems.push(Problem {
             place: place.clone(),
@@ -302,15 +309,6 @@ fn envelope(value: Value, source: Source, problems: &mut Vec<Problem>) -> Option
             field: Some(field.into()),
             message: message.into(),
         })
-    };
-    let Value::Object(map) = value else {
-        problems.push(Problem {
-            place: place.clone(),
-            resource: None,
-            field: None,
-            message: "a resource must be an object with `kind`, `ref` and `spec`".into(),
-        });
-        return None;
     };
     let kind_name = map.get("kind").and_then(Value::as_str).unwrap_or_default();
     let reference = map.get("ref").and_then(Value::as_str).unwrap_or_default();
@@ -339,17 +337,28 @@ fn envelope(value: Value, source: Source, problems: &mut Vec<Problem>) -> Option
         ok = false;
     }
     if !map.get("spec").is_some_and(Value::is_object) {
-        problem(label.clone(), "spec", "must be an object (the kind's fields)");
+        problem(
+            label.clone(),
+            "spec",
+            "must be an object (the kind's fields)",
+        );
         ok = false;
     }
     for key in map.keys() {
         if !matches!(key.as_str(), "kind" | "ref" | "spec") {
-            problem(label.clone(), key, "unknown field (a resource has `kind`, `ref` and `spec`)");
+            problem(
+                label.clone(),
+                key.as_str(),
+                "unknown field (a resource has `kind`, `ref` and `spec`)",
+            );
             ok = false;
         }
     }
     let kind = kind.filter(|_| ok)?;
-    let spec = map.get("spec").cloned().unwrap_or(Value::Object(Map::new()));
+    let spec = map
+        .get("spec")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     Some(Resource {
         kind,
         reference: reference.to_string(),
@@ -388,14 +397,16 @@ fn resolve_from_env(
 ) {
     match value {
         Value::Object(map) => {
-            if map.len() == 1 {
-                if let Some(Value::String(var)) = map.get("from_env") {
-                    match env(var) {
-                        Some(secret) => *value = Value::String(secret),
-                        None => missing.push((field_path(path), var.clone())),
-                    }
-                    return;
+            let variable = match (map.len(), map.get("from_env")) {
+                (1, Some(Value::String(variable))) => Some(variable.clone()),
+                _ => None,
+            };
+            if let Some(variable) = variable {
+                match env(&variable) {
+                    Some(secret) => *value = Value::String(secret),
+                    None => missing.push((field_path(path), variable)),
                 }
+                return;
             }
             for (key, inner) in map.iter_mut() {
                 path.push(key.clone());

@@ -62,11 +62,17 @@ resources:\n  - kind: Monitor\n    ref: c\n    spec: {name: c, type: tcp, target
 fn a_directory_is_merged_by_path_and_a_ref_twice_names_both_files() {
     let dir = tempfile::tempdir().unwrap();
     let monitor = |r: &str| {
-        format!("kind: Monitor\nref: {r}\nspec: {{name: {r}, type: tcp, target: 'example.com:443'}}\n")
+        format!(
+            "kind: Monitor\nref: {r}\nspec: {{name: {r}, type: tcp, target: 'example.com:443'}}\n"
+        )
     };
     write(dir.path(), "b/second.yml", &monitor("two"));
     write(dir.path(), "a.yaml", &monitor("one"));
-    write(dir.path(), "b/c/third.json", r#"[{"kind": "Monitor", "ref": "three", "spec": {"name": "t", "type": "tcp", "target": "example.com:443"}}]"#);
+    write(
+        dir.path(),
+        "c/d/third.json",
+        r#"[{"kind": "Monitor", "ref": "three", "spec": {"name": "t", "type": "tcp", "target": "example.com:443"}}]"#,
+    );
     write(dir.path(), "README.md", "not a resource file");
     let refs: Vec<String> = load(dir.path(), &no_env)
         .unwrap()
@@ -78,7 +84,10 @@ fn a_directory_is_merged_by_path_and_a_ref_twice_names_both_files() {
     write(dir.path(), "z.yaml", &monitor("two"));
     let found = problems(load(dir.path(), &no_env));
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].contains("z.yaml: document 1 (Monitor/two): ref: defined twice"), "{found:?}");
+    assert!(
+        found[0].contains("z.yaml: document 1 (Monitor/two): ref: defined twice"),
+        "{found:?}"
+    );
     assert!(found[0].contains("second.yml: document 1"), "{found:?}");
 }
 
@@ -104,7 +113,10 @@ fn every_problem_of_every_file_is_named_with_file_resource_and_field() {
         assert!(found.contains(expected), "{expected} in\n{found}");
     }
     let error = load(dir.path(), &no_env).unwrap_err().to_string();
-    assert!(error.starts_with("6 problems in the files; nothing was sent:"), "{error}");
+    assert!(
+        error.starts_with("6 problems in the files; nothing was sent:"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -228,7 +228,10 @@ impl Defs {
         if depth > 16 {
             return;
         }
-        if let Some(target) = node["$ref"].as_str().and_then(|r| r.strip_prefix(DEFS_PREFIX)) {
+        if let Some(target) = node["$ref"]
+            .as_str()
+            .and_then(|r| r.strip_prefix(DEFS_PREFIX))
+        {
             if let Some(def) = self.defs.get(target) {
                 self.gather(def, shape, depth + 1);
             }
@@ -309,7 +312,10 @@ impl SpecValidators {
                         segments.push(segment);
                     }
                 }
-                (crate::resource_file::field_path(&segments), error.to_string())
+                (
+                    crate::resource_file::field_path(&segments),
+                    error.to_string(),
+                )
             })
             .collect()
     }
@@ -321,9 +327,7 @@ mod tests {
 
     /// A miniature OpenAPI document with the shapes the real one has.
     fn openapi() -> Value {
-        let object = |props: Value, required: Value| {
-            json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
-        };
+        let object = |props: Value, required: Value| json!({"type": "object", "properties": props, "required": required, "additionalProperties": false});
         json!({"components": {"schemas": {
             "CreateMonitor": object(json!({
                 "name": {"type": "string"}, "ref": {"type": "string"},
@@ -363,7 +367,10 @@ mod tests {
             {"kind": "MaintenanceWindow", "ref": "w", "spec": {"name": "w", "monitor_refs": ["api"]}},
             {"kind": "AlertContact", "ref": "c", "spec": {"name": "c", "secret": {"from_env": "S"}}},
         ]});
-        let errors: Vec<String> = validator.iter_errors(&file).map(|e| e.to_string()).collect();
+        let errors: Vec<String> = validator
+            .iter_errors(&file)
+            .map(|e| e.to_string())
+            .collect();
         assert!(errors.is_empty(), "{errors:?}");
         for bad in [
             json!({"kind": "Monitor", "ref": "Bad Ref", "spec": {"name": "x"}}),

@@ -27,7 +27,13 @@ async fn monitors_by_ref(gw: &Gateway) -> Vec<(Option<String>, i64, Value)> {
         .list("monitors", "monitors")
         .await
         .into_iter()
-        .map(|m| (m["ref"].as_str().map(String::from), m["id"].as_i64().unwrap(), m))
+        .map(|m| {
+            (
+                m["ref"].as_str().map(String::from),
+                m["id"].as_i64().unwrap(),
+                m,
+            )
+        })
         .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found
@@ -79,7 +85,10 @@ async fn apply_creates_a_set_a_second_plan_is_unchanged_and_an_edit_updates_only
     assert!(out.contains("~ Monitor/api"), "{out}");
     let changes: Vec<&str> = out.lines().filter(|l| l.starts_with("    ")).collect();
     assert_eq!(changes, ["    interval_secs: 300 → 60"], "{out}");
-    assert!(out.contains("Plan: 0 to create, 1 to update, 0 to delete, 2 unchanged."), "{out}");
+    assert!(
+        out.contains("Plan: 0 to create, 1 to update, 0 to delete, 2 unchanged."),
+        "{out}"
+    );
 
     let applied = gw.run(&["apply", "-f", files(dir.path())]).await;
     assert_eq!(applied.status.code(), Some(0), "{applied:?}");
@@ -87,7 +96,9 @@ async fn apply_creates_a_set_a_second_plan_is_unchanged_and_an_edit_updates_only
     // Updated in place: the same id, so its results and incidents stay.
     assert_eq!(after[0].1, *api_id);
     assert_eq!(after[0].2["interval_secs"], 60);
-    let settled = gw.run(&["apply", "--dry-run", "-f", files(dir.path())]).await;
+    let settled = gw
+        .run(&["apply", "--dry-run", "-f", files(dir.path())])
+        .await;
     assert_eq!(settled.status.code(), Some(0), "{settled:?}");
 }
 
@@ -107,12 +118,18 @@ async fn a_removed_resource_is_deleted_only_with_prune_and_yes_and_hand_made_one
     let kept = gw.run(&["plan", "-f", files(dir.path())]).await;
     assert_eq!(kept.status.code(), Some(0), "{kept:?}");
     assert!(stdout(&kept).contains("- Monitor/db (id"), "{kept:?}");
-    assert!(stdout(&kept).contains("deleted only with --prune"), "{kept:?}");
+    assert!(
+        stdout(&kept).contains("deleted only with --prune"),
+        "{kept:?}"
+    );
 
     let pruning = gw.run(&["plan", "--prune", "-f", files(dir.path())]).await;
     assert_eq!(pruning.status.code(), Some(2), "{pruning:?}");
     let out = stdout(&pruning);
-    assert!(out.contains("Plan: 0 to create, 0 to update, 1 to delete, 2 unchanged."), "{out}");
+    assert!(
+        out.contains("Plan: 0 to create, 0 to update, 1 to delete, 2 unchanged."),
+        "{out}"
+    );
     assert!(!out.contains(&format!("(id {hand_made})")), "{out}");
 
     // No terminal to ask at and no --yes: refused, nothing deleted.
@@ -143,7 +160,10 @@ async fn an_invalid_set_fails_as_a_whole_naming_file_resource_and_field() {
     let out = gw.run(&["apply", "-f", files(dir.path())]).await;
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = stderr(&out);
-    assert!(err.contains("2 problems in the files; nothing was sent"), "{err}");
+    assert!(
+        err.contains("2 problems in the files; nothing was sent"),
+        "{err}"
+    );
     assert!(
         err.contains("monitors.yaml: document 2 (Monitor/bad): spec.interval_secs:"),
         "{err}"
@@ -177,7 +197,11 @@ async fn a_directory_is_merged_and_a_ref_defined_twice_names_both_files() {
     let gw = gateway().await;
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "team-a/contacts.yaml", CONTACTS);
-    write(dir.path(), "team-a/nested/monitors.yml", &monitors(300, false));
+    write(
+        dir.path(),
+        "team-a/nested/monitors.yml",
+        &monitors(300, false),
+    );
     write(
         dir.path(),
         "team-b/db.json",
@@ -185,7 +209,11 @@ async fn a_directory_is_merged_and_a_ref_defined_twice_names_both_files() {
     );
     let out = gw.run(&["apply", "-f", files(dir.path())]).await;
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let refs: Vec<Option<String>> = monitors_by_ref(&gw).await.into_iter().map(|m| m.0).collect();
+    let refs: Vec<Option<String>> = monitors_by_ref(&gw)
+        .await
+        .into_iter()
+        .map(|m| m.0)
+        .collect();
     assert_eq!(refs, [Some("api".to_string()), Some("db".to_string())]);
 
     write(
@@ -196,6 +224,9 @@ async fn a_directory_is_merged_and_a_ref_defined_twice_names_both_files() {
     let out = gw.run(&["plan", "-f", files(dir.path())]).await;
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = stderr(&out);
-    assert!(err.contains("team-c/db.yaml: document 1 (Monitor/db): ref: defined twice"), "{err}");
+    assert!(
+        err.contains("team-c/db.yaml: document 1 (Monitor/db): ref: defined twice"),
+        "{err}"
+    );
     assert!(err.contains("team-b/db.json: document 1, item 1"), "{err}");
 }
