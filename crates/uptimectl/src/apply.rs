@@ -247,18 +247,20 @@ fn shown(value: &Value) -> String {
     }
 }
 
-/// The whole command: plans, shows the plan through `show`, asks (through
-/// `confirm`, `None`: no terminal to ask at) before deleting, applies.
+/// The whole command: plans, shows the plan through `show` (told whether
+/// it is the last answer, for outputs that take one document), asks
+/// (through `confirm`, `None`: no terminal to ask at) before deleting,
+/// applies and shows what was applied.
 pub async fn run(
     client: &Client,
     resources: &[Resource],
     options: ApplyOptions,
-    show: &mut dyn FnMut(&Value),
+    show: &mut dyn FnMut(&Value, bool),
     confirm: &mut dyn FnMut(&str) -> Option<bool>,
 ) -> Result<Ended, ApplyError> {
     let planned = send(client, resources, options.prune, true).await?;
-    show(&planned);
     let counts = Counts::of(&planned);
+    show(&planned, counts.changes() == 0 || options.dry_run);
     if counts.changes() == 0 {
         return Ok(Ended::NothingToChange);
     }
@@ -282,7 +284,7 @@ pub async fn run(
         }
     }
     let applied = send(client, resources, options.prune, false).await?;
-    show(&applied);
+    show(&applied, true);
     Ok(Ended::Applied)
 }
 

@@ -239,9 +239,12 @@ async fn apply_files(
 ) -> anyhow::Result<Done> {
     let resources = uptimectl::resource_file::load_from_environment(path)?;
     let client = client()?;
-    let mut show = |answer: &serde_json::Value| {
+    // A table shows the plan, then what was applied; JSON and YAML only
+    // the last answer (one document for scripts).
+    let mut show = |answer: &serde_json::Value, last: bool| {
         let text = match format {
             Format::Table => apply::render_plan(answer),
+            _ if !last => return,
             other => uptimectl::output::render_one(answer, other),
         };
         println!("{}", text.trim_end());
