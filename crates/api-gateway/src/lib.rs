@@ -20,6 +20,7 @@ pub mod principal;
 pub mod query_params;
 pub mod quotas;
 pub mod rate_limit;
+pub mod refs;
 pub mod routes;
 pub mod sealing;
 pub mod settings;
