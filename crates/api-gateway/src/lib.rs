@@ -2,6 +2,7 @@
 //! sits; `routes/` has one module per resource.
 
 pub mod api;
+pub mod apply;
 pub mod audit;
 pub mod auth;
 pub mod auth_cache;

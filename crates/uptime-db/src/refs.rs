@@ -113,7 +113,7 @@ pub async fn find(
     .bind::<Text, _>(r#ref)
     .load(conn)
     .await?;
-    Ok(rows.first().map(|r| r.id))
+    Ok(rows.into_iter().next().map(|r| r.id))
 }
 
 /// Every `(id, ref)` of the organisation's resources of `kind` that carry a
@@ -181,7 +181,7 @@ pub async fn monitors_locked(
     ids: &[i64],
 ) -> DbResult<Vec<crate::models::Monitor>> {
     use crate::schema::monitors;
-    use diesel::prelude::*;
+    use diesel::{ExpressionMethods, QueryDsl, SelectableHelper};
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -202,7 +202,7 @@ pub async fn contacts_locked(
     ids: &[i64],
 ) -> DbResult<Vec<crate::models::AlertContact>> {
     use crate::schema::alert_contacts;
-    use diesel::prelude::*;
+    use diesel::{ExpressionMethods, QueryDsl, SelectableHelper};
     if ids.is_empty() {
         return Ok(Vec::new());
     }
