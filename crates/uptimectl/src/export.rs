@@ -92,6 +92,11 @@ fn reference_of(kind: Kind, item: &Value) -> String {
     }
 }
 
+/// Fields a response shows that a create body refuses beside another:
+/// (kind, the field given, the field it implies, left out). A heartbeat
+/// on a `schedule` shows the `interval_secs` it stands for.
+const IMPLIED_FIELDS: &[(Kind, &str, &str)] = &[(Kind::Monitor, "schedule", "interval_secs")];
+
 /// One response as the spec that recreates it.
 pub fn spec_of(
     kind: Kind,
@@ -112,6 +117,13 @@ pub fn spec_of(
         None => response,
     };
     drop_unset(&mut spec);
+    for (rule_kind, given, implied) in IMPLIED_FIELDS {
+        if *rule_kind == kind && spec.get(given).is_some() {
+            if let Some(map) = spec.as_object_mut() {
+                map.remove(*implied);
+            }
+        }
+    }
     for field in REF_FIELDS.iter().filter(|f| f.kind == kind) {
         match field.within {
             None => to_refs(&mut spec, field, refs),
