@@ -91,3 +91,15 @@ fn files_are_one_per_kind_and_read_back_as_the_same_resources() {
     write_dir(dir.path(), &emptied).unwrap();
     assert!(!dir.path().join("escalation-policies.yaml").exists());
 }
+
+#[test]
+fn a_scheduled_heartbeat_is_written_without_the_interval_it_stands_for() {
+    let heartbeat = json!({"id": 8, "ref": "backup", "name": "Backup", "type": "heartbeat",
+        "schedule": "0 3 * * *", "timezone": "UTC", "interval_secs": 86400, "timeout_secs": 120});
+    let exported = convert(&[(Kind::Monitor, vec![heartbeat])]);
+    assert_eq!(
+        exported[0].resources[0]["spec"],
+        json!({"name": "Backup", "type": "heartbeat", "schedule": "0 3 * * *", "timezone": "UTC",
+            "timeout_secs": 120})
+    );
+}
