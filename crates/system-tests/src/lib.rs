@@ -6,6 +6,7 @@
 //! services themselves never depend on each other.
 
 pub mod alert_latency;
+pub mod apply_bench;
 pub mod chaos_bench;
 pub mod fairness_bench;
 pub mod kinds_bench;

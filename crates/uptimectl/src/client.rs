@@ -9,9 +9,14 @@ use std::time::Duration;
 pub enum ClientError {
     #[error("cannot reach {url}: {source}")]
     Unreachable { url: String, source: reqwest::Error },
-    /// The API refused: its status, `error` and each `details` entry.
+    /// The API refused: its status, `error` and each `details` entry (and
+    /// the whole body, for callers that read more of it).
     #[error("{status}: {message}")]
-    Refused { status: u16, message: String },
+    Refused {
+        status: u16,
+        message: String,
+        body: Value,
+    },
     #[error("the API answered something that is not JSON: {0}")]
     NotJson(String),
 }
@@ -41,6 +46,18 @@ impl Client {
 
     pub async fn post(&self, path: &str, body: Option<Value>) -> Result<Value, ClientError> {
         self.send(reqwest::Method::POST, path, body).await
+    }
+
+    /// A POST that may take longer than the usual 30 seconds (an apply of
+    /// thousands of resources runs in one transaction).
+    pub async fn post_waiting(
+        &self,
+        path: &str,
+        body: Value,
+        timeout: Duration,
+    ) -> Result<Value, ClientError> {
+        self.send_with(reqwest::Method::POST, path, Some(body), Some(timeout))
+            .await
     }
 
     /// Every item of a paged list (`{field: [...], next_cursor}`), following
@@ -79,11 +96,24 @@ impl Client {
         path: &str,
         body: Option<Value>,
     ) -> Result<Value, ClientError> {
+        self.send_with(method, path, body, None).await
+    }
+
+    async fn send_with(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.target.api_url);
         let mut req = self
             .http
             .request(method, &url)
             .bearer_auth(&self.target.api_key);
+        if let Some(timeout) = timeout {
+            req = req.timeout(timeout);
+        }
         if let Some(body) = body {
             req = req.json(&body);
         }
@@ -110,6 +140,7 @@ impl Client {
         Err(ClientError::Refused {
             status: status.as_u16(),
             message: refusal(&json),
+            body: json,
         })
     }
 }

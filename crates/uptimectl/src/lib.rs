@@ -11,11 +11,23 @@
 //!   config file with named contexts), and print tables, JSON or YAML
 //!   ([`output`]).
 //!
-//! Exit codes: 0 done, 1 an error (said on stderr, the API's own words).
+//! - `apply`, `plan` and `export` keep the organisation's resources in
+//!   files ("monitoring as code"): the file format ([`resource_file`]) and
+//!   its JSON Schema ([`resource_schema`], `uptimectl schema`), the plan
+//!   and its diff ([`apply`]), and files that reproduce the organisation
+//!   ([`export`]).
+//!
+//! Exit codes: 0 done (or nothing to change), 1 an error (said on stderr,
+//! the API's own words), 2 changes planned (`plan`, `apply --dry-run`).
 
+pub mod apply;
 pub mod client;
 pub mod commands;
 pub mod context;
+pub mod export;
+pub mod kinds;
 pub mod output;
+pub mod resource_file;
+pub mod resource_schema;
 pub mod schemas;
 pub mod tap;

@@ -29,6 +29,9 @@
 //! - `chaos` (not in the default run; a skeleton): the pipeline on a
 //!   three-node NATS cluster, a node and the stream leader killed in turn,
 //!   slots stored, skipped and doubled per fault.
+//! - `apply`:     10,000 monitors (`UPTIME_BENCH_APPLY_MONITORS`) written to
+//!   files, planned and applied through uptimectl's code against a real
+//!   gateway, then planned again (all unchanged): the time of each.
 
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -126,6 +129,10 @@ async fn main() -> anyhow::Result<()> {
         .is_ok_and(|only| only.split(',').any(|s| s.trim() == "chaos"))
     {
         system_tests::chaos_bench::run(system_tests::chaos_bench::ChaosOptions::from_env()).await?;
+    }
+    if wanted("apply") {
+        system_tests::apply_bench::run(system_tests::apply_bench::ApplyBenchOptions::from_env())
+            .await?;
     }
     if wanted("million") {
         system_tests::million::run(system_tests::million::MillionOptions::from_env()?).await?;

@@ -1,5 +1,9 @@
-//! `uptimectl tap` against a real nats-server and the contracts' own
-//! messages, and the reading of messages it makes.
+//! `uptimectl` against a real nats-server and a real api-gateway, run as
+//! the binary a user runs.
 
+mod apply;
+mod export;
+mod harness;
+mod resource_schema;
 mod rest;
 mod tap;

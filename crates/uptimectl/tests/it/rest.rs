@@ -1,82 +1,8 @@
 //! `uptimectl get/describe/usage/check` against a real api-gateway (its own
 //! database and NATS server), run as the binary a user runs.
 
-use api_gateway::settings::GatewaySettings;
-use api_gateway::startup::Application;
+use crate::harness::{gateway, stdout};
 use serde_json::{json, Value};
-use std::process::Output;
-use tokio_util::sync::CancellationToken;
-use uptime_testkit::TestEnv;
-
-struct Gateway {
-    base: String,
-    key: String,
-    _env: TestEnv,
-    stop: CancellationToken,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn gateway() -> Gateway {
-    let env = TestEnv::start().await;
-    let mut settings = GatewaySettings::default();
-    settings.http.listen = "127.0.0.1:0".into();
-    settings.http.workers = 1;
-    settings.database = env.db.settings();
-    settings.nats = env.nats.settings();
-    settings.rate_limit.per_second = 0;
-    settings.secrets = uptime_testkit::secrets::test_secrets();
-    let app = Application::build(settings).await.expect("gateway builds");
-    let base = format!("http://{}", app.addr());
-    let (_, key) = api_gateway::keys::create_user_with_key(&app.state().pool, "cli")
-        .await
-        .expect("a user");
-    let stop = CancellationToken::new();
-    tokio::spawn(app.run_until(stop.clone()));
-    Gateway {
-        base,
-        key,
-        _env: env,
-        stop,
-    }
-}
-
-impl Gateway {
-    async fn create(&self, body: Value) -> i64 {
-        let res: Value = reqwest::Client::new()
-            .post(format!("{}/api/v1/monitors", self.base))
-            .bearer_auth(&self.key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        res["id"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("created: {res}"))
-    }
-
-    /// Runs the binary with the gateway in its environment (no config file).
-    async fn run(&self, args: &[&str]) -> Output {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_uptimectl"));
-        command
-            .args(args)
-            .env("UPTIME_API_URL", &self.base)
-            .env("UPTIME_API_KEY", &self.key)
-            .env("UPTIMECTL_CONFIG", "/nonexistent/uptimectl.yaml");
-        command.output().await.expect("uptimectl runs")
-    }
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[tokio::test]
 async fn get_lists_monitors_as_a_table_json_or_yaml_with_filters() {

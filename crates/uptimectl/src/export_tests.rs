@@ -1,0 +1,105 @@
+use super::*;
+
+fn listed() -> Vec<(Kind, Vec<Value>)> {
+    vec![
+        (
+            Kind::AlertContact,
+            vec![
+                json!({"id": 3, "ref": "oncall", "org_id": 1, "name": "PD", "type": "pagerduty",
+                "value": "", "secret": "set", "verified": true, "created_at": "2026-01-01T00:00:00Z"}),
+            ],
+        ),
+        (
+            Kind::EscalationPolicy,
+            vec![
+                json!({"id": 9, "ref": null, "name": "night", "repeat_count": 0,
+                "steps": [{"contact_ids": [3], "delay_secs": 0}]}),
+            ],
+        ),
+        (
+            Kind::Monitor,
+            vec![
+                json!({"id": 6, "ref": "web", "name": "web", "type": "http", "target": "https://example.com",
+                    "interval_secs": 60, "status": "up", "alert_contact_ids": [3], "depends_on": [5],
+                    "basic_auth": {"username": "u", "password_set": true}, "method": "GET", "headers": [],
+                    "dns_server": null, "labels": {"team": "a"}, "heartbeat_token": null}),
+                json!({"id": 5, "ref": null, "name": "core", "type": "tcp", "target": "example.com:22",
+                    "alert_contact_ids": [], "depends_on": [], "basic_auth": null, "labels": {}}),
+            ],
+        ),
+        (Kind::MaintenanceWindow, vec![]),
+        (Kind::StatusPage, vec![]),
+    ]
+}
+
+#[test]
+fn responses_become_specs_with_refs_secrets_from_the_environment_and_no_server_fields() {
+    let exported = convert(&listed());
+    let contact = &exported[0].resources[0];
+    assert_eq!(
+        contact,
+        &json!({"kind": "AlertContact", "ref": "oncall", "spec": {"name": "PD", "type": "pagerduty",
+            "secret": {"from_env": "UPTIME_SECRET_ALERTCONTACT_ONCALL_SECRET"}}})
+    );
+    let policy = &exported[1].resources[0];
+    assert_eq!(policy["ref"], "escalationpolicy-9");
+    assert_eq!(
+        policy["spec"]["steps"],
+        json!([{"contact_refs": ["oncall"], "delay_secs": 0}])
+    );
+    let monitors = &exported[2].resources;
+    // Sorted by ref; the one without a ref gets `monitor-<id>`.
+    assert_eq!(monitors[0]["ref"], "monitor-5");
+    assert_eq!(
+        monitors[1]["spec"],
+        json!({"name": "web", "type": "http", "target": "https://example.com", "interval_secs": 60,
+            "alert_contact_refs": ["oncall"], "depends_on_refs": ["monitor-5"],
+            "basic_auth": {"username": "u", "password": {"from_env": "UPTIME_SECRET_MONITOR_WEB_BASIC_AUTH_PASSWORD"}},
+            "method": "GET", "headers": [], "labels": {"team": "a"}})
+    );
+    assert_eq!(
+        monitors[0]["spec"],
+        json!({"name": "core", "type": "tcp", "target": "example.com:22",
+            "alert_contact_refs": [], "depends_on_refs": [], "labels": {}})
+    );
+}
+
+#[test]
+fn files_are_one_per_kind_and_read_back_as_the_same_resources() {
+    let exported = convert(&listed());
+    let dir = tempfile::tempdir().unwrap();
+    let written = write_dir(dir.path(), &exported).unwrap();
+    assert_eq!(written.len(), 3, "{written:?}");
+    assert!(!dir.path().join("status-pages.yaml").exists());
+    let env = |_: &str| Some("secret".to_string());
+    let loaded = crate::resource_file::load(dir.path(), &env).unwrap();
+    let labels: Vec<String> = loaded.iter().map(|r| r.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "AlertContact/oncall",
+            "EscalationPolicy/escalationpolicy-9",
+            "Monitor/monitor-5",
+            "Monitor/web"
+        ]
+    );
+    assert_eq!(loaded[3].spec["basic_auth"]["password"], "secret");
+
+    // A kind that has no resources any more loses its file.
+    let mut emptied = exported.clone();
+    emptied[1].resources.clear();
+    write_dir(dir.path(), &emptied).unwrap();
+    assert!(!dir.path().join("escalation-policies.yaml").exists());
+}
+
+#[test]
+fn a_scheduled_heartbeat_is_written_without_the_interval_it_stands_for() {
+    let heartbeat = json!({"id": 8, "ref": "backup", "name": "Backup", "type": "heartbeat",
+        "schedule": "0 3 * * *", "timezone": "UTC", "interval_secs": 86400, "timeout_secs": 120});
+    let exported = convert(&[(Kind::Monitor, vec![heartbeat])]);
+    assert_eq!(
+        exported[0].resources[0]["spec"],
+        json!({"name": "Backup", "type": "heartbeat", "schedule": "0 3 * * *", "timezone": "UTC",
+            "timeout_secs": 120})
+    );
+}
