@@ -1,0 +1,7 @@
+//! The operator against the real api-gateway (its own database and NATS
+//! server) with an in-memory Kubernetes ([`memory::MemoryCluster`]), and
+//! the committed CRDs against the types.
+
+mod crds;
+mod memory;
+mod reconcile;
