@@ -37,6 +37,11 @@ pub trait Cluster: Send + Sync {
     /// key does not exist.
     async fn secret_value(&self, namespace: &str, key: &SecretKeyRef) -> Result<Option<String>, ClusterError>;
 
+    /// The API id in the status of the custom resource `kind`/`name` of
+    /// `namespace`: `None` while it has none (absent, not applied yet, or
+    /// being deleted).
+    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError>;
+
     /// Adds the operator's finalizer (nothing when it is there or the
     /// resource is gone).
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError>;
@@ -107,7 +112,10 @@ impl KubeCluster {
 
     async fn set_finalizer<K>(&self, namespace: &str, name: &str, present: bool) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let Some(current) = api.get_opt(name).await? else {
@@ -131,7 +139,10 @@ impl KubeCluster {
 
     async fn patch_status<K>(&self, namespace: &str, name: &str, status: &ResourceStatus) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         match api
@@ -162,6 +173,22 @@ impl Cluster for KubeCluster {
                 name: key.name.clone(),
                 key: key.key.clone(),
             })
+    }
+
+    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError> {
+        let id = match kind {
+            Kind::Monitor => Api::<Monitor>::namespaced(self.client.clone(), namespace)
+                .get_opt(name)
+                .await?
+                .filter(|m| m.meta().deletion_timestamp.is_none())
+                .and_then(|m| m.status?.id),
+            Kind::AlertContact => Api::<AlertContact>::namespaced(self.client.clone(), namespace)
+                .get_opt(name)
+                .await?
+                .filter(|c| c.meta().deletion_timestamp.is_none())
+                .and_then(|c| c.status?.id),
+        };
+        Ok(id)
     }
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
@@ -216,5 +243,38 @@ impl Cluster for KubeCluster {
         };
         self.recorder.publish(&event, &regarding).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_patch_clears_what_is_gone() {
+        let status = ResourceStatus {
+            id: Some(3),
+            state: Some("up".into()),
+            ..Default::default()
+        };
+        let patch = status_patch(&status);
+        assert_eq!(patch["status"]["id"], 3);
+        assert_eq!(patch["status"]["state"], "up");
+        // A resolved incident must leave the status: an explicit null.
+        assert!(patch["status"]
+            .as_object()
+            .unwrap()
+            .get("openIncidentId")
+            .is_some_and(Value::is_null));
+        assert!(patch["status"]["conditions"].is_null());
+    }
+
+    #[test]
+    fn finalizers_keep_the_others_in_order() {
+        let others = vec!["a/x".to_string(), "b/y".to_string()];
+        let with = finalizers_with(&others, true);
+        assert_eq!(with, vec!["a/x", "b/y", crate::plan::FINALIZER]);
+        assert_eq!(finalizers_with(&with, true), with, "added once");
+        assert_eq!(finalizers_with(&with, false), others);
     }
 }

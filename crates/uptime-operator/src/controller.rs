@@ -51,7 +51,13 @@ fn stop_signal(shutdown: &CancellationToken) -> impl std::future::Future<Output 
 
 async fn run_controller<K>(api: Api<K>, ctx: Arc<Context>, config: ControllerConfig, shutdown: &CancellationToken)
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
     for<'a> ResourceView: From<&'a K>,
 {
     let kind = K::kind(&()).to_string();
@@ -101,7 +107,8 @@ pub async fn run_with(
         })
     };
     let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)?;
-    tracing::info!(ops = %ops.addr, namespace = if namespace.is_empty() { "(all)" } else { namespace }, "uptime-operator started");
+    let watched = if namespace.is_empty() { "(all)" } else { namespace };
+    tracing::info!(ops = %ops.addr, namespace = watched, "uptime-operator started");
     let config = ControllerConfig::default().concurrency(settings.operator.concurrency.max(1));
     let ctx = Arc::new(reconciler);
     let (ops, (), ()) = tokio::join!(

@@ -26,7 +26,7 @@ pub const MAX_MESSAGE_LEN: usize = 1024;
 pub const READY: &str = "Ready";
 
 /// Which API collection a custom resource stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Monitor,
     AlertContact,
@@ -193,9 +193,9 @@ pub struct Timing {
 
 /// The next step for `view` at `now`.
 pub fn next_step(view: &ResourceView, ref_prefix: &str, timing: &Timing, now: DateTime<Utc>) -> Step {
-    let api_ref = api_ref(ref_prefix, &view.namespace, &view.name);
+    let wanted_ref = api_ref(ref_prefix, &view.namespace, &view.name);
     if view.deleting {
-        return match (view.has_finalizer, api_ref) {
+        return match (view.has_finalizer, wanted_ref) {
             (false, _) => Step::Done,
             (true, Ok(api_ref)) => Step::Delete {
                 api_ref,
@@ -208,7 +208,7 @@ pub fn next_step(view: &ResourceView, ref_prefix: &str, timing: &Timing, now: Da
     if !view.has_finalizer {
         return Step::AddFinalizer;
     }
-    let api_ref = match api_ref {
+    let api_ref = match wanted_ref {
         Ok(r) => r,
         Err(problem) => return Step::Refuse(problem),
     };
@@ -243,21 +243,75 @@ pub fn secret_keys(view: &ResourceView) -> BTreeSet<SecretKeyRef> {
         .collect()
 }
 
-/// The body of the PUT: the spec's body, custom resource names in ref
-/// fields turned into API refs, Secret values in their fields. `secrets`
-/// holds the keys that exist (see [`secret_keys`]).
+/// A field of a monitor's spec that names other custom resources of the
+/// namespace, and the API field of their ids it becomes (the apply's
+/// `<field>_refs` form; see APPLY-CONTRACT.md).
+struct RefField {
+    names: &'static str,
+    ids: &'static str,
+    kind: Kind,
+}
+
+const MONITOR_REF_FIELDS: [RefField; 2] = [
+    RefField {
+        names: "alert_contact_refs",
+        ids: "alert_contact_ids",
+        kind: Kind::AlertContact,
+    },
+    RefField {
+        names: "depends_on_refs",
+        ids: "depends_on",
+        kind: Kind::Monitor,
+    },
+];
+
+fn ref_fields(kind: Kind) -> &'static [RefField] {
+    match kind {
+        Kind::Monitor => &MONITOR_REF_FIELDS,
+        Kind::AlertContact => &[],
+    }
+}
+
+/// The custom resources of the namespace the spec names (kind, name); the
+/// API ids of those that have one come back to [`apply_body`]. A name that
+/// is not a string is left to [`apply_body`] to refuse.
+pub fn referenced(view: &ResourceView) -> BTreeSet<(Kind, String)> {
+    ref_fields(view.kind)
+        .iter()
+        .filter_map(|f| Some((f.kind, view.body.get(f.names)?.as_array()?)))
+        .flat_map(|(kind, names)| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(|n| (kind, n.to_string())))
+        })
+        .collect()
+}
+
+/// The body of the PUT: the spec's body with the names of custom resources
+/// turned into the API ids of their resources (`alert_contact_refs` into
+/// `alert_contact_ids`, `depends_on_refs` into `depends_on`: `PUT
+/// .../by-ref` takes the create body, whose references are ids) and the
+/// Secret values in their fields. `ids` holds the referenced resources that
+/// have an id (see [`referenced`]), `secrets` the Secret keys that exist
+/// (see [`secret_keys`]).
 pub fn apply_body(
     view: &ResourceView,
-    ref_prefix: &str,
+    ids: &BTreeMap<(Kind, String), i64>,
     secrets: &BTreeMap<SecretKeyRef, String>,
 ) -> Result<Value, SpecProblem> {
     let mut body = view.body.clone();
-    if view.kind == Kind::Monitor {
-        for field in ["alert_contact_refs", "depends_on_refs"] {
-            if let Some(names) = body.get_mut(field) {
-                *names = refs_of(field, names, ref_prefix, &view.namespace)?;
-            }
+    for field in ref_fields(view.kind) {
+        let Some(names) = body.remove(field.names) else {
+            continue;
+        };
+        if body.contains_key(field.ids) {
+            return Err(SpecProblem::new(
+                "InvalidSpec",
+                format!("give {} or {}, not both", field.names, field.ids),
+            ));
         }
+        let resolved = resolve(field, &names, ids, &view.namespace)?;
+        body.insert(field.ids.to_string(), resolved);
     }
     for secret in &view.secret_fields {
         let key = &secret.secret_key_ref;
@@ -275,17 +329,36 @@ pub fn apply_body(
     Ok(Value::Object(body))
 }
 
-fn refs_of(field: &str, names: &Value, prefix: &str, namespace: &str) -> Result<Value, SpecProblem> {
-    let not_names = || SpecProblem::new("InvalidSpec", format!("{field} must be a list of resource names"));
-    let names = names.as_array().ok_or_else(not_names)?;
-    names
-        .iter()
-        .map(|n| {
-            let name = n.as_str().ok_or_else(not_names)?;
-            api_ref(prefix, namespace, name).map(Value::String)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Value::Array)
+/// The ids of the resources `names` (a list of custom resource names) stand
+/// for, ascending and each once.
+fn resolve(
+    field: &RefField,
+    names: &Value,
+    ids: &BTreeMap<(Kind, String), i64>,
+    namespace: &str,
+) -> Result<Value, SpecProblem> {
+    let not_names = || {
+        SpecProblem::new(
+            "InvalidSpec",
+            format!("{} must be a list of {} names", field.names, field.kind.as_str()),
+        )
+    };
+    let mut found = BTreeSet::new();
+    for name in names.as_array().ok_or_else(not_names)? {
+        let name = name.as_str().ok_or_else(not_names)?;
+        let id = ids.get(&(field.kind, name.to_string())).ok_or_else(|| {
+            SpecProblem::new(
+                "ReferenceNotReady",
+                format!(
+                    "{}: {} {name:?} in namespace {namespace:?} does not exist or is not applied yet",
+                    field.names,
+                    field.kind.as_str()
+                ),
+            )
+        })?;
+        found.insert(*id);
+    }
+    Ok(Value::Array(found.into_iter().map(Value::from).collect()))
 }
 
 /// Sets `path` (dotted) in `body`, making the objects on the way.

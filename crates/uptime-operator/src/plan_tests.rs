@@ -142,11 +142,11 @@ fn a_name_too_long_for_a_ref_is_refused_without_asking_the_api() {
 }
 
 #[test]
-fn the_body_names_contacts_by_ref_and_carries_the_secrets() {
+fn the_body_names_referenced_resources_by_id_and_carries_the_secrets() {
     let mut v = view(
         Kind::Monitor,
         json!({"name": "API", "type": "http", "target": "https://example.com",
-               "alert_contact_refs": ["oncall", "team-mail"], "depends_on_refs": ["core"],
+               "alert_contact_refs": ["team-mail", "oncall", "oncall"], "depends_on_refs": ["core"],
                "basic_auth": {"username": "probe"}}),
     );
     v.secret_fields = vec![SecretField {
@@ -156,17 +156,47 @@ fn the_body_names_contacts_by_ref_and_carries_the_secrets() {
             key: "password".into(),
         },
     }];
+    let wanted = referenced(&v);
+    assert_eq!(
+        wanted.iter().cloned().collect::<Vec<_>>(),
+        vec![
+            (Kind::Monitor, "core".to_string()),
+            (Kind::AlertContact, "oncall".to_string()),
+            (Kind::AlertContact, "team-mail".to_string()),
+        ]
+    );
+    let ids = BTreeMap::from([
+        ((Kind::AlertContact, "oncall".to_string()), 12),
+        ((Kind::AlertContact, "team-mail".to_string()), 5),
+        ((Kind::Monitor, "core".to_string()), 40),
+    ]);
     let keys = secret_keys(&v);
     assert_eq!(keys.len(), 1);
     let secrets = keys.into_iter().map(|k| (k, "s3cret".to_string())).collect();
-    let body = apply_body(&v, "prod.", &secrets).unwrap();
+    let body = apply_body(&v, &ids, &secrets).unwrap();
     assert_eq!(
         body,
         json!({"name": "API", "type": "http", "target": "https://example.com",
-               "alert_contact_refs": ["prod.payments.oncall", "prod.payments.team-mail"],
-               "depends_on_refs": ["prod.payments.core"],
+               "alert_contact_ids": [5, 12], "depends_on": [40],
                "basic_auth": {"username": "probe", "password": "s3cret"}})
     );
+}
+
+#[test]
+fn a_reference_not_applied_yet_is_named() {
+    let v = view(Kind::Monitor, json!({"name": "API", "type": "http", "alert_contact_refs": ["oncall"]}));
+    let problem = apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err();
+    assert_eq!(problem.reason, "ReferenceNotReady");
+    assert!(problem.message.contains("alert_contact_refs") && problem.message.contains("oncall"), "{}", problem.message);
+}
+
+#[test]
+fn a_spec_never_mixes_names_and_ids() {
+    let v = view(
+        Kind::Monitor,
+        json!({"name": "API", "type": "http", "alert_contact_refs": [], "alert_contact_ids": [1]}),
+    );
+    assert_eq!(apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err().reason, "InvalidSpec");
 }
 
 #[test]
@@ -179,7 +209,7 @@ fn a_missing_secret_names_the_secret_and_the_field() {
             key: "routing-key".into(),
         },
     }];
-    let problem = apply_body(&v, "", &BTreeMap::new()).unwrap_err();
+    let problem = apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err();
     assert_eq!(problem.reason, "SecretNotFound");
     assert!(problem.message.contains("routing-key"), "{}", problem.message);
     assert!(problem.message.contains("pagerduty"), "{}", problem.message);
@@ -196,13 +226,13 @@ fn a_secret_under_a_scalar_is_refused() {
         },
     }];
     let secrets = secret_keys(&v).into_iter().map(|k| (k, "v".to_string())).collect();
-    assert_eq!(apply_body(&v, "", &secrets).unwrap_err().reason, "InvalidSpec");
+    assert_eq!(apply_body(&v, &BTreeMap::new(), &secrets).unwrap_err().reason, "InvalidSpec");
 }
 
 #[test]
 fn contact_refs_must_be_names() {
     let v = view(Kind::Monitor, json!({"name": "API", "type": "http", "alert_contact_refs": "oncall"}));
-    assert_eq!(apply_body(&v, "", &BTreeMap::new()).unwrap_err().reason, "InvalidSpec");
+    assert_eq!(apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err().reason, "InvalidSpec");
 }
 
 #[test]

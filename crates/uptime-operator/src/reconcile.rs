@@ -5,7 +5,7 @@
 use crate::cluster::{Cluster, ClusterError, Notice};
 use crate::gateway::{Gateway, GatewayError};
 use crate::plan::{
-    apply_body, next_step, ready_condition, requeue_after, secret_keys, status_after, Kind,
+    apply_body, next_step, ready_condition, referenced, requeue_after, secret_keys, status_after, Kind,
     Outcome, ResourceView, SpecProblem, Step, Timing,
 };
 use chrono::{DateTime, Utc};
@@ -89,7 +89,13 @@ impl<C: Cluster> Reconciler<C> {
                 secrets.insert(key, value);
             }
         }
-        let body = match apply_body(view, &self.ref_prefix, &secrets) {
+        let mut ids = BTreeMap::new();
+        for (kind, name) in referenced(view) {
+            if let Some(id) = self.cluster.resource_id(kind, &view.namespace, &name).await? {
+                ids.insert((kind, name), id);
+            }
+        }
+        let body = match apply_body(view, &ids, &secrets) {
             Ok(body) => body,
             Err(problem) => return Ok(Outcome::Invalid(problem)),
         };

@@ -5,8 +5,10 @@
 //! create (`POST /api/v1/monitors`, `POST /api/v1/alert-contacts`) as is,
 //! with two differences (see /work/APPLY-CONTRACT.md and docs/operations.md):
 //! - other resources are named by the names of their custom resources in
-//!   the same namespace (`alert_contact_refs`, `depends_on_refs`), which the
-//!   operator turns into API refs (`<namespace>.<name>`);
+//!   the same namespace (`alert_contact_refs`, `depends_on_refs`, the
+//!   apply's ref form), which the operator turns into the ids their status
+//!   holds (`alert_contact_ids`, `depends_on`: the body `PUT .../by-ref`
+//!   takes);
 //! - write-only secrets are not written in the resource: `secret_fields`
 //!   names, per body field, the key of a Kubernetes Secret that holds it.
 //!
@@ -142,7 +144,8 @@ pub struct Condition {
     pub kind: String,
     /// `True`, `False` or `Unknown`.
     pub status: String,
-    /// CamelCase: `Applied`, `Refused`, `ApiUnreachable`, `SecretNotFound`, `InvalidName`.
+    /// CamelCase: `Applied`, `Refused`, `ApiUnreachable`, `SecretNotFound`,
+    /// `ReferenceNotReady`, `InvalidSpec`, `InvalidName`, `DeleteRefused`.
     pub reason: String,
     /// The API's error message when the apply was refused.
     pub message: String,

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use uptime_operator::cluster::{Cluster, ClusterError, Notice};
-use uptime_operator::plan::ResourceView;
+use uptime_operator::plan::{Kind, ResourceView};
 use uptime_operator::resources::{ResourceStatus, SecretKeyRef};
 
 type Key = (&'static str, String, String);
@@ -67,6 +67,11 @@ impl Cluster for MemoryCluster {
             .secrets
             .get(&(namespace.into(), key.name.clone(), key.key.clone()))
             .cloned())
+    }
+
+    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError> {
+        let key = (kind.as_str(), namespace.to_string(), name.to_string());
+        Ok(self.state.lock().unwrap().statuses.get(&key).and_then(|s| s.id))
     }
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
