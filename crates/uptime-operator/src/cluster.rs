@@ -35,12 +35,21 @@ pub struct Notice {
 pub trait Cluster: Send + Sync {
     /// One key of a Secret in `namespace`; `None` when the Secret or the
     /// key does not exist.
-    async fn secret_value(&self, namespace: &str, key: &SecretKeyRef) -> Result<Option<String>, ClusterError>;
+    async fn secret_value(
+        &self,
+        namespace: &str,
+        key: &SecretKeyRef,
+    ) -> Result<Option<String>, ClusterError>;
 
     /// The API id in the status of the custom resource `kind`/`name` of
     /// `namespace`: `None` while it has none (absent, not applied yet, or
     /// being deleted).
-    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError>;
+    async fn resource_id(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<i64>, ClusterError>;
 
     /// Adds the operator's finalizer (nothing when it is there or the
     /// resource is gone).
@@ -50,7 +59,11 @@ pub trait Cluster: Send + Sync {
     async fn remove_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError>;
 
     /// Replaces the resource's status.
-    async fn write_status(&self, resource: &ResourceView, status: &ResourceStatus) -> Result<(), ClusterError>;
+    async fn write_status(
+        &self,
+        resource: &ResourceView,
+        status: &ResourceStatus,
+    ) -> Result<(), ClusterError>;
 
     /// Records a Kubernetes Event on the resource.
     async fn record(&self, resource: &ResourceView, notice: &Notice) -> Result<(), ClusterError>;
@@ -110,7 +123,12 @@ impl KubeCluster {
         }
     }
 
-    async fn set_finalizer<K>(&self, namespace: &str, name: &str, present: bool) -> Result<(), ClusterError>
+    async fn set_finalizer<K>(
+        &self,
+        namespace: &str,
+        name: &str,
+        present: bool,
+    ) -> Result<(), ClusterError>
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -137,7 +155,12 @@ impl KubeCluster {
         Ok(())
     }
 
-    async fn patch_status<K>(&self, namespace: &str, name: &str, status: &ResourceStatus) -> Result<(), ClusterError>
+    async fn patch_status<K>(
+        &self,
+        namespace: &str,
+        name: &str,
+        status: &ResourceStatus,
+    ) -> Result<(), ClusterError>
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -146,7 +169,11 @@ impl KubeCluster {
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         match api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status_patch(status)))
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&status_patch(status)),
+            )
             .await
         {
             Ok(_) => Ok(()),
@@ -159,7 +186,11 @@ impl KubeCluster {
 
 #[async_trait]
 impl Cluster for KubeCluster {
-    async fn secret_value(&self, namespace: &str, key: &SecretKeyRef) -> Result<Option<String>, ClusterError> {
+    async fn secret_value(
+        &self,
+        namespace: &str,
+        key: &SecretKeyRef,
+    ) -> Result<Option<String>, ClusterError> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
         let Some(secret) = api.get_opt(&key.name).await? else {
             return Ok(None);
@@ -175,7 +206,12 @@ impl Cluster for KubeCluster {
             })
     }
 
-    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError> {
+    async fn resource_id(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<i64>, ClusterError> {
         let id = match kind {
             Kind::Monitor => Api::<Monitor>::namespaced(self.client.clone(), namespace)
                 .get_opt(name)
@@ -193,7 +229,10 @@ impl Cluster for KubeCluster {
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
         match resource.kind {
-            Kind::Monitor => self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, true).await,
+            Kind::Monitor => {
+                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, true)
+                    .await
+            }
             Kind::AlertContact => {
                 self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, true)
                     .await
@@ -203,7 +242,10 @@ impl Cluster for KubeCluster {
 
     async fn remove_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
         match resource.kind {
-            Kind::Monitor => self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, false).await,
+            Kind::Monitor => {
+                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, false)
+                    .await
+            }
             Kind::AlertContact => {
                 self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, false)
                     .await
@@ -211,9 +253,16 @@ impl Cluster for KubeCluster {
         }
     }
 
-    async fn write_status(&self, resource: &ResourceView, status: &ResourceStatus) -> Result<(), ClusterError> {
+    async fn write_status(
+        &self,
+        resource: &ResourceView,
+        status: &ResourceStatus,
+    ) -> Result<(), ClusterError> {
         match resource.kind {
-            Kind::Monitor => self.patch_status::<Monitor>(&resource.namespace, &resource.name, status).await,
+            Kind::Monitor => {
+                self.patch_status::<Monitor>(&resource.namespace, &resource.name, status)
+                    .await
+            }
             Kind::AlertContact => {
                 self.patch_status::<AlertContact>(&resource.namespace, &resource.name, status)
                     .await

@@ -37,7 +37,9 @@ fn error_policy<K>(_: Arc<K>, error: &ReconcileError, ctx: Arc<Context>) -> Acti
 
 /// A future that resolves once `shutdown` is cancelled, and is `Sync` as
 /// kube's graceful shutdown wants it.
-fn stop_signal(shutdown: &CancellationToken) -> impl std::future::Future<Output = ()> + Send + Sync + 'static {
+fn stop_signal(
+    shutdown: &CancellationToken,
+) -> impl std::future::Future<Output = ()> + Send + Sync + 'static {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let token = shutdown.clone();
     tokio::spawn(async move {
@@ -49,8 +51,12 @@ fn stop_signal(shutdown: &CancellationToken) -> impl std::future::Future<Output 
     }
 }
 
-async fn run_controller<K>(api: Api<K>, ctx: Arc<Context>, config: ControllerConfig, shutdown: &CancellationToken)
-where
+async fn run_controller<K>(
+    api: Api<K>,
+    ctx: Arc<Context>,
+    config: ControllerConfig,
+    shutdown: &CancellationToken,
+) where
     K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
         + DeserializeOwned
@@ -107,14 +113,28 @@ pub async fn run_with(
         })
     };
     let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)?;
-    let watched = if namespace.is_empty() { "(all)" } else { namespace };
+    let watched = if namespace.is_empty() {
+        "(all)"
+    } else {
+        namespace
+    };
     tracing::info!(ops = %ops.addr, namespace = watched, "uptime-operator started");
     let config = ControllerConfig::default().concurrency(settings.operator.concurrency.max(1));
     let ctx = Arc::new(reconciler);
     let (ops, (), ()) = tokio::join!(
         ops.run(shutdown.clone()),
-        run_controller(api::<Monitor>(&client, namespace), ctx.clone(), config.clone(), &shutdown),
-        run_controller(api::<AlertContact>(&client, namespace), ctx, config, &shutdown),
+        run_controller(
+            api::<Monitor>(&client, namespace),
+            ctx.clone(),
+            config.clone(),
+            &shutdown
+        ),
+        run_controller(
+            api::<AlertContact>(&client, namespace),
+            ctx,
+            config,
+            &shutdown
+        ),
     );
     if let Err(e) = ops {
         tracing::warn!(error = %e, "ops server stopped with an error");

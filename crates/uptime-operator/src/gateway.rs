@@ -78,20 +78,32 @@ impl Gateway {
             .map_err(|e| GatewayError::Unreachable(e.to_string()))?;
         let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_ERROR_BODY)]).into_owned();
         if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
-            return Err(GatewayError::Unreachable(api_error_message(status.as_u16(), &text)));
+            return Err(GatewayError::Unreachable(api_error_message(
+                status.as_u16(),
+                &text,
+            )));
         }
         Ok((status, text))
     }
 
     /// `PUT /api/v1/{kind}/by-ref/{api_ref}`: creates or replaces; the
     /// resource as the API shows it.
-    pub async fn put_by_ref(&self, kind: Kind, api_ref: &str, body: &Value) -> Result<Value, GatewayError> {
+    pub async fn put_by_ref(
+        &self,
+        kind: Kind,
+        api_ref: &str,
+        body: &Value,
+    ) -> Result<Value, GatewayError> {
         let path = format!("/api/v1/{}/by-ref/{api_ref}", kind.api_segment());
         let (status, text) = self.call(Method::PUT, &path, Some(body)).await?;
         if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(status.as_u16(), &text)));
+            return Err(GatewayError::Refused(api_error_message(
+                status.as_u16(),
+                &text,
+            )));
         }
-        serde_json::from_str(&text).map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
+        serde_json::from_str(&text)
+            .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
     }
 
     /// `GET /api/v1/{kind}/{id}`; `None` when it is gone.
@@ -102,7 +114,10 @@ impl Gateway {
             return Ok(None);
         }
         if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(status.as_u16(), &text)));
+            return Err(GatewayError::Refused(api_error_message(
+                status.as_u16(),
+                &text,
+            )));
         }
         serde_json::from_str(&text)
             .map(Some)
@@ -112,7 +127,11 @@ impl Gateway {
     /// The id of the resource holding `api_ref`, if any. The API has no
     /// lookup by ref besides the PUT, so this pages through the collection
     /// (100 a page): only a deletion whose status lost the id needs it.
-    pub async fn find_by_ref(&self, kind: Kind, api_ref: &str) -> Result<Option<i64>, GatewayError> {
+    pub async fn find_by_ref(
+        &self,
+        kind: Kind,
+        api_ref: &str,
+    ) -> Result<Option<i64>, GatewayError> {
         let items = match kind {
             Kind::Monitor => "monitors",
             Kind::AlertContact => "alert_contacts",
@@ -126,10 +145,14 @@ impl Gateway {
             }
             let (status, text) = self.call(Method::GET, &path, None).await?;
             if !status.is_success() {
-                return Err(GatewayError::Refused(api_error_message(status.as_u16(), &text)));
+                return Err(GatewayError::Refused(api_error_message(
+                    status.as_u16(),
+                    &text,
+                )));
             }
-            let page: Value = serde_json::from_str(&text)
-                .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))?;
+            let page: Value = serde_json::from_str(&text).map_err(|e| {
+                GatewayError::Unreachable(format!("the API's answer is not JSON: {e}"))
+            })?;
             let found = page[items]
                 .as_array()
                 .into_iter()
@@ -153,7 +176,10 @@ impl Gateway {
         if status.is_success() || status == StatusCode::NOT_FOUND {
             return Ok(());
         }
-        Err(GatewayError::Refused(api_error_message(status.as_u16(), &text)))
+        Err(GatewayError::Refused(api_error_message(
+            status.as_u16(),
+            &text,
+        )))
     }
 
     /// The monitor's open (or acknowledged) incident: the newest incident
@@ -162,7 +188,10 @@ impl Gateway {
         let path = format!("/api/v1/incidents?monitor_id={monitor_id}&limit=1");
         let (status, text) = self.call(Method::GET, &path, None).await?;
         if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(status.as_u16(), &text)));
+            return Err(GatewayError::Refused(api_error_message(
+                status.as_u16(),
+                &text,
+            )));
         }
         let page: Value = serde_json::from_str(&text)
             .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))?;
@@ -199,7 +228,10 @@ pub fn observed_of(resource: &Value) -> Option<Observed> {
     let state = if paused {
         Some("paused".to_string())
     } else {
-        resource.get("status").and_then(Value::as_str).map(str::to_string)
+        resource
+            .get("status")
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
     let last_checked_at = resource
         .get("last_checked_at")
@@ -218,7 +250,9 @@ fn url_escape(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()

@@ -37,7 +37,10 @@ pub enum OperatorError {
 }
 
 /// The reconciler of `settings`, over `cluster`.
-pub fn reconciler<C>(settings: &OperatorSettings, cluster: C) -> Result<reconcile::Reconciler<C>, OperatorError> {
+pub fn reconciler<C>(
+    settings: &OperatorSettings,
+    cluster: C,
+) -> Result<reconcile::Reconciler<C>, OperatorError> {
     let tuning = &settings.operator;
     if tuning.api_key.is_empty() {
         return Err(OperatorError::MissingApiKey);
@@ -56,7 +59,10 @@ pub fn reconciler<C>(settings: &OperatorSettings, cluster: C) -> Result<reconcil
 
 /// Connects to the cluster (in-cluster config or kubeconfig) and runs until
 /// `shutdown`.
-pub async fn run(settings: OperatorSettings, shutdown: CancellationToken) -> Result<(), OperatorError> {
+pub async fn run(
+    settings: OperatorSettings,
+    shutdown: CancellationToken,
+) -> Result<(), OperatorError> {
     let client = kube::Client::try_default().await?;
     let instance = std::env::var("HOSTNAME")
         .ok()

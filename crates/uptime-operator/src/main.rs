@@ -4,7 +4,9 @@
 use anyhow::Context as _;
 
 #[derive(clap::Parser)]
-#[command(about = "Uptime operator: keeps Monitor and AlertContact custom resources applied to the uptime API")]
+#[command(
+    about = "Uptime operator: keeps Monitor and AlertContact custom resources applied to the uptime API"
+)]
 struct Cli {
     /// Print the CustomResourceDefinitions (YAML) and exit.
     #[arg(long)]
@@ -23,7 +25,10 @@ enum Command {
 async fn main() -> anyhow::Result<()> {
     let cli = <Cli as clap::Parser>::parse();
     if cli.print_crds {
-        print!("{}", uptime_operator::crds::all_crds_yaml().context("rendering the CRDs")?);
+        print!(
+            "{}",
+            uptime_operator::crds::all_crds_yaml().context("rendering the CRDs")?
+        );
         return Ok(());
     }
     let settings: uptime_operator::settings::OperatorSettings =

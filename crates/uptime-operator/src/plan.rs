@@ -192,7 +192,12 @@ pub struct Timing {
 }
 
 /// The next step for `view` at `now`.
-pub fn next_step(view: &ResourceView, ref_prefix: &str, timing: &Timing, now: DateTime<Utc>) -> Step {
+pub fn next_step(
+    view: &ResourceView,
+    ref_prefix: &str,
+    timing: &Timing,
+    now: DateTime<Utc>,
+) -> Step {
     let wanted_ref = api_ref(ref_prefix, &view.namespace, &view.name);
     if view.deleting {
         return match (view.has_finalizer, wanted_ref) {
@@ -282,7 +287,7 @@ pub fn referenced(view: &ResourceView) -> BTreeSet<(Kind, String)> {
         .flat_map(|(kind, names)| {
             names
                 .iter()
-                .filter_map(|n| n.as_str().map(|n| (kind, n.to_string())))
+                .filter_map(move |n| n.as_str().map(|n| (kind, n.to_string())))
         })
         .collect()
 }
@@ -340,7 +345,11 @@ fn resolve(
     let not_names = || {
         SpecProblem::new(
             "InvalidSpec",
-            format!("{} must be a list of {} names", field.names, field.kind.as_str()),
+            format!(
+                "{} must be a list of {} names",
+                field.names,
+                field.kind.as_str()
+            ),
         )
     };
     let mut found = BTreeSet::new();
@@ -373,7 +382,10 @@ fn set_path(body: &mut Map<String, Value>, path: &str, value: Value) -> Result<(
     let mut here = body;
     while let Some(part) = parts.next() {
         if part.is_empty() {
-            return Err(SpecProblem::new("InvalidSpec", format!("secret_fields: {path:?} is not a field path")));
+            return Err(SpecProblem::new(
+                "InvalidSpec",
+                format!("secret_fields: {path:?} is not a field path"),
+            ));
         }
         if parts.peek().is_none() {
             here.insert(part.to_string(), value);

@@ -17,7 +17,9 @@ fn timing() -> Timing {
 }
 
 fn view(kind: Kind, body: Value) -> ResourceView {
-    let Value::Object(body) = body else { panic!("an object") };
+    let Value::Object(body) = body else {
+        panic!("an object")
+    };
     ResourceView {
         kind,
         namespace: "payments".into(),
@@ -33,7 +35,10 @@ fn view(kind: Kind, body: Value) -> ResourceView {
 }
 
 fn monitor() -> ResourceView {
-    view(Kind::Monitor, json!({"name": "API", "type": "http", "target": "https://example.com"}))
+    view(
+        Kind::Monitor,
+        json!({"name": "API", "type": "http", "target": "https://example.com"}),
+    )
 }
 
 fn seen(id: i64) -> Observed {
@@ -54,11 +59,17 @@ fn applied(mut v: ResourceView, when: DateTime<Utc>) -> ResourceView {
 #[test]
 fn refs_are_namespace_dot_name_with_the_prefix() {
     assert_eq!(api_ref("", "payments", "api").unwrap(), "payments.api");
-    assert_eq!(api_ref("prod.", "payments", "api").unwrap(), "prod.payments.api");
+    assert_eq!(
+        api_ref("prod.", "payments", "api").unwrap(),
+        "prod.payments.api"
+    );
     let long = "a".repeat(250);
     let problem = api_ref("", "payments", &long).unwrap_err();
     assert_eq!(problem.reason, "InvalidName");
-    assert_eq!(api_ref("Prod.", "payments", "api").unwrap_err().reason, "InvalidName");
+    assert_eq!(
+        api_ref("Prod.", "payments", "api").unwrap_err().reason,
+        "InvalidName"
+    );
     assert!(api_ref("-", "payments", "api").is_err());
 }
 
@@ -79,7 +90,10 @@ fn a_new_resource_gets_the_finalizer_before_anything_is_applied() {
 #[test]
 fn an_applied_monitor_is_observed_until_reapply_time() {
     let v = applied(monitor(), at(0));
-    assert_eq!(next_step(&v, "", &timing(), at(30)), Step::Observe { id: 7 });
+    assert_eq!(
+        next_step(&v, "", &timing(), at(30)),
+        Step::Observe { id: 7 }
+    );
     assert_eq!(
         next_step(&v, "", &timing(), at(600)),
         Step::Apply {
@@ -90,7 +104,13 @@ fn an_applied_monitor_is_observed_until_reapply_time() {
 
 #[test]
 fn an_applied_contact_waits_until_reapply_time() {
-    let v = applied(view(Kind::AlertContact, json!({"name": "On call", "type": "email"})), at(0));
+    let v = applied(
+        view(
+            Kind::AlertContact,
+            json!({"name": "On call", "type": "email"}),
+        ),
+        at(0),
+    );
     assert_eq!(
         next_step(&v, "", &timing(), at(100)),
         Step::Idle {
@@ -103,15 +123,28 @@ fn an_applied_contact_waits_until_reapply_time() {
 fn an_edited_spec_is_applied_again() {
     let mut v = applied(monitor(), at(0));
     v.generation = Some(2);
-    assert!(matches!(next_step(&v, "", &timing(), at(1)), Step::Apply { .. }));
+    assert!(matches!(
+        next_step(&v, "", &timing(), at(1)),
+        Step::Apply { .. }
+    ));
 }
 
 #[test]
 fn a_refused_spec_is_applied_again_on_the_next_visit() {
     let mut v = applied(monitor(), at(0));
     v.generation = Some(2);
-    v.status = status_after(&v, "", &Outcome::Refused { message: "HTTP 400".into() }, at(1));
-    assert!(matches!(next_step(&v, "", &timing(), at(2)), Step::Apply { .. }));
+    v.status = status_after(
+        &v,
+        "",
+        &Outcome::Refused {
+            message: "HTTP 400".into(),
+        },
+        at(1),
+    );
+    assert!(matches!(
+        next_step(&v, "", &timing(), at(2)),
+        Step::Apply { .. }
+    ));
 }
 
 #[test]
@@ -138,7 +171,9 @@ fn deletion_deletes_by_ref_then_releases() {
 fn a_name_too_long_for_a_ref_is_refused_without_asking_the_api() {
     let mut v = monitor();
     v.name = "a".repeat(250);
-    assert!(matches!(next_step(&v, "", &timing(), at(0)), Step::Refuse(p) if p.reason == "InvalidName"));
+    assert!(
+        matches!(next_step(&v, "", &timing(), at(0)), Step::Refuse(p) if p.reason == "InvalidName")
+    );
 }
 
 #[test]
@@ -172,7 +207,10 @@ fn the_body_names_referenced_resources_by_id_and_carries_the_secrets() {
     ]);
     let keys = secret_keys(&v);
     assert_eq!(keys.len(), 1);
-    let secrets = keys.into_iter().map(|k| (k, "s3cret".to_string())).collect();
+    let secrets = keys
+        .into_iter()
+        .map(|k| (k, "s3cret".to_string()))
+        .collect();
     let body = apply_body(&v, &ids, &secrets).unwrap();
     assert_eq!(
         body,
@@ -184,10 +222,17 @@ fn the_body_names_referenced_resources_by_id_and_carries_the_secrets() {
 
 #[test]
 fn a_reference_not_applied_yet_is_named() {
-    let v = view(Kind::Monitor, json!({"name": "API", "type": "http", "alert_contact_refs": ["oncall"]}));
+    let v = view(
+        Kind::Monitor,
+        json!({"name": "API", "type": "http", "alert_contact_refs": ["oncall"]}),
+    );
     let problem = apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err();
     assert_eq!(problem.reason, "ReferenceNotReady");
-    assert!(problem.message.contains("alert_contact_refs") && problem.message.contains("oncall"), "{}", problem.message);
+    assert!(
+        problem.message.contains("alert_contact_refs") && problem.message.contains("oncall"),
+        "{}",
+        problem.message
+    );
 }
 
 #[test]
@@ -196,12 +241,20 @@ fn a_spec_never_mixes_names_and_ids() {
         Kind::Monitor,
         json!({"name": "API", "type": "http", "alert_contact_refs": [], "alert_contact_ids": [1]}),
     );
-    assert_eq!(apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err().reason, "InvalidSpec");
+    assert_eq!(
+        apply_body(&v, &BTreeMap::new(), &BTreeMap::new())
+            .unwrap_err()
+            .reason,
+        "InvalidSpec"
+    );
 }
 
 #[test]
 fn a_missing_secret_names_the_secret_and_the_field() {
-    let mut v = view(Kind::AlertContact, json!({"name": "Pager", "type": "pagerduty"}));
+    let mut v = view(
+        Kind::AlertContact,
+        json!({"name": "Pager", "type": "pagerduty"}),
+    );
     v.secret_fields = vec![SecretField {
         field: "secret".into(),
         secret_key_ref: SecretKeyRef {
@@ -211,13 +264,20 @@ fn a_missing_secret_names_the_secret_and_the_field() {
     }];
     let problem = apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err();
     assert_eq!(problem.reason, "SecretNotFound");
-    assert!(problem.message.contains("routing-key"), "{}", problem.message);
+    assert!(
+        problem.message.contains("routing-key"),
+        "{}",
+        problem.message
+    );
     assert!(problem.message.contains("pagerduty"), "{}", problem.message);
 }
 
 #[test]
 fn a_secret_under_a_scalar_is_refused() {
-    let mut v = view(Kind::Monitor, json!({"name": "API", "type": "http", "basic_auth": "x"}));
+    let mut v = view(
+        Kind::Monitor,
+        json!({"name": "API", "type": "http", "basic_auth": "x"}),
+    );
     v.secret_fields = vec![SecretField {
         field: "basic_auth.password".into(),
         secret_key_ref: SecretKeyRef {
@@ -225,14 +285,30 @@ fn a_secret_under_a_scalar_is_refused() {
             key: "k".into(),
         },
     }];
-    let secrets = secret_keys(&v).into_iter().map(|k| (k, "v".to_string())).collect();
-    assert_eq!(apply_body(&v, &BTreeMap::new(), &secrets).unwrap_err().reason, "InvalidSpec");
+    let secrets = secret_keys(&v)
+        .into_iter()
+        .map(|k| (k, "v".to_string()))
+        .collect();
+    assert_eq!(
+        apply_body(&v, &BTreeMap::new(), &secrets)
+            .unwrap_err()
+            .reason,
+        "InvalidSpec"
+    );
 }
 
 #[test]
 fn contact_refs_must_be_names() {
-    let v = view(Kind::Monitor, json!({"name": "API", "type": "http", "alert_contact_refs": "oncall"}));
-    assert_eq!(apply_body(&v, &BTreeMap::new(), &BTreeMap::new()).unwrap_err().reason, "InvalidSpec");
+    let v = view(
+        Kind::Monitor,
+        json!({"name": "API", "type": "http", "alert_contact_refs": "oncall"}),
+    );
+    assert_eq!(
+        apply_body(&v, &BTreeMap::new(), &BTreeMap::new())
+            .unwrap_err()
+            .reason,
+        "InvalidSpec"
+    );
 }
 
 #[test]
@@ -245,7 +321,10 @@ fn applied_status_holds_the_state_and_a_ready_condition() {
     assert_eq!(s.observed_generation, Some(1));
     assert_eq!(s.last_applied_at, Some(at(0)));
     let ready = ready_condition(s).unwrap();
-    assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("True", "Applied"));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", "Applied")
+    );
     assert_eq!(ready.last_transition_time, at(0));
 }
 
@@ -264,13 +343,23 @@ fn a_refusal_keeps_what_exists_and_says_why() {
     assert_eq!(s.id, Some(7), "the monitor of the last good spec stays");
     assert_eq!(s.observed_generation, Some(2));
     let ready = ready_condition(&s).unwrap();
-    assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("False", "Refused"));
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "Refused")
+    );
     assert!(ready.message.contains("interval_secs"));
     assert_eq!(ready.last_transition_time, at(10));
     // The same refusal later keeps the transition time.
     let mut again = v.clone();
     again.status = s.clone();
-    let s2 = status_after(&again, "", &Outcome::Refused { message: ready.message.clone() }, at(50));
+    let s2 = status_after(
+        &again,
+        "",
+        &Outcome::Refused {
+            message: ready.message.clone(),
+        },
+        at(50),
+    );
     assert_eq!(ready_condition(&s2).unwrap().last_transition_time, at(10));
     assert_eq!(s2, s);
 }
@@ -294,11 +383,32 @@ fn an_observation_updates_the_state_only() {
 #[test]
 fn requeue_follows_the_outcome() {
     let t = timing();
-    assert_eq!(requeue_after(Kind::Monitor, &Outcome::Applied(seen(1)), &t), t.observe_every);
-    assert_eq!(requeue_after(Kind::AlertContact, &Outcome::Applied(seen(1)), &t), t.reapply_every);
-    assert_eq!(requeue_after(Kind::Monitor, &Outcome::Refused { message: String::new() }, &t), t.retry_refused);
     assert_eq!(
-        requeue_after(Kind::Monitor, &Outcome::Unreachable { message: String::new() }, &t),
+        requeue_after(Kind::Monitor, &Outcome::Applied(seen(1)), &t),
+        t.observe_every
+    );
+    assert_eq!(
+        requeue_after(Kind::AlertContact, &Outcome::Applied(seen(1)), &t),
+        t.reapply_every
+    );
+    assert_eq!(
+        requeue_after(
+            Kind::Monitor,
+            &Outcome::Refused {
+                message: String::new()
+            },
+            &t
+        ),
+        t.retry_refused
+    );
+    assert_eq!(
+        requeue_after(
+            Kind::Monitor,
+            &Outcome::Unreachable {
+                message: String::new()
+            },
+            &t
+        ),
         t.retry_unreachable
     );
 }
@@ -310,7 +420,10 @@ fn api_errors_become_one_line() {
         api_error_message(400, body),
         "HTTP 400: invalid request body: interval_secs: must be at least 30; target: required"
     );
-    assert_eq!(api_error_message(502, "<html>bad gateway</html>"), "HTTP 502: <html>bad gateway</html>");
+    assert_eq!(
+        api_error_message(502, "<html>bad gateway</html>"),
+        "HTTP 502: <html>bad gateway</html>"
+    );
     assert_eq!(api_error_message(404, ""), "HTTP 404");
     let long = format!(r#"{{"error":"{}"}}"#, "é".repeat(2000));
     let message = api_error_message(400, &long);

@@ -5,8 +5,8 @@
 use crate::cluster::{Cluster, ClusterError, Notice};
 use crate::gateway::{Gateway, GatewayError};
 use crate::plan::{
-    apply_body, next_step, ready_condition, referenced, requeue_after, secret_keys, status_after, Kind,
-    Outcome, ResourceView, SpecProblem, Step, Timing,
+    apply_body, next_step, ready_condition, referenced, requeue_after, secret_keys, status_after,
+    Kind, Outcome, ResourceView, SpecProblem, Step, Timing,
 };
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -91,7 +91,11 @@ impl<C: Cluster> Reconciler<C> {
         }
         let mut ids = BTreeMap::new();
         for (kind, name) in referenced(view) {
-            if let Some(id) = self.cluster.resource_id(kind, &view.namespace, &name).await? {
+            if let Some(id) = self
+                .cluster
+                .resource_id(kind, &view.namespace, &name)
+                .await?
+            {
                 ids.insert((kind, name), id);
             }
         }
@@ -192,7 +196,9 @@ fn notice_of(view: &ResourceView, status: &crate::resources::ResourceStatus) -> 
     let now = ready_condition(status)?;
     let before = ready_condition(&view.status);
     let changed = before.is_none_or(|b| {
-        b.reason != now.reason || b.message != now.message || b.observed_generation != now.observed_generation
+        b.reason != now.reason
+            || b.message != now.message
+            || b.observed_generation != now.observed_generation
     });
     changed.then(|| Notice {
         warning: now.status != "True",

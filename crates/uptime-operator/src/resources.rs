@@ -117,7 +117,8 @@ pub struct ResourceStatus {
     /// The resource's ref in the API: `<namespace>.<name>`.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub api_ref: Option<String>,
-    /// The monitor's state: `pending`, `up`, `degraded` or `down`.
+    /// The monitor's state: `pending`, `up`, `degraded`, `down`, or
+    /// `paused` while inactive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// When the monitor was last checked.

@@ -11,7 +11,9 @@ fn bless() -> bool {
 
 #[test]
 fn committed_crds_match_the_types() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(CHART_CRD_DIR);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(CHART_CRD_DIR);
     let mut stale = Vec::new();
     for (file, crd) in crds() {
         let expected = crd_yaml(&crd).expect("the CRD renders");
@@ -40,7 +42,11 @@ fn crds_name_the_group_version_and_status_subresource() {
         assert_eq!(crd.spec.group, "uptime.dev");
         let version = &crd.spec.versions[0];
         assert_eq!(version.name, "v1alpha1");
-        assert!(version.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
+        assert!(version
+            .subresources
+            .as_ref()
+            .and_then(|s| s.status.as_ref())
+            .is_some());
         let schema = serde_json::to_value(&version.schema).unwrap();
         let spec = &schema["openAPIV3Schema"]["properties"]["spec"];
         assert_eq!(spec["x-kubernetes-preserve-unknown-fields"], true, "{spec}");
@@ -54,7 +60,11 @@ fn print_crds_prints_every_crd() {
         .arg("--print-crds")
         .output()
         .expect("the binary runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("name: monitors.uptime.dev"), "{text}");
     assert!(text.contains("name: alertcontacts.uptime.dev"), "{text}");

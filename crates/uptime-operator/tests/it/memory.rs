@@ -11,7 +11,11 @@ use uptime_operator::resources::{ResourceStatus, SecretKeyRef};
 type Key = (&'static str, String, String);
 
 fn key_of(view: &ResourceView) -> Key {
-    (view.kind.as_str(), view.namespace.clone(), view.name.clone())
+    (
+        view.kind.as_str(),
+        view.namespace.clone(),
+        view.name.clone(),
+    )
 }
 
 #[derive(Default)]
@@ -41,7 +45,12 @@ impl MemoryCluster {
     }
 
     pub fn status(&self, view: &ResourceView) -> Option<ResourceStatus> {
-        self.state.lock().unwrap().statuses.get(&key_of(view)).cloned()
+        self.state
+            .lock()
+            .unwrap()
+            .statuses
+            .get(&key_of(view))
+            .cloned()
     }
 
     pub fn events(&self, view: &ResourceView) -> Vec<Notice> {
@@ -59,7 +68,11 @@ impl MemoryCluster {
 
 #[async_trait]
 impl Cluster for MemoryCluster {
-    async fn secret_value(&self, namespace: &str, key: &SecretKeyRef) -> Result<Option<String>, ClusterError> {
+    async fn secret_value(
+        &self,
+        namespace: &str,
+        key: &SecretKeyRef,
+    ) -> Result<Option<String>, ClusterError> {
         Ok(self
             .state
             .lock()
@@ -69,22 +82,45 @@ impl Cluster for MemoryCluster {
             .cloned())
     }
 
-    async fn resource_id(&self, kind: Kind, namespace: &str, name: &str) -> Result<Option<i64>, ClusterError> {
+    async fn resource_id(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<i64>, ClusterError> {
         let key = (kind.as_str(), namespace.to_string(), name.to_string());
-        Ok(self.state.lock().unwrap().statuses.get(&key).and_then(|s| s.id))
+        Ok(self
+            .state
+            .lock()
+            .unwrap()
+            .statuses
+            .get(&key)
+            .and_then(|s| s.id))
     }
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        self.state.lock().unwrap().finalized.insert(key_of(resource));
+        self.state
+            .lock()
+            .unwrap()
+            .finalized
+            .insert(key_of(resource));
         Ok(())
     }
 
     async fn remove_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        self.state.lock().unwrap().finalized.remove(&key_of(resource));
+        self.state
+            .lock()
+            .unwrap()
+            .finalized
+            .remove(&key_of(resource));
         Ok(())
     }
 
-    async fn write_status(&self, resource: &ResourceView, status: &ResourceStatus) -> Result<(), ClusterError> {
+    async fn write_status(
+        &self,
+        resource: &ResourceView,
+        status: &ResourceStatus,
+    ) -> Result<(), ClusterError> {
         self.state
             .lock()
             .unwrap()

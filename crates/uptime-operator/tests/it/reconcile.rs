@@ -68,7 +68,11 @@ impl Harness {
     /// One visit of `view` at `now`, then what the cluster holds after it
     /// copied back into `view` (as the next watch event would bring it).
     async fn visit(&self, view: &mut ResourceView, now: DateTime<Utc>) -> Option<Duration> {
-        let next = self.operator.reconcile(view.clone(), now).await.expect("reconciles");
+        let next = self
+            .operator
+            .reconcile(view.clone(), now)
+            .await
+            .expect("reconciles");
         view.has_finalizer = self.cluster().has_finalizer(view);
         view.status = self.cluster().status(view).unwrap_or_default();
         next
@@ -87,7 +91,9 @@ impl Harness {
 }
 
 fn resource(kind: Kind, name: &str, body: Value) -> ResourceView {
-    let Value::Object(body) = body else { panic!("an object") };
+    let Value::Object(body) = body else {
+        panic!("an object")
+    };
     ResourceView {
         kind,
         namespace: "payments".into(),
@@ -103,7 +109,11 @@ fn resource(kind: Kind, name: &str, body: Value) -> ResourceView {
 }
 
 fn pager_contact() -> ResourceView {
-    let mut contact = resource(Kind::AlertContact, "pager", json!({"name": "Pager", "type": "pagerduty"}));
+    let mut contact = resource(
+        Kind::AlertContact,
+        "pager",
+        json!({"name": "Pager", "type": "pagerduty"}),
+    );
     contact.secret_fields = vec![SecretField {
         field: "secret".into(),
         secret_key_ref: SecretKeyRef {
@@ -123,7 +133,8 @@ fn ready(view: &ResourceView) -> (String, String, String) {
 async fn a_new_resource_creates_it_and_an_edit_updates_it_in_place() {
     let h = harness().await;
     let now = Utc::now();
-    h.cluster().put_secret("payments", "pagerduty", "routing-key", ROUTING_KEY);
+    h.cluster()
+        .put_secret("payments", "pagerduty", "routing-key", ROUTING_KEY);
     let mut contact = pager_contact();
     h.visit(&mut contact, now).await;
     assert!(contact.has_finalizer, "the finalizer comes first");
@@ -158,15 +169,19 @@ async fn a_new_resource_creates_it_and_an_edit_updates_it_in_place() {
         .any(|e| e.reason == "Applied" && !e.warning));
 
     // A visit with nothing new only reads the state: the same status.
-    h.visit(&mut monitor, now + chrono::Duration::seconds(60)).await;
+    h.visit(&mut monitor, now + chrono::Duration::seconds(60))
+        .await;
     assert_eq!(monitor.status.id, Some(id));
     assert_eq!(monitor.status.last_applied_at, status.last_applied_at);
 
     // An edit: the same monitor, the new interval and name.
     monitor.body.insert("interval_secs".into(), json!(120));
-    monitor.body.insert("name".into(), json!("Payments API (v2)"));
+    monitor
+        .body
+        .insert("name".into(), json!("Payments API (v2)"));
     monitor.generation = Some(2);
-    h.visit(&mut monitor, now + chrono::Duration::seconds(61)).await;
+    h.visit(&mut monitor, now + chrono::Duration::seconds(61))
+        .await;
     assert_eq!(monitor.status.id, Some(id), "updated in place");
     assert_eq!(monitor.status.observed_generation, Some(2));
     let (_, shown) = h.get(&format!("/api/v1/monitors/{id}")).await;
@@ -224,9 +239,16 @@ async fn a_refused_spec_puts_the_apis_error_in_the_ready_condition() {
     let (status, reason, message) = ready(&monitor);
     assert_eq!((status.as_str(), reason.as_str()), ("False", "Refused"));
     assert!(message.starts_with("HTTP 4"), "{message}");
-    assert!(message.contains("interval_secs"), "names the field: {message}");
+    assert!(
+        message.contains("interval_secs"),
+        "names the field: {message}"
+    );
     assert_eq!(monitor.status.id, None);
-    assert!(h.cluster().events(&monitor).iter().any(|e| e.warning && e.reason == "Refused"));
+    assert!(h
+        .cluster()
+        .events(&monitor)
+        .iter()
+        .any(|e| e.warning && e.reason == "Refused"));
 
     // Fixed: applied.
     monitor.body.insert("interval_secs".into(), json!(300));
@@ -242,16 +264,34 @@ async fn a_missing_secret_is_reported_without_calling_the_api() {
     let mut contact = pager_contact();
     h.visit(&mut contact, now).await;
     let (status, reason, message) = ready(&contact);
-    assert_eq!((status.as_str(), reason.as_str()), ("False", "SecretNotFound"));
-    assert!(message.contains("pagerduty") && message.contains("routing-key"), "{message}");
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "SecretNotFound")
+    );
+    assert!(
+        message.contains("pagerduty") && message.contains("routing-key"),
+        "{message}"
+    );
     let (_, list) = h.get("/api/v1/alert-contacts").await;
-    assert!(!list.to_string().contains("payments.pager"), "nothing created: {list}");
+    assert!(
+        !list.to_string().contains("payments.pager"),
+        "nothing created: {list}"
+    );
 
     // The Secret appears: the next visit applies.
-    h.cluster().put_secret("payments", "pagerduty", "routing-key", ROUTING_KEY);
+    h.cluster()
+        .put_secret("payments", "pagerduty", "routing-key", ROUTING_KEY);
     h.visit(&mut contact, now).await;
     assert_eq!(ready(&contact).0, "True", "{:?}", contact.status);
-    let (code, shown) = h.get(&format!("/api/v1/alert-contacts/{}", contact.status.id.unwrap())).await;
+    let (code, shown) = h
+        .get(&format!(
+            "/api/v1/alert-contacts/{}",
+            contact.status.id.unwrap()
+        ))
+        .await;
     assert_eq!(code, 200);
-    assert!(!shown.to_string().contains(ROUTING_KEY), "the secret is never shown");
+    assert!(
+        !shown.to_string().contains(ROUTING_KEY),
+        "the secret is never shown"
+    );
 }
