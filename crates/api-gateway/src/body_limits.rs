@@ -9,8 +9,13 @@ use actix_web::web;
 /// Bodies above this are refused with 413.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// The largest body any route takes (the bulk create's).
+/// The largest body the bulk create takes (an apply's is its own setting,
+/// [`APPLY_BODY_BYTES`] by default).
 pub const LARGEST_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// `POST /api/v1/apply`'s default body limit (`apply.max_body_bytes`): a
+/// whole desired set, 10,000 monitors of up to about 3 KB each.
+pub const APPLY_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// How JSON bodies are read: up to `limit` bytes, any content type, errors
 /// as the API's JSON. The application's; a route with bigger bodies (the

@@ -209,7 +209,8 @@ impl ResponseError for ApiError {
             ApiError::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "5"));
             }
-            ApiError::PreconditionFailed { current } => {
+            // Empty when nothing exists (a PUT by ref that would create).
+            ApiError::PreconditionFailed { current } if !current.is_empty() => {
                 response.insert_header((header::ETAG, current.clone()));
             }
             _ => {}

@@ -30,6 +30,8 @@ pub const CONDITIONAL_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/v1/monitors/{id}"),
     ("PATCH", "/api/v1/alert-contacts/{id}"),
     ("DELETE", "/api/v1/alert-contacts/{id}"),
+    ("PUT", "/api/v1/monitors/by-ref/{ref}"),
+    ("PUT", "/api/v1/alert-contacts/by-ref/{ref}"),
 ];
 
 /// Responses larger than this get no tag (none of ours are).
@@ -68,6 +70,17 @@ impl IfMatch {
                 current: current.to_string(),
             }),
             _ => Ok(()),
+        }
+    }
+
+    /// [`IfMatch::check`] where nothing exists yet (a PUT that would
+    /// create): any condition fails, since no version can match.
+    pub fn check_absent(&self) -> Result<(), ApiError> {
+        match &self.0 {
+            Some(_) => Err(ApiError::PreconditionFailed {
+                current: String::new(),
+            }),
+            None => Ok(()),
         }
     }
 }

@@ -37,8 +37,8 @@ pub const HEADER: &str = "Idempotency-Key";
 /// The longest key accepted (a UUID is 36).
 pub const MAX_KEY_LEN: usize = 255;
 /// The largest body a keyed request may have: the largest any route takes
-/// (the bulk create's); a route's own limit still applies after this.
-const MAX_KEYED_BODY: usize = crate::body_limits::LARGEST_BODY_BYTES;
+/// by default (an apply's); a route's own limit still applies after this.
+const MAX_KEYED_BODY: usize = crate::body_limits::APPLY_BODY_BYTES;
 /// The response header on a replay.
 const REPLAYED: &str = "idempotent-replayed";
 /// Responses larger than this are not kept (the claim is dropped, so a

@@ -2,6 +2,7 @@
 //! sits; `routes/` has one module per resource.
 
 pub mod api;
+pub mod apply;
 pub mod audit;
 pub mod auth;
 pub mod auth_cache;
@@ -20,6 +21,7 @@ pub mod principal;
 pub mod query_params;
 pub mod quotas;
 pub mod rate_limit;
+pub mod refs;
 pub mod routes;
 pub mod sealing;
 pub mod settings;

@@ -35,6 +35,8 @@ pub struct GatewaySettings {
     pub retention: uptime_retention::RetentionSettings,
     /// `POST /api/v1/monitors/bulk`.
     pub bulk_create: BulkCreateSettings,
+    /// `POST /api/v1/apply`: its bounds (`UPTIME_APPLY__*`).
+    pub apply: ApplySettings,
     /// `Idempotency-Key` on POSTs (how long replays last is
     /// `retention.idempotency_hours`).
     pub idempotency: IdempotencySettings,
@@ -105,6 +107,7 @@ impl Default for GatewaySettings {
             verification_mail: VerificationMailSettings::default(),
             retention: uptime_retention::RetentionSettings::default(),
             bulk_create: BulkCreateSettings::default(),
+            apply: ApplySettings::default(),
             idempotency: IdempotencySettings::default(),
             invitations: InvitationSettings::default(),
             regions: RegionsSettings::default(),
@@ -352,6 +355,26 @@ pub struct BulkCreateSettings {
 impl Default for BulkCreateSettings {
     fn default() -> Self {
         Self { max_items: 1000 }
+    }
+}
+
+/// `POST /api/v1/apply` (`UPTIME_APPLY__*`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ApplySettings {
+    /// Resources in one apply at most (default 10,000).
+    pub max_resources: usize,
+    /// An apply's body in bytes at most (default 32 MiB; at most that much
+    /// with an `Idempotency-Key`, whose bodies are kept whole to digest).
+    pub max_body_bytes: usize,
+}
+
+impl Default for ApplySettings {
+    fn default() -> Self {
+        Self {
+            max_resources: 10_000,
+            max_body_bytes: crate::body_limits::APPLY_BODY_BYTES,
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::error::{ApiError, FieldError};
 
 mod json;
 pub mod positions;
-pub use json::{Json, NUL_MESSAGE, TEXT_PATTERN};
+pub use json::{checked, Json, NUL_MESSAGE, TEXT_PATTERN};
 mod targets;
 pub use targets::{check_domain_name, parse_dns_server, parse_host, parse_host_port, Host};
 

@@ -23,6 +23,7 @@ pub mod organisations;
 pub mod pool;
 pub mod quotas;
 pub mod recording;
+pub mod refs;
 pub mod results;
 pub mod retention;
 pub mod rounds;

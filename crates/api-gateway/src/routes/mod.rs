@@ -5,6 +5,7 @@ use actix_web::web;
 
 pub mod alerts;
 pub mod api_keys;
+pub mod apply;
 pub mod audit_log;
 pub mod checks;
 pub mod contacts;
@@ -28,6 +29,7 @@ pub mod values;
 /// own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
+        .configure(apply::configure)
         .configure(audit_log::configure)
         .configure(members::configure)
         // Before `invitations`: its `/invitations/{id}` takes no sub-paths,
@@ -47,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(status_pages::configure)
         .configure(usage::configure)
         .configure(metrics::configure)
+        .configure(contacts::configure_by_ref)
         // Before `contacts`: `/alert-contacts/verify/{token}` must not be
         // taken for `/alert-contacts/{id}`.
         .configure(alerts::configure)

@@ -36,16 +36,24 @@ impl<T: serde::de::DeserializeOwned + 'static> actix_web::FromRequest for Json<T
         // looked at before the typed value is built.
         let value = actix_web::web::Json::<serde_json::Value>::from_request(req, payload);
         Box::pin(async move {
-            let mut value = value.await?.into_inner();
-            integral_floats_as_integers(&mut value);
-            if let Some(field) = nul_in(&value) {
-                return Err(ApiError::invalid_field(&field, NUL_MESSAGE).into());
-            }
-            let typed = T::deserialize(value)
-                .map_err(|e| ApiError::InvalidBody(vec![FieldError::new("body", e.to_string())]))?;
-            Ok(Json(typed))
+            let value = value.await?.into_inner();
+            Ok(Json(checked(value)?))
         })
     }
+}
+
+/// `value` as a `T`, by the rules of [`Json`] (U+0000 refused, integral
+/// floats read as integers): for a route that reads its body itself (an
+/// apply, whose size limit is a setting).
+pub fn checked<T: serde::de::DeserializeOwned>(
+    mut value: serde_json::Value,
+) -> Result<T, ApiError> {
+    integral_floats_as_integers(&mut value);
+    if let Some(field) = nul_in(&value) {
+        return Err(ApiError::invalid_field(&field, NUL_MESSAGE));
+    }
+    T::deserialize(value)
+        .map_err(|e| ApiError::InvalidBody(vec![FieldError::new("body", e.to_string())]))
 }
 
 /// JSON Schema's `integer` is any number without a fractional part, `80.0`

@@ -4,6 +4,7 @@
 mod alert_rules;
 mod alerts;
 mod api_keys;
+mod apply;
 mod audit_log;
 mod audit_members;
 mod authz;

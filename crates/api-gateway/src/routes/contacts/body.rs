@@ -214,6 +214,17 @@ pub struct CreateContact {
     /// The least severe alert the contact receives (default `info`: all).
     #[serde(default)]
     pub min_severity: Option<MinSeverity>,
+    /// A stable name of the caller's choice (monitoring as code names the
+    /// contact by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
+    /// `-`, alphanumeric at both ends; unique among the organisation's
+    /// contacts (`409` naming `ref` when taken) and immutable once set.
+    #[serde(default, rename = "ref")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+    )]
+    pub ref_: Option<String>,
 }
 
 /// A partial update: fields left out keep their value.
@@ -252,6 +263,12 @@ pub struct UpdateContact {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<MinSeverity>, required = false)]
     pub min_severity: Option<Option<MinSeverity>>,
+    /// Sets the ref of a contact that has none; repeating the current ref
+    /// (or `null` while there is none) changes nothing; changing or
+    /// removing a set ref is a `400` naming `ref`.
+    #[serde(default, rename = "ref", deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+    pub ref_: Option<Option<String>>,
 }
 
 /// Whether a write-only credential is stored.
@@ -306,6 +323,9 @@ pub struct ContactResponse {
     pub events: Option<Vec<EventKind>>,
     /// The least severe alert it receives.
     pub min_severity: MinSeverity,
+    /// The contact's ref; `null` when it has none.
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
 }
 
 impl ContactResponse {
@@ -344,7 +364,15 @@ impl ContactResponse {
                     .collect()
             }),
             min_severity: MinSeverity::from_rank(c.min_severity),
+            ref_: None,
         })
+    }
+
+    /// The response with the contact's ref (read beside the row:
+    /// `uptime_db::refs`).
+    pub(crate) fn with_ref(mut self, r#ref: Option<String>) -> Self {
+        self.ref_ = r#ref;
+        self
     }
 }
 

@@ -30,9 +30,15 @@
 //!   PATCH may repeat the current type but not give another.
 
 mod body;
+mod by_ref;
 mod checks;
 mod filters;
 mod values;
+mod writes;
+pub use by_ref::*;
+pub(crate) use by_ref::{
+    execute_contact, plan_contact, ContactOutcome, PlannedContact, StoredContact,
+};
 pub(crate) use values::check_email;
 
 pub use body::{
@@ -49,8 +55,16 @@ use actix_web::{web, HttpResponse};
 use checks::{check_options, stored_event_kinds};
 use uptime_alerts::ProviderOptions;
 use uptime_db::contacts::ContactUpdate;
-use uptime_db::models::{AlertContact, NewAlertContact};
-use values::{check_secret, check_value, secret_kind, takes_value, MAX_NAME_CHARS};
+use uptime_db::models::AlertContact;
+use uptime_db::refs::RefKind;
+use values::{check_secret, check_value, secret_kind, MAX_NAME_CHARS};
+
+/// `/alert-contacts/by-ref/{ref}`, registered before every
+/// `/alert-contacts/{id}/...` route (`alerts`' included), which would
+/// otherwise take `by-ref` for an id when the ref is `test`.
+pub fn configure_by_ref(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/alert-contacts/by-ref/{ref}").put(put_contact_by_ref));
+}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/alert-contacts").get(list).post(create))
@@ -70,7 +84,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// committed by then, so a limit or a failure is not an error answer (a
 /// retried create would make a duplicate): the contact shows
 /// `verification_link_sent: false`, and the resend endpoint sends it later.
-async fn request_verification(
+pub(super) async fn request_verification(
     state: &AppState,
     contact: AlertContact,
     on_create: bool,
@@ -123,92 +137,26 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateContact>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
     let allow_private = state.settings.safety.allow_private_targets;
-    let value = req.value.as_deref().map(str::trim).map(str::to_string);
-    let secret = req.secret.map(|s| s.trim().to_string());
-    let server = req.server.map(|s| s.trim().to_string());
-    let mut problems = Problems::new();
-    problems.check_len("name", &req.name, MAX_NAME_CHARS);
-    match (&value, takes_value(req.kind)) {
-        (Some(value), _) => check_value(&mut problems, req.kind, value, allow_private),
-        (None, true) => problems.add(
-            "value",
-            format!("is required for {} contacts", req.kind.as_str()),
-        ),
-        (None, false) => {}
-    }
-    match (&secret, secret_kind(req.kind)) {
-        (Some(secret), _) => check_secret(&mut problems, req.kind, secret),
-        (None, Some((what, true))) => problems.add(
-            "secret",
-            format!("is required for {} contacts: the {what}", req.kind.as_str()),
-        ),
-        (None, _) => {}
-    }
-    check_options(
-        &mut problems,
-        req.kind,
-        req.region.is_some(),
-        server.as_deref(),
-        allow_private,
-    );
-    let event_kinds = stored_event_kinds(&mut problems, req.events);
-    problems.into_result()?;
-    let secret_sealed = secret
-        .map(|s| values::seal_secret(state.keyring.as_deref(), s))
-        .transpose()?;
-    let options = ProviderOptions {
-        region: req.region.map(Into::into),
-        server,
-    };
-
-    let new = NewAlertContact {
-        org_id: user.org_id,
-        kind: req.kind.as_str().to_string(),
-        name: req.name.trim().to_string(),
-        value: value.unwrap_or_default(),
-        verified: req.kind != ContactType::Email,
-        verification_token_sha256: None,
-        signing_secret: (req.kind == ContactType::Webhook).then(values::new_signing_secret),
-        secret_sealed,
-        options: options.to_json(),
-        event_kinds,
-        min_severity: req.min_severity.map_or(0, MinSeverity::rank),
-    };
+    let validated = writes::validate(body.into_inner(), allow_private, false)?;
+    let kind = validated.kind;
+    let (new, r#ref) = validated.into_new(user.org_id, state.keyring.as_deref())?;
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
+    let given_ref = r#ref.clone();
     let mut row = {
         use diesel_async::scoped_futures::ScopedFutureExt;
         use diesel_async::AsyncConnection;
         conn.transaction::<_, ApiError, _>(|c| {
             async move {
-                crate::quotas::ensure_room(
-                    c,
-                    &quotas,
-                    user.org_id,
-                    uptime_db::quotas::Owned::AlertContacts,
-                )
-                .await?;
-                let row = uptime_db::contacts::create(c, &new).await?;
-                let shown = audit::shown(&ContactResponse::from_row(row.clone())?);
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::CREATE,
-                    audit::kind::ALERT_CONTACT,
-                    Some(row.id),
-                    audit::changes(None, Some(&shown)),
-                )
-                .await?;
-                Ok(row)
+                writes::insert(c, &user, &new, given_ref.as_deref(), &quotas, false).await
             }
             .scope_boxed()
         })
         .await?
     };
     drop(conn);
-    if req.kind == ContactType::Email {
+    if kind == ContactType::Email {
         row = request_verification(&state, row, true).await;
     }
     Ok(HttpResponse::Created()
@@ -216,7 +164,7 @@ pub async fn create(
             actix_web::http::header::LOCATION,
             format!("/api/v1/alert-contacts/{}", row.id),
         ))
-        .json(ContactResponse::from_row(row)?))
+        .json(ContactResponse::from_row(row)?.with_ref(r#ref)))
 }
 
 /// List the caller's alert contacts in id order, a page at a time; `type`
@@ -243,10 +191,15 @@ pub async fn list(
     )
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |c| c.id);
+    let ids: Vec<i64> = rows.iter().map(|c| c.id).collect();
+    let mut refs = uptime_db::refs::of(&mut conn, RefKind::AlertContact, &ids).await?;
     Ok(HttpResponse::Ok().json(ContactList {
         alert_contacts: rows
             .into_iter()
-            .map(ContactResponse::from_row)
+            .map(|row| {
+                let r#ref = refs.remove(&row.id);
+                ContactResponse::from_row(row).map(|shown| shown.with_ref(r#ref))
+            })
             .collect::<Result<_, _>>()?,
         next_cursor,
     }))
@@ -265,7 +218,16 @@ pub async fn get(
     let row = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?))
+    Ok(HttpResponse::Ok().json(shown_with_ref(&mut conn, row).await?))
+}
+
+/// The contact as answered, with its ref.
+async fn shown_with_ref(
+    conn: &mut diesel_async::AsyncPgConnection,
+    row: AlertContact,
+) -> Result<ContactResponse, ApiError> {
+    let r#ref = uptime_db::refs::of_one(conn, RefKind::AlertContact, row.id).await?;
+    Ok(ContactResponse::from_row(row)?.with_ref(r#ref))
 }
 
 /// Change the name or value of one of the caller's alert contacts. A new
@@ -295,17 +257,19 @@ pub async fn update(
     let allow_private = state.settings.safety.allow_private_targets;
     let keyring = state.keyring.clone();
     let mut conn = state.conn().await?;
-    let (mut row, send_verification) = conn
+    let (mut row, send_verification, r#ref) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
                 let stored = uptime_db::contacts::get_for_update(c, user.org_id, id)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let shown = ContactResponse::from_row(stored.clone())?;
+                let stored_ref = uptime_db::refs::of_one(c, RefKind::AlertContact, id).await?;
+                let shown = ContactResponse::from_row(stored.clone())?.with_ref(stored_ref.clone());
                 if_match.check(&crate::etag::of_json(&shown))?;
                 let before = audit::shown(&shown);
                 let kind = ContactType::from_db(&stored.kind)?;
                 let mut problems = Problems::new();
+                let r#ref = crate::refs::patched(stored_ref.as_deref(), patch.ref_, &mut problems);
                 if let Some(other) = not_null(&mut problems, "type", patch.kind) {
                     if other != kind {
                         problems.add("type", "cannot be changed; create a new contact instead");
@@ -387,20 +351,17 @@ pub async fn update(
                         None => stored.min_severity,
                     },
                 };
-                let row = uptime_db::contacts::update(c, user.org_id, id, &changes)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                let after = audit::shown(&ContactResponse::from_row(row.clone())?);
-                audit::record(
+                let row = writes::rewrite(
                     c,
                     &user,
-                    audit::action::UPDATE,
-                    audit::kind::ALERT_CONTACT,
-                    Some(id),
-                    audit::changes(Some(&before), Some(&after)),
+                    id,
+                    &before,
+                    &changes,
+                    stored_ref.as_deref(),
+                    r#ref.as_deref(),
                 )
                 .await?;
-                Ok((row, send_verification))
+                Ok((row, send_verification, r#ref))
             }
             .scope_boxed()
         })
@@ -409,7 +370,7 @@ pub async fn update(
     if send_verification {
         row = request_verification(&state, row, false).await;
     }
-    Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?))
+    Ok(HttpResponse::Ok().json(ContactResponse::from_row(row)?.with_ref(r#ref)))
 }
 
 /// Send a new verification link to an unverified email contact; the
@@ -449,7 +410,7 @@ pub async fn resend_verification(
     let row = uptime_db::contacts::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Accepted().json(ContactResponse::from_row(row)?))
+    Ok(HttpResponse::Accepted().json(shown_with_ref(&mut conn, row).await?))
 }
 
 /// Delete one of the caller's alert contacts; monitors stop notifying it.
@@ -474,7 +435,7 @@ pub async fn delete(
                 else {
                     return Ok(false);
                 };
-                let shown = ContactResponse::from_row(stored)?;
+                let shown = shown_with_ref(c, stored).await?;
                 if_match.check(&crate::etag::of_json(&shown))?;
                 let before = audit::shown(&shown);
                 if !uptime_db::contacts::delete(c, user.org_id, id).await? {

@@ -329,9 +329,11 @@ async fn create_all(
     let mut news: Vec<NewMonitor> = Vec::with_capacity(valid.len());
     let mut contact_ids: Vec<Vec<i64>> = Vec::with_capacity(valid.len());
     let mut labels: Vec<serde_json::Value> = Vec::new();
+    let mut refs: Vec<Option<String>> = Vec::with_capacity(valid.len());
     for creation in valid {
         news.push(creation.new);
         contact_ids.push(creation.contact_ids);
+        refs.push(creation.r#ref);
         if any_labels {
             labels.push(creation.labels.to_json());
         }
@@ -339,6 +341,7 @@ async fn create_all(
 
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
+    let given_refs = refs.clone();
     let (rows, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
@@ -382,6 +385,7 @@ async fn create_all(
                         rows.len()
                     )));
                 }
+                set_refs(c, user.org_id, &rows, &given_refs).await?;
                 // One entry for the request, naming every monitor it made:
                 // an entry per monitor would double a bulk import's writes.
                 let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
@@ -409,12 +413,35 @@ async fn create_all(
     let monitors = rows
         .into_iter()
         .zip(contact_ids)
-        .map(|(row, ids)| MonitorResponse::from_row(row, ids, &state.settings.regions))
+        .zip(refs)
+        .map(|((row, ids), r#ref)| {
+            MonitorResponse::from_row(row, ids, &state.settings.regions).map(|m| m.with_ref(r#ref))
+        })
         .collect::<Result<_, _>>()?;
     // Many were created: the location is their list.
     Ok(HttpResponse::Created()
         .insert_header((actix_web::http::header::LOCATION, "/api/v1/monitors"))
         .json(BulkCreatedMonitors { monitors }))
+}
+
+/// Gives the new `rows` the refs of their items, in one statement: a ref
+/// already taken (by another monitor or another item) is a 409 and rolls
+/// the batch back.
+async fn set_refs(
+    c: &mut diesel_async::AsyncPgConnection,
+    org_id: i64,
+    rows: &[uptime_db::models::Monitor],
+    refs: &[Option<String>],
+) -> Result<(), ApiError> {
+    let (ids, refs): (Vec<i64>, Vec<String>) = rows
+        .iter()
+        .zip(refs)
+        .filter_map(|(row, r)| Some((row.id, r.clone()?)))
+        .unzip();
+    let kind = uptime_db::refs::RefKind::Monitor;
+    uptime_db::refs::set_many(c, kind, org_id, &ids, &refs)
+        .await
+        .map_err(|e| crate::refs::from_db(kind, e))
 }
 
 #[cfg(test)]

@@ -262,6 +262,9 @@ pub(super) struct Creation {
     pub(super) new: NewMonitor,
     pub(super) labels: Labels,
     pub(super) contact_ids: Vec<i64>,
+    /// The ref to give it, syntax checked (whether it is free is the
+    /// database's to say, in the transaction that inserts).
+    pub(super) r#ref: Option<String>,
 }
 
 /// What a create request (`POST /api/v1/monitors`, or one item of a bulk
@@ -275,8 +278,12 @@ pub(super) fn new_monitor(
     keyring: Option<&uptime_secrets::Keyring>,
 ) -> Result<Creation, ApiError> {
     let contact_ids = req.rest.alert_contact_ids.take().unwrap_or_default();
+    let r#ref = req.reference.ref_.take();
     let mut draft = Draft::from_create(req);
     let mut problems = Problems::new();
+    if let Some(given) = &r#ref {
+        crate::refs::check(&mut problems, "ref", given);
+    }
     draft.validate(&mut problems, allow_private_targets, regions);
     problems.into_result()?;
     let token = (draft.kind == MonitorType::Heartbeat).then(new_heartbeat_token);
@@ -289,6 +296,7 @@ pub(super) fn new_monitor(
         new,
         labels,
         contact_ids,
+        r#ref,
     })
 }
 

@@ -2,9 +2,10 @@
 
 use super::alert_rules;
 use super::common::MonitorStatus;
-use super::draft::{new_heartbeat_token, new_monitor, Creation, Draft};
+use super::draft::{new_monitor, Draft};
 use super::monitor_type::MonitorType;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
+use super::writes::{self, WriteSettings};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
@@ -16,12 +17,12 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Deserialize;
 use uptime_contracts::{MonitorChange, MonitorChangedV1};
-use uptime_db::alerting::AlertRules;
+use uptime_db::refs::RefKind;
 use utoipa::IntoParams;
 
 /// The ids sorted and deduplicated, or 400 naming those that are not the
 /// user's contacts. Locks the contacts found until the transaction ends.
-async fn checked_contact_ids(
+pub(super) async fn checked_contact_ids(
     conn: &mut AsyncPgConnection,
     org_id: i64,
     mut ids: Vec<i64>,
@@ -90,75 +91,39 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
+    let settings = WriteSettings::of(&state);
     let mut body = body.into_inner();
     let mut problems = Problems::new();
     let rules = alert_rules::created(
         std::mem::take(&mut body.alert_rules),
-        state.settings.alert_rules.into(),
+        settings.floors,
         &mut problems,
     );
-    let Creation {
-        new,
-        labels,
-        contact_ids,
-    } = new_monitor(
+    let creation = new_monitor(
         user.org_id,
         body,
-        state.settings.safety.allow_private_targets,
-        &state.settings.regions,
-        state.keyring.as_deref(),
+        settings.allow_private,
+        &settings.regions,
+        settings.keyring.as_deref(),
     )?;
     problems.into_result()?;
-    check_selector(&user, &labels)?;
+    check_selector(&user, &creation.labels)?;
 
-    let quotas = state.settings.quotas.clone();
-    let regions = state.settings.regions.clone();
     let mut conn = state.conn().await?;
-    let (row, contact_ids) = conn
+    let written = conn
         .transaction::<_, ApiError, _>(|c| {
-            async move {
-                let load = crate::quotas::load_of(&new.definition);
-                crate::quotas::ensure_room_for_monitors(c, &quotas, user.org_id, 1, load).await?;
-                let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
-                alert_rules::check_dependencies(c, user.org_id, None, &rules.depends_on).await?;
-                let labels = (!labels.is_empty()).then(|| labels.to_json());
-                let mut row = uptime_db::monitors::create_labelled(c, new, labels).await?;
-                // Only a monitor that sets any rule writes them.
-                if rules != AlertRules::default() {
-                    row = uptime_db::alerting::set_rules(c, row.id, rules).await?;
-                }
-                uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
-                let shown = audit::shown(&MonitorResponse::from_row(
-                    row.clone(),
-                    contact_ids.clone(),
-                    &regions,
-                )?);
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::CREATE,
-                    audit::kind::MONITOR,
-                    Some(row.id),
-                    audit::changes(None, Some(&shown)),
-                )
-                .await?;
-                Ok((row, contact_ids))
-            }
-            .scope_boxed()
+            async move { writes::insert(c, &user, creation, rules, &settings).await }.scope_boxed()
         })
         .await?;
     drop(conn);
-    announce(&state, row.id, MonitorChange::Upserted).await;
+    let id = written.row.id;
+    announce(&state, id, MonitorChange::Upserted).await;
     Ok(HttpResponse::Created()
         .insert_header((
             actix_web::http::header::LOCATION,
-            format!("/api/v1/monitors/{}", row.id),
+            format!("/api/v1/monitors/{id}"),
         ))
-        .json(MonitorResponse::from_row(
-            row,
-            contact_ids,
-            &state.settings.regions,
-        )?))
+        .json(written.shown(&state.settings.regions)?))
 }
 
 /// What the list keeps besides labels: every given test must hold. Read as
@@ -277,11 +242,14 @@ pub async fn list(
     let (rows, next_cursor) = paginate(rows, page.limit, |m| m.id);
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     let mut contacts = uptime_db::monitors::contact_ids_of(&mut conn, &ids).await?;
+    let mut refs = uptime_db::refs::of(&mut conn, RefKind::Monitor, &ids).await?;
     let monitors = rows
         .into_iter()
         .map(|m| {
             let contact_ids = contacts.remove(&m.id).unwrap_or_default();
+            let r#ref = refs.remove(&m.id);
             MonitorResponse::from_row(m, contact_ids, &state.settings.regions)
+                .map(|shown| shown.with_ref(r#ref))
         })
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(MonitorList {
@@ -308,11 +276,10 @@ pub async fn get(
         .await?
         .remove(&id)
         .unwrap_or_default();
-    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(
-        row,
-        contact_ids,
-        &state.settings.regions,
-    )?))
+    let r#ref = uptime_db::refs::of_one(&mut conn, RefKind::Monitor, id).await?;
+    Ok(HttpResponse::Ok().json(
+        MonitorResponse::from_row(row, contact_ids, &state.settings.regions)?.with_ref(r#ref),
+    ))
 }
 
 /// Change some fields of one of the caller's monitors; `active` pauses and resumes it.
@@ -338,107 +305,44 @@ pub async fn update(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut patch = body.into_inner();
-    let allow_private = state.settings.safety.allow_private_targets;
-    let regions = state.settings.regions.clone();
-    let quotas = state.settings.quotas.clone();
-    let keyring = state.keyring.clone();
-    let floors = alert_rules::Floors::from(state.settings.alert_rules);
+    let settings = WriteSettings::of(&state);
     let rules_patch = std::mem::take(&mut patch.alert_rules);
+    let ref_patch = patch.reference.ref_.take();
     let mut conn = state.conn().await?;
-    let (row, contact_ids) = conn
+    let written = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored = uptime_db::monitors::get_for_update_within(c, user.reach(), id)
+                let (current, tag) = writes::Current::load(c, &user, id, &settings.regions)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let stored_contacts = uptime_db::monitors::contact_ids_of(c, &[id])
-                    .await?
-                    .remove(&id)
-                    .unwrap_or_default();
-                let shown = MonitorResponse::from_row(stored.clone(), stored_contacts, &regions)?;
-                if_match.check(&crate::etag::of_json(&shown))?;
-                let before = audit::shown(&shown);
+                if_match.check(&tag)?;
                 let mut problems = Problems::new();
-                let new_contacts = not_null(
+                let contact_ids = not_null(
                     &mut problems,
                     "alert_contact_ids",
                     patch.rest.alert_contact_ids.take(),
                 );
-                let rules = alert_rules::merged(&stored, rules_patch, floors, &mut problems);
-                let mut draft = Draft::merge(&stored, patch, &mut problems)?;
-                draft.validate(&mut problems, allow_private, &regions);
+                let r#ref =
+                    crate::refs::patched(current.r#ref.as_deref(), ref_patch, &mut problems);
+                let rules =
+                    alert_rules::merged(&current.row, rules_patch, settings.floors, &mut problems);
+                let draft = Draft::merge(&current.row, patch, &mut problems)?;
+                draft.validate(&mut problems, settings.allow_private, &settings.regions);
                 problems.into_result()?;
-                check_selector(&user, &draft.labels)?;
-                let labels = std::mem::take(&mut draft.labels).to_json();
-
-                let watched_changed = uptime_contracts::MonitorKind::from(draft.kind)
-                    != stored.kind
-                    || (draft.kind != MonitorType::Heartbeat && draft.target != stored.target);
-                let token = match (draft.kind, stored.heartbeat_token.clone()) {
-                    (MonitorType::Heartbeat, Some(kept)) => Some(kept),
-                    (MonitorType::Heartbeat, None) => Some(new_heartbeat_token()),
-                    _ => None,
+                let change = writes::Rewrite {
+                    draft,
+                    rules,
+                    contact_ids,
+                    r#ref,
                 };
-                let def = draft.into_definition(token, &regions, keyring.as_deref())?;
-                let load = crate::quotas::load_of(&def);
-                crate::quotas::ensure_load_for_change(c, &quotas, user.org_id, id, load).await?;
-                let change = uptime_db::monitors::DefinitionChange {
-                    check_changed: def.changes_checks_of(&stored),
-                    reset_runtime_at: watched_changed.then(Utc::now),
-                };
-                if rules.depends_on != stored.depends_on {
-                    alert_rules::check_dependencies(c, user.org_id, Some(id), &rules.depends_on)
-                        .await?;
-                }
-                let stored_rules = AlertRules::of(&stored);
-                let mut row = uptime_db::monitors::update_definition_labelled(
-                    c,
-                    id,
-                    def,
-                    change,
-                    Some(labels),
-                )
-                .await?;
-                if rules != stored_rules {
-                    row = uptime_db::alerting::set_rules(c, id, rules).await?;
-                }
-                if let Some(ids) = new_contacts {
-                    if !ids.is_empty() {
-                        crate::routes::escalation_policies::ensure_no_policy(c, id).await?;
-                    }
-                    let ids = checked_contact_ids(c, user.org_id, ids).await?;
-                    uptime_db::monitors::replace_contacts(c, id, &ids).await?;
-                }
-                let contact_ids = uptime_db::monitors::contact_ids_of(c, &[id])
-                    .await?
-                    .remove(&id)
-                    .unwrap_or_default();
-                let after = audit::shown(&MonitorResponse::from_row(
-                    row.clone(),
-                    contact_ids.clone(),
-                    &regions,
-                )?);
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::UPDATE,
-                    audit::kind::MONITOR,
-                    Some(id),
-                    audit::changes(Some(&before), Some(&after)),
-                )
-                .await?;
-                Ok((row, contact_ids))
+                writes::rewrite(c, &user, current, change, &settings).await
             }
             .scope_boxed()
         })
         .await?;
     drop(conn);
     announce(&state, id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Ok().json(MonitorResponse::from_row(
-        row,
-        contact_ids,
-        &state.settings.regions,
-    )?))
+    Ok(HttpResponse::Ok().json(written.shown(&state.settings.regions)?))
 }
 
 /// Delete one of the caller's monitors. Its results disappear from the API at
@@ -458,18 +362,12 @@ pub async fn delete(
     let deleted = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let Some(stored) =
-                    uptime_db::monitors::get_for_update_within(c, user.reach(), id).await?
+                let Some((current, tag)) = writes::Current::load(c, &user, id, &regions).await?
                 else {
                     return Ok(false);
                 };
-                let contacts = uptime_db::monitors::contact_ids_of(c, &[id])
-                    .await?
-                    .remove(&id)
-                    .unwrap_or_default();
-                let shown = MonitorResponse::from_row(stored, contacts, &regions)?;
-                if_match.check(&crate::etag::of_json(&shown))?;
-                let before = audit::shown(&shown);
+                if_match.check(&tag)?;
+                let before = current.shown;
                 // One statement: the links and rollups go with it (ON DELETE
                 // CASCADE); its results stay, unseen, until their day's
                 // partition expires.

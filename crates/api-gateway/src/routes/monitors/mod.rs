@@ -61,7 +61,9 @@
 use actix_web::web;
 
 mod alert_rules;
+mod apply_kind;
 mod bulk;
+mod by_ref;
 mod common;
 mod draft;
 mod fields;
@@ -70,7 +72,10 @@ mod kinds;
 mod labels;
 mod monitor_type;
 mod placement;
+mod reference;
+mod replace;
 mod types;
+mod writes;
 
 pub use draft::{
     DEFAULT_CONFIRMATION_COUNT, DEFAULT_EXPECTED_STATUS, DEFAULT_INTERVAL_SECS,
@@ -78,7 +83,12 @@ pub use draft::{
 };
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
+pub(crate) use apply_kind::{
+    announce_all, delete_monitor, execute_monitor, insert_plain, plan_monitor, ManagedMonitors,
+    MonitorPlan, MonitorWrites,
+};
 pub use bulk::*;
+pub use by_ref::*;
 pub use common::MonitorStatus;
 pub use handlers::*;
 pub use kinds::keyword::KeywordType;
@@ -93,6 +103,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .app_data(bulk::json_config())
                 .post(bulk_create),
         )
+        .service(web::resource("/monitors/by-ref/{ref}").put(put_by_ref))
         .service(
             web::resource("/monitors/{id}")
                 .get(get)

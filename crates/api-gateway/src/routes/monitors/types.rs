@@ -8,7 +8,7 @@ use super::common::{
 };
 use super::fields::{self, FieldGroup};
 use super::kinds::{self, dns, heartbeat, http, keyword, tls, KindsShown};
-use super::{alert_rules, labels, placement};
+use super::{alert_rules, labels, placement, reference};
 use crate::error::ApiError;
 use serde::de::{self, Deserializer, Expected, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -73,6 +73,7 @@ pub struct CreateMonitor {
     pub placement: placement::Create,
     pub labels: labels::Create,
     pub alert_rules: alert_rules::Create,
+    pub reference: reference::Create,
 }
 
 const CREATE_DESCRIPTION: &str =
@@ -93,8 +94,9 @@ const CREATE_PARTS: &[&[&str]] = &[
     placement::Create::NAMES,
     labels::Create::NAMES,
     alert_rules::Create::NAMES,
+    reference::Create::NAMES,
 ];
-static CREATE_NAMES: [&str; fields::count(CREATE_PARTS)] = fields::concat(CREATE_PARTS);
+pub(super) static CREATE_NAMES: [&str; fields::count(CREATE_PARTS)] = fields::concat(CREATE_PARTS);
 
 impl<'de> Deserialize<'de> for CreateMonitor {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -178,6 +180,7 @@ struct CreateGroups {
     placement: placement::Create,
     labels: labels::Create,
     alert_rules: alert_rules::Create,
+    reference: reference::Create,
 }
 
 impl CreateGroups {
@@ -192,7 +195,8 @@ impl CreateGroups {
             kinds.heartbeat,
             placement,
             labels,
-            alert_rules
+            alert_rules,
+            reference
         ]
     );
 
@@ -204,6 +208,7 @@ impl CreateGroups {
             placement: self.placement,
             labels: self.labels,
             alert_rules: self.alert_rules,
+            reference: self.reference,
         }
     }
 }
@@ -223,6 +228,7 @@ flat_body_schema!(
         placement::Create,
         labels::Create,
         alert_rules::Create,
+        reference::Create,
     ]
 );
 
@@ -235,6 +241,7 @@ pub struct UpdateMonitor {
     pub placement: placement::Update,
     pub labels: labels::Update,
     pub alert_rules: alert_rules::Update,
+    pub reference: reference::Update,
 }
 
 const UPDATE_DESCRIPTION: &str =
@@ -253,6 +260,7 @@ const UPDATE_PARTS: &[&[&str]] = &[
     placement::Update::NAMES,
     labels::Update::NAMES,
     alert_rules::Update::NAMES,
+    reference::Update::NAMES,
 ];
 static UPDATE_NAMES: [&str; fields::count(UPDATE_PARTS)] = fields::concat(UPDATE_PARTS);
 
@@ -302,7 +310,8 @@ impl UpdateMonitor {
             kinds.heartbeat,
             placement,
             labels,
-            alert_rules
+            alert_rules,
+            reference
         ]
     );
 }
@@ -322,6 +331,7 @@ flat_body_schema!(
         placement::Update,
         labels::Update,
         alert_rules::Update,
+        reference::Update,
     ]
 );
 
@@ -349,6 +359,8 @@ pub struct MonitorResponse {
     pub labels: labels::Shown,
     #[serde(flatten)]
     pub alert_rules: alert_rules::Shown,
+    #[serde(flatten)]
+    pub reference: reference::Shown,
 }
 
 flat_body_schema!(
@@ -366,6 +378,7 @@ flat_body_schema!(
         placement::Shown,
         labels::Shown,
         alert_rules::Shown,
+        reference::Shown,
     ]
 );
 
@@ -416,7 +429,15 @@ impl MonitorResponse {
                 labels: uptime_labels::Labels::from_json(&m.labels),
             },
             alert_rules,
+            reference: reference::Shown::default(),
         })
+    }
+
+    /// The response with the monitor's ref (read beside the row:
+    /// `uptime_db::refs`).
+    pub(super) fn with_ref(mut self, r#ref: Option<String>) -> Self {
+        self.reference.ref_ = r#ref;
+        self
     }
 }
 

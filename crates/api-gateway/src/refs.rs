@@ -1,0 +1,193 @@
+//! `ref`: the stable, caller-chosen name of a resource (docs/api.md,
+//! "Monitoring as code"). Optional, unique per organisation and kind,
+//! settable on create and by a PATCH while unset, never changed afterwards:
+//! a file, a Kubernetes resource or a provider that manages a resource by
+//! its ref must never find it renamed under it.
+
+use crate::error::ApiError;
+use crate::validation::Problems;
+use diesel_async::AsyncPgConnection;
+use uptime_db::refs::{RefError, RefKind};
+
+/// The longest ref.
+pub const MAX_REF_CHARS: usize = 255;
+
+/// The syntax, as the OpenAPI document shows it (and migration 000047's
+/// CHECK holds it): lowercase letters, digits, `.`, `_`, `-`, alphanumeric
+/// at both ends.
+pub const REF_PATTERN: &str = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$";
+
+/// Whether `value` is a well-formed ref.
+pub fn is_valid(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_REF_CHARS
+        && bytes
+            .iter()
+            .all(|b| alnum(b) || matches!(b, b'.' | b'_' | b'-'))
+        && bytes.first().is_some_and(alnum)
+        && bytes.last().is_some_and(alnum)
+}
+
+/// The message for a malformed ref.
+pub const SYNTAX_MESSAGE: &str =
+    "1 to 255 of lowercase letters, digits, '.', '_' and '-', starting and ending with a letter or digit";
+
+/// Adds a problem under `field` unless `value` is a well-formed ref.
+pub fn check(problems: &mut Problems, field: &str, value: &str) {
+    if !is_valid(value) {
+        problems.add(field, SYNTAX_MESSAGE);
+    }
+}
+
+/// Checks the ref of a `PUT .../by-ref/{ref}` path and the body's `ref`,
+/// which may only repeat it: 400 naming `ref` otherwise.
+pub fn check_path(path_ref: &str, body_ref: Option<String>) -> Result<(), ApiError> {
+    if !is_valid(path_ref) {
+        return Err(ApiError::invalid_field("ref", SYNTAX_MESSAGE));
+    }
+    match body_ref {
+        Some(given) if given != path_ref => Err(ApiError::invalid_field(
+            "ref",
+            "must be left out or be the path's ref",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The 409 for a ref another resource of the organisation and kind has.
+pub fn taken(kind: RefKind) -> ApiError {
+    ApiError::ConflictOn {
+        field: "ref",
+        message: format!("another {} of the organisation has this ref", noun(kind)),
+    }
+}
+
+/// What the kind is called in messages.
+pub fn noun(kind: RefKind) -> &'static str {
+    match kind {
+        RefKind::Monitor => "monitor",
+        RefKind::AlertContact => "alert contact",
+        RefKind::MaintenanceWindow => "maintenance window",
+        RefKind::StatusPage => "status page",
+        RefKind::EscalationPolicy => "escalation policy",
+    }
+}
+
+/// [`RefError`] as the API answers it.
+pub fn from_db(kind: RefKind, error: RefError) -> ApiError {
+    match error {
+        RefError::Taken => taken(kind),
+        RefError::Db(e) => e.into(),
+    }
+}
+
+/// Gives a new row the ref of its create request, if any (syntax checked
+/// with the rest of the body). A taken ref is a 409; the caller's
+/// transaction then rolls the row back.
+pub async fn set_on_create(
+    c: &mut AsyncPgConnection,
+    kind: RefKind,
+    org_id: i64,
+    id: i64,
+    given: Option<&str>,
+) -> Result<(), ApiError> {
+    let Some(given) = given else {
+        return Ok(());
+    };
+    if uptime_db::refs::find(c, kind, org_id, given)
+        .await?
+        .is_some()
+    {
+        return Err(taken(kind));
+    }
+    uptime_db::refs::set(c, kind, org_id, id, given)
+        .await
+        .map_err(|e| from_db(kind, e))
+}
+
+/// The ref after a PATCH's `ref` (absent `None`, `null` `Some(None)`):
+/// a row without one takes the given one; repeating the stored one (or
+/// `null` on a row without one) changes nothing; anything else is a 400
+/// naming `ref`, because a set ref is immutable.
+pub fn patched(
+    stored: Option<&str>,
+    given: Option<Option<String>>,
+    problems: &mut Problems,
+) -> Option<String> {
+    match (stored, given) {
+        (stored, None) => stored.map(str::to_string),
+        (None, Some(None)) => None,
+        (None, Some(Some(new))) => {
+            check(problems, "ref", &new);
+            Some(new)
+        }
+        (Some(stored), Some(Some(new))) if new == stored => Some(new),
+        (Some(stored), Some(_)) => {
+            problems.add("ref", "cannot be changed or removed once set");
+            Some(stored.to_string())
+        }
+    }
+}
+
+/// Writes the ref a PATCH gave a row that had none (after [`patched`]).
+pub async fn set_if_new(
+    c: &mut AsyncPgConnection,
+    kind: RefKind,
+    org_id: i64,
+    id: i64,
+    stored: Option<&str>,
+    after: Option<&str>,
+) -> Result<(), ApiError> {
+    match (stored, after) {
+        (None, Some(new)) => set_on_create(c, kind, org_id, id, Some(new)).await,
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_syntax_is_lowercase_alphanumeric_at_both_ends() {
+        for good in ["a", "payments-api", "team.svc_1", "0", &"a".repeat(255)] {
+            assert!(is_valid(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "A",
+            "a b",
+            "a/b",
+            ".a",
+            "é",
+            &"a".repeat(256),
+        ] {
+            assert!(!is_valid(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_set_ref_is_immutable() {
+        let mut problems = Problems::new();
+        assert_eq!(patched(Some("a"), None, &mut problems), Some("a".into()));
+        assert_eq!(
+            patched(Some("a"), Some(Some("a".into())), &mut problems),
+            Some("a".into())
+        );
+        assert_eq!(patched(None, Some(None), &mut problems), None);
+        assert_eq!(
+            patched(None, Some(Some("b".into())), &mut problems),
+            Some("b".into())
+        );
+        assert!(problems.is_empty());
+        patched(Some("a"), Some(Some("b".into())), &mut problems);
+        assert!(!problems.is_empty());
+        let mut problems = Problems::new();
+        patched(Some("a"), Some(None), &mut problems);
+        assert!(!problems.is_empty());
+    }
+}

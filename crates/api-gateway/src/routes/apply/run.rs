@@ -1,0 +1,506 @@
+//! The transaction of an apply: lock the organisation, load its managed
+//! resources (one query per kind), plan every resource (collecting every
+//! problem), then, unless a dry run, write: contacts, then the monitors'
+//! plain creates in a few multi-row statements, then the other monitors in
+//! dependency order, then the prunes; last the quotas of the end state.
+
+use crate::apply::changes::FieldChange;
+use crate::apply::plan::{self, Key, RefTable, Stored};
+use crate::apply::request::{
+    Action, ApplyRequest, ApplyResponse, Kind, PlanEntry, ResourceError, ResourceInput, Summary,
+};
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::ApiError;
+use crate::routes::contacts::{
+    execute_contact, plan_contact, ContactOutcome, CreateContact, StoredContact,
+};
+use crate::routes::monitors::{
+    announce_all, delete_monitor, execute_monitor, insert_plain, plan_monitor, ManagedMonitors,
+    MonitorPlan, MonitorWrites,
+};
+use crate::state::AppState;
+use diesel_async::scoped_futures::ScopedFutureExt;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use std::collections::HashMap;
+use uptime_db::quotas::Owned;
+use uptime_db::refs::RefKind;
+
+/// Why an apply's transaction ends without committing.
+enum Failure {
+    Api(ApiError),
+    Invalid(Vec<ResourceError>),
+}
+
+impl From<ApiError> for Failure {
+    fn from(e: ApiError) -> Self {
+        Failure::Api(e)
+    }
+}
+
+impl From<diesel::result::Error> for Failure {
+    fn from(e: diesel::result::Error) -> Self {
+        Failure::Api(e.into())
+    }
+}
+
+impl From<uptime_db::DbError> for Failure {
+    fn from(e: uptime_db::DbError) -> Self {
+        Failure::Api(e.into())
+    }
+}
+
+/// The problems of resource `index` in `error` (a 400's fields, or a 409
+/// on its ref), or `None` for an error that is not about the resource.
+fn resource_errors(index: usize, key: &Key, error: &ApiError) -> Option<Vec<ResourceError>> {
+    let entry = |field: &str, message: &str| ResourceError {
+        index,
+        kind: Some(key.0.as_str().to_string()),
+        r#ref: Some(key.1.clone()),
+        field: if field == "ref" || field.starts_with("spec") {
+            field.to_string()
+        } else {
+            format!("spec.{field}")
+        },
+        message: message.to_string(),
+    };
+    match error {
+        ApiError::InvalidBody(details) => Some(
+            details
+                .iter()
+                .map(|d| entry(&d.field, &d.message))
+                .collect(),
+        ),
+        ApiError::ConflictOn { field, message } => Some(vec![entry(field, message)]),
+        _ => None,
+    }
+}
+
+/// Reads each resource's envelope (`kind`, `ref`, `spec`), collecting
+/// problems; and the repeats of a (kind, ref).
+fn envelopes(
+    resources: Vec<serde_json::Value>,
+) -> (Vec<(usize, ResourceInput)>, Vec<ResourceError>) {
+    let mut read = Vec::with_capacity(resources.len());
+    let mut errors = Vec::new();
+    for (index, value) in resources.into_iter().enumerate() {
+        let kind = value
+            .get("kind")
+            .and_then(|k| k.as_str())
+            .map(str::to_string);
+        let r#ref = value
+            .get("ref")
+            .and_then(|r| r.as_str())
+            .map(str::to_string);
+        match serde_json::from_value::<ResourceInput>(value) {
+            Ok(input) if crate::refs::is_valid(&input.r#ref) => read.push((index, input)),
+            Ok(_) => errors.push(ResourceError {
+                index,
+                kind,
+                r#ref,
+                field: "ref".into(),
+                message: crate::refs::SYNTAX_MESSAGE.into(),
+            }),
+            Err(e) => errors.push(ResourceError {
+                index,
+                kind,
+                r#ref,
+                field: "resource".into(),
+                message: e.to_string(),
+            }),
+        }
+    }
+    let keys: Vec<Key> = read
+        .iter()
+        .map(|(_, r)| (r.kind, r.r#ref.clone()))
+        .collect();
+    for position in plan::duplicates(&keys) {
+        let (index, input) = &read[position];
+        errors.push(ResourceError {
+            index: *index,
+            kind: Some(input.kind.as_str().into()),
+            r#ref: Some(input.r#ref.clone()),
+            field: "ref".into(),
+            message: "the set names this kind and ref more than once".into(),
+        });
+    }
+    errors.sort_by_key(|e| e.index);
+    (read, errors)
+}
+
+/// One desired resource, planned.
+enum Desired {
+    Contact(crate::routes::contacts::PlannedContact),
+    Monitor(MonitorPlan),
+}
+
+/// The organisation's managed resources.
+struct Managed {
+    contacts: HashMap<String, StoredContact>,
+    monitors: ManagedMonitors,
+}
+
+impl Managed {
+    async fn load(
+        c: &mut AsyncPgConnection,
+        org_id: i64,
+        writes: &MonitorWrites,
+    ) -> Result<Self, ApiError> {
+        let refs: HashMap<i64, String> = uptime_db::refs::all(c, RefKind::AlertContact, org_id)
+            .await?
+            .into_iter()
+            .collect();
+        let ids: Vec<i64> = refs.keys().copied().collect();
+        let mut contacts = HashMap::with_capacity(ids.len());
+        for row in uptime_db::refs::contacts_locked(c, org_id, &ids).await? {
+            if let Some(r#ref) = refs.get(&row.id) {
+                contacts.insert(r#ref.clone(), StoredContact::of(row, Some(r#ref.clone()))?);
+            }
+        }
+        let monitors = ManagedMonitors::load(c, org_id, writes).await?;
+        Ok(Self { contacts, monitors })
+    }
+
+    fn stored(&self) -> Stored {
+        let contacts = self
+            .contacts
+            .iter()
+            .map(|(r, s)| ((Kind::AlertContact, r.clone()), s.row.id));
+        let monitors = self
+            .monitors
+            .ids()
+            .map(|(r, id)| ((Kind::Monitor, r.to_string()), id));
+        contacts.chain(monitors).collect()
+    }
+}
+
+/// Plans one resource against `table` (its refs resolved).
+fn plan_resource(
+    user: &AuthUser,
+    input: &ResourceInput,
+    table: &RefTable,
+    managed: &Managed,
+    state: &AppState,
+    writes: &MonitorWrites,
+) -> Result<Desired, ApiError> {
+    let spec = plan::resolved_spec(input.kind, &input.r#ref, &input.spec, table)
+        .map_err(ApiError::InvalidBody)?;
+    match input.kind {
+        Kind::AlertContact => {
+            let body: CreateContact = serde_json::from_value(spec)
+                .map_err(|e| ApiError::invalid_field("spec", e.to_string()))?;
+            let stored = managed.contacts.get(&input.r#ref).cloned();
+            plan_contact(
+                user.org_id,
+                &input.r#ref,
+                stored,
+                body,
+                state.settings.safety.allow_private_targets,
+                state.keyring.as_deref(),
+            )
+            .map(Desired::Contact)
+        }
+        Kind::Monitor => plan_monitor(user.org_id, &input.r#ref, spec, &managed.monitors, writes)
+            .map(Desired::Monitor),
+    }
+}
+
+/// The plan entry of a planned resource (`id` given once written).
+fn entry_of(input: &ResourceInput, desired: &Desired, id: Option<i64>) -> PlanEntry {
+    let (action, stored_id, changes): (Action, Option<i64>, Option<Vec<FieldChange>>) =
+        match desired {
+            Desired::Contact(planned) => {
+                use crate::routes::contacts::PlannedContact as P;
+                match planned {
+                    P::Create { .. } => (Action::Create, None, None),
+                    P::Update {
+                        stored, changes, ..
+                    } => (Action::Update, Some(stored.row.id), Some(changes.clone())),
+                    P::Unchanged { stored } => (Action::Unchanged, Some(stored.row.id), None),
+                }
+            }
+            Desired::Monitor(plan) => (plan.action(), plan.id(), plan.changes()),
+        };
+    PlanEntry {
+        kind: input.kind,
+        r#ref: input.r#ref.clone(),
+        action,
+        id: id.or(stored_id),
+        changes,
+        pruned: None,
+    }
+}
+
+/// Runs an apply: `Ok(Err(errors))` when resources were refused (nothing
+/// written).
+pub(super) async fn apply(
+    state: &AppState,
+    user: &AuthUser,
+    body: ApplyRequest,
+) -> Result<Result<ApplyResponse, Vec<ResourceError>>, ApiError> {
+    let ApplyRequest {
+        resources,
+        dry_run,
+        prune,
+    } = body;
+    let (inputs, envelope_errors) = envelopes(resources);
+    let writes = MonitorWrites::of(state);
+    let quotas = state.settings.quotas.clone();
+    let mut conn = state.conn().await?;
+    let outcome = conn
+        .transaction::<_, Failure, _>(|c| {
+            async move {
+                // The organisation's row first: concurrent applies and
+                // creates of one organisation go one after the other.
+                let before = uptime_db::quotas::lock_quotas(c, user.org_id, None).await?;
+                let managed = Managed::load(c, user.org_id, &writes).await?;
+                let stored = managed.stored();
+                let keys: Vec<Key> = inputs
+                    .iter()
+                    .map(|(_, r)| (r.kind, r.r#ref.clone()))
+                    .collect();
+                let matching = plan::match_resources(&keys, &stored);
+                let deleted: &[(Key, i64)] = if prune { &matching.absent } else { &[] };
+                let mut table = RefTable::new(&stored, deleted, &keys);
+
+                // Plan (and validate) every resource; collect every problem.
+                let mut errors = envelope_errors;
+                let mut entries = Vec::with_capacity(inputs.len());
+                for ((index, input), key) in inputs.iter().zip(&keys) {
+                    match plan_resource(user, input, &table, &managed, state, &writes) {
+                        Ok(desired) => entries.push(entry_of(input, &desired, None)),
+                        Err(e) => match resource_errors(*index, key, &e) {
+                            Some(found) => errors.extend(found),
+                            None => return Err(Failure::Api(e)),
+                        },
+                    }
+                }
+                let monitors: Vec<(usize, String, Vec<String>)> = inputs
+                    .iter()
+                    .filter(|(_, r)| r.kind == Kind::Monitor)
+                    .map(|(i, r)| (*i, r.r#ref.clone(), plan::depends_on_refs(&r.spec)))
+                    .collect();
+                let graph: Vec<(String, Vec<String>)> = monitors
+                    .iter()
+                    .map(|(_, r, d)| (r.clone(), d.clone()))
+                    .collect();
+                let order = match plan::creation_order(&graph) {
+                    Ok(order) => order,
+                    Err(cyclic) => {
+                        for position in cyclic {
+                            let (index, r#ref, _) = &monitors[position];
+                            errors.push(ResourceError {
+                                index: *index,
+                                kind: Some(Kind::Monitor.as_str().into()),
+                                r#ref: Some(r#ref.clone()),
+                                field: "spec.depends_on_refs".into(),
+                                message: "the set's monitors depend on each other in a cycle"
+                                    .into(),
+                            });
+                        }
+                        Vec::new()
+                    }
+                };
+                if !errors.is_empty() {
+                    errors.sort_by_key(|e| e.index);
+                    return Err(Failure::Invalid(errors));
+                }
+                let deletes: Vec<PlanEntry> = matching
+                    .absent
+                    .iter()
+                    .map(|((kind, r#ref), id)| PlanEntry {
+                        kind: *kind,
+                        r#ref: r#ref.clone(),
+                        action: Action::Delete,
+                        id: Some(*id),
+                        changes: None,
+                        pruned: Some(prune),
+                    })
+                    .collect();
+                if dry_run {
+                    entries.extend(deletes);
+                    return Ok((entries, Vec::new(), Vec::new()));
+                }
+
+                // Write, planning each resource again with the ids known by
+                // then (a created contact's, a created monitor's).
+                let position_of: HashMap<&Key, usize> =
+                    keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+                let mut written_ids: Vec<Option<i64>> = vec![None; inputs.len()];
+                let fail = |position: usize, e: ApiError| -> Failure {
+                    let (index, _) = &inputs[position];
+                    match resource_errors(*index, &keys[position], &e) {
+                        Some(found) => Failure::Invalid(found),
+                        None => Failure::Api(e),
+                    }
+                };
+                for (position, (_, input)) in inputs.iter().enumerate() {
+                    if input.kind != Kind::AlertContact {
+                        continue;
+                    }
+                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
+                        .map_err(|e| fail(position, e))?;
+                    entries[position] = entry_of(input, &desired, None);
+                    let Desired::Contact(planned) = desired else {
+                        continue;
+                    };
+                    let outcome = execute_contact(c, user, &input.r#ref, planned, &quotas, true)
+                        .await
+                        .map_err(|e| fail(position, e))?;
+                    let row = match outcome {
+                        ContactOutcome::Created(row) => {
+                            table.created(keys[position].clone(), row.id);
+                            row
+                        }
+                        ContactOutcome::Replaced(row, _) | ContactOutcome::Unchanged(row) => row,
+                    };
+                    written_ids[position] = Some(row.id);
+                }
+                // Plain creates first, in a few statements (they name no
+                // other monitor, so nothing need be written before them).
+                let mut plain = Vec::new();
+                let mut plain_positions = Vec::new();
+                let mut rest = Vec::new();
+                for &graph_position in &order {
+                    let position =
+                        position_of[&(Kind::Monitor, monitors[graph_position].1.clone())];
+                    let input = &inputs[position].1;
+                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
+                        .map_err(|e| fail(position, e))?;
+                    let Desired::Monitor(plan) = desired else {
+                        continue;
+                    };
+                    if plan.is_plain_create() {
+                        plain.push((input.r#ref.clone(), plan));
+                        plain_positions.push(position);
+                    } else {
+                        rest.push(position);
+                    }
+                }
+                let first_plain = plain_positions.first().copied();
+                let ids = insert_plain(c, user, plain)
+                    .await
+                    .map_err(|e| match first_plain {
+                        Some(p) => fail(p, e),
+                        None => Failure::Api(e),
+                    })?;
+                let mut written_monitors = ids.clone();
+                for (&position, id) in plain_positions.iter().zip(ids) {
+                    table.created(keys[position].clone(), id);
+                    written_ids[position] = Some(id);
+                }
+                // The others in dependency order, planned again now that
+                // the monitors they name have ids.
+                for position in rest {
+                    let input = &inputs[position].1;
+                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
+                        .map_err(|e| fail(position, e))?;
+                    entries[position] = entry_of(input, &desired, None);
+                    let Desired::Monitor(plan) = desired else {
+                        continue;
+                    };
+                    let action = plan.action();
+                    let id = execute_monitor(c, user, plan, &writes)
+                        .await
+                        .map_err(|e| fail(position, e))?;
+                    if action == Action::Create {
+                        table.created(keys[position].clone(), id);
+                    }
+                    if action != Action::Unchanged {
+                        written_monitors.push(id);
+                    }
+                    written_ids[position] = Some(id);
+                }
+                for (entry, id) in entries.iter_mut().zip(&written_ids) {
+                    entry.id = entry.id.or(*id);
+                }
+
+                let mut deleted_monitors = Vec::new();
+                if prune {
+                    for ((kind, r#ref), id) in &matching.absent {
+                        match kind {
+                            Kind::Monitor => {
+                                delete_monitor(c, user, r#ref, &managed.monitors).await?;
+                                deleted_monitors.push(*id);
+                            }
+                            Kind::AlertContact => {
+                                delete_contact(c, user, &managed.contacts[r#ref]).await?;
+                            }
+                        }
+                    }
+                }
+                check_end_state(c, &quotas, user.org_id, before.check_load_millis).await?;
+                entries.extend(deletes);
+                Ok((entries, written_monitors, deleted_monitors))
+            }
+            .scope_boxed()
+        })
+        .await;
+    drop(conn);
+    let (plan, written, deleted) = match outcome {
+        Ok(done) => done,
+        Err(Failure::Invalid(errors)) => return Ok(Err(errors)),
+        Err(Failure::Api(e)) => return Err(e),
+    };
+    if !dry_run {
+        announce_all(state, &written, &deleted).await;
+    }
+    Ok(Ok(ApplyResponse {
+        dry_run,
+        applied: !dry_run,
+        summary: Summary::of(&plan),
+        plan,
+    }))
+}
+
+/// Deletes a managed contact (one audit entry with what it was).
+async fn delete_contact(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    stored: &StoredContact,
+) -> Result<(), ApiError> {
+    let id = stored.row.id;
+    if !uptime_db::contacts::delete(c, user.org_id, id).await? {
+        return Err(ApiError::Internal(format!(
+            "contact {id} to delete is gone"
+        )));
+    }
+    audit::record(
+        c,
+        user,
+        audit::action::DELETE,
+        audit::kind::ALERT_CONTACT,
+        Some(id),
+        audit::changes(Some(&stored.shown), None),
+    )
+    .await
+}
+
+/// 403 when the end state passes a quota: more monitors or contacts than
+/// the organisation may own, or a checks-per-minute load past the budget
+/// that the apply raised (an apply that lowers or keeps an excess passes).
+async fn check_end_state(
+    c: &mut AsyncPgConnection,
+    quotas: &crate::settings::QuotaSettings,
+    org_id: i64,
+    load_before: i64,
+) -> Result<(), ApiError> {
+    let locked = uptime_db::quotas::lock_quotas(c, org_id, None).await?;
+    let limit = crate::quotas::limit(quotas, &locked.overrides, Owned::Monitors);
+    if locked.monitor_count > limit {
+        return Err(ApiError::QuotaExceeded {
+            quota: crate::quotas::name(Owned::Monitors),
+            limit,
+        });
+    }
+    let budget = crate::quotas::checks_per_minute_limit(quotas, &locked.overrides);
+    if locked.check_load_millis > load_before
+        && locked.check_load_millis > budget.saturating_mul(1000)
+    {
+        return Err(ApiError::CheckLoadExceeded {
+            limit: budget,
+            would_make_millis: locked.check_load_millis,
+        });
+    }
+    crate::quotas::ensure_room_for(c, quotas, org_id, Owned::AlertContacts, 0).await
+}

@@ -1,0 +1,280 @@
+//! The validation and writes behind `POST`, `PUT .../by-ref/{ref}` of
+//! alert contacts (and each contact of `POST /api/v1/apply`): a create
+//! body read once, into a new contact or into the replacement of a stored
+//! one, so every rule is written once.
+
+use super::body::{ContactResponse, ContactType, CreateContact, MinSeverity};
+use super::checks::{check_options, stored_event_kinds};
+use super::values::{self, check_secret, check_value, secret_kind, takes_value, MAX_NAME_CHARS};
+use crate::apply::changes::{self, FieldChange};
+use crate::audit;
+use crate::auth::AuthUser;
+use crate::error::ApiError;
+use crate::settings::QuotaSettings;
+use crate::validation::Problems;
+use diesel_async::AsyncPgConnection;
+use serde_json::Value;
+use uptime_alerts::ProviderOptions;
+use uptime_db::contacts::ContactUpdate;
+use uptime_db::models::{AlertContact, NewAlertContact};
+use uptime_db::refs::RefKind;
+
+/// The fields a create body gives, as responses show them: what a
+/// replacement compares.
+const SPEC_FIELDS: &[&str] = &[
+    "name",
+    "type",
+    "value",
+    "region",
+    "server",
+    "events",
+    "min_severity",
+    "ref",
+];
+
+/// A create body, validated.
+pub(crate) struct Validated {
+    pub(crate) kind: ContactType,
+    name: String,
+    value: Option<String>,
+    /// Trimmed, not sealed yet.
+    secret: Option<String>,
+    options: ProviderOptions,
+    event_kinds: Option<Vec<String>>,
+    min_severity: i16,
+    pub(crate) r#ref: Option<String>,
+}
+
+/// Reads a create body, or 400 naming every problem. `secret_stored`: a
+/// replacement over a contact that has its credential, which a body that
+/// does not restate it keeps (so it is not required).
+pub(crate) fn validate(
+    req: CreateContact,
+    allow_private: bool,
+    secret_stored: bool,
+) -> Result<Validated, ApiError> {
+    let value = req.value.as_deref().map(str::trim).map(str::to_string);
+    let secret = req.secret.map(|s| s.trim().to_string());
+    let server = req.server.map(|s| s.trim().to_string());
+    let mut problems = Problems::new();
+    problems.check_len("name", &req.name, MAX_NAME_CHARS);
+    match (&value, takes_value(req.kind)) {
+        (Some(value), _) => check_value(&mut problems, req.kind, value, allow_private),
+        (None, true) => problems.add(
+            "value",
+            format!("is required for {} contacts", req.kind.as_str()),
+        ),
+        (None, false) => {}
+    }
+    match (&secret, secret_kind(req.kind)) {
+        (Some(secret), _) => check_secret(&mut problems, req.kind, secret),
+        (None, Some((what, true))) if !secret_stored => problems.add(
+            "secret",
+            format!("is required for {} contacts: the {what}", req.kind.as_str()),
+        ),
+        (None, _) => {}
+    }
+    check_options(
+        &mut problems,
+        req.kind,
+        req.region.is_some(),
+        server.as_deref(),
+        allow_private,
+    );
+    let event_kinds = stored_event_kinds(&mut problems, req.events);
+    if let Some(given) = &req.ref_ {
+        crate::refs::check(&mut problems, "ref", given);
+    }
+    problems.into_result()?;
+    Ok(Validated {
+        kind: req.kind,
+        name: req.name.trim().to_string(),
+        value,
+        secret,
+        options: ProviderOptions {
+            region: req.region.map(Into::into),
+            server,
+        },
+        event_kinds,
+        min_severity: req.min_severity.map_or(0, MinSeverity::rank),
+        r#ref: req.ref_,
+    })
+}
+
+impl Validated {
+    /// The new contact (its credential sealed with `keyring`).
+    pub(crate) fn into_new(
+        self,
+        org_id: i64,
+        keyring: Option<&uptime_secrets::Keyring>,
+    ) -> Result<(NewAlertContact, Option<String>), ApiError> {
+        let secret_sealed = self
+            .secret
+            .map(|s| values::seal_secret(keyring, s))
+            .transpose()?;
+        let new = NewAlertContact {
+            org_id,
+            kind: self.kind.as_str().to_string(),
+            name: self.name,
+            value: self.value.unwrap_or_default(),
+            verified: self.kind != ContactType::Email,
+            verification_token_sha256: None,
+            signing_secret: (self.kind == ContactType::Webhook).then(values::new_signing_secret),
+            secret_sealed,
+            options: self.options.to_json(),
+            event_kinds: self.event_kinds,
+            min_severity: self.min_severity,
+        };
+        Ok((new, self.r#ref))
+    }
+
+    /// The replacement of `stored` (of the same type, else 400 naming
+    /// `type`): every field as a create sets it, except the credential,
+    /// kept when not restated (and its seal kept when restated unchanged),
+    /// and verification, kept unless an email address changes. The bool
+    /// says whether the new address needs a verification link.
+    pub(crate) fn into_update(
+        self,
+        stored: &AlertContact,
+        keyring: Option<&uptime_secrets::Keyring>,
+    ) -> Result<(ContactUpdate, bool), ApiError> {
+        if self.kind.as_str() != stored.kind {
+            return Err(ApiError::invalid_field(
+                "type",
+                "cannot be changed; create a new contact instead",
+            ));
+        }
+        let secret_sealed = match (self.secret, &stored.secret_sealed) {
+            (None, kept) => kept.clone(),
+            (Some(given), Some(sealed)) if opens_to(keyring, sealed, &given) => {
+                Some(sealed.clone())
+            }
+            (Some(given), _) => Some(values::seal_secret(keyring, given)?),
+        };
+        let value = self.value.unwrap_or_default();
+        let send_verification = self.kind == ContactType::Email && value != stored.value;
+        let update = ContactUpdate {
+            name: self.name,
+            value,
+            verified: if send_verification {
+                false
+            } else {
+                stored.verified
+            },
+            verification_token_sha256: if send_verification {
+                None
+            } else {
+                stored.verification_token_sha256.clone()
+            },
+            secret_sealed,
+            options: self.options.to_json(),
+            event_kinds: self.event_kinds,
+            min_severity: self.min_severity,
+        };
+        Ok((update, send_verification))
+    }
+}
+
+/// Whether `sealed` holds `plain` (never when it cannot be opened here).
+fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
+    keyring
+        .and_then(|k| {
+            k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
+                .ok()
+        })
+        .is_some_and(|opened| opened.as_str() == plain)
+}
+
+/// What writing `update` over `stored` (shown as `stored_shown`) changes,
+/// in the form responses show, then the credential as `"(secret)"`.
+pub(crate) fn changes_of(
+    stored: &AlertContact,
+    stored_shown: &Value,
+    update: &ContactUpdate,
+    r#ref: Option<&str>,
+) -> Result<Vec<FieldChange>, ApiError> {
+    let mut after = stored.clone();
+    after.name = update.name.clone();
+    after.value = update.value.clone();
+    after.verified = update.verified;
+    after.verification_token_sha256 = update.verification_token_sha256.clone();
+    after.secret_sealed = update.secret_sealed.clone();
+    after.options = update.options.clone();
+    after.event_kinds = update.event_kinds.clone();
+    after.min_severity = update.min_severity;
+    let shown = ContactResponse::from_row(after)?.with_ref(r#ref.map(str::to_string));
+    let mut found = changes::diff(stored_shown, &audit::shown(&shown), SPEC_FIELDS);
+    if update.secret_sealed != stored.secret_sealed {
+        found.push(changes::secret(
+            "secret",
+            stored.secret_sealed.is_some(),
+            update.secret_sealed.is_some(),
+        ));
+    }
+    Ok(found)
+}
+
+/// Inserts a new contact with its ref and one audit entry, in the caller's
+/// transaction; the quota for one more unless `end_state_quota` (the caller
+/// checks the end state of many writes).
+pub(crate) async fn insert(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    new: &NewAlertContact,
+    r#ref: Option<&str>,
+    quotas: &QuotaSettings,
+    end_state_quota: bool,
+) -> Result<AlertContact, ApiError> {
+    if !end_state_quota {
+        crate::quotas::ensure_room(
+            c,
+            quotas,
+            user.org_id,
+            uptime_db::quotas::Owned::AlertContacts,
+        )
+        .await?;
+    }
+    let row = uptime_db::contacts::create(c, new).await?;
+    crate::refs::set_on_create(c, RefKind::AlertContact, user.org_id, row.id, r#ref).await?;
+    let shown =
+        audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
+    audit::record(
+        c,
+        user,
+        audit::action::CREATE,
+        audit::kind::ALERT_CONTACT,
+        Some(row.id),
+        audit::changes(None, Some(&shown)),
+    )
+    .await?;
+    Ok(row)
+}
+
+/// Writes `update` over the stored contact `id` (shown as `before`), with
+/// the ref it has or takes now (`stored_ref` → `r#ref`) and one audit entry.
+pub(crate) async fn rewrite(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    id: i64,
+    before: &Value,
+    update: &ContactUpdate,
+    stored_ref: Option<&str>,
+    r#ref: Option<&str>,
+) -> Result<AlertContact, ApiError> {
+    let row = uptime_db::contacts::update(c, user.org_id, id, update)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    crate::refs::set_if_new(c, RefKind::AlertContact, user.org_id, id, stored_ref, r#ref).await?;
+    let after =
+        audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
+    audit::record(
+        c,
+        user,
+        audit::action::UPDATE,
+        audit::kind::ALERT_CONTACT,
+        Some(id),
+        audit::changes(Some(before), Some(&after)),
+    )
+    .await?;
+    Ok(row)
+}

@@ -1,0 +1,10 @@
+DROP INDEX IF EXISTS escalation_policies_org_ref_key;
+DROP INDEX IF EXISTS status_pages_org_ref_key;
+DROP INDEX IF EXISTS maintenance_windows_org_ref_key;
+DROP INDEX IF EXISTS alert_contacts_org_ref_key;
+DROP INDEX IF EXISTS monitors_org_ref_key;
+ALTER TABLE escalation_policies DROP COLUMN ref;
+ALTER TABLE status_pages DROP COLUMN ref;
+ALTER TABLE maintenance_windows DROP COLUMN ref;
+ALTER TABLE alert_contacts DROP COLUMN ref;
+ALTER TABLE monitors DROP COLUMN ref;
