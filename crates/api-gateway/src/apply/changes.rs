@@ -80,6 +80,9 @@ mod tests {
             ]
         );
         let hidden = secret("secret", true, true);
-        assert_eq!((hidden.before, hidden.after), (json!("(secret)"), json!("(secret)")));
+        assert_eq!(
+            (hidden.before, hidden.after),
+            (json!("(secret)"), json!("(secret)"))
+        );
     }
 }

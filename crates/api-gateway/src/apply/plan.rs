@@ -218,8 +218,9 @@ pub fn creation_order(monitors: &[(String, Vec<String>)]) -> Result<Vec<usize>, 
         }
     }
     // Ready monitors in request order (a min-heap of positions).
-    let mut ready: std::collections::BTreeSet<usize> =
-        (0..monitors.len()).filter(|&i| waiting_on[i] == 0).collect();
+    let mut ready: std::collections::BTreeSet<usize> = (0..monitors.len())
+        .filter(|&i| waiting_on[i] == 0)
+        .collect();
     let mut order = Vec::with_capacity(monitors.len());
     while let Some(i) = ready.pop_first() {
         order.push(i);

@@ -58,9 +58,13 @@ fn refs_resolve_to_stored_ids_or_to_placeholders_of_the_request() {
         key(Kind::Monitor, "api"),
     ];
     let table = RefTable::new(&stored, &[(key(Kind::AlertContact, "pruned"), 5)], &desired);
-    let spec = json!({"name": "API", "alert_contact_refs": ["oncall", "new-contact"], "ref": "api"});
+    let spec =
+        json!({"name": "API", "alert_contact_refs": ["oncall", "new-contact"], "ref": "api"});
     let resolved = resolved_spec(Kind::Monitor, "api", &spec, &table).unwrap();
-    assert_eq!(resolved, json!({"name": "API", "alert_contact_ids": [3, -1]}));
+    assert_eq!(
+        resolved,
+        json!({"name": "API", "alert_contact_ids": [3, -1]})
+    );
 
     let mut table = table;
     table.created(key(Kind::AlertContact, "new-contact"), 42);
@@ -94,7 +98,10 @@ fn refs_resolve_to_stored_ids_or_to_placeholders_of_the_request() {
 #[test]
 fn monitors_are_written_after_those_they_depend_on_else_in_request_order() {
     let monitors = vec![
-        ("app".to_string(), vec!["db".to_string(), "outside".to_string()]),
+        (
+            "app".to_string(),
+            vec!["db".to_string(), "outside".to_string()],
+        ),
         ("web".to_string(), vec![]),
         ("db".to_string(), vec!["switch".to_string()]),
         ("switch".to_string(), vec![]),

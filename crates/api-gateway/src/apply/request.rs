@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// A kind of resource an apply manages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
 pub enum Kind {
     /// Created before monitors (which name them), deleted after them.
     AlertContact,
@@ -58,7 +60,11 @@ pub struct ResourceInput {
     pub kind: Kind,
     /// The resource's ref (syntax as for `ref` in every body).
     #[serde(rename = "ref")]
-    #[schema(min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+    )]
     pub r#ref: String,
     /// The kind's create body without `ref`. Where it names other resources
     /// by id, it may name them by ref instead: a monitor's

@@ -18,6 +18,7 @@ const ROUTING_KEY: &str = "R0UT1NGKEY0123456789abcdefABCDEF";
 
 struct Harness {
     base: String,
+    pool: uptime_db::Pool,
     key: String,
     operator: Reconciler<MemoryCluster>,
     _env: TestEnv,
@@ -41,6 +42,7 @@ async fn harness() -> Harness {
     settings.secrets = uptime_testkit::secrets::test_secrets();
     let app = Application::build(settings).await.expect("gateway builds");
     let base = format!("http://{}", app.addr());
+    let pool = app.state().pool.clone();
     let (_, key) = api_gateway::keys::create_user_with_key(&app.state().pool, "operator")
         .await
         .expect("a user");
@@ -53,6 +55,7 @@ async fn harness() -> Harness {
         .expect("a reconciler");
     Harness {
         base,
+        pool,
         key,
         operator,
         _env: env,
@@ -294,4 +297,59 @@ async fn a_missing_secret_is_reported_without_calling_the_api() {
         !shown.to_string().contains(ROUTING_KEY),
         "the secret is never shown"
     );
+}
+
+#[tokio::test]
+async fn the_status_follows_the_monitors_incident() {
+    let h = harness().await;
+    let now = Utc::now();
+    let mut monitor = resource(
+        Kind::Monitor,
+        "db",
+        json!({"name": "DB", "type": "tcp", "target": "example.com:5432"}),
+    );
+    h.visit(&mut monitor, now).await;
+    let id = monitor.status.id.expect("created");
+    assert_eq!(monitor.status.open_incident_id, None);
+    let (_, shown) = h.get(&format!("/api/v1/monitors/{id}")).await;
+
+    // The recorder opens an incident: the next visit (a read, no apply)
+    // shows it.
+    let incident = uuid::Uuid::new_v4();
+    let started_at = Utc::now();
+    let mut conn = uptime_db::pool::conn(&h.pool).await.unwrap();
+    uptime_db::incidents::open(
+        &mut conn,
+        &[uptime_db::incidents::NewIncident {
+            id: incident,
+            org_id: shown["org_id"].as_i64().unwrap(),
+            monitor_id: id,
+            started_at,
+            resolved_at: None,
+            cause: Some("connection refused".into()),
+            alerts: Vec::new(),
+        }],
+    )
+    .await
+    .unwrap();
+    h.visit(&mut monitor, now + chrono::Duration::seconds(60))
+        .await;
+    assert_eq!(monitor.status.open_incident_id, Some(incident.to_string()));
+
+    // Resolved: the id leaves the status.
+    uptime_db::incidents::resolve(
+        &mut conn,
+        &[uptime_db::incidents::IncidentEnd {
+            id: incident,
+            monitor_id: id,
+            resolved_at: Utc::now(),
+            alerts: Vec::new(),
+        }],
+    )
+    .await
+    .unwrap();
+    h.visit(&mut monitor, now + chrono::Duration::seconds(120))
+        .await;
+    assert_eq!(monitor.status.open_incident_id, None);
+    assert_eq!(ready(&monitor).0, "True");
 }
