@@ -148,7 +148,7 @@ pub struct ResourceError {
     pub index: usize,
     /// Its kind and ref, when they could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<Kind>,
     #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     /// The field, from the resource (`spec.interval_secs`, `ref`, `kind`).

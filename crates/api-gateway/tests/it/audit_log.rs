@@ -11,6 +11,21 @@ use uptime_db::organisations::{Role, Scope};
 /// Write routes no scenario below covers, and why.
 const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
     (
+        "PUT",
+        "/api/v1/monitors/by-ref/{ref}",
+        "tests/it/apply.rs: one entry per create or replacement, none when nothing changes",
+    ),
+    (
+        "PUT",
+        "/api/v1/alert-contacts/by-ref/{ref}",
+        "tests/it/apply.rs: one entry per create or replacement, none when nothing changes",
+    ),
+    (
+        "POST",
+        "/api/v1/apply",
+        "tests/it/apply.rs: entries per resource written, none for a dry run or a refusal",
+    ),
+    (
         "DELETE",
         "/api/v1/organisation",
         "its entry goes with the organisation's log; members::the_organisation_is_read_renamed_and_deleted_with_everything_of_it \

@@ -55,7 +55,7 @@ impl From<uptime_db::DbError> for Failure {
 fn resource_errors(index: usize, key: &Key, error: &ApiError) -> Option<Vec<ResourceError>> {
     let entry = |field: &str, message: &str| ResourceError {
         index,
-        kind: Some(key.0.as_str().to_string()),
+        kind: Some(key.0),
         r#ref: Some(key.1.clone()),
         field: if field == "ref" || field.starts_with("spec") {
             field.to_string()
@@ -84,10 +84,9 @@ fn envelopes(
     let mut read = Vec::with_capacity(resources.len());
     let mut errors = Vec::new();
     for (index, value) in resources.into_iter().enumerate() {
-        let kind = value
+        let kind: Option<Kind> = value
             .get("kind")
-            .and_then(|k| k.as_str())
-            .map(str::to_string);
+            .and_then(|k| serde_json::from_value(k.clone()).ok());
         let r#ref = value
             .get("ref")
             .and_then(|r| r.as_str())
@@ -118,7 +117,7 @@ fn envelopes(
         let (index, input) = &read[position];
         errors.push(ResourceError {
             index: *index,
-            kind: Some(input.kind.as_str().into()),
+            kind: Some(input.kind),
             r#ref: Some(input.r#ref.clone()),
             field: "ref".into(),
             message: "the set names this kind and ref more than once".into(),
@@ -291,7 +290,7 @@ pub(super) async fn apply(
                             let (index, r#ref, _) = &monitors[position];
                             errors.push(ResourceError {
                                 index: *index,
-                                kind: Some(Kind::Monitor.as_str().into()),
+                                kind: Some(Kind::Monitor),
                                 r#ref: Some(r#ref.clone()),
                                 field: "spec.depends_on_refs".into(),
                                 message: "the set's monitors depend on each other in a cycle"

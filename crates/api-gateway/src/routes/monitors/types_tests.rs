@@ -21,7 +21,7 @@ const EVERY_FIELD: &str = "`name`, `type`, `target`, `interval_secs`, `timeout_s
     `basic_auth`, `assertions`, `dns_record_type`, `dns_expected`, `dns_server`, \
     `tls_fingerprint_sha256`, `schedule`, `timezone`, `regions`, `quorum`, `labels`, \
     `reminder_interval_secs`, `reminder_max`, `depends_on`, `flap_threshold`, \
-    `flap_window_secs`, `flap_stable_secs`";
+    `flap_window_secs`, `flap_stable_secs`, `ref`";
 
 #[test]
 fn an_unknown_field_is_answered_with_every_field_in_the_bodys_order() {
@@ -65,10 +65,10 @@ fn values_are_read_by_their_types_as_before() {
 fn an_array_is_read_as_the_fields_in_order() {
     assert_eq!(
         create(json!([])).unwrap_err(),
-        "invalid length 0, expected struct CreateMonitor with 33 elements"
+        "invalid length 0, expected struct CreateMonitor with 34 elements"
     );
     let mut values = vec![json!("a"), json!("tls")];
-    values.extend(std::iter::repeat_n(json!(null), 31));
+    values.extend(std::iter::repeat_n(json!(null), 32));
     let read = create(serde_json::Value::Array(values)).unwrap();
     assert_eq!(
         (read.first.name.as_str(), read.first.kind),
