@@ -36,11 +36,9 @@ pub enum OperatorError {
     Ops(#[from] std::io::Error),
 }
 
-/// The reconciler of `settings`, over `cluster`.
-pub fn reconciler<C>(
-    settings: &OperatorSettings,
-    cluster: C,
-) -> Result<reconcile::Reconciler<C>, OperatorError> {
+/// Refuses settings the operator cannot work with, before it connects to
+/// anything.
+pub fn check_settings(settings: &OperatorSettings) -> Result<(), OperatorError> {
     let tuning = &settings.operator;
     if tuning.api_key.is_empty() {
         return Err(OperatorError::MissingApiKey);
@@ -49,6 +47,16 @@ pub fn reconciler<C>(
     if !tuning.ref_prefix.is_empty() {
         plan::api_ref(&tuning.ref_prefix, "ns", "name").map_err(OperatorError::RefPrefix)?;
     }
+    Ok(())
+}
+
+/// The reconciler of `settings`, over `cluster`.
+pub fn reconciler<C>(
+    settings: &OperatorSettings,
+    cluster: C,
+) -> Result<reconcile::Reconciler<C>, OperatorError> {
+    check_settings(settings)?;
+    let tuning = &settings.operator;
     Ok(reconcile::Reconciler {
         cluster,
         gateway: gateway::Gateway::new(&tuning.api_url, &tuning.api_key, tuning.http_timeout())?,
@@ -63,6 +71,7 @@ pub async fn run(
     settings: OperatorSettings,
     shutdown: CancellationToken,
 ) -> Result<(), OperatorError> {
+    check_settings(&settings)?;
     let client = kube::Client::try_default().await?;
     let instance = std::env::var("HOSTNAME")
         .ok()

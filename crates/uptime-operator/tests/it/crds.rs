@@ -53,19 +53,3 @@ fn crds_name_the_group_version_and_status_subresource() {
         assert!(spec["properties"]["secret_fields"].is_object(), "{spec}");
     }
 }
-
-#[test]
-fn print_crds_prints_every_crd() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_uptime-operator"))
-        .arg("--print-crds")
-        .output()
-        .expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("name: monitors.uptime.dev"), "{text}");
-    assert!(text.contains("name: alertcontacts.uptime.dev"), "{text}");
-}

@@ -2,6 +2,7 @@
 //! server) with an in-memory Kubernetes ([`memory::MemoryCluster`]), and
 //! the committed CRDs against the types.
 
+mod binary;
 mod crds;
 mod memory;
 mod reconcile;
