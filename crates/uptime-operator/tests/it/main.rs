@@ -4,5 +4,6 @@
 
 mod binary;
 mod crds;
+mod kube_cluster;
 mod memory;
 mod reconcile;
