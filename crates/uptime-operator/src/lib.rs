@@ -5,11 +5,13 @@
 //!
 //! - [`resources`]: the custom resource types (the CRDs are generated from
 //!   them: [`crds`]).
-//! - [`plan`]: the reconcile decisions, free of I/O (unit-tested).
+//! - [`plan`]: the reconcile decisions, free of I/O (unit-tested), and
+//!   [`body`]: the body a spec becomes.
 //! - [`reconcile`]: the thin shell that carries them out, over
 //!   [`cluster::Cluster`] (Kubernetes) and [`gateway::Gateway`] (the API).
 //! - [`controller`]: the kube controllers, the ops server, the shutdown.
 
+pub mod body;
 pub mod cluster;
 pub mod controller;
 pub mod crds;

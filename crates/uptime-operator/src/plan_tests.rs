@@ -1,7 +1,8 @@
 use super::*;
-use crate::resources::SecretField;
+use crate::resources::{SecretField, SecretKeyRef};
 use chrono::TimeZone;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 fn at(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
