@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 #
-# One image for all five services. Every binary lands in /usr/local/bin; the
+# One image for all the services (and uptimectl, and the optional
+# Kubernetes operator, uptime-operator). Every binary lands in /usr/local/bin; the
 # Helm chart picks one per Deployment with `command: [/usr/local/bin/<name>]`.
 # For running an image on its own, the build argument SERVICE sets the default
 # entrypoint (api-gateway unless told otherwise):
@@ -39,9 +40,10 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
     --mount=type=cache,target=/src/target,sharing=locked \
     set -eux; \
     cargo build --release --locked \
-        -p api-gateway -p scheduler -p checker -p recorder -p notifier -p status-pages -p uptimectl; \
+        -p api-gateway -p scheduler -p checker -p recorder -p notifier -p status-pages -p uptimectl \
+        -p uptime-operator; \
     mkdir -p /out; \
-    for bin in api-gateway scheduler checker recorder notifier status-pages uptimectl; do \
+    for bin in api-gateway scheduler checker recorder notifier status-pages uptimectl uptime-operator; do \
         install -m 0755 "target/release/$bin" /out/; \
     done
 

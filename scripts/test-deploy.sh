@@ -76,20 +76,24 @@ render_and_parse() { # NAME [helm args...]
 }
 run "helm template + kubectl kustomize (default values)" render_and_parse default
 run "helm template + kubectl kustomize (ci-values.yaml)" render_and_parse ci -f "$CI_VALUES"
+# The optional operator: its CRDs, RBAC and Deployment (deploy/tests checks them).
+OPERATOR_VALUES=(--set operator.enabled=true --set operator.apiKey.existingSecret=uptime-operator)
+run "helm lint (operator enabled)" "$HELM" lint --strict "$CHART" "${OPERATOR_VALUES[@]}"
+run "helm template + kubectl kustomize (operator enabled)" render_and_parse operator -f "$CI_VALUES" "${OPERATOR_VALUES[@]}"
 
 # 4. The Dockerfile (no Docker engine here to build it): hadolint, and the
 #    image must ship exactly the binaries the chart runs.
 run "hadolint Dockerfile" "$TOOLS/py/bin/hadolint" --no-color "$REPO_ROOT/Dockerfile"
 dockerfile_ships_all_binaries() {
   local bin
-  for bin in api-gateway scheduler checker recorder notifier; do
+  for bin in api-gateway scheduler checker recorder notifier uptime-operator; do
     grep -Eq -- "-p $bin([ ;]|$)" "$REPO_ROOT/Dockerfile" || { echo "not built: $bin"; return 1; }
     grep -Eq "for bin in .*\b$bin\b" "$REPO_ROOT/Dockerfile" || { echo "not copied: $bin"; return 1; }
   done
   grep -Eq '^USER 10001' "$REPO_ROOT/Dockerfile" || { echo "no USER 10001"; return 1; }
   grep -Eq -- '--locked' "$REPO_ROOT/Dockerfile" || { echo "no --locked"; return 1; }
 }
-run "Dockerfile builds and ships all five binaries as uid 10001" dockerfile_ships_all_binaries
+run "Dockerfile builds and ships the services and the operator as uid 10001" dockerfile_ships_all_binaries
 
 # 5. Schema validation and assertions; each printed PASS/FAIL line counts.
 python3 "$REPO_ROOT/deploy/tests/check_chart.py" \

@@ -470,6 +470,94 @@ def check_full(label: str, docs: list[dict], *, hpa_range, existing_secret, serv
         guarded(f"{label}: {name}", fn)
 
 
+OPERATOR_ON = ("--set", "operator.enabled=true", "--set", "operator.apiKey.existingSecret=uptime-operator")
+
+
+def check_operator(chart: Chart) -> None:
+    """The optional operator: absent by default; enabled, its CRDs, RBAC
+    (least privilege) and Deployment, cluster-wide or in one namespace."""
+    docs = chart.render()
+    check("operator: off by default",
+          not by_component(docs, "Deployment").get("operator")
+          and not of_kind(docs, "CustomResourceDefinition"))
+
+    docs = chart.render(*OPERATOR_ON)
+    validate_schemas("operator", docs)
+    deploy = by_component(docs, "Deployment").get("operator")
+    if not check("operator: a Deployment", deploy is not None):
+        return
+    spec = deploy["spec"]
+    pod = spec["template"]["spec"]
+    c = container(deploy)
+    env = env_map(c)
+    sa_name = pod["serviceAccountName"]
+    check("operator: one replica, recreated (never two reconcilers)",
+          spec.get("replicas") == 1 and spec["strategy"]["type"] == "Recreate")
+    check("operator: runs uptime-operator", c["command"] == ["/usr/local/bin/uptime-operator"])
+    check("operator: its own ServiceAccount with a token",
+          pod.get("automountServiceAccountToken") is True
+          and any(d["metadata"]["name"] == sa_name for d in of_kind(docs, "ServiceAccount")))
+    key = env.get("UPTIME_OPERATOR__API_KEY", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    check("operator: the API key from a Secret", key == {"name": "uptime-operator", "key": "api-key"}, str(key))
+    check("operator: the API URL is the release's gateway",
+          env.get("UPTIME_OPERATOR__API_URL", {}).get("value") == "http://uptime-api-gateway:80",
+          str(env.get("UPTIME_OPERATOR__API_URL")))
+    check("operator: probes on the ops port",
+          c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+          and c["readinessProbe"]["httpGet"]["path"] == "/readyz")
+
+    crds = {d["metadata"]["name"]: d for d in of_kind(docs, "CustomResourceDefinition")}
+    check("operator: both CRDs", sorted(crds) == ["alertcontacts.uptime.dev", "monitors.uptime.dev"],
+          str(sorted(crds)))
+    for name, crd in crds.items():
+        version = crd["spec"]["versions"][0]
+        check(f"operator: {name} is v1alpha1 with a status subresource",
+              version["name"] == "v1alpha1" and "status" in version.get("subresources", {}))
+        check(f"operator: {name} is kept on uninstall",
+              crd["metadata"].get("annotations", {}).get("helm.sh/resource-policy") == "keep")
+
+    roles = of_kind(docs, "ClusterRole")
+    bindings = of_kind(docs, "ClusterRoleBinding")
+    if check("operator: a ClusterRole and its binding (every namespace)", len(roles) == 1 and len(bindings) == 1):
+        rules = roles[0]["rules"]
+        verbs = {(g, r): set(rule["verbs"]) for rule in rules
+                 for g in rule["apiGroups"] for r in rule["resources"]}
+        check("operator: watches and patches the custom resources",
+              verbs.get(("uptime.dev", "monitors")) == {"get", "list", "watch", "patch"}
+              and verbs.get(("uptime.dev", "alertcontacts")) == {"get", "list", "watch", "patch"})
+        check("operator: patches their status",
+              "patch" in verbs.get(("uptime.dev", "monitors/status"), set())
+              and "patch" in verbs.get(("uptime.dev", "alertcontacts/status"), set()))
+        check("operator: reads Secrets, never lists or writes them",
+              verbs.get(("", "secrets")) == {"get"})
+        check("operator: records Events", "create" in verbs.get(("events.k8s.io", "events"), set()))
+        check("operator: no wildcard",
+              not any("*" in rule["verbs"] or "*" in rule["resources"] for rule in rules))
+        subject = bindings[0]["subjects"][0]
+        check("operator: the binding names its ServiceAccount",
+              subject["name"] == sa_name and subject["namespace"] == "uptime"
+              and bindings[0]["roleRef"]["name"] == roles[0]["metadata"]["name"])
+
+    docs = chart.render(*OPERATOR_ON, "--set", "operator.watchNamespace=team-a",
+                        "--set", "operator.installCRDs=false")
+    validate_schemas("operator (one namespace)", docs)
+    role = of_kind(docs, "Role")
+    check("operator (one namespace): a Role and RoleBinding there, no ClusterRole",
+          not of_kind(docs, "ClusterRole") and len(role) == 1
+          and role[0]["metadata"]["namespace"] == "team-a"
+          and of_kind(docs, "RoleBinding")[0]["metadata"]["namespace"] == "team-a")
+    env = env_map(container(by_component(docs, "Deployment")["operator"]))
+    check("operator (one namespace): told its namespace",
+          env.get("UPTIME_OPERATOR__WATCH_NAMESPACE", {}).get("value") == "team-a")
+    check("operator: installCRDs=false leaves the CRDs out",
+          not of_kind(docs, "CustomResourceDefinition"))
+
+    proc = chart.template("--set", "operator.enabled=true")
+    check("operator: refuses to render without an API key Secret",
+          proc.returncode != 0 and "operator.apiKey.existingSecret" in proc.stderr,
+          proc.stderr.strip()[:200])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--helm", required=True)
@@ -738,6 +826,8 @@ def main() -> int:
               and config.get("UPTIME_STATUS_PAGES__TRUST_FORWARDED_FOR") == "true", str(config))
     guarded("status pages", status_pages)
 
+    guarded("operator", lambda: check_operator(chart))
+
     # 4. values.schema.json rejects bad values.
     for bad in ["checker.replicas=notanumber", "telemetry.logFormat=xml", "smtp.tls=ssl",
                 "image.pullPolicy=Sometimes", "checker.autoscaling.maxReplicas=0",
@@ -749,7 +839,9 @@ def main() -> int:
                 "regions.presenceTtlSecs=0", "regions.known[0]=eu.west",
                 "checker.regions[0].colour=red", "checker.dnsTenantResolvers[0]=dns.quad9.net",
                 "secrets.sealingKeyIds[0]=K-1", "secrets.sealingCurrentKeyId=k.2",
-                "statusPages.refreshMs=10", "statusPages.ingress.hosts[0]="]:
+                "statusPages.refreshMs=10", "statusPages.ingress.hosts[0]=",
+                "operator.watchNamespace=Team_A", "operator.reapplySecs=1",
+                "operator.refPrefix=Prod."]:
         proc = chart.template("--set", bad)
         check(f"schema rejects --set {bad}",
               proc.returncode != 0 and "schema" in proc.stderr,
