@@ -39,9 +39,10 @@ pub fn page_maintenance(
         .iter()
         .filter(|w| w.org_id == page.org_id)
         .filter(|w| {
-            let selector = w.label_selector.as_ref().map(|s| {
-                uptime_labels::Selector(uptime_labels::Labels::from_json(s))
-            });
+            let selector = w
+                .label_selector
+                .as_ref()
+                .map(|s| uptime_labels::Selector(uptime_labels::Labels::from_json(s)));
             shown.iter().any(|m| {
                 w.monitor_ids.contains(&m.id)
                     || selector.as_ref().is_some_and(|s| s.matches(&m.labels))
@@ -77,8 +78,15 @@ mod tests {
     use chrono::TimeZone;
     use serde_json::json;
 
-    fn window(id: i64, org_id: i64, name: &str, ids: Vec<i64>, selector: Option<serde_json::Value>,
-              starts_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> MaintenanceWindow {
+    fn window(
+        id: i64,
+        org_id: i64,
+        name: &str,
+        ids: Vec<i64>,
+        selector: Option<serde_json::Value>,
+        starts_at: DateTime<Utc>,
+        ends_at: DateTime<Utc>,
+    ) -> MaintenanceWindow {
         MaintenanceWindow {
             id,
             org_id,
@@ -115,19 +123,53 @@ mod tests {
         ]));
         let groups = crate::model::page_groups(&page, &views);
         let windows = vec![
-            window(1, 1, "Database upgrade", vec![], Some(json!({"team": "core"})), hours(48), hours(50)),
+            window(
+                1,
+                1,
+                "Database upgrade",
+                vec![],
+                Some(json!({"team": "core"})),
+                hours(48),
+                hours(50),
+            ),
             window(2, 1, "Web deploy", vec![1], None, hours(-1), hours(1)),
             window(3, 1, "Not on this page", vec![3], None, hours(1), hours(2)),
-            window(4, 2, "Another organisation", vec![1], None, hours(1), hours(2)),
-            window(5, 1, "Too far ahead", vec![1], None, hours(24 * 30), hours(24 * 30 + 1)),
+            window(
+                4,
+                2,
+                "Another organisation",
+                vec![1],
+                None,
+                hours(1),
+                hours(2),
+            ),
+            window(
+                5,
+                1,
+                "Too far ahead",
+                vec![1],
+                None,
+                hours(24 * 30),
+                hours(24 * 30 + 1),
+            ),
             window(6, 1, "Over", vec![1], None, hours(-3), hours(-2)),
         ];
         let shown = page_maintenance(&page, &groups, &windows, now, Duration::days(14));
         assert_eq!(
             shown,
             vec![
-                MaintenanceView { name: "Web deploy".into(), starts_at: hours(-1), ends_at: hours(1), active: true },
-                MaintenanceView { name: "Database upgrade".into(), starts_at: hours(48), ends_at: hours(50), active: false },
+                MaintenanceView {
+                    name: "Web deploy".into(),
+                    starts_at: hours(-1),
+                    ends_at: hours(1),
+                    active: true
+                },
+                MaintenanceView {
+                    name: "Database upgrade".into(),
+                    starts_at: hours(48),
+                    ends_at: hours(50),
+                    active: false
+                },
             ]
         );
     }

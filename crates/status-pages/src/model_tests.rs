@@ -2,7 +2,12 @@ use super::*;
 use chrono::TimeZone;
 use serde_json::json;
 
-pub(crate) fn monitor(id: i64, name: &str, status: &str, labels: serde_json::Value) -> ShownMonitor {
+pub(crate) fn monitor(
+    id: i64,
+    name: &str,
+    status: &str,
+    labels: serde_json::Value,
+) -> ShownMonitor {
     ShownMonitor {
         id,
         org_id: 1,

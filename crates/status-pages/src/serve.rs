@@ -52,7 +52,10 @@ const BADGE_CACHE: &str = "public, max-age=60";
 pub(crate) const PAGE_POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-pub(crate) fn client_address(req: &HttpRequest, trust_forwarded_for: bool) -> Option<std::net::IpAddr> {
+pub(crate) fn client_address(
+    req: &HttpRequest,
+    trust_forwarded_for: bool,
+) -> Option<std::net::IpAddr> {
     if trust_forwarded_for {
         let forwarded = req
             .headers()

@@ -107,11 +107,12 @@ pub fn checked_email(raw: &str) -> Result<String, String> {
     let Some((local, domain)) = email.split_once('@') else {
         return Err(shape.into());
     };
-    let forbidden = |c: char| {
-        c.is_whitespace() || c.is_control() || "<>()[]{},;:\\\"'`@".contains(c)
-    };
+    let forbidden =
+        |c: char| c.is_whitespace() || c.is_control() || "<>()[]{},;:\\\"'`@".contains(c);
     let label_ok = |l: &str| {
-        !l.is_empty() && !l.starts_with('-') && !l.ends_with('-')
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
             && l.chars().all(|c| c.is_alphanumeric() || c == '-')
     };
     let labels: Vec<&str> = domain.split('.').collect();
@@ -134,7 +135,11 @@ fn wants_json(req: &HttpRequest) -> bool {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"))
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
 }
 
 /// A JSON error in the api-gateway's shape, naming the field when there is one.
@@ -196,20 +201,34 @@ async fn subscribe(
         Ok(email) => email,
         Err(message) => {
             return if json {
-                json_error(StatusCode::BAD_REQUEST, "invalid request body", Some(("email", message.as_str())))
+                json_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid request body",
+                    Some(("email", message.as_str())),
+                )
             } else {
-                html(StatusCode::BAD_REQUEST, pages::refused(&page.title, &format!("The email address {message}.")))
+                html(
+                    StatusCode::BAD_REQUEST,
+                    pages::refused(&page.title, &format!("The email address {message}.")),
+                )
             };
         }
     };
     if let Some(wait) = client_address(&req, state.trust_forwarded_for)
         .and_then(|address| state.subscribe_limiter.check(address))
     {
-        metrics::counter!("status_pages_subscriptions_total", "outcome" => "rate_limited").increment(1);
+        metrics::counter!("status_pages_subscriptions_total", "outcome" => "rate_limited")
+            .increment(1);
         let mut response = if json {
             json_error(StatusCode::TOO_MANY_REQUESTS, "too many requests", None)
         } else {
-            html(StatusCode::TOO_MANY_REQUESTS, pages::refused(&page.title, "Too many subscribe requests from your address; try again later."))
+            html(
+                StatusCode::TOO_MANY_REQUESTS,
+                pages::refused(
+                    &page.title,
+                    "Too many subscribe requests from your address; try again later.",
+                ),
+            )
         };
         if let Ok(value) = header::HeaderValue::from_str(&wait.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -239,7 +258,11 @@ async fn subscribe(
     .await;
     match outcome {
         Ok(done @ (Subscribed::Created { .. } | Subscribed::Existing)) => {
-            let label = if done == Subscribed::Existing { "existing" } else { "created" };
+            let label = if done == Subscribed::Existing {
+                "existing"
+            } else {
+                "created"
+            };
             metrics::counter!("status_pages_subscriptions_total", "outcome" => label).increment(1);
             if json {
                 HttpResponse::Accepted().json(json!({
@@ -256,7 +279,10 @@ async fn subscribe(
             if json {
                 json_error(StatusCode::CONFLICT, "conflict", Some(("email", message)))
             } else {
-                html(StatusCode::CONFLICT, pages::refused(&page.title, "This page takes no more subscribers."))
+                html(
+                    StatusCode::CONFLICT,
+                    pages::refused(&page.title, "This page takes no more subscribers."),
+                )
             }
         }
         Err(e) => {
@@ -265,7 +291,13 @@ async fn subscribe(
             if json {
                 json_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable", None)
             } else {
-                html(StatusCode::SERVICE_UNAVAILABLE, pages::refused(&page.title, "Subscribing is not possible right now; try again later."))
+                html(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    pages::refused(
+                        &page.title,
+                        "Subscribing is not possible right now; try again later.",
+                    ),
+                )
             }
         }
     }
@@ -276,9 +308,15 @@ async fn confirm_form(req: HttpRequest, state: web::Data<ServeState>) -> HttpRes
         return refused;
     }
     match token_of(&req) {
-        Some(token) => html(StatusCode::OK, pages::button("Confirm your subscription",
-            "Confirm that you want notices of this status page by email.",
-            &format!("/subscriptions/confirm?token={token}"), "Confirm subscription")),
+        Some(token) => html(
+            StatusCode::OK,
+            pages::button(
+                "Confirm your subscription",
+                "Confirm that you want notices of this status page by email.",
+                &format!("/subscriptions/confirm?token={token}"),
+                "Confirm subscription",
+            ),
+        ),
         None => html(StatusCode::NOT_FOUND, pages::unknown_link()),
     }
 }
@@ -297,13 +335,20 @@ async fn confirm(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse
     .await;
     match confirmed {
         Ok(Some(_)) => {
-            metrics::counter!("status_pages_subscriptions_total", "outcome" => "confirmed").increment(1);
+            metrics::counter!("status_pages_subscriptions_total", "outcome" => "confirmed")
+                .increment(1);
             html(StatusCode::OK, pages::message("Subscribed", "You will get this status page's notices by email. Every mail has a link to unsubscribe."))
         }
         Ok(None) => html(StatusCode::NOT_FOUND, pages::unknown_link()),
         Err(e) => {
             tracing::warn!(error = %e, "confirming a subscription failed");
-            html(StatusCode::SERVICE_UNAVAILABLE, pages::message("Try again later", "Confirming is not possible right now; open the link again later."))
+            html(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::message(
+                    "Try again later",
+                    "Confirming is not possible right now; open the link again later.",
+                ),
+            )
         }
     }
 }
@@ -313,9 +358,15 @@ async fn unsubscribe_form(req: HttpRequest, state: web::Data<ServeState>) -> Htt
         return refused;
     }
     match token_of(&req) {
-        Some(token) => html(StatusCode::OK, pages::button("Unsubscribe",
-            "Stop getting this status page's notices by email.",
-            &format!("/subscriptions/unsubscribe?token={token}"), "Unsubscribe")),
+        Some(token) => html(
+            StatusCode::OK,
+            pages::button(
+                "Unsubscribe",
+                "Stop getting this status page's notices by email.",
+                &format!("/subscriptions/unsubscribe?token={token}"),
+                "Unsubscribe",
+            ),
+        ),
         None => html(StatusCode::NOT_FOUND, pages::unknown_link()),
     }
 }
@@ -339,13 +390,26 @@ async fn unsubscribe(req: HttpRequest, state: web::Data<ServeState>) -> HttpResp
     match removed {
         Ok(removed) => {
             if removed {
-                metrics::counter!("status_pages_subscriptions_total", "outcome" => "unsubscribed").increment(1);
+                metrics::counter!("status_pages_subscriptions_total", "outcome" => "unsubscribed")
+                    .increment(1);
             }
-            html(StatusCode::OK, pages::message("Unsubscribed", "You will get no more mail from this status page."))
+            html(
+                StatusCode::OK,
+                pages::message(
+                    "Unsubscribed",
+                    "You will get no more mail from this status page.",
+                ),
+            )
         }
         Err(e) => {
             tracing::warn!(error = %e, "unsubscribing failed");
-            html(StatusCode::SERVICE_UNAVAILABLE, pages::message("Try again later", "Unsubscribing is not possible right now; open the link again later."))
+            html(
+                StatusCode::SERVICE_UNAVAILABLE,
+                pages::message(
+                    "Try again later",
+                    "Unsubscribing is not possible right now; open the link again later.",
+                ),
+            )
         }
     }
 }
@@ -356,12 +420,24 @@ mod tests {
 
     #[test]
     fn plain_addresses_pass_and_smuggling_ones_do_not() {
-        assert_eq!(checked_email("  ada@example.com ").unwrap(), "ada@example.com");
+        assert_eq!(
+            checked_email("  ada@example.com ").unwrap(),
+            "ada@example.com"
+        );
         assert!(checked_email("a.b+tag@mail.example.co.uk").is_ok());
         for bad in [
-            "", "ada", "ada@", "@example.com", "ada@example", "ada@@example.com",
-            "ada@exa mple.com", "ada@example.com\r\nBcc: x@y.z", "<ada@example.com>",
-            "ada@example.com,eve@example.com", "a..b@example.com", "ada@-x.com",
+            "",
+            "ada",
+            "ada@",
+            "@example.com",
+            "ada@example",
+            "ada@@example.com",
+            "ada@exa mple.com",
+            "ada@example.com\r\nBcc: x@y.z",
+            "<ada@example.com>",
+            "ada@example.com,eve@example.com",
+            "a..b@example.com",
+            "ada@-x.com",
         ] {
             assert!(checked_email(bad).is_err(), "{bad:?}");
         }

@@ -101,7 +101,9 @@ pub enum MailOutcome {
         error: String,
     },
     /// Permanent, or retries exhausted: the mail stays as a dead letter.
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// Records an attempt by `holder` and releases its lease. A settled

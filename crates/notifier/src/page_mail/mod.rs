@@ -81,7 +81,10 @@ impl PageMailer {
         };
         match released.await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(released = n, "released the subscriber mail leases of this notifier's previous run"),
+            Ok(n) => tracing::info!(
+                released = n,
+                "released the subscriber mail leases of this notifier's previous run"
+            ),
             // The leases run out by themselves.
             Err(e) => tracing::warn!(error = %e, "releasing earlier subscriber mail leases failed"),
         }
@@ -113,9 +116,18 @@ impl PageMailer {
         metrics::counter!("status_page_mails_total", "kind" => kind_label(&mail.kind), "outcome" => label)
             .increment(1);
         match &outcome {
-            MailOutcome::Sent => tracing::info!(mail_id = %mail.id, kind = %mail.kind, "subscriber mail sent"),
-            MailOutcome::Retry { error, next_attempt_at } => tracing::warn!(mail_id = %mail.id, %error, %next_attempt_at, "subscriber mail failed; will retry"),
-            MailOutcome::Failed { error } => tracing::error!(mail_id = %mail.id, %error, "subscriber mail failed for good"),
+            MailOutcome::Sent => {
+                tracing::info!(mail_id = %mail.id, kind = %mail.kind, "subscriber mail sent")
+            }
+            MailOutcome::Retry {
+                error,
+                next_attempt_at,
+            } => {
+                tracing::warn!(mail_id = %mail.id, %error, %next_attempt_at, "subscriber mail failed; will retry")
+            }
+            MailOutcome::Failed { error } => {
+                tracing::error!(mail_id = %mail.id, %error, "subscriber mail failed for good")
+            }
         }
         // Retried briefly; if the database stays away the lease runs out
         // and the mail is attempted again (at least once, never lost).

@@ -121,10 +121,16 @@ mod tests {
             first: false,
         };
         let mail = notice(&p, "tok");
-        assert_eq!(mail.subject, "[Identified] Slow logins (Acme Bcc: x@evil.test)");
+        assert_eq!(
+            mail.subject,
+            "[Identified] Slow logins (Acme Bcc: x@evil.test)"
+        );
         assert!(!mail.subject.contains('\n'));
         assert!(mail.body.starts_with("Update on \"Acme Bcc: x@evil.test\": Slow logins\n\nIdentified: A bad deploy.\nRolling back."));
-        assert_eq!(mail.unsubscribe_url, "https://status.test/subscriptions/unsubscribe?token=tok");
+        assert_eq!(
+            mail.unsubscribe_url,
+            "https://status.test/subscriptions/unsubscribe?token=tok"
+        );
         assert!(mail.body.contains(&mail.unsubscribe_url));
     }
 
@@ -137,8 +143,12 @@ mod tests {
             confirm_token: Some("abc".into()),
         };
         let mail = confirmation(&p, "tok").unwrap();
-        assert!(mail.body.contains("https://status.test/subscriptions/confirm?token=abc"));
-        assert!(mail.body.contains("https://status.test/subscriptions/unsubscribe?token=tok"));
+        assert!(mail
+            .body
+            .contains("https://status.test/subscriptions/confirm?token=abc"));
+        assert!(mail
+            .body
+            .contains("https://status.test/subscriptions/unsubscribe?token=tok"));
         p.confirm_token = None;
         assert_eq!(confirmation(&p, "tok"), None);
     }

@@ -59,16 +59,32 @@ async fn subscriber_mails_go_once_with_unsubscribe_headers_and_a_broken_one_is_a
     let _notifier = Running::start(world.settings()).await;
 
     let mails = world.smtp.wait_for(2, Duration::from_secs(20)).await;
-    let notice = mails.iter().find(|m| m.rcpt_to == ["reader@example.com"]).expect("the notice");
-    assert_eq!(notice.header("subject").as_deref(), Some("[Investigating] Slow (Acme)"));
+    let notice = mails
+        .iter()
+        .find(|m| m.rcpt_to == ["reader@example.com"])
+        .expect("the notice");
+    assert_eq!(
+        notice.header("subject").as_deref(),
+        Some("[Investigating] Slow (Acme)")
+    );
     assert_eq!(
         notice.header("list-unsubscribe").as_deref(),
         Some("<https://status.test/subscriptions/unsubscribe?token=unsubscribe-token>")
     );
-    assert_eq!(notice.header("list-unsubscribe-post").as_deref(), Some("List-Unsubscribe=One-Click"));
-    assert!(notice.text_body().contains("https://status.test/subscriptions/unsubscribe?token=unsubscribe-token"));
-    let confirmation = mails.iter().find(|m| m.rcpt_to == ["new@example.com"]).expect("the confirmation");
-    assert!(confirmation.text_body().contains("https://status.test/subscriptions/confirm?token=ctok"));
+    assert_eq!(
+        notice.header("list-unsubscribe-post").as_deref(),
+        Some("List-Unsubscribe=One-Click")
+    );
+    assert!(notice
+        .text_body()
+        .contains("https://status.test/subscriptions/unsubscribe?token=unsubscribe-token"));
+    let confirmation = mails
+        .iter()
+        .find(|m| m.rcpt_to == ["new@example.com"])
+        .expect("the confirmation");
+    assert!(confirmation
+        .text_body()
+        .contains("https://status.test/subscriptions/confirm?token=ctok"));
 
     // Settled: sent, sent, and the broken one failed for good; the sent
     // confirmation no longer holds its token.
@@ -78,14 +94,24 @@ async fn subscriber_mails_go_once_with_unsubscribe_headers_and_a_broken_one_is_a
         if now.iter().all(|r| r.status != "pending") {
             break now;
         }
-        assert!(tokio::time::Instant::now() < deadline, "still pending: {now:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still pending: {now:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let statuses: Vec<&str> = settled.iter().map(|r| r.status.as_str()).collect();
     assert_eq!(statuses, ["sent", "sent", "failed"]);
-    assert!(settled[2].last_error.as_deref().unwrap().contains("stored payload is invalid"));
+    assert!(settled[2]
+        .last_error
+        .as_deref()
+        .unwrap()
+        .contains("stored payload is invalid"));
     assert!(!settled[1].token_kept);
     let message_id = notice.header("message-id").unwrap();
-    assert_eq!(message_id, format!("<{}@status-pages.uptime>", settled[0].id));
+    assert_eq!(
+        message_id,
+        format!("<{}@status-pages.uptime>", settled[0].id)
+    );
     assert_eq!(world.smtp.received().len(), 2, "each mail once");
 }

@@ -82,7 +82,10 @@ impl EmailChannel {
     /// `List-Unsubscribe` with RFC 8058's `List-Unsubscribe-Post`, so mail
     /// clients offer a one-click unsubscribe that `POST`s to the link, and
     /// a `Message-ID` stable across retries of the same mail.
-    pub(crate) async fn send_list_mail(&self, mail: &super::ListMail<'_>) -> Result<Sent, SendError> {
+    pub(crate) async fn send_list_mail(
+        &self,
+        mail: &super::ListMail<'_>,
+    ) -> Result<Sent, SendError> {
         let Some(transport) = &self.transport else {
             return Err(SendError::permanent(
                 "email is switched off (smtp.host is empty)",
@@ -103,8 +106,14 @@ impl EmailChannel {
             .to(to)
             .subject(mail.subject.to_string())
             .message_id(Some(mail.message_id.to_string()))
-            .raw_header(header("List-Unsubscribe", format!("<{}>", mail.unsubscribe_url))?)
-            .raw_header(header("List-Unsubscribe-Post", "List-Unsubscribe=One-Click".into())?)
+            .raw_header(header(
+                "List-Unsubscribe",
+                format!("<{}>", mail.unsubscribe_url),
+            )?)
+            .raw_header(header(
+                "List-Unsubscribe-Post",
+                "List-Unsubscribe=One-Click".into(),
+            )?)
             .header(ContentType::TEXT_PLAIN)
             .body(mail.body.to_string())
             .map_err(|e| SendError::permanent(format!("building the email: {e}")))?;

@@ -3,7 +3,7 @@
 //! whatever its age; settled subscriber mails go `status_page_mails_days`
 //! after they were written, pending ones stay.
 
-use crate::pruning::{connect, hours_ago, days_ago, now, seed};
+use crate::pruning::{connect, days_ago, hours_ago, now, seed};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use tokio_util::sync::CancellationToken;
@@ -87,7 +87,13 @@ async fn unconfirmed_subscriptions_expire_and_settled_mails_go_after_their_reten
     mail(&mut conn, confirmed, "sent", days_ago(29)).await;
     mail(&mut conn, confirmed, "pending", days_ago(31)).await;
 
-    let out = prune(&mut conn, &RetentionSettings::default(), now(), &CancellationToken::new()).await;
+    let out = prune(
+        &mut conn,
+        &RetentionSettings::default(),
+        now(),
+        &CancellationToken::new(),
+    )
+    .await;
     assert!(out.failures.is_empty(), "{:?}", out.failures);
 
     assert_eq!(out.report.status_page_subscribers, 1, "{:?}", out.report);
@@ -98,9 +104,20 @@ async fn unconfirmed_subscriptions_expire_and_settled_mails_go_after_their_reten
     assert_eq!(seed::count(&mut conn, &left(confirmed)).await, 1);
     // The expired subscription's mail went with it; of the confirmed
     // one's, the recent and the pending mail stay.
-    assert_eq!(seed::count(&mut conn, &format!("status_page_mails WHERE subscriber_id = {expired}")).await, 0);
     assert_eq!(
-        seed::count(&mut conn, &format!("status_page_mails WHERE subscriber_id = {confirmed}")).await,
+        seed::count(
+            &mut conn,
+            &format!("status_page_mails WHERE subscriber_id = {expired}")
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        seed::count(
+            &mut conn,
+            &format!("status_page_mails WHERE subscriber_id = {confirmed}")
+        )
+        .await,
         2
     );
 }

@@ -51,7 +51,12 @@ impl SubscriberResponse {
         Self {
             id: s.id,
             status_page_id: s.page_id,
-            state: if s.confirmed_at.is_some() { "confirmed" } else { "pending" }.into(),
+            state: if s.confirmed_at.is_some() {
+                "confirmed"
+            } else {
+                "pending"
+            }
+            .into(),
             email: s.email,
             created_at: s.created_at,
             confirmed_at: s.confirmed_at,
@@ -162,7 +167,11 @@ pub async fn queue_notice_mails(
     if page.access_token_sha256.is_some() {
         return Ok(0);
     }
-    let base = state.settings.status_pages.public_base_url.trim_end_matches('/');
+    let base = state
+        .settings
+        .status_pages
+        .public_base_url
+        .trim_end_matches('/');
     let payload = json!({
         "page_title": page.title,
         "page_url": format!("{base}/status/{}", page.slug),
