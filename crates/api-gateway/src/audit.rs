@@ -38,6 +38,8 @@ pub mod kind {
     pub const INCIDENT: &str = "incident";
     pub const STATUS_PAGE: &str = "status_page";
     pub const STATUS_PAGE_NOTICE: &str = "status_page_notice";
+    /// An email subscriber of a status page (removed by the owner).
+    pub const STATUS_PAGE_SUBSCRIBER: &str = "status_page_subscriber";
     /// A monitor's badge token; the resource id is the monitor's.
     pub const MONITOR_BADGE: &str = "monitor_badge";
     pub const MAINTENANCE_WINDOW: &str = "maintenance_window";

@@ -202,6 +202,12 @@ pub const ROUTES: &[RouteAccess] = &[
         "/api/v1/status-pages/{id}/notices/{notice_id}/updates",
         WRITE,
     ),
+    route("GET", "/api/v1/status-pages/{id}/subscribers", READ),
+    route(
+        "DELETE",
+        "/api/v1/status-pages/{id}/subscribers/{subscriber_id}",
+        WRITE,
+    ),
     route("POST", "/api/v1/monitors/{id}/badge-token", WRITE),
     route("DELETE", "/api/v1/monitors/{id}/badge-token", WRITE),
     route("GET", "/api/v1/heartbeat/{token}", PUBLIC),

@@ -15,11 +15,16 @@
 //!
 //! Verification emails (written by the api-gateway) travel the same way, as
 //! deliveries of kind `verification`.
+//!
+//! - [`page_mail`]: mails to status page subscribers (confirmations and
+//!   notices) from their own outbox, `status_page_mails`, with the same
+//!   leases, backoff and dead letters.
 
 pub mod backoff;
 pub mod escalation;
 pub mod intake;
 pub mod lease;
+pub mod page_mail;
 pub mod settings;
 pub mod worker;
 
@@ -146,16 +151,26 @@ impl Notifier {
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), NotifierError> {
         let tuning = &self.settings.notifier;
         let deliveries_added = Arc::new(Notify::new());
+        let policy = backoff::RetryPolicy {
+            initial: tuning.initial_backoff(),
+            max: tuning.max_backoff(),
+            give_up_after: tuning.give_up_after(),
+        };
+        let page_mailer = Arc::new(page_mail::PageMailer {
+            pool: self.pool.clone(),
+            sender: self.sender.clone(),
+            policy,
+            concurrency: tuning.concurrency,
+            lease: tuning.lease(),
+            holder: tuning.instance_id.clone(),
+            poll_interval: tuning.poll_interval(),
+        });
         let worker = Arc::new(worker::Worker {
             pool: self.pool.clone(),
             sender: self.sender,
             ack_links: self.ack_links,
             keyring: self.keyring,
-            policy: backoff::RetryPolicy {
-                initial: tuning.initial_backoff(),
-                max: tuning.max_backoff(),
-                give_up_after: tuning.give_up_after(),
-            },
+            policy,
             concurrency: tuning.concurrency,
             lease: tuning.lease(),
             holder: tuning.instance_id.clone(),
@@ -186,7 +201,7 @@ impl Notifier {
             streams::EVENTS_STREAM,
             streams::NOTIFIER_CONSUMER,
         );
-        let (ops, _, _, _) = tokio::join!(
+        let (ops, _, _, _, _) = tokio::join!(
             ops,
             intake::run(
                 consumer,
@@ -199,6 +214,7 @@ impl Notifier {
             ),
             worker.run(shutdown.clone()),
             sweep.run(shutdown.clone()),
+            page_mailer.run(shutdown.clone()),
         );
         if let Err(e) = ops {
             tracing::warn!(error = %e, "ops server stopped with an error");

@@ -6,11 +6,16 @@
 //!   badges rendered and compressed once per change;
 //! - [`serve`]: the routes, answered from the snapshot alone (ETag/304,
 //!   gzip/brotli, per-address rate limits);
-//! - [`model`] and [`render`]: what is shown and how, free of I/O.
+//! - [`model`], [`maintenance`] and [`render`]: what is shown and how,
+//!   free of I/O;
+//! - [`subscribe`]: email subscriptions with double opt-in, the only
+//!   routes that write to PostgreSQL (a subscriber and its confirmation
+//!   mail, which the notifier sends).
 //!
 //! Readiness (`/readyz`) is the first snapshot: after it, the service
 //! keeps serving the last one through a database outage.
 
+pub mod maintenance;
 pub mod model;
 pub mod rate_limit;
 pub mod refresh;
@@ -18,6 +23,8 @@ pub mod render;
 pub mod serve;
 pub mod settings;
 pub mod snapshot;
+pub mod subscribe;
+mod subscribe_pages;
 
 use settings::StatusPagesSettings;
 use std::net::SocketAddr;
@@ -67,6 +74,14 @@ impl StatusPages {
                 serve_settings.rate_limit_capacity,
             ),
             trust_forwarded_for: serve_settings.trust_forwarded_for,
+            pool: pool.clone(),
+            subscribe_limiter: rate_limit::RateLimiter::per_hour(
+                serve_settings.subscribe_rate_limit_per_hour,
+                serve_settings.subscribe_rate_limit_burst,
+                serve_settings.rate_limit_capacity,
+            ),
+            public_base_url: serve_settings.public_base_url.clone(),
+            max_subscribers_per_page: serve_settings.max_subscribers_per_page,
         });
         let probes = readiness.clone();
         let mut server = actix_web::HttpServer::new(move || {

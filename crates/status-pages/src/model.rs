@@ -24,6 +24,8 @@ pub struct StateRows {
     pub open_incidents: Vec<OpenIncident>,
     pub notices: Vec<Notice>,
     pub notice_updates: Vec<NoticeUpdate>,
+    /// Maintenance windows that may still be open at or after the refresh.
+    pub maintenance: Vec<uptime_db::maintenance::MaintenanceWindow>,
 }
 
 /// The slow part: read every `aggregate_refresh_secs`.
@@ -348,4 +350,4 @@ impl Overall {
 
 #[cfg(test)]
 #[path = "model_tests.rs"]
-mod tests;
+pub(crate) mod tests;

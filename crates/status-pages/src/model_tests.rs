@@ -2,7 +2,12 @@ use super::*;
 use chrono::TimeZone;
 use serde_json::json;
 
-fn monitor(id: i64, name: &str, status: &str, labels: serde_json::Value) -> ShownMonitor {
+pub(crate) fn monitor(
+    id: i64,
+    name: &str,
+    status: &str,
+    labels: serde_json::Value,
+) -> ShownMonitor {
     ShownMonitor {
         id,
         org_id: 1,
@@ -15,7 +20,7 @@ fn monitor(id: i64, name: &str, status: &str, labels: serde_json::Value) -> Show
     }
 }
 
-fn page(groups: serde_json::Value) -> StatusPage {
+pub(crate) fn page(groups: serde_json::Value) -> StatusPage {
     let at = Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap();
     StatusPage {
         id: 1,

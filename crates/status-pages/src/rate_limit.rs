@@ -23,10 +23,19 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// `per_second == 0` disables the limit.
     pub fn new(per_second: u32, burst: u32, capacity: u64) -> Self {
+        Self::with_rate(f64::from(per_second), burst, capacity)
+    }
+
+    /// `per_hour` requests an hour (subscribe requests); 0 disables it.
+    pub fn per_hour(per_hour: u32, burst: u32, capacity: u64) -> Self {
+        Self::with_rate(f64::from(per_hour) / 3600.0, burst, capacity)
+    }
+
+    fn with_rate(per_second: f64, burst: u32, capacity: u64) -> Self {
         Self {
-            per_second: f64::from(per_second),
+            per_second,
             burst: f64::from(burst.max(1)),
-            buckets: (per_second > 0).then(|| Cache::new(capacity.max(1))),
+            buckets: (per_second > 0.0).then(|| Cache::new(capacity.max(1))),
         }
     }
 
@@ -83,5 +92,18 @@ mod tests {
         assert_eq!(limiter.check_at(a, later), None);
         assert!(limiter.check_at(a, later).is_some());
         assert_eq!(RateLimiter::new(0, 0, 1).check_at(a, start), None);
+    }
+
+    #[test]
+    fn an_hourly_rate_waits_minutes() {
+        let limiter = RateLimiter::per_hour(6, 1, 100);
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let start = Instant::now();
+        assert_eq!(limiter.check_at(a, start), None);
+        // One token every ten minutes.
+        let wait = limiter.check_at(a, start).expect("limited");
+        assert!((600..=601).contains(&wait), "{wait}");
+        assert_eq!(limiter.check_at(a, start + Duration::from_secs(601)), None);
+        assert_eq!(RateLimiter::per_hour(0, 1, 1).check_at(a, start), None);
     }
 }

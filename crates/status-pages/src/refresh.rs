@@ -61,6 +61,10 @@ async fn load_state(pool: &uptime_db::Pool) -> Result<StateRows, uptime_db::DbEr
     let ids: Vec<i64> = monitors.iter().map(|m| m.id).collect();
     let open_incidents = rows::load_open_incidents(&mut conn, &ids).await?;
     let (notices, notice_updates) = uptime_db::status_notices::load_all(&mut conn).await?;
+    // Bounded per organisation (`maintenance.max_windows_per_org`); the
+    // occurrences are expanded per refresh, in memory.
+    let maintenance =
+        uptime_db::maintenance::sweep::windows_to_expand(&mut conn, Utc::now()).await?;
     Ok(StateRows {
         pages,
         badges,
@@ -68,6 +72,7 @@ async fn load_state(pool: &uptime_db::Pool) -> Result<StateRows, uptime_db::DbEr
         open_incidents,
         notices,
         notice_updates,
+        maintenance,
     })
 }
 
@@ -141,7 +146,8 @@ async fn refresh_once(
         *aggregated_at = Some(Instant::now());
     }
     let previous = shared.get();
-    let next = Snapshot::build(&previous, &state, aggregates, now);
+    let horizon = Duration::days(i64::from(settings.maintenance_horizon_days));
+    let next = Snapshot::build(&previous, &state, aggregates, now, horizon);
     metrics::gauge!("status_pages_pages").set(next.pages_by_slug.len() as f64);
     metrics::gauge!("status_pages_badges").set(next.badges.len() as f64);
     shared.set(next);

@@ -25,13 +25,20 @@ pub struct ServeState {
     pub shared: Shared,
     pub limiter: RateLimiter,
     pub trust_forwarded_for: bool,
+    /// Subscriptions only ([`crate::subscribe`]): page views never use it.
+    pub pool: uptime_db::Pool,
+    /// Subscribe requests per client address, on top of `limiter`.
+    pub subscribe_limiter: RateLimiter,
+    pub public_base_url: String,
+    pub max_subscribers_per_page: i64,
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/status/{slug}", web::get().to(page_by_slug))
         .route("/status/{slug}/feed.atom", web::get().to(feed_by_slug))
         .route("/badge/{token}/{file}", web::get().to(badge_file))
-        .route("/", web::get().to(page_by_host));
+        .route("/", web::get().to(page_by_host))
+        .configure(crate::subscribe::configure);
 }
 
 /// Pages are revalidated on every view (a 304 costs nothing), so a state
@@ -40,11 +47,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 const PAGE_CACHE: &str = "public, no-cache";
 const PRIVATE_PAGE_CACHE: &str = "private, no-cache";
 const BADGE_CACHE: &str = "public, max-age=60";
-/// Pages load nothing but their inline style and a logo over https.
-const PAGE_POLICY: &str =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/// Pages load nothing but their inline style and a logo over https, and
+/// post their forms (subscribe, confirm, unsubscribe) to this service only.
+pub(crate) const PAGE_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-fn client_address(req: &HttpRequest, trust_forwarded_for: bool) -> Option<std::net::IpAddr> {
+pub(crate) fn client_address(
+    req: &HttpRequest,
+    trust_forwarded_for: bool,
+) -> Option<std::net::IpAddr> {
     if trust_forwarded_for {
         let forwarded = req
             .headers()
@@ -60,7 +71,7 @@ fn client_address(req: &HttpRequest, trust_forwarded_for: bool) -> Option<std::n
 }
 
 /// `429` when the client is over its rate.
-fn limited(req: &HttpRequest, state: &ServeState) -> Option<HttpResponse> {
+pub(crate) fn limited(req: &HttpRequest, state: &ServeState) -> Option<HttpResponse> {
     let address = client_address(req, state.trust_forwarded_for)?;
     let wait = state.limiter.check(address)?;
     metrics::counter!("status_pages_rate_limited_total").increment(1);

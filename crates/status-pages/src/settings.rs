@@ -39,6 +39,20 @@ pub struct ServeSettings {
     /// Take the client address from the first `X-Forwarded-For` entry (set
     /// it only behind a proxy that writes that header).
     pub trust_forwarded_for: bool,
+    /// Where this service is reached from outside: the base of the links
+    /// in subscription mails (confirm, unsubscribe, the page).
+    pub public_base_url: String,
+    /// Email subscriptions a page takes, pending ones included; past it a
+    /// subscribe request is refused (`409`).
+    pub max_subscribers_per_page: i64,
+    /// Subscribe requests allowed per client address and hour, on top of
+    /// the page limit above (each may send a confirmation mail), in bursts
+    /// of `subscribe_rate_limit_burst`; past it, `429`.
+    pub subscribe_rate_limit_per_hour: u32,
+    pub subscribe_rate_limit_burst: u32,
+    /// Maintenance windows shown on a page: those open now and those
+    /// starting within this many days.
+    pub maintenance_horizon_days: u32,
 }
 
 impl Default for ServeSettings {
@@ -52,6 +66,11 @@ impl Default for ServeSettings {
             rate_limit_burst: 60,
             rate_limit_capacity: 100_000,
             trust_forwarded_for: false,
+            public_base_url: "http://localhost:8090".into(),
+            max_subscribers_per_page: 10_000,
+            subscribe_rate_limit_per_hour: 10,
+            subscribe_rate_limit_burst: 5,
+            maintenance_horizon_days: 14,
         }
     }
 }

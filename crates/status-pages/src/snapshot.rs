@@ -31,6 +31,9 @@ pub const BADGE_FILES: &[&str] = &[
 /// One page as served.
 #[derive(Debug, Clone)]
 pub struct ServedPage {
+    pub id: i64,
+    pub org_id: i64,
+    pub title: String,
     /// SHA-256 (hex) of a private page's access token.
     pub access_token_sha256: Option<String>,
     pub html: Arc<Rendered>,
@@ -84,6 +87,7 @@ impl Snapshot {
         state: &StateRows,
         aggregates: &AggregateRows,
         now: DateTime<Utc>,
+        maintenance_horizon: chrono::Duration,
     ) -> Snapshot {
         let reuse = previous.renderings();
         let monitors = model::monitor_views(state, aggregates, now);
@@ -93,15 +97,30 @@ impl Snapshot {
         for page in &state.pages {
             let groups = model::page_groups(page, &monitors);
             let page_notices = notices.get(&page.id).map(Vec::as_slice).unwrap_or_default();
+            let maintenance = crate::maintenance::page_maintenance(
+                page,
+                &groups,
+                &state.maintenance,
+                now,
+                maintenance_horizon,
+            );
             let html = page::render(
                 &PageHead {
                     title: &page.title,
                     description: page.description.as_deref(),
                     logo_url: page.logo_url.as_deref(),
                     feed_path: &format!("/status/{}/feed.atom", page.slug),
+                    // Private pages take no subscriptions: their notices
+                    // are for token holders only.
+                    subscribe_path: page
+                        .access_token_sha256
+                        .is_none()
+                        .then(|| format!("/status/{}/subscriptions", page.slug))
+                        .as_deref(),
                 },
                 &groups,
                 page_notices,
+                &maintenance,
             );
             let page_path = format!("/status/{}", page.slug);
             let feed = crate::render::feed::render(
@@ -116,6 +135,9 @@ impl Snapshot {
             pages_by_slug.insert(
                 page.slug.clone(),
                 ServedPage {
+                    id: page.id,
+                    org_id: page.org_id,
+                    title: page.title.clone(),
                     access_token_sha256: page.access_token_sha256.clone(),
                     html: rendered(&reuse, HTML, html),
                     feed: rendered(&reuse, ATOM, feed),

@@ -109,6 +109,12 @@ pub struct StackOptions {
     pub maintenance_sweep_interval_ms: u64,
     /// Escalation bounds and sweep (the api-gateway's and the notifier's).
     pub escalation: uptime_config::EscalationSettings,
+    /// The notifier's SMTP relay (a test's loopback SMTP server); `None`:
+    /// the default.
+    pub smtp: Option<uptime_config::SmtpSettings>,
+    /// The api-gateway's `status_pages.public_base_url` (the status-pages
+    /// service a test runs beside the stack); `None`: the default.
+    pub status_pages_url: Option<String>,
 }
 
 impl Default for StackOptions {
@@ -126,6 +132,8 @@ impl Default for StackOptions {
             alert_providers: uptime_config::AlertProviderSettings::default(),
             maintenance_sweep_interval_ms: 200,
             escalation: uptime_config::EscalationSettings::default(),
+            smtp: None,
+            status_pages_url: None,
         }
     }
 }
@@ -242,6 +250,9 @@ impl Stack {
             // Reminders and the end of flapping within seconds.
             s.alert_rules.min_reminder_interval_secs = 1;
             s.alert_rules.min_flap_secs = 1;
+            if let Some(url) = &options.status_pages_url {
+                s.status_pages.public_base_url = url.clone();
+            }
             let app = api_gateway::startup::Application::build(s)
                 .await
                 .context("api-gateway")?;
@@ -283,6 +294,9 @@ impl Stack {
             s.escalation = options.escalation.clone();
             s.notifier.poll_interval_ms = 100;
             s.notifier.initial_backoff_secs = 0.2;
+            if let Some(smtp) = &options.smtp {
+                s.smtp = smtp.clone();
+            }
             let service = notifier::Notifier::build(s).await.context("notifier")?;
             stack.ops.push(("notifier", service.ops_addr()));
             let token = stack.shutdown.child_token();

@@ -15,6 +15,8 @@
 //! | idempotency keys | `idempotency_keys` (kept responses and stale claims) | `idempotency_hours` from the claim |
 //! | maintenance spans | closed `maintenance_spans` (never open ones) | `maintenance_spans_days` from closing |
 //! | maintenance windows | `maintenance_windows` that can never open again | `maintenance_windows_days` from their last end |
+//! | pending subscriptions | `status_page_subscribers` never confirmed (with their mails) | `pending_subscription_hours` from the request |
+//! | subscriber mails | sent and failed `status_page_mails` (never pending ones) | `status_page_mails_days` from writing |
 //!
 //! Each batch is one short statement of at most `batch_size` rows (SQL in
 //! `uptime_db::retention`); a step loops until a batch comes back short,
@@ -46,11 +48,13 @@ pub struct PruneReport {
     pub idempotency_keys: u64,
     pub maintenance_spans: u64,
     pub maintenance_windows: u64,
+    pub status_page_subscribers: u64,
+    pub status_page_mails: u64,
 }
 
 impl PruneReport {
     /// `(label, rows)` for `retention_rows_removed_total{table}`.
-    pub fn by_table(&self) -> [(&'static str, u64); 13] {
+    pub fn by_table(&self) -> [(&'static str, u64); 15] {
         [
             ("alert_deliveries", self.alert_deliveries),
             ("alert_delivery_attempts", self.alert_delivery_attempts),
@@ -65,6 +69,8 @@ impl PruneReport {
             ("idempotency_keys", self.idempotency_keys),
             ("maintenance_spans", self.maintenance_spans),
             ("maintenance_windows", self.maintenance_windows),
+            ("status_page_subscribers", self.status_page_subscribers),
+            ("status_page_mails", self.status_page_mails),
         ]
     }
 
@@ -116,6 +122,8 @@ pub async fn prune(
         cutoff(now, hours(settings.idempotency_hours)).map(Step::IdempotencyKeys),
         cutoff(now, days(settings.maintenance_spans_days)).map(Step::MaintenanceSpans),
         cutoff(now, days(settings.maintenance_windows_days)).map(Step::MaintenanceWindows),
+        cutoff(now, hours(settings.pending_subscription_hours)).map(Step::PendingSubscriptions),
+        cutoff(now, days(settings.status_page_mails_days)).map(Step::SubscriberMails),
     ];
     let mut out = PruneOutcome::default();
     // Zero settings leave their step out: never pruned.
@@ -139,6 +147,8 @@ pub async fn prune(
             Step::IdempotencyKeys(_) => report.idempotency_keys = removed.rows,
             Step::MaintenanceSpans(_) => report.maintenance_spans = removed.rows,
             Step::MaintenanceWindows(_) => report.maintenance_windows = removed.rows,
+            Step::PendingSubscriptions(_) => report.status_page_subscribers = removed.rows,
+            Step::SubscriberMails(_) => report.status_page_mails = removed.rows,
         }
         match result {
             Ok(true) => {}
@@ -186,6 +196,10 @@ enum Step {
     /// Closed before.
     MaintenanceSpans(DateTime<Utc>),
     MaintenanceWindows(DateTime<Utc>),
+    /// Requested (and never confirmed) before.
+    PendingSubscriptions(DateTime<Utc>),
+    /// Written (and settled) before.
+    SubscriberMails(DateTime<Utc>),
 }
 
 impl Step {
@@ -203,6 +217,8 @@ impl Step {
             Step::IdempotencyKeys(_) => "idempotency_keys",
             Step::MaintenanceSpans(_) => "maintenance_spans",
             Step::MaintenanceWindows(_) => "maintenance_windows",
+            Step::PendingSubscriptions(_) => "pending_subscriptions",
+            Step::SubscriberMails(_) => "subscriber_mails",
         }
     }
 
@@ -250,6 +266,14 @@ impl Step {
             ),
             Step::MaintenanceWindows(before) => (
                 uptime_db::maintenance::delete_windows_ended_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::PendingSubscriptions(before) => (
+                uptime_db::status_subscriptions::delete_pending_before(conn, before, limit).await?,
+                0,
+            ),
+            Step::SubscriberMails(before) => (
+                uptime_db::status_page_mails::delete_settled_before(conn, before, limit).await?,
                 0,
             ),
         })

@@ -4,7 +4,8 @@
 //! For the pruning ages (`rollups_days`, `deliveries_days`, `outbox_hours`,
 //! `verification_token_hours`, `revoked_api_keys_days`, `open_rounds_hours`,
 //! `audit_log_days`, `invitations_days`, `incidents_days`,
-//! `idempotency_hours`, `maintenance_spans_days`, `maintenance_windows_days`)
+//! `idempotency_hours`, `maintenance_spans_days`, `maintenance_windows_days`,
+//! `pending_subscription_hours`, `status_page_mails_days`)
 //! zero means "never
 //! pruned": a slip of a zero must not empty a table.
 
@@ -55,6 +56,12 @@ pub struct RetentionSettings {
     /// Maintenance windows that can never open again (a one-off past its
     /// end, a rule past its COUNT/UNTIL) are deleted this many days after.
     pub maintenance_windows_days: u32,
+    /// A status page subscription still unconfirmed this many hours after
+    /// it was made is deleted (its confirmation link stops working).
+    pub pending_subscription_hours: u32,
+    /// Sent and failed mails to status page subscribers are kept this many
+    /// days after they were written.
+    pub status_page_mails_days: u32,
     /// Seconds between retention rounds (each replica tries; the one holding
     /// the lease runs the round). A round also runs at start.
     pub interval_secs: u64,
@@ -78,6 +85,8 @@ impl Default for RetentionSettings {
             idempotency_hours: 24,
             maintenance_spans_days: 400,
             maintenance_windows_days: 30,
+            pending_subscription_hours: 48,
+            status_page_mails_days: 30,
             interval_secs: 300,
             batch_size: 1000,
         }

@@ -19,6 +19,8 @@ use utoipa::OpenApi;
         routes::status_pages::notices::get,
         routes::status_pages::notices::delete,
         routes::status_pages::notices::add_update,
+        routes::status_pages::subscribers::list,
+        routes::status_pages::subscribers::delete,
         routes::status_pages::badges::issue,
         routes::status_pages::badges::remove,
     ),
@@ -36,9 +38,11 @@ use utoipa::OpenApi;
         routes::status_pages::notices::NoticeUpdateResponse,
         routes::status_pages::notices::NoticeResponse,
         routes::status_pages::notices::NoticeList,
+        routes::status_pages::subscribers::SubscriberResponse,
+        routes::status_pages::subscribers::SubscriberList,
     )),
     tags(
-        (name = "status-pages", description = "Public status pages of chosen monitors (names and states only), in groups, on the service's domain or a custom one, public or behind an access token; and badge tokens, the unguessable names of monitors in their badge URLs."),
+        (name = "status-pages", description = "Public status pages of chosen monitors (names and states only), in groups, on the service's domain or a custom one, public or behind an access token; the page's email subscribers (visitors subscribe on the page, double opt-in; each notice and update mails the confirmed ones once); and badge tokens, the unguessable names of monitors in their badge URLs."),
     )
 )]
 pub(super) struct StatusPagesDoc;

@@ -77,6 +77,11 @@ const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/it/status_pages.rs: one entry per write, tokens never in it",
     ),
     (
+        "DELETE",
+        "/api/v1/status-pages/{id}/subscribers/{subscriber_id}",
+        "tests/it/status_page_subscribers.rs: needs a subscriber, which the status-pages service makes",
+    ),
+    (
         "POST",
         "/api/v1/status-pages/{id}/notices/{notice_id}/updates",
         "tests/it/status_pages.rs: one entry per write, tokens never in it",

@@ -42,6 +42,7 @@ mod quotas;
 mod regions;
 mod results_retention;
 mod sealed_passwords;
+mod status_page_subscribers;
 mod status_pages;
 mod stream_limits;
 mod tenant_metrics;

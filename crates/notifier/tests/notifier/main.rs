@@ -8,6 +8,7 @@ mod common;
 mod escalation;
 mod leases;
 mod ordering;
+mod page_mails;
 mod regions;
 mod reliability;
 mod versions;

@@ -10,11 +10,12 @@
 //! (`prefers-color-scheme`).
 
 use super::escape;
+use crate::maintenance::MaintenanceView;
 use crate::model::{GroupView, MonitorView, NoticeView, Overall, State, LATENCY_HOURS};
 use chrono::{DateTime, Utc};
 use std::fmt::Write;
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 :root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--card:#f6f8fa;--line:#d1d9e0;
 --up:#1a7f37;--degraded:#9a6700;--down:#cf222e;--pending:#59636e;--none:#818b98}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#f0f6fc;--muted:#9198a1;--card:#151b23;--line:#3d444d;
@@ -37,7 +38,8 @@ ol.bars li:hover::after,ol.bars li:focus::after{content:attr(aria-label);positio
 padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
 .scale{display:flex;justify-content:space-between;font-size:.8rem}
 svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
-.incident{border-left:4px solid var(--down)}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
+.incident{border-left:4px solid var(--down)}.maintenance{border-left:4px solid var(--pending)}
+input,button{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:.25rem;padding:.25rem .5rem}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
 a{color:inherit}footer{margin:2rem 0;font-size:.85rem}
 @media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}}
 "#;
@@ -49,6 +51,8 @@ pub struct PageHead<'a> {
     pub logo_url: Option<&'a str>,
     /// `/status/{slug}/feed.atom` (served on custom domains too).
     pub feed_path: &'a str,
+    /// Where the subscribe form posts (`None`: no form, a private page).
+    pub subscribe_path: Option<&'a str>,
 }
 
 fn state_text(state: State) -> &'static str {
@@ -66,7 +70,12 @@ fn time(at: DateTime<Utc>) -> String {
 }
 
 /// The whole page.
-pub fn render(head: &PageHead<'_>, groups: &[GroupView], notices: &[NoticeView]) -> String {
+pub fn render(
+    head: &PageHead<'_>,
+    groups: &[GroupView],
+    notices: &[NoticeView],
+    maintenance: &[MaintenanceView],
+) -> String {
     let overall = Overall::of(groups);
     let mut html = String::with_capacity(16 * 1024);
     let title = escape(head.title);
@@ -96,6 +105,7 @@ pub fn render(head: &PageHead<'_>, groups: &[GroupView], notices: &[NoticeView])
         notices.iter().rev().partition(|n| !n.resolved);
     render_notices(&mut html, "notices", "Notices", &open);
     render_incidents(&mut html, groups);
+    render_maintenance(&mut html, maintenance);
     for group in groups {
         let _ = write!(html, "<section><h2>{}</h2>", escape(&group.name));
         for monitor in &group.monitors {
@@ -104,6 +114,9 @@ pub fn render(head: &PageHead<'_>, groups: &[GroupView], notices: &[NoticeView])
         html.push_str("</section>");
     }
     render_notices(&mut html, "history", "Past notices", &past);
+    if let Some(path) = head.subscribe_path {
+        render_subscribe_form(&mut html, path);
+    }
     let _ = write!(
         html,
         "<footer class=\"muted\">Notices are also an <a href=\"{feed}\">Atom feed</a>. Uptime over the last 90 days, by day (UTC); response time over the last 24 hours.</footer>\
@@ -141,6 +154,54 @@ fn render_notices(html: &mut String, id: &str, heading: &str, notices: &[&Notice
         html.push_str("</article>");
     }
     html.push_str("</section>");
+}
+
+/// `<time>` of an instant, machine-readable and shown in UTC.
+fn time_element(at: DateTime<Utc>) -> String {
+    format!(
+        "<time datetime=\"{}\">{}</time>",
+        at.format("%Y-%m-%dT%H:%M:%SZ"),
+        time(at)
+    )
+}
+
+/// Maintenance open now, then upcoming, soonest first: a name and its
+/// times, nothing more.
+fn render_maintenance(html: &mut String, maintenance: &[MaintenanceView]) {
+    if maintenance.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<section aria-labelledby=\"maintenance\"><h2 id=\"maintenance\">Scheduled maintenance</h2>",
+    );
+    for m in maintenance {
+        let _ = write!(
+            html,
+            "<div class=\"card maintenance\" data-state=\"{}\"><span class=\"name\">{}</span> \
+             <span class=\"muted\">{}</span><br>{} to {}</div>",
+            if m.active { "active" } else { "upcoming" },
+            escape(&m.name),
+            if m.active { "In progress" } else { "Upcoming" },
+            time_element(m.starts_at),
+            time_element(m.ends_at)
+        );
+    }
+    html.push_str("</section>");
+}
+
+/// A plain form (no script): the address goes to `path`, which answers
+/// with a page saying a confirmation mail is on its way.
+fn render_subscribe_form(html: &mut String, path: &str) {
+    let _ = write!(
+        html,
+        "<section aria-labelledby=\"subscribe\"><h2 id=\"subscribe\">Get notices by email</h2>\
+         <form class=\"card\" method=\"post\" action=\"{}\">\
+         <label for=\"subscribe-email\">Email address</label> \
+         <input id=\"subscribe-email\" name=\"email\" type=\"email\" required maxlength=\"254\" autocomplete=\"email\"> \
+         <button type=\"submit\">Subscribe</button>\
+         <p class=\"muted\">We send a link to confirm first; every mail has a link to unsubscribe.</p></form></section>",
+        escape(path)
+    );
 }
 
 fn capitalised(word: &str) -> String {

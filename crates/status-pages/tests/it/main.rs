@@ -6,3 +6,4 @@ mod browser;
 mod common;
 mod notices;
 mod pages;
+mod subscriptions;

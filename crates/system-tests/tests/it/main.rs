@@ -14,4 +14,5 @@ mod maintenance;
 mod provider_receiver;
 mod providers;
 mod regions;
+mod status_page_subscriptions;
 mod traces;

@@ -3,7 +3,7 @@
 use crate::error::{chain, SendError, SetupError};
 use crate::render::EmailContent;
 use crate::Sent;
-use lettre::message::header::ContentType;
+use lettre::message::header::{ContentType, HeaderName, HeaderValue};
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
@@ -75,6 +75,56 @@ impl EmailChannel {
             .header(ContentType::TEXT_PLAIN)
             .body(content.body.clone())
             .map_err(|e| SendError::permanent(format!("building the email: {e}")))?;
+        self.deliver(transport, message).await
+    }
+
+    /// A mail to a subscriber of a list (a status page's): RFC 2369's
+    /// `List-Unsubscribe` with RFC 8058's `List-Unsubscribe-Post`, so mail
+    /// clients offer a one-click unsubscribe that `POST`s to the link, and
+    /// a `Message-ID` stable across retries of the same mail.
+    pub(crate) async fn send_list_mail(
+        &self,
+        mail: &super::ListMail<'_>,
+    ) -> Result<Sent, SendError> {
+        let Some(transport) = &self.transport else {
+            return Err(SendError::permanent(
+                "email is switched off (smtp.host is empty)",
+            ));
+        };
+        // The address is personal data: not in the error text.
+        let to: Mailbox = mail
+            .to
+            .parse()
+            .map_err(|e| SendError::permanent(format!("invalid subscriber address: {e}")))?;
+        let header = |name: &str, value: String| {
+            HeaderName::new_from_ascii(name.to_string())
+                .map(|name| HeaderValue::new(name, value))
+                .map_err(|e| SendError::permanent(format!("building the email: {e}")))
+        };
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(mail.subject.to_string())
+            .message_id(Some(mail.message_id.to_string()))
+            .raw_header(header(
+                "List-Unsubscribe",
+                format!("<{}>", mail.unsubscribe_url),
+            )?)
+            .raw_header(header(
+                "List-Unsubscribe-Post",
+                "List-Unsubscribe=One-Click".into(),
+            )?)
+            .header(ContentType::TEXT_PLAIN)
+            .body(mail.body.to_string())
+            .map_err(|e| SendError::permanent(format!("building the email: {e}")))?;
+        self.deliver(transport, message).await
+    }
+
+    async fn deliver(
+        &self,
+        transport: &AsyncSmtpTransport<Tokio1Executor>,
+        message: Message,
+    ) -> Result<Sent, SendError> {
         match transport.send(message).await {
             Ok(_) => Ok(Sent { http_status: None }),
             Err(e) => {

@@ -122,6 +122,32 @@ pub enum Outgoing<'a> {
     Acknowledge(&'a AcknowledgeRequest),
 }
 
+/// A mail to a subscriber of a status page (see
+/// [`Sender::send_list_mail`]).
+#[derive(Clone, Copy)]
+pub struct ListMail<'a> {
+    pub to: &'a str,
+    pub subject: &'a str,
+    /// Plain text.
+    pub body: &'a str,
+    /// The one-click unsubscribe URL (`List-Unsubscribe`), also in the body.
+    pub unsubscribe_url: &'a str,
+    /// `<id@host>`, the same for every attempt of one mail, so a mail sent
+    /// twice (a crash between sending and recording it) shows once in
+    /// clients that thread by it.
+    pub message_id: &'a str,
+}
+
+impl std::fmt::Debug for ListMail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The address and the unsubscribe link stay out of logs.
+        f.debug_struct("ListMail")
+            .field("subject", &self.subject)
+            .field("message_id", &self.message_id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A successful attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sent {
@@ -164,6 +190,11 @@ impl Sender {
             email: email::EmailChannel::new(smtp)?,
             providers: std::sync::Arc::new(providers.clone()),
         })
+    }
+
+    /// One attempt to send a subscriber's mail (email only).
+    pub async fn send_list_mail(&self, mail: &ListMail<'_>) -> Result<Sent, SendError> {
+        self.email.send_list_mail(mail).await
     }
 
     /// One attempt to deliver `what` to `to`.

@@ -4,3 +4,4 @@ mod escalations;
 mod partitions;
 mod pruning;
 mod runner;
+mod subscriptions;

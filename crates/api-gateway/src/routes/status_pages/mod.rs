@@ -10,6 +10,7 @@
 pub mod badges;
 pub mod body;
 pub mod notices;
+pub mod subscribers;
 
 use crate::audit;
 use crate::auth::AuthUser;
@@ -38,6 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(web::resource("/status-pages/{id}/access-token").post(rotate_access_token))
         .configure(notices::configure)
+        .configure(subscribers::configure)
         .configure(badges::configure);
 }
 

@@ -3,6 +3,10 @@
 //! monitoring, resolved) and timestamped updates, shown on the page, in its
 //! history and in its Atom feed (served by the status-pages service).
 //!
+//! Posting a notice, and each update of it, mails the page's confirmed
+//! subscribers once ([`super::subscribers::queue_notice_mails`], in the
+//! same transaction).
+//!
 //! Bounded: a page keeps at most `status_pages.max_notices_per_page`
 //! notices (adding one past it deletes the oldest resolved ones, in the
 //! same transaction: the table's retention) and a notice takes at most
@@ -179,6 +183,7 @@ pub async fn create(
     problems.into_result()?;
     let notice_state = body.state.unwrap_or(NoticeState::Investigating);
     let keep = state.settings.status_pages.max_notices_per_page;
+    let app = state.get_ref();
     let mut conn = state.conn().await?;
     let created = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -194,6 +199,8 @@ pub async fn create(
                     keep,
                 )
                 .await?;
+                super::subscribers::queue_notice_mails(c, app, page_id, &notice, &update, true)
+                    .await?;
                 let shown = NoticeResponse::of(notice, std::slice::from_ref(&update));
                 audit::record(
                     c,
@@ -236,6 +243,7 @@ pub async fn add_update(
     check_body(&mut problems, &body.body);
     problems.into_result()?;
     let max_updates = state.settings.status_pages.max_updates_per_notice;
+    let app = state.get_ref();
     let mut conn = state.conn().await?;
     let changed = conn
         .transaction::<_, ApiError, _>(|c| {
@@ -250,12 +258,15 @@ pub async fn add_update(
                         message: format!("a notice takes at most {max_updates} updates; post a new notice"),
                     });
                 }
-                uptime_db::status_notices::add_update(c, page_id, notice_id, body.state.as_str(), &body.body)
+                let update = uptime_db::status_notices::add_update(c, page_id, notice_id, body.state.as_str(), &body.body)
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 let after = uptime_db::status_notices::get(c, page_id, notice_id, false)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                // Each update mails the subscribers too: they follow an
+                // incident through to "resolved" (docs/architecture.md).
+                super::subscribers::queue_notice_mails(c, app, page_id, &after, &update, false).await?;
                 let updates = uptime_db::status_notices::updates_of(c, &[notice_id]).await?;
                 // The notice's own fields before and after (its state, times),
                 // plus the update added.

@@ -1,0 +1,2 @@
+DROP TABLE status_page_mails;
+DROP TABLE status_page_subscribers;
