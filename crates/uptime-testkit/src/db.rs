@@ -7,8 +7,10 @@ use uptime_config::DatabaseSettings;
 pub const TEST_DATABASE_URL_ENV: &str = "UPTIME_TEST_DATABASE_URL";
 
 /// A database of its own, migrated, for one test. It is left behind when the
-/// test ends (so a failure can be inspected); `just test` starts each run
-/// with an empty server.
+/// test ends (so a failure can be inspected) and dropped by a later test
+/// once the process that made it is gone ([`drop_orphans`]): a long-lived
+/// development server would otherwise gain ten megabytes per test run
+/// forever. `just test` starts each run with an empty server anyway.
 pub struct TestDb {
     pub name: String,
     pub url: String,
@@ -22,7 +24,8 @@ impl TestDb {
             panic!("{TEST_DATABASE_URL_ENV} is not set: run the tests with `just test`")
         });
         let template = template_name();
-        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        // The creating process's id in the name: what `drop_orphans` judges by.
+        let name = format!("t_{}_{}", std::process::id(), uuid::Uuid::new_v4().simple());
 
         let mut admin = AsyncPgConnection::establish(&admin_url)
             .await
@@ -48,6 +51,7 @@ impl TestDb {
         )
         .await;
         exec(&mut admin, "SELECT pg_advisory_unlock(7263541)").await;
+        drop_orphans(&mut admin).await;
 
         let url = with_database(&admin_url, &name);
         let pool = uptime_db::connect(&DatabaseSettings {
@@ -66,6 +70,53 @@ impl TestDb {
             ..DatabaseSettings::default()
         }
     }
+}
+
+/// Most databases dropped per test: a backlog is worked off over the
+/// next tests instead of stalling one.
+const ORPHANS_PER_TEST: usize = 8;
+
+#[derive(diesel::QueryableByName)]
+struct Named {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    datname: String,
+}
+
+/// Drops a few test databases whose creating process no longer runs on
+/// this machine (its pid is in the name; `/proc/<pid>` is gone) and that no
+/// session uses. Databases named before pids were (`t_<uuid>`) count as
+/// orphans too. Best effort: a database another test process drops first,
+/// or one that gains a session meanwhile, is simply skipped.
+async fn drop_orphans(admin: &mut AsyncPgConnection) {
+    let Ok(names) = diesel::sql_query(
+        "SELECT datname FROM pg_database d WHERE datname LIKE 't\\_%' AND NOT EXISTS \
+         (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)",
+    )
+    .load::<Named>(admin)
+    .await
+    else {
+        return;
+    };
+    let orphans = names
+        .into_iter()
+        .map(|n| n.datname)
+        .filter(|name| match creator_pid(name) {
+            Some(pid) => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            None => true,
+        })
+        .take(ORPHANS_PER_TEST);
+    for name in orphans {
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\""))
+            .execute(admin)
+            .await;
+    }
+}
+
+/// The pid in a test database's name (`t_<pid>_<uuid>`); `None` for the
+/// older `t_<uuid>` names.
+fn creator_pid(name: &str) -> Option<u32> {
+    let (pid, _) = name.strip_prefix("t_")?.split_once('_')?;
+    pid.parse().ok()
 }
 
 /// The template's name carries a digest of the migrations this build
@@ -114,7 +165,14 @@ async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::{creator_pid, with_database};
+
+    #[test]
+    fn the_creating_pid_is_read_from_the_name() {
+        assert_eq!(creator_pid("t_4242_0123abcd"), Some(4242));
+        assert_eq!(creator_pid("t_0123abcd"), None);
+        assert_eq!(creator_pid("uptime_tpl_x"), None);
+    }
 
     #[test]
     fn replaces_or_adds_the_database_name() {
