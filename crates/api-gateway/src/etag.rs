@@ -106,7 +106,9 @@ pub async fn tag_responses(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let method = req.method().clone();
-    if req.headers().contains_key(IF_MATCH) && method != Method::GET && method != Method::HEAD {
+    // Writes only: a method no route serves (TRACE) is the router's 405.
+    let write = [Method::POST, Method::PUT, Method::PATCH, Method::DELETE].contains(&method);
+    if req.headers().contains_key(IF_MATCH) && write {
         let route = req.match_pattern().unwrap_or_default();
         let honoured = CONDITIONAL_ROUTES
             .iter()
