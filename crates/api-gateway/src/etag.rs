@@ -106,14 +106,15 @@ pub async fn tag_responses(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let method = req.method().clone();
-    // Writes only: a method no route serves (TRACE) is the router's 405.
-    let write = [Method::POST, Method::PUT, Method::PATCH, Method::DELETE].contains(&method);
-    if req.headers().contains_key(IF_MATCH) && write {
+    if req.headers().contains_key(IF_MATCH) && method != Method::GET && method != Method::HEAD {
         let route = req.match_pattern().unwrap_or_default();
+        // A method the path does not serve (POST or TRACE on a PUT-only
+        // path) is the router's 405, not this refusal.
+        let served = crate::authz::access_of(method.as_str(), &route).is_some();
         let honoured = CONDITIONAL_ROUTES
             .iter()
             .any(|(m, r)| *m == method.as_str() && *r == route);
-        if !honoured {
+        if served && !honoured {
             return Ok(req.error_response(ApiError::invalid_field(
                 "If-Match",
                 "this operation does not take If-Match (docs/api.md lists those that do)",
