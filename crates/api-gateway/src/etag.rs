@@ -108,10 +108,13 @@ pub async fn tag_responses(
     let method = req.method().clone();
     if req.headers().contains_key(IF_MATCH) && method != Method::GET && method != Method::HEAD {
         let route = req.match_pattern().unwrap_or_default();
+        // A method the path does not serve (POST or TRACE on a PUT-only
+        // path) is the router's 405, not this refusal.
+        let served = crate::authz::access_of(method.as_str(), &route).is_some();
         let honoured = CONDITIONAL_ROUTES
             .iter()
             .any(|(m, r)| *m == method.as_str() && *r == route);
-        if !honoured {
+        if served && !honoured {
             return Ok(req.error_response(ApiError::invalid_field(
                 "If-Match",
                 "this operation does not take If-Match (docs/api.md lists those that do)",

@@ -163,7 +163,11 @@ pub struct ApplyRefusal {
     pub error: String,
     /// The same problems as `errors`, each field prefixed by its resource
     /// (`resources[3].spec.interval_secs`), as every 400 names fields.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<crate::error::FieldError>,
-    /// Every problem of every resource (the first 1000).
+    /// Every problem of every resource (the first 1000); absent when the
+    /// body is refused as a whole (not an apply, too many resources, a bad
+    /// header), which only `details` names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ResourceError>,
 }

@@ -38,7 +38,9 @@ const KEY_ID_FLOOR: i64 = 7_340_012_345_678;
 /// by monitor type; `alert_contact_ids` must be the caller's own contacts;
 /// a keyword has at most 1024 bytes. On these four operations a 400 is
 /// therefore an expected answer to a schema-valid body, and on the bulk
-/// create, which answers the same rules per item. Everything else (the
+/// create, which answers the same rules per item, and on the two
+/// `PUT .../by-ref/{ref}`, which take the create bodies (and answer a
+/// drawn `If-Match` with 412, which names no version). Everything else (the
 /// 500s, the response schemas, the negative cases, the bounds) is checked
 /// there as everywhere.
 ///
@@ -61,9 +63,9 @@ include-path = "/api/v1/monitors/bulk"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "422", "429", "5xx"]
 
 [[operations]]
-include-path-regex = '^/api/v1/(monitors|alert-contacts)(/\{id\})?$'
-include-method-regex = "^(POST|PATCH)$"
-checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
+include-path-regex = '^/api/v1/(monitors|alert-contacts)(/\{id\}|/by-ref/\{ref\})?$'
+include-method-regex = "^(POST|PATCH|PUT)$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "412", "422", "429", "5xx"]
 
 # Membership writes obey rules a schema cannot state either: an invitation's
 # address must be plausible (400 on `email`), deleting the organisation

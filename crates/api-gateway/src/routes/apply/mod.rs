@@ -13,6 +13,7 @@
 //!   `errors` naming each by index, kind, ref and field); nothing is then
 //!   written.
 
+mod end_state;
 mod run;
 
 use crate::apply::request::{ApplyRefusal, ApplyRequest, ApplyResponse, ResourceError};

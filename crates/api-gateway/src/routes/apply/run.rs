@@ -4,12 +4,12 @@
 //! plain creates in a few multi-row statements, then the other monitors in
 //! dependency order, then the prunes; last the quotas of the end state.
 
+use super::end_state::{check_end_state, delete_contact};
 use crate::apply::changes::FieldChange;
 use crate::apply::plan::{self, Key, RefTable, Stored};
 use crate::apply::request::{
     Action, ApplyRequest, ApplyResponse, Kind, PlanEntry, ResourceError, ResourceInput, Summary,
 };
-use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::routes::contacts::{
@@ -23,7 +23,6 @@ use crate::state::AppState;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use std::collections::HashMap;
-use uptime_db::quotas::Owned;
 use uptime_db::refs::RefKind;
 
 /// Why an apply's transaction ends without committing.
@@ -450,56 +449,4 @@ pub(super) async fn apply(
         summary: Summary::of(&plan),
         plan,
     }))
-}
-
-/// Deletes a managed contact (one audit entry with what it was).
-async fn delete_contact(
-    c: &mut AsyncPgConnection,
-    user: &AuthUser,
-    stored: &StoredContact,
-) -> Result<(), ApiError> {
-    let id = stored.row.id;
-    if !uptime_db::contacts::delete(c, user.org_id, id).await? {
-        return Err(ApiError::Internal(format!(
-            "contact {id} to delete is gone"
-        )));
-    }
-    audit::record(
-        c,
-        user,
-        audit::action::DELETE,
-        audit::kind::ALERT_CONTACT,
-        Some(id),
-        audit::changes(Some(&stored.shown), None),
-    )
-    .await
-}
-
-/// 403 when the end state passes a quota: more monitors or contacts than
-/// the organisation may own, or a checks-per-minute load past the budget
-/// that the apply raised (an apply that lowers or keeps an excess passes).
-async fn check_end_state(
-    c: &mut AsyncPgConnection,
-    quotas: &crate::settings::QuotaSettings,
-    org_id: i64,
-    load_before: i64,
-) -> Result<(), ApiError> {
-    let locked = uptime_db::quotas::lock_quotas(c, org_id, None).await?;
-    let limit = crate::quotas::limit(quotas, &locked.overrides, Owned::Monitors);
-    if locked.monitor_count > limit {
-        return Err(ApiError::QuotaExceeded {
-            quota: crate::quotas::name(Owned::Monitors),
-            limit,
-        });
-    }
-    let budget = crate::quotas::checks_per_minute_limit(quotas, &locked.overrides);
-    if locked.check_load_millis > load_before
-        && locked.check_load_millis > budget.saturating_mul(1000)
-    {
-        return Err(ApiError::CheckLoadExceeded {
-            limit: budget,
-            would_make_millis: locked.check_load_millis,
-        });
-    }
-    crate::quotas::ensure_room_for(c, quotas, org_id, Owned::AlertContacts, 0).await
 }

@@ -172,19 +172,16 @@ pub async fn put_contact_by_ref(
             async move {
                 let kind = RefKind::AlertContact;
                 let stored = match uptime_db::refs::find(c, kind, user.org_id, &given_ref).await? {
-                    None => {
-                        if_match.check_absent()?;
-                        None
-                    }
+                    None => None,
                     Some(id) => {
                         let row = uptime_db::contacts::get_for_update(c, user.org_id, id)
                             .await?
                             .ok_or(ApiError::NotFound)?;
-                        let stored = StoredContact::of(row, Some(given_ref.clone()))?;
-                        if_match.check(&stored.tag)?;
-                        Some(stored)
+                        Some(StoredContact::of(row, Some(given_ref.clone()))?)
                     }
                 };
+                let tag = stored.as_ref().map(|s| s.tag.clone());
+                // The body first (400), then the condition (412).
                 let planned = plan_contact(
                     user.org_id,
                     &given_ref,
@@ -193,6 +190,10 @@ pub async fn put_contact_by_ref(
                     allow_private,
                     keyring.as_deref(),
                 )?;
+                match tag {
+                    None => if_match.check_absent()?,
+                    Some(tag) => if_match.check(&tag)?,
+                }
                 execute_contact(c, &user, &given_ref, planned, &quotas, false).await
             }
             .scope_boxed()

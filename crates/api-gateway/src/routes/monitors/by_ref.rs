@@ -172,21 +172,22 @@ pub async fn put_by_ref(
     let outcome = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let current =
+                let (current, tag) =
                     match uptime_db::refs::find(c, RefKind::Monitor, user.org_id, &r#ref).await? {
-                        None => {
-                            if_match.check_absent()?;
-                            None
-                        }
+                        None => (None, None),
                         Some(id) => {
                             let (current, tag) = Current::load(c, &user, id, &settings.regions)
                                 .await?
                                 .ok_or(ApiError::NotFound)?;
-                            if_match.check(&tag)?;
-                            Some(current)
+                            (Some(current), Some(tag))
                         }
                     };
+                // The body first (400), then the condition (412).
                 let planned = plan_one(user.org_id, &r#ref, current, body, &settings)?;
+                match tag {
+                    None => if_match.check_absent()?,
+                    Some(tag) => if_match.check(&tag)?,
+                }
                 execute(c, &user, planned, &settings).await
             }
             .scope_boxed()
