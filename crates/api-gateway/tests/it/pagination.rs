@@ -218,6 +218,7 @@ async fn the_document_pages_every_list_alike() {
             "listResults",
             "listRounds",
             "listStatusPageNotices",
+            "listStatusPageSubscribers",
             "listStatusPages"
         ]
     );
