@@ -100,9 +100,10 @@ async fn drop_orphans(admin: &mut AsyncPgConnection) {
     let orphans = names
         .into_iter()
         .map(|n| n.datname)
-        .filter(|name| match creator_pid(name) {
-            Some(pid) => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
-            None => true,
+        .filter(|name| match orphan_test_name(name) {
+            Some(Some(pid)) => !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            Some(None) => true,
+            None => false,
         })
         .take(ORPHANS_PER_TEST);
     for name in orphans {
@@ -112,11 +113,19 @@ async fn drop_orphans(admin: &mut AsyncPgConnection) {
     }
 }
 
-/// The pid in a test database's name (`t_<pid>_<uuid>`); `None` for the
-/// older `t_<uuid>` names.
-fn creator_pid(name: &str) -> Option<u32> {
-    let (pid, _) = name.strip_prefix("t_")?.split_once('_')?;
-    pid.parse().ok()
+/// Whether `name` is one [`TestDb::create`] makes: `Some(Some(pid))` for
+/// `t_<pid>_<32 hex>`, `Some(None)` for the older `t_<32 hex>` (no pid to
+/// judge by: an orphan), `None` for anything else (another harness's
+/// databases, such as the migration tests' `t_mig_…`, are never touched).
+fn orphan_test_name(name: &str) -> Option<Option<u32>> {
+    let is_uuid = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let rest = name.strip_prefix("t_")?;
+    if is_uuid(rest) {
+        return Some(None);
+    }
+    let (pid, uuid) = rest.split_once('_')?;
+    let pid = pid.parse().ok().filter(|_| is_uuid(uuid))?;
+    Some(Some(pid))
 }
 
 /// The template's name carries a digest of the migrations this build
@@ -165,13 +174,19 @@ async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{creator_pid, with_database};
+    use super::{orphan_test_name, with_database};
 
     #[test]
-    fn the_creating_pid_is_read_from_the_name() {
-        assert_eq!(creator_pid("t_4242_0123abcd"), Some(4242));
-        assert_eq!(creator_pid("t_0123abcd"), None);
-        assert_eq!(creator_pid("uptime_tpl_x"), None);
+    fn only_this_harness_names_are_judged_and_the_creating_pid_is_read() {
+        let uuid = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            orphan_test_name(&format!("t_4242_{uuid}")),
+            Some(Some(4242))
+        );
+        assert_eq!(orphan_test_name(&format!("t_{uuid}")), Some(None));
+        assert_eq!(orphan_test_name(&format!("t_mig_{uuid}")), None);
+        assert_eq!(orphan_test_name("t_4242_short"), None);
+        assert_eq!(orphan_test_name("uptime_tpl_x"), None);
     }
 
     #[test]

@@ -117,6 +117,19 @@ async fn a_stopped_recorder_finishes_its_batch_and_a_restart_continues() {
     let t0 = Utc::now();
     h.record(&[result(id, t0, CheckOutcome::Pass)]).await;
     h.stop_recorder().await;
+    // The stopped recorder's last pull request lives on the server until its
+    // connection has closed (the client closes in the background after the
+    // recorder returns) or it expires (5 s). A result published before that
+    // is handed to the dead request and waits out its ack deadline instead
+    // (nothing lost, but not the state this test is about; a loaded machine
+    // lost that race). A recorder that kept running would keep a request
+    // open, so this wait fails for it too.
+    let hr = &h;
+    eventually(
+        "the stopped recorder's pull request is gone",
+        || async move { hr.recorder_consumer().await.num_waiting == 0 },
+    )
+    .await;
 
     // Published while no recorder runs: nothing is lost, it waits in the stream.
     let later = result(id, t0 + Duration::seconds(1), CheckOutcome::Fail);
