@@ -428,3 +428,15 @@ pub async fn rotate_access_token(
         access_token: token,
     }))
 }
+
+/// The organisation's page `page_id` (404 otherwise): what the notices and
+/// subscribers routes check before touching anything of a page.
+pub(super) async fn own_page(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    page_id: i64,
+) -> Result<uptime_db::status_pages::StatusPage, ApiError> {
+    uptime_db::status_pages::get(conn, user.org_id, page_id, false)
+        .await?
+        .ok_or(ApiError::NotFound)
+}

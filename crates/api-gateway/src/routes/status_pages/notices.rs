@@ -12,6 +12,7 @@
 //! same transaction: the table's retention) and a notice takes at most
 //! `status_pages.max_updates_per_notice` updates.
 
+use super::own_page;
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -20,7 +21,7 @@ use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use uptime_db::status_notices::{Notice, NoticeUpdate};
 use utoipa::ToSchema;
@@ -147,18 +148,6 @@ fn check_body(problems: &mut Problems, body: &str) {
         problems.add("body", "must not be empty");
     }
     problems.check_len("body", body, MAX_BODY_CHARS);
-}
-
-/// The page must be the organisation's (404 otherwise).
-async fn own_page(
-    conn: &mut AsyncPgConnection,
-    user: &AuthUser,
-    page_id: i64,
-) -> Result<(), ApiError> {
-    uptime_db::status_pages::get(conn, user.org_id, page_id, false)
-        .await?
-        .map(|_| ())
-        .ok_or(ApiError::NotFound)
 }
 
 /// Post a notice on a page, with its first update.

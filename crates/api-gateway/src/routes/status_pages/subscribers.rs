@@ -12,6 +12,7 @@
 //! nowhere else, and the audit entry of a removal names the subscriber's id,
 //! not its address.
 
+use super::own_page;
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -24,7 +25,6 @@ use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
 use serde_json::json;
 use uptime_db::status_notices::{Notice, NoticeUpdate};
-use uptime_db::status_pages::StatusPage;
 use uptime_db::status_subscriptions::Subscriber;
 use utoipa::ToSchema;
 
@@ -69,16 +69,6 @@ pub struct SubscriberList {
     pub subscribers: Vec<SubscriberResponse>,
     /// Pass as `?cursor=` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
-}
-
-async fn own_page(
-    conn: &mut AsyncPgConnection,
-    user: &AuthUser,
-    page_id: i64,
-) -> Result<StatusPage, ApiError> {
-    uptime_db::status_pages::get(conn, user.org_id, page_id, false)
-        .await?
-        .ok_or(ApiError::NotFound)
 }
 
 /// The page's subscribers by id, a page at a time.
