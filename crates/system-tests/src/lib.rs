@@ -11,6 +11,7 @@ pub mod chaos_bench;
 pub mod fairness_bench;
 pub mod kinds_bench;
 pub mod million;
+pub mod pipeline_bench;
 pub mod processes;
 pub mod regions_bench;
 pub mod status_pages_bench;
