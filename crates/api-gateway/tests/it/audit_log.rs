@@ -33,32 +33,32 @@ const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
     (
         "PUT",
         "/api/v1/maintenance-windows/by-ref/{ref}",
-        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+        "tests/it/by_ref_kinds.rs: one entry per create or replacement, none when nothing changes",
     ),
     (
         "DELETE",
         "/api/v1/maintenance-windows/by-ref/{ref}",
-        "tests/it/by_ref.rs: the id route's delete, its one entry",
+        "tests/it/by_ref_kinds.rs: the id route's delete, its one entry",
     ),
     (
         "PUT",
         "/api/v1/status-pages/by-ref/{ref}",
-        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+        "tests/it/by_ref_kinds.rs: one entry per create or replacement, none when nothing changes",
     ),
     (
         "DELETE",
         "/api/v1/status-pages/by-ref/{ref}",
-        "tests/it/by_ref.rs: the id route's delete, its one entry",
+        "tests/it/by_ref_kinds.rs: the id route's delete, its one entry",
     ),
     (
         "PUT",
         "/api/v1/escalation-policies/by-ref/{ref}",
-        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+        "tests/it/by_ref_kinds.rs: one entry per create or replacement, none when nothing changes",
     ),
     (
         "DELETE",
         "/api/v1/escalation-policies/by-ref/{ref}",
-        "tests/it/by_ref.rs: the id route's delete, its one entry",
+        "tests/it/by_ref_kinds.rs: the id route's delete, its one entry",
     ),
     (
         "POST",

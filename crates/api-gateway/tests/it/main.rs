@@ -11,6 +11,7 @@ mod audit_members;
 mod authz;
 mod bulk_monitors;
 mod by_ref;
+mod by_ref_kinds;
 mod check_support;
 mod checks;
 mod client_contract;

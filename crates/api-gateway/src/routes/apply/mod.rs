@@ -15,6 +15,7 @@
 
 mod config_kinds;
 mod end_state;
+mod refusals;
 mod run;
 
 use crate::apply::request::{ApplyRefusal, ApplyRequest, ApplyResponse, ResourceError};
