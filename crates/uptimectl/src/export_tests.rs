@@ -103,3 +103,35 @@ fn a_scheduled_heartbeat_is_written_without_the_interval_it_stands_for() {
             "timeout_secs": 120})
     );
 }
+
+#[test]
+fn a_monitors_escalation_policy_is_written_by_ref_instead_of_its_empty_contacts() {
+    let listed = [
+        (
+            Kind::EscalationPolicy,
+            vec![json!({"id": 9, "ref": "night", "name": "Night", "repeat_count": 0,
+                "steps": [{"contact_ids": [3], "delay_secs": 300}]})],
+        ),
+        (
+            Kind::Monitor,
+            vec![
+                json!({"id": 6, "ref": "web", "name": "web", "type": "tcp", "target": "example.com:443",
+                    "alert_contact_ids": [], "escalation_policy_id": 9}),
+                json!({"id": 7, "ref": "db", "name": "db", "type": "tcp", "target": "example.com:5432",
+                    "alert_contact_ids": [], "escalation_policy_id": null}),
+            ],
+        ),
+    ];
+    let exported = convert(&listed);
+    let monitors = &exported[1].resources;
+    assert_eq!(
+        monitors[1]["spec"],
+        json!({"name": "web", "type": "tcp", "target": "example.com:443",
+            "escalation_policy_ref": "night"})
+    );
+    assert_eq!(
+        monitors[0]["spec"],
+        json!({"name": "db", "type": "tcp", "target": "example.com:5432",
+            "alert_contact_refs": []})
+    );
+}

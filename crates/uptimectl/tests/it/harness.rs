@@ -63,8 +63,37 @@ impl Gateway {
         res
     }
 
+    /// `PUT /api/v1/{path}` with `body`, which must succeed; the answer.
+    pub async fn put(&self, path: &str, body: Value) -> Value {
+        let res = reqwest::Client::new()
+            .put(format!("{}/api/v1/{path}", self.base))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let answer: Value = res.json().await.unwrap();
+        assert!(status.is_success(), "PUT {path}: {status} {answer}");
+        answer
+    }
+
     pub async fn create(&self, body: Value) -> i64 {
         self.post("monitors", body).await["id"].as_i64().unwrap()
+    }
+
+    /// `GET /api/v1/{path}`, which must succeed.
+    pub async fn get(&self, path: &str) -> Value {
+        let res = reqwest::Client::new()
+            .get(format!("{}/api/v1/{path}", self.base))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let answer: Value = res.json().await.unwrap();
+        assert!(status.is_success(), "GET {path}: {status} {answer}");
+        answer
     }
 
     /// The first page of a list (`limit=100`).
