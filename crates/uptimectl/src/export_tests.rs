@@ -109,8 +109,10 @@ fn a_monitors_escalation_policy_is_written_by_ref_instead_of_its_empty_contacts(
     let listed = [
         (
             Kind::EscalationPolicy,
-            vec![json!({"id": 9, "ref": "night", "name": "Night", "repeat_count": 0,
-                "steps": [{"contact_ids": [3], "delay_secs": 300}]})],
+            vec![
+                json!({"id": 9, "ref": "night", "name": "Night", "repeat_count": 0,
+                "steps": [{"contact_ids": [3], "delay_secs": 300}]}),
+            ],
         ),
         (
             Kind::Monitor,

@@ -299,11 +299,11 @@ async fn policies_windows_and_pages_are_applied_by_ref_updated_in_place_and_prun
     assert_eq!(planned.status.code(), Some(2), "{planned:?}");
     let out = stdout(&planned);
     for expected in [
-        &format!("~ EscalationPolicy/night (id {})", policy["id"]),
-        "- MaintenanceWindow/patching (id",
-        "Plan: 0 to create, 1 to update, 1 to delete, 3 unchanged.",
+        format!("~ EscalationPolicy/night (id {})", policy["id"]),
+        "- MaintenanceWindow/patching (id".into(),
+        "Plan: 0 to create, 1 to update, 1 to delete, 3 unchanged.".into(),
     ] {
-        assert!(out.contains(expected.as_str()), "{expected} in\n{out}");
+        assert!(out.contains(&expected), "{expected} in\n{out}");
     }
     let pruned = gw
         .run(&["apply", "--prune", "--yes", "-f", files(dir.path())])

@@ -237,7 +237,13 @@ async fn export_round_trips_all_five_kinds_and_their_references_by_ref() {
     };
     contains(
         "escalation-policies.yaml",
-        &["ref: night", "ref: escalationpolicy-", "contact_refs:", "- hook", "- alertcontact-"],
+        &[
+            "ref: night",
+            "ref: escalationpolicy-",
+            "contact_refs:",
+            "- hook",
+            "- alertcontact-",
+        ],
     );
     contains(
         "monitors.yaml",

@@ -137,7 +137,10 @@ async fn windows_pages_and_policies_are_listed_and_described_by_id_or_ref() {
     .await;
 
     for (args, expected) in [
-        (&["get", "maintenance-windows"][..], &["REF", "patching", "Patching"][..]),
+        (
+            &["get", "maintenance-windows"][..],
+            &["REF", "patching", "Patching"][..],
+        ),
         (&["get", "pages"], &["SLUG", "public-status", "public"]),
         (&["get", "policies"], &["REPEAT", "Night", "night"]),
         (&["get", "monitors"], &["REF", "api"]),
@@ -151,7 +154,13 @@ async fn windows_pages_and_policies_are_listed_and_described_by_id_or_ref() {
     }
 
     let by_id = gw
-        .run(&["describe", "policy", &policy["id"].to_string(), "-o", "json"])
+        .run(&[
+            "describe",
+            "policy",
+            &policy["id"].to_string(),
+            "-o",
+            "json",
+        ])
         .await;
     assert!(by_id.status.success(), "{by_id:?}");
     let shown: Value = serde_json::from_slice(&by_id.stdout).unwrap();
