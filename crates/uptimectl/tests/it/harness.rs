@@ -22,15 +22,21 @@ impl Drop for Gateway {
     }
 }
 
+/// A gateway without a rate limit.
 pub async fn gateway() -> Gateway {
+    gateway_with(|settings| settings.rate_limit.per_second = 0).await
+}
+
+/// A gateway with its settings changed by `adjust`.
+pub async fn gateway_with(adjust: impl FnOnce(&mut GatewaySettings)) -> Gateway {
     let env = TestEnv::start().await;
     let mut settings = GatewaySettings::default();
     settings.http.listen = "127.0.0.1:0".into();
     settings.http.workers = 1;
     settings.database = env.db.settings();
     settings.nats = env.nats.settings();
-    settings.rate_limit.per_second = 0;
     settings.secrets = uptime_testkit::secrets::test_secrets();
+    adjust(&mut settings);
     let app = Application::build(settings).await.expect("gateway builds");
     let base = format!("http://{}", app.addr());
     let (_, key) = api_gateway::keys::create_user_with_key(&app.state().pool, "cli")

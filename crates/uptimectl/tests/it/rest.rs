@@ -1,7 +1,7 @@
 //! `uptimectl get/describe/usage/check` against a real api-gateway (its own
 //! database and NATS server), run as the binary a user runs.
 
-use crate::harness::{gateway, stdout};
+use crate::harness::{gateway, gateway_with, stdout};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -191,4 +191,22 @@ async fn windows_pages_and_policies_are_listed_and_described_by_id_or_ref() {
         String::from_utf8_lossy(&check.stderr).contains("no result for check"),
         "{check:?}"
     );
+}
+
+/// A read refused by the rate limiter waits as `Retry-After` says and is
+/// asked again (an export reads more than a bucket holds).
+#[tokio::test]
+async fn a_rate_limited_read_waits_and_is_asked_again() {
+    let gw = gateway_with(|settings| {
+        settings.rate_limit.per_second = 1;
+        settings.rate_limit.burst = 1;
+    })
+    .await;
+    let first = gw.run(&["get", "monitors", "-o", "json"]).await;
+    assert!(first.status.success(), "{first:?}");
+    // The bucket is empty now: without waiting this would be a 429.
+    let second = gw.run(&["get", "contacts", "-o", "json"]).await;
+    assert!(second.status.success(), "{second:?}");
+    let listed: Value = serde_json::from_slice(&second.stdout).unwrap();
+    assert_eq!(listed, json!([]));
 }
