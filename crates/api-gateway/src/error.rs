@@ -45,6 +45,13 @@ pub enum ApiError {
     Unauthorized,
     #[error("not found")]
     NotFound,
+    /// Nothing has what `field` names (a ref no resource carries); `message`
+    /// repeats it, so a caller need not guess which lookup failed.
+    #[error("not found")]
+    NotFoundOn {
+        field: &'static str,
+        message: String,
+    },
     #[error("method not allowed")]
     MethodNotAllowed,
     #[error("request body too large")]
@@ -125,7 +132,7 @@ impl ResponseError for ApiError {
         match self {
             ApiError::InvalidBody(_) | ApiError::InvalidQuery(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NotFound | ApiError::NotFoundOn { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::ContactNotVerified | ApiError::Conflict(_) | ApiError::ConflictOn { .. } => {
@@ -157,6 +164,7 @@ impl ResponseError for ApiError {
                 vec![FieldError::new("verification_email", message.clone())]
             }
             ApiError::Forbidden { field, message }
+            | ApiError::NotFoundOn { field, message }
             | ApiError::ConflictOn { field, message }
             | ApiError::Unprocessable { field, message } => {
                 vec![FieldError::new(*field, message.clone())]

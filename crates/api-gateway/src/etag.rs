@@ -32,6 +32,11 @@ pub const CONDITIONAL_ROUTES: &[(&str, &str)] = &[
     ("DELETE", "/api/v1/alert-contacts/{id}"),
     ("PUT", "/api/v1/monitors/by-ref/{ref}"),
     ("PUT", "/api/v1/alert-contacts/by-ref/{ref}"),
+    ("DELETE", "/api/v1/monitors/by-ref/{ref}"),
+    ("DELETE", "/api/v1/alert-contacts/by-ref/{ref}"),
+    ("PUT", "/api/v1/maintenance-windows/by-ref/{ref}"),
+    ("PUT", "/api/v1/status-pages/by-ref/{ref}"),
+    ("PUT", "/api/v1/escalation-policies/by-ref/{ref}"),
 ];
 
 /// Responses larger than this get no tag (none of ours are).

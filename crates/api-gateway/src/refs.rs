@@ -5,7 +5,9 @@
 //! its ref must never find it renamed under it.
 
 use crate::error::ApiError;
+use crate::state::AppState;
 use crate::validation::Problems;
+use actix_web::HttpResponse;
 use diesel_async::AsyncPgConnection;
 use uptime_db::refs::{RefError, RefKind};
 
@@ -62,6 +64,52 @@ pub fn taken(kind: RefKind) -> ApiError {
         field: "ref",
         message: format!("another {} of the organisation has this ref", noun(kind)),
     }
+}
+
+/// The 404 for a ref no resource of the organisation and kind carries.
+pub fn not_found(kind: RefKind, r#ref: &str) -> ApiError {
+    ApiError::NotFoundOn {
+        field: "ref",
+        message: format!(
+            "no {} of the organisation has the ref '{}'",
+            noun(kind),
+            r#ref
+        ),
+    }
+}
+
+/// The id of the organisation's resource of `kind` with the path's ref, for
+/// `GET`/`DELETE .../by-ref/{ref}`: `400` naming `ref` when it is malformed,
+/// `404` naming it when nothing has it. A ref never moves to another row,
+/// so the id route called next answers for the same resource (or `404`
+/// when it was deleted in between, which [`naming_ref`] turns into this
+/// ref's `404`).
+pub async fn resolve(
+    state: &AppState,
+    org_id: i64,
+    kind: RefKind,
+    r#ref: &str,
+) -> Result<i64, ApiError> {
+    if !is_valid(r#ref) {
+        return Err(ApiError::invalid_field("ref", SYNTAX_MESSAGE));
+    }
+    let mut conn = state.conn().await?;
+    uptime_db::refs::find(&mut conn, kind, org_id, r#ref)
+        .await?
+        .ok_or_else(|| not_found(kind, r#ref))
+}
+
+/// The id route's answer for the resource with the ref, its `404` (gone
+/// meanwhile, or beyond a label-limited key's reach) naming the ref.
+pub fn naming_ref(
+    answer: Result<HttpResponse, ApiError>,
+    kind: RefKind,
+    r#ref: &str,
+) -> Result<HttpResponse, ApiError> {
+    answer.map_err(|error| match error {
+        ApiError::NotFound => not_found(kind, r#ref),
+        other => other,
+    })
 }
 
 /// What the kind is called in messages.

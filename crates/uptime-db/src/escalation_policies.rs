@@ -296,6 +296,36 @@ pub async fn of_monitor(conn: &mut AsyncPgConnection, monitor_id: i64) -> DbResu
     Ok(row.map(|r| r.policy_id))
 }
 
+#[derive(QueryableByName)]
+struct MonitorPolicy {
+    #[diesel(sql_type = BigInt)]
+    monitor_id: i64,
+    #[diesel(sql_type = BigInt)]
+    policy_id: i64,
+}
+
+/// The policy each of `monitor_ids` alerts through, for those that have
+/// one (one query, for an apply's managed monitors).
+pub async fn of_monitors(
+    conn: &mut AsyncPgConnection,
+    monitor_ids: &[i64],
+) -> DbResult<std::collections::HashMap<i64, i64>> {
+    if monitor_ids.is_empty() {
+        return Ok(std::collections::HashMap::new());
+    }
+    let rows: Vec<MonitorPolicy> = diesel::sql_query(
+        "SELECT monitor_id, policy_id FROM monitor_escalation_policies \
+         WHERE monitor_id = ANY($1)",
+    )
+    .bind::<diesel::sql_types::Array<BigInt>, _>(monitor_ids)
+    .load(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.monitor_id, r.policy_id))
+        .collect())
+}
+
 /// Points monitor `monitor_id` at policy `policy_id`, or at none.
 pub async fn set_for_monitor(
     conn: &mut AsyncPgConnection,

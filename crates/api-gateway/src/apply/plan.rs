@@ -38,7 +38,7 @@ pub fn match_resources(desired: &[Key], stored: &Stored) -> Matching {
         .filter(|(key, _)| !named.contains(key))
         .map(|(key, id)| (key.clone(), *id))
         .collect();
-    // Monitors (which name contacts) go before contacts.
+    // Dependents first: the reverse of the order kinds are written in.
     absent.sort_by_key(|((kind, _), id)| (std::cmp::Reverse(*kind), *id));
     Matching { existing, absent }
 }
@@ -91,27 +91,59 @@ impl RefTable {
 
 /// A field of a spec that names other resources by ref instead of by id.
 struct RefField {
+    /// The list of objects the field is in (`groups`, `steps`), or `None`
+    /// for a field of the spec itself.
+    within: Option<&'static str>,
     refs: &'static str,
     ids: &'static str,
     kind: Kind,
+    /// One resource (`escalation_policy_ref`), not a list.
+    single: bool,
+}
+
+impl RefField {
+    const fn list(refs: &'static str, ids: &'static str, kind: Kind) -> Self {
+        Self {
+            within: None,
+            refs,
+            ids,
+            kind,
+            single: false,
+        }
+    }
 }
 
 /// The ref forms each kind's spec may use.
 fn ref_fields(kind: Kind) -> &'static [RefField] {
     const MONITOR: &[RefField] = &[
+        RefField::list(
+            "alert_contact_refs",
+            "alert_contact_ids",
+            Kind::AlertContact,
+        ),
+        RefField::list("depends_on_refs", "depends_on", Kind::Monitor),
         RefField {
-            refs: "alert_contact_refs",
-            ids: "alert_contact_ids",
-            kind: Kind::AlertContact,
-        },
-        RefField {
-            refs: "depends_on_refs",
-            ids: "depends_on",
-            kind: Kind::Monitor,
+            within: None,
+            refs: "escalation_policy_ref",
+            ids: "escalation_policy_id",
+            kind: Kind::EscalationPolicy,
+            single: true,
         },
     ];
+    const WINDOW: &[RefField] = &[RefField::list("monitor_refs", "monitor_ids", Kind::Monitor)];
+    const PAGE: &[RefField] = &[RefField {
+        within: Some("groups"),
+        ..RefField::list("monitor_refs", "monitor_ids", Kind::Monitor)
+    }];
+    const POLICY: &[RefField] = &[RefField {
+        within: Some("steps"),
+        ..RefField::list("contact_refs", "contact_ids", Kind::AlertContact)
+    }];
     match kind {
         Kind::Monitor => MONITOR,
+        Kind::MaintenanceWindow => WINDOW,
+        Kind::StatusPage => PAGE,
+        Kind::EscalationPolicy => POLICY,
         Kind::AlertContact => &[],
     }
 }
@@ -154,44 +186,87 @@ pub fn resolved_spec(
         None => {}
     }
     for field in ref_fields(kind) {
-        let Some(given) = out.remove(field.refs) else {
-            continue;
-        };
-        let name = format!("spec.{}", field.refs);
-        if out.contains_key(field.ids) {
-            problems.push(FieldError::new(
-                &name,
-                format!("give `{}` or `{}`, not both", field.refs, field.ids),
-            ));
-            continue;
-        }
-        let Some(refs) = given
-            .as_array()
-            .and_then(|all| all.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
-        else {
-            problems.push(FieldError::new(&name, "must be a list of refs"));
-            continue;
-        };
-        let mut ids = Vec::with_capacity(refs.len());
-        for wanted in refs {
-            match table.get(field.kind, wanted) {
-                Some(id) => ids.push(Value::from(id)),
-                None => problems.push(FieldError::new(
-                    &name,
-                    format!(
-                        "no {} with ref {wanted:?} in the request or the organisation",
-                        field.kind.as_str()
-                    ),
-                )),
+        match field.within {
+            None => resolve_field(&mut out, field, "spec", table, &mut problems),
+            Some(list) => {
+                if let Some(Value::Array(items)) = out.get_mut(list) {
+                    for (i, item) in items.iter_mut().enumerate() {
+                        if let Some(object) = item.as_object_mut() {
+                            let at = format!("spec.{list}[{i}]");
+                            resolve_field(object, field, &at, table, &mut problems);
+                        }
+                    }
+                }
             }
         }
-        out.insert(field.ids.to_string(), Value::Array(ids));
     }
     if problems.is_empty() {
         Ok(Value::Object(out))
     } else {
         Err(problems)
     }
+}
+
+/// Replaces `field`'s ref form in `object` (at `at`) by the id form, the
+/// refs resolved through `table`; each problem named by its field.
+fn resolve_field(
+    object: &mut Map<String, Value>,
+    field: &RefField,
+    at: &str,
+    table: &RefTable,
+    problems: &mut Vec<FieldError>,
+) {
+    let Some(given) = object.remove(field.refs) else {
+        return;
+    };
+    let name = format!("{at}.{}", field.refs);
+    if object.contains_key(field.ids) {
+        problems.push(FieldError::new(
+            &name,
+            format!("give `{}` or `{}`, not both", field.refs, field.ids),
+        ));
+        return;
+    }
+    let resolve = |wanted: &str, problems: &mut Vec<FieldError>| match table.get(field.kind, wanted)
+    {
+        Some(id) => Some(Value::from(id)),
+        None => {
+            problems.push(FieldError::new(
+                &name,
+                format!(
+                    "no {} with ref {wanted:?} in the request or the organisation",
+                    field.kind.as_str()
+                ),
+            ));
+            None
+        }
+    };
+    if field.single {
+        let id = match &given {
+            Value::Null => Some(Value::Null),
+            Value::String(wanted) => resolve(wanted.as_str(), problems),
+            _ => {
+                problems.push(FieldError::new(&name, "must be a ref or null"));
+                None
+            }
+        };
+        if let Some(id) = id {
+            object.insert(field.ids.to_string(), id);
+        }
+        return;
+    }
+    let Some(refs) = given
+        .as_array()
+        .and_then(|all| all.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+    else {
+        problems.push(FieldError::new(&name, "must be a list of refs"));
+        return;
+    };
+    let ids: Vec<Value> = refs
+        .into_iter()
+        .filter_map(|wanted| resolve(wanted, problems))
+        .collect();
+    object.insert(field.ids.to_string(), Value::Array(ids));
 }
 
 /// The order in which to write the request's monitors (given as their

@@ -118,3 +118,43 @@ fn monitors_are_written_after_those_they_depend_on_else_in_request_order() {
         vec!["a", "b"]
     );
 }
+
+#[test]
+fn refs_inside_lists_and_a_single_policy_ref_resolve_naming_their_place() {
+    let stored: Stored = [
+        (key(Kind::AlertContact, "oncall"), 3),
+        (key(Kind::Monitor, "api"), 10),
+        (key(Kind::EscalationPolicy, "escalate"), 7),
+    ]
+    .into_iter()
+    .collect();
+    let table = RefTable::new(&stored, &[], &[key(Kind::Monitor, "web")]);
+    let policy = json!({"name": "p", "steps": [{"contact_refs": ["oncall"], "delay_secs": 60},
+        {"contact_ids": [4], "delay_secs": 60}]});
+    assert_eq!(
+        resolved_spec(Kind::EscalationPolicy, "p", &policy, &table).unwrap()["steps"],
+        json!([{"contact_ids": [3], "delay_secs": 60}, {"contact_ids": [4], "delay_secs": 60}])
+    );
+    let page = json!({"slug": "s", "groups": [{"name": "g", "monitor_refs": ["api", "web"]},
+        {"name": "h", "monitor_refs": ["nowhere"]}]});
+    let problems = resolved_spec(Kind::StatusPage, "s", &page, &table).unwrap_err();
+    assert_eq!(problems[0].field, "spec.groups[1].monitor_refs");
+    let window = json!({"name": "w", "monitor_refs": ["api", "web"]});
+    assert_eq!(
+        resolved_spec(Kind::MaintenanceWindow, "w", &window, &table).unwrap()["monitor_ids"],
+        json!([10, -1])
+    );
+    let monitor = json!({"name": "m", "escalation_policy_ref": "escalate"});
+    assert_eq!(
+        resolved_spec(Kind::Monitor, "m", &monitor, &table).unwrap(),
+        json!({"name": "m", "escalation_policy_id": 7})
+    );
+    let none = json!({"name": "m", "escalation_policy_ref": null});
+    assert_eq!(
+        resolved_spec(Kind::Monitor, "m", &none, &table).unwrap(),
+        json!({"name": "m", "escalation_policy_id": null})
+    );
+    let unknown = json!({"escalation_policy_ref": "gone"});
+    let problems = resolved_spec(Kind::Monitor, "m", &unknown, &table).unwrap_err();
+    assert_eq!(problems[0].field, "spec.escalation_policy_ref");
+}

@@ -5,31 +5,51 @@ use super::changes::FieldChange;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// A kind of resource an apply manages.
+/// A kind of resource an apply manages, in the order an apply writes them
+/// (each after the kinds it may name; deletes go the other way).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
 )]
 pub enum Kind {
-    /// Created before monitors (which name them), deleted after them.
+    /// Named by escalation policies and monitors.
     AlertContact,
+    /// Names contacts; named by monitors.
+    EscalationPolicy,
+    /// Names contacts, policies and other monitors.
     Monitor,
+    /// Name monitors.
+    MaintenanceWindow,
+    StatusPage,
 }
 
 impl Kind {
     /// Every kind, in the order an apply writes them.
-    pub const ALL: [Kind; 2] = [Kind::AlertContact, Kind::Monitor];
+    pub const ALL: [Kind; 5] = [
+        Kind::AlertContact,
+        Kind::EscalationPolicy,
+        Kind::Monitor,
+        Kind::MaintenanceWindow,
+        Kind::StatusPage,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::AlertContact => "AlertContact",
+            Kind::EscalationPolicy => "EscalationPolicy",
             Kind::Monitor => "Monitor",
+            Kind::MaintenanceWindow => "MaintenanceWindow",
+            Kind::StatusPage => "StatusPage",
         }
     }
 
     pub fn ref_kind(self) -> uptime_db::refs::RefKind {
+        use uptime_db::refs::RefKind;
         match self {
-            Kind::AlertContact => uptime_db::refs::RefKind::AlertContact,
-            Kind::Monitor => uptime_db::refs::RefKind::Monitor,
+            Kind::AlertContact => RefKind::AlertContact,
+            Kind::EscalationPolicy => RefKind::EscalationPolicy,
+            Kind::Monitor => RefKind::Monitor,
+            Kind::MaintenanceWindow => RefKind::MaintenanceWindow,
+            Kind::StatusPage => RefKind::StatusPage,
         }
     }
 }
@@ -68,9 +88,14 @@ pub struct ResourceInput {
     pub r#ref: String,
     /// The kind's create body without `ref`. Where it names other resources
     /// by id, it may name them by ref instead: a monitor's
-    /// `alert_contact_refs` (for `alert_contact_ids`) and `depends_on_refs`
-    /// (for `depends_on`); a ref resolves to a resource of this request or
-    /// one the organisation has. One field is given in one form only.
+    /// `alert_contact_refs` (for `alert_contact_ids`), `depends_on_refs`
+    /// (for `depends_on`) and `escalation_policy_ref` (for
+    /// `escalation_policy_id`, which a monitor's spec takes in an apply: the
+    /// policy it alerts through, none when absent); a window's
+    /// `monitor_refs` (for `monitor_ids`); a status page group's
+    /// `groups[i].monitor_refs`; a policy step's `steps[i].contact_refs` (for
+    /// `contact_ids`). A ref resolves to a resource of this request or one
+    /// the organisation has. One field is given in one form only.
     #[schema(value_type = Object)]
     pub spec: serde_json::Value,
 }

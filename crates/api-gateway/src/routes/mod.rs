@@ -20,6 +20,7 @@ pub mod members;
 pub mod metrics;
 pub mod monitors;
 pub mod organisation;
+pub mod ref_reads;
 pub mod regions;
 pub mod status_pages;
 pub mod usage;

@@ -21,6 +21,46 @@ const AUDITED_ELSEWHERE: &[(&str, &str, &str)] = &[
         "tests/it/apply.rs: one entry per create or replacement, none when nothing changes",
     ),
     (
+        "DELETE",
+        "/api/v1/monitors/by-ref/{ref}",
+        "tests/it/by_ref.rs: the id route's delete, its one entry",
+    ),
+    (
+        "DELETE",
+        "/api/v1/alert-contacts/by-ref/{ref}",
+        "tests/it/by_ref.rs: the id route's delete, its one entry",
+    ),
+    (
+        "PUT",
+        "/api/v1/maintenance-windows/by-ref/{ref}",
+        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+    ),
+    (
+        "DELETE",
+        "/api/v1/maintenance-windows/by-ref/{ref}",
+        "tests/it/by_ref.rs: the id route's delete, its one entry",
+    ),
+    (
+        "PUT",
+        "/api/v1/status-pages/by-ref/{ref}",
+        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+    ),
+    (
+        "DELETE",
+        "/api/v1/status-pages/by-ref/{ref}",
+        "tests/it/by_ref.rs: the id route's delete, its one entry",
+    ),
+    (
+        "PUT",
+        "/api/v1/escalation-policies/by-ref/{ref}",
+        "tests/it/by_ref.rs: one entry per create or replacement, none when nothing changes",
+    ),
+    (
+        "DELETE",
+        "/api/v1/escalation-policies/by-ref/{ref}",
+        "tests/it/by_ref.rs: the id route's delete, its one entry",
+    ),
+    (
         "POST",
         "/api/v1/apply",
         "tests/it/apply.rs: entries per resource written, none for a dry run or a refusal",

@@ -101,9 +101,10 @@ async fn every_201_says_where_the_created_resource_is() {
     }
     // The creates above, the bulk create, status pages', maintenance
     // windows' and escalation policies' (whose Location
-    // tests/it/escalation_policies.rs reads back), and the two PUTs by ref
-    // (whose Location tests/it/apply.rs reads back).
-    assert_eq!(created_answers, 12);
+    // tests/it/escalation_policies.rs reads back), and the five PUTs by
+    // ref (whose Location tests/it/apply.rs and tests/it/by_ref.rs read
+    // back).
+    assert_eq!(created_answers, 15);
 }
 
 fn refused(status: StatusCode, body: &Value, param: &str) {

@@ -1,5 +1,5 @@
-//! `POST /api/v1/apply`: a whole desired set of monitors and alert
-//! contacts, answered with a plan and, unless a dry run, carried out in one
+//! `POST /api/v1/apply`: a whole desired set of monitors, alert contacts,
+//! escalation policies, maintenance windows and status pages, answered with a plan and, unless a dry run, carried out in one
 //! transaction (`crate::apply` has the pure core and the bodies; [`run`]
 //! the transaction).
 //!
@@ -13,6 +13,7 @@
 //!   `errors` naming each by index, kind, ref and field); nothing is then
 //!   written.
 
+mod config_kinds;
 mod end_state;
 mod run;
 
@@ -30,7 +31,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/apply").post(apply));
 }
 
-/// Apply a desired set of monitors and alert contacts, named by their refs.
+/// Apply a desired set of monitors, alert contacts, escalation policies,
+/// maintenance windows and status pages, named by their refs.
 ///
 /// Answers the plan: each resource's `create`, `update` (with the changed
 /// fields), `unchanged`, then the `delete` of each of the organisation's

@@ -1,9 +1,13 @@
 //! The transaction of an apply: lock the organisation, load its managed
-//! resources (one query per kind), plan every resource (collecting every
-//! problem), then, unless a dry run, write: contacts, then the monitors'
-//! plain creates in a few multi-row statements, then the other monitors in
-//! dependency order, then the prunes; last the quotas of the end state.
+//! resources (one query per kind for contacts and monitors), plan every
+//! resource (collecting every problem), then, unless a dry run, write:
+//! contacts, escalation policies, then the monitors' plain creates in a few
+//! multi-row statements, the other monitors in dependency order and the
+//! policies monitors alert through, then maintenance windows and status
+//! pages, then the prunes (the other way round); last the quotas of the
+//! end state.
 
+use super::config_kinds::{clear_links, set_link, ManagedConfig, OtherPlan, PolicyLink};
 use super::end_state::{check_end_state, delete_contact};
 use crate::apply::changes::FieldChange;
 use crate::apply::plan::{self, Key, RefTable, Stored};
@@ -129,13 +133,15 @@ fn envelopes(
 /// One desired resource, planned.
 enum Desired {
     Contact(crate::routes::contacts::PlannedContact),
-    Monitor(MonitorPlan),
+    Monitor(MonitorPlan, PolicyLink),
+    Other(OtherPlan),
 }
 
 /// The organisation's managed resources.
 struct Managed {
     contacts: HashMap<String, StoredContact>,
     monitors: ManagedMonitors,
+    others: ManagedConfig,
 }
 
 impl Managed {
@@ -156,7 +162,13 @@ impl Managed {
             }
         }
         let monitors = ManagedMonitors::load(c, org_id, writes).await?;
-        Ok(Self { contacts, monitors })
+        let monitor_ids: Vec<i64> = monitors.ids().map(|(_, id)| id).collect();
+        let others = ManagedConfig::load(c, org_id, &monitor_ids).await?;
+        Ok(Self {
+            contacts,
+            monitors,
+            others,
+        })
     }
 
     fn stored(&self) -> Stored {
@@ -168,18 +180,26 @@ impl Managed {
             .monitors
             .ids()
             .map(|(r, id)| ((Kind::Monitor, r.to_string()), id));
-        contacts.chain(monitors).collect()
+        contacts
+            .chain(monitors)
+            .chain(self.others.stored())
+            .collect()
     }
 }
 
-/// Plans one resource against `table` (its refs resolved).
-fn plan_resource(
+/// Plans one resource against `table` (its refs resolved; `placeholders`:
+/// before anything is written, when refs to resources the apply creates
+/// resolve to negative placeholders).
+#[allow(clippy::too_many_arguments)]
+async fn plan_resource(
+    c: &mut AsyncPgConnection,
     user: &AuthUser,
     input: &ResourceInput,
     table: &RefTable,
     managed: &Managed,
     state: &AppState,
     writes: &MonitorWrites,
+    placeholders: bool,
 ) -> Result<Desired, ApiError> {
     let spec = plan::resolved_spec(input.kind, &input.r#ref, &input.spec, table)
         .map_err(ApiError::InvalidBody)?;
@@ -198,9 +218,72 @@ fn plan_resource(
             )
             .map(Desired::Contact)
         }
-        Kind::Monitor => plan_monitor(user.org_id, &input.r#ref, spec, &managed.monitors, writes)
-            .map(Desired::Monitor),
+        Kind::Monitor => {
+            let stored_id = managed.monitors.id_of(&input.r#ref);
+            let (spec, link) = managed.others.split_link(spec, stored_id)?;
+            plan_monitor(user.org_id, &input.r#ref, spec, &managed.monitors, writes)
+                .map(|plan| Desired::Monitor(plan, link))
+        }
+        other => managed
+            .others
+            .plan(c, user, state, other, &input.r#ref, spec, placeholders)
+            .await
+            .map(Desired::Other),
     }
+}
+
+/// The failure of resource `position`: its problems (400), or the error.
+fn failure_at(
+    inputs: &[(usize, ResourceInput)],
+    keys: &[Key],
+    position: usize,
+    e: ApiError,
+) -> Failure {
+    let (index, _) = &inputs[position];
+    match resource_errors(*index, &keys[position], &e) {
+        Some(found) => Failure::Invalid(found),
+        None => Failure::Api(e),
+    }
+}
+
+/// Writes the request's resources of `kind` (a kind of
+/// [`ManagedConfig`]), each planned again with the ids known by then.
+#[allow(clippy::too_many_arguments)]
+async fn write_others(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    kind: Kind,
+    inputs: &[(usize, ResourceInput)],
+    keys: &[Key],
+    table: &mut RefTable,
+    managed: &Managed,
+    state: &AppState,
+    writes: &MonitorWrites,
+    entries: &mut [PlanEntry],
+    written_ids: &mut [Option<i64>],
+) -> Result<(), Failure> {
+    for (position, (_, input)) in inputs.iter().enumerate() {
+        if input.kind != kind {
+            continue;
+        }
+        let desired = plan_resource(c, user, input, table, managed, state, writes, false)
+            .await
+            .map_err(|e| failure_at(inputs, keys, position, e))?;
+        entries[position] = entry_of(input, &desired, None);
+        let Desired::Other(plan) = desired else {
+            continue;
+        };
+        let created = entries[position].action == Action::Create;
+        let id = plan
+            .execute(c, user, state, &input.r#ref)
+            .await
+            .map_err(|e| failure_at(inputs, keys, position, e))?;
+        if created {
+            table.created(keys[position].clone(), id);
+        }
+        written_ids[position] = Some(id);
+    }
+    Ok(())
 }
 
 /// The plan entry of a planned resource (`id` given once written).
@@ -217,7 +300,16 @@ fn entry_of(input: &ResourceInput, desired: &Desired, id: Option<i64>) -> PlanEn
                     P::Unchanged { stored } => (Action::Unchanged, Some(stored.row.id), None),
                 }
             }
-            Desired::Monitor(plan) => (plan.action(), plan.id(), plan.changes()),
+            Desired::Monitor(plan, link) => {
+                let mut action = plan.action();
+                let mut changes = plan.changes();
+                if link.changes() && action != Action::Create {
+                    changes.get_or_insert_with(Vec::new).push(link.change());
+                    action = Action::Update;
+                }
+                (action, plan.id(), changes)
+            }
+            Desired::Other(plan) => plan.entry(),
         };
     PlanEntry {
         kind: input.kind,
@@ -264,9 +356,17 @@ pub(super) async fn apply(
                 // Plan (and validate) every resource; collect every problem.
                 let mut errors = envelope_errors;
                 let mut entries = Vec::with_capacity(inputs.len());
-                for ((index, input), key) in inputs.iter().zip(&keys) {
-                    match plan_resource(user, input, &table, &managed, state, &writes) {
-                        Ok(desired) => entries.push(entry_of(input, &desired, None)),
+                let mut planned_links: Vec<Option<PolicyLink>> = vec![None; inputs.len()];
+                for (position, ((index, input), key)) in inputs.iter().zip(&keys).enumerate() {
+                    let planned =
+                        plan_resource(c, user, input, &table, &managed, state, &writes, true).await;
+                    match planned {
+                        Ok(desired) => {
+                            if let Desired::Monitor(_, link) = &desired {
+                                planned_links[position] = Some(*link);
+                            }
+                            entries.push(entry_of(input, &desired, None));
+                        }
                         Err(e) => match resource_errors(*index, key, &e) {
                             Some(found) => errors.extend(found),
                             None => return Err(Failure::Api(e)),
@@ -336,8 +436,10 @@ pub(super) async fn apply(
                     if input.kind != Kind::AlertContact {
                         continue;
                     }
-                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
-                        .map_err(|e| fail(position, e))?;
+                    let desired =
+                        plan_resource(c, user, input, &table, &managed, state, &writes, false)
+                            .await
+                            .map_err(|e| fail(position, e))?;
                     entries[position] = entry_of(input, &desired, None);
                     let Desired::Contact(planned) = desired else {
                         continue;
@@ -354,6 +456,29 @@ pub(super) async fn apply(
                     };
                     written_ids[position] = Some(row.id);
                 }
+                write_others(
+                    c,
+                    user,
+                    Kind::EscalationPolicy,
+                    &inputs,
+                    &keys,
+                    &mut table,
+                    &managed,
+                    state,
+                    &writes,
+                    &mut entries,
+                    &mut written_ids,
+                )
+                .await?;
+                // Monitors leaving their policy leave it before they are
+                // written (one given contacts must not alert through one).
+                let leaving: Vec<(i64, PolicyLink)> = planned_links
+                    .iter()
+                    .zip(&entries)
+                    .filter_map(|(link, entry)| Some((entry.id?, (*link)?)))
+                    .collect();
+                clear_links(c, &leaving).await?;
+                let mut links: Vec<Option<PolicyLink>> = vec![None; inputs.len()];
                 // Plain creates first, in a few statements (they name no
                 // other monitor, so nothing need be written before them).
                 let mut plain = Vec::new();
@@ -363,11 +488,15 @@ pub(super) async fn apply(
                     let position =
                         position_of[&(Kind::Monitor, monitors[graph_position].1.clone())];
                     let input = &inputs[position].1;
-                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
-                        .map_err(|e| fail(position, e))?;
-                    let Desired::Monitor(plan) = desired else {
+                    let desired =
+                        plan_resource(c, user, input, &table, &managed, state, &writes, false)
+                            .await
+                            .map_err(|e| fail(position, e))?;
+                    entries[position] = entry_of(input, &desired, None);
+                    let Desired::Monitor(plan, link) = desired else {
                         continue;
                     };
+                    links[position] = Some(link);
                     if plan.is_plain_create() {
                         plain.push((input.r#ref.clone(), plan));
                         plain_positions.push(position);
@@ -391,10 +520,12 @@ pub(super) async fn apply(
                 // the monitors they name have ids.
                 for position in rest {
                     let input = &inputs[position].1;
-                    let desired = plan_resource(user, input, &table, &managed, state, &writes)
-                        .map_err(|e| fail(position, e))?;
+                    let desired =
+                        plan_resource(c, user, input, &table, &managed, state, &writes, false)
+                            .await
+                            .map_err(|e| fail(position, e))?;
                     entries[position] = entry_of(input, &desired, None);
-                    let Desired::Monitor(plan) = desired else {
+                    let Desired::Monitor(plan, _) = desired else {
                         continue;
                     };
                     let action = plan.action();
@@ -408,6 +539,29 @@ pub(super) async fn apply(
                         written_monitors.push(id);
                     }
                     written_ids[position] = Some(id);
+                }
+                for (position, link) in links.iter().enumerate() {
+                    if let (Some(link), Some(id)) = (link, written_ids[position]) {
+                        set_link(c, user, id, *link)
+                            .await
+                            .map_err(|e| fail(position, e))?;
+                    }
+                }
+                for kind in [Kind::MaintenanceWindow, Kind::StatusPage] {
+                    write_others(
+                        c,
+                        user,
+                        kind,
+                        &inputs,
+                        &keys,
+                        &mut table,
+                        &managed,
+                        state,
+                        &writes,
+                        &mut entries,
+                        &mut written_ids,
+                    )
+                    .await?;
                 }
                 for (entry, id) in entries.iter_mut().zip(&written_ids) {
                     entry.id = entry.id.or(*id);
@@ -424,6 +578,7 @@ pub(super) async fn apply(
                             Kind::AlertContact => {
                                 delete_contact(c, user, &managed.contacts[r#ref]).await?;
                             }
+                            other => managed.others.prune(c, user, *other, r#ref).await?,
                         }
                     }
                 }

@@ -63,7 +63,12 @@ use values::{check_secret, check_value, secret_kind, MAX_NAME_CHARS};
 /// `/alert-contacts/{id}/...` route (`alerts`' included), which would
 /// otherwise take `by-ref` for an id when the ref is `test`.
 pub fn configure_by_ref(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/alert-contacts/by-ref/{ref}").put(put_contact_by_ref));
+    cfg.service(
+        web::resource("/alert-contacts/by-ref/{ref}")
+            .get(crate::routes::ref_reads::get_contact_by_ref)
+            .put(put_contact_by_ref)
+            .delete(crate::routes::ref_reads::delete_contact_by_ref),
+    );
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -1,6 +1,6 @@
 //! The escalation policies' request and response bodies, and their bounds.
 
-use crate::validation::Problems;
+use crate::validation::{double_option, Problems};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uptime_db::escalation_policies::{Policy, PolicyDefinition, Step};
@@ -42,6 +42,17 @@ pub struct CreatePolicy {
     /// 9 (default 0: once).
     #[schema(minimum = 0, maximum = 9)]
     pub repeat_count: Option<i16>,
+    /// A stable name of the caller's choice (monitoring as code names the
+    /// policy by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
+    /// `-`, alphanumeric at both ends; unique among the organisation's
+    /// policies (`409` naming `ref` when taken) and immutable once set.
+    #[serde(default, rename = "ref")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+    )]
+    pub ref_: Option<String>,
 }
 
 /// A change: the fields given replace the stored ones (`steps` as a whole).
@@ -54,6 +65,12 @@ pub struct UpdatePolicy {
     pub steps: Option<Vec<StepBody>>,
     #[schema(minimum = 0, maximum = 9)]
     pub repeat_count: Option<i16>,
+    /// Sets the ref of a policy that has none; repeating the current ref
+    /// (or `null` while there is none) changes nothing; changing or
+    /// removing a set ref is a `400` naming `ref`.
+    #[serde(default, rename = "ref", deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+    pub ref_: Option<Option<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -64,6 +81,18 @@ pub struct PolicyResponse {
     pub repeat_count: i16,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The policy's ref; `null` when it has none.
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
+}
+
+impl PolicyResponse {
+    /// The response with the policy's ref (read beside the row:
+    /// `uptime_db::refs`).
+    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
+        self.ref_ = r#ref;
+        self
+    }
 }
 
 impl From<Policy> for PolicyResponse {
@@ -82,6 +111,7 @@ impl From<Policy> for PolicyResponse {
             repeat_count: p.repeat_count,
             created_at: p.created_at,
             updated_at: p.updated_at,
+            ref_: None,
         }
     }
 }

@@ -10,11 +10,14 @@
 //! (Escalation).
 
 mod body;
+pub mod by_ref;
 pub mod monitor_link;
 
 pub use body::{
     CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
 };
+pub use by_ref::put_policy_by_ref;
+pub(crate) use by_ref::{execute_policy, plan_policy, PolicyPlan};
 pub(crate) use monitor_link::ensure_no_policy;
 use monitor_link::{get_monitor_policy, set_monitor_policy};
 
@@ -27,9 +30,19 @@ use actix_web::{web, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uptime_db::escalation_policies::{self as db, PolicyDefinition};
+use uptime_db::refs::RefKind;
+
+const REF_KIND: RefKind = RefKind::EscalationPolicy;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/escalation-policies").get(list).post(create))
+        // Before `/escalation-policies/{id}`.
+        .service(
+            web::resource("/escalation-policies/by-ref/{ref}")
+                .get(crate::routes::ref_reads::get_policy_by_ref)
+                .put(put_policy_by_ref)
+                .delete(crate::routes::ref_reads::delete_policy_by_ref),
+        )
         .service(
             web::resource("/escalation-policies/{id}")
                 .get(get)
@@ -76,8 +89,59 @@ async fn check_contacts(
     problems.into_result()
 }
 
-fn shown(policy: &db::Policy) -> serde_json::Value {
-    audit::shown(&PolicyResponse::from(policy.clone()))
+fn shown(policy: &db::Policy, r#ref: Option<&str>) -> serde_json::Value {
+    audit::shown(&PolicyResponse::from(policy.clone()).with_ref(r#ref.map(str::to_string)))
+}
+
+/// The definition a create body makes, every bound checked (`400` naming
+/// each problem, the ref's syntax among them); the contacts are checked
+/// against the database by [`insert`] and the replacement.
+fn checked_create(req: &CreatePolicy, min_delay_secs: u32) -> Result<PolicyDefinition, ApiError> {
+    let mut problems = Problems::new();
+    if let Some(r#ref) = &req.ref_ {
+        crate::refs::check(&mut problems, "ref", r#ref);
+    }
+    let def = body::definition(
+        &mut problems,
+        &req.name,
+        &req.steps,
+        req.repeat_count.unwrap_or(0),
+        min_delay_secs,
+    );
+    problems.into_result()?;
+    Ok(def)
+}
+
+/// Inserts a policy (within the organisation's bound, its contacts the
+/// organisation's) with its ref, and its audit entry, in the caller's
+/// transaction.
+async fn insert(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    def: &PolicyDefinition,
+    r#ref: Option<&str>,
+) -> Result<db::Policy, ApiError> {
+    if db::count_locked(c, user.org_id).await? >= MAX_POLICIES_PER_ORGANISATION {
+        return Err(ApiError::Forbidden {
+            field: "escalation_policies",
+            message: format!(
+                "an organisation has at most {MAX_POLICIES_PER_ORGANISATION} escalation policies"
+            ),
+        });
+    }
+    check_contacts(c, user.org_id, def).await?;
+    let policy = db::create(c, user.org_id, def).await?;
+    crate::refs::set_on_create(c, REF_KIND, user.org_id, policy.id, r#ref).await?;
+    audit::record(
+        c,
+        user,
+        audit::action::CREATE,
+        audit::kind::ESCALATION_POLICY,
+        Some(policy.id),
+        audit::changes(None, Some(&shown(&policy, r#ref))),
+    )
+    .await?;
+    Ok(policy)
 }
 
 /// Policies an organisation may have (a bound on the table's growth).
@@ -94,41 +158,13 @@ pub async fn create(
     body: crate::validation::Json<CreatePolicy>,
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
-    let mut problems = Problems::new();
-    let def = body::definition(
-        &mut problems,
-        &req.name,
-        &req.steps,
-        req.repeat_count.unwrap_or(0),
-        state.settings.escalation.min_delay_secs,
-    );
-    problems.into_result()?;
+    let def = checked_create(&req, state.settings.escalation.min_delay_secs)?;
+    let r#ref = req.ref_;
+    let given_ref = r#ref.clone();
     let mut conn = state.conn().await?;
     let policy = conn
         .transaction::<_, ApiError, _>(|c| {
-            async move {
-                if db::count_locked(c, user.org_id).await? >= MAX_POLICIES_PER_ORGANISATION {
-                    return Err(ApiError::Forbidden {
-                        field: "escalation_policies",
-                        message: format!(
-                            "an organisation has at most {MAX_POLICIES_PER_ORGANISATION} escalation policies"
-                        ),
-                    });
-                }
-                check_contacts(c, user.org_id, &def).await?;
-                let policy = db::create(c, user.org_id, &def).await?;
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::CREATE,
-                    audit::kind::ESCALATION_POLICY,
-                    Some(policy.id),
-                    audit::changes(None, Some(&shown(&policy))),
-                )
-                .await?;
-                Ok(policy)
-            }
-            .scope_boxed()
+            async move { insert(c, &user, &def, given_ref.as_deref()).await }.scope_boxed()
         })
         .await?;
     Ok(HttpResponse::Created()
@@ -136,7 +172,7 @@ pub async fn create(
             actix_web::http::header::LOCATION,
             format!("/api/v1/escalation-policies/{}", policy.id),
         ))
-        .json(PolicyResponse::from(policy)))
+        .json(PolicyResponse::from(policy).with_ref(r#ref)))
 }
 
 /// List the organisation's escalation policies in id order, a page at a time.
@@ -158,8 +194,16 @@ pub async fn list(
     )
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
+    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
+    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
     Ok(HttpResponse::Ok().json(PolicyList {
-        escalation_policies: rows.into_iter().map(Into::into).collect(),
+        escalation_policies: rows
+            .into_iter()
+            .map(|p| {
+                let r#ref = refs.remove(&p.id);
+                PolicyResponse::from(p).with_ref(r#ref)
+            })
+            .collect(),
         next_cursor,
     }))
 }
@@ -177,7 +221,8 @@ pub async fn get(
     let policy = db::get(&mut conn, user.org_id, id.into_inner(), false)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy)))
+    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, policy.id).await?;
+    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy).with_ref(r#ref)))
 }
 
 /// Change an escalation policy: the fields given replace the stored ones
@@ -204,11 +249,13 @@ pub async fn update(
                 let stored = db::get(c, user.org_id, id, true)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let before = shown(&stored);
+                let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
+                let before = shown(&stored, stored_ref.as_deref());
                 let steps = patch
                     .steps
                     .unwrap_or_else(|| PolicyResponse::from(stored.clone()).steps);
                 let mut problems = Problems::new();
+                let r#ref = crate::refs::patched(stored_ref.as_deref(), patch.ref_, &mut problems);
                 let def = body::definition(
                     &mut problems,
                     patch.name.as_deref().unwrap_or(&stored.name),
@@ -221,21 +268,31 @@ pub async fn update(
                 let policy = db::replace(c, user.org_id, id, &def)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                crate::refs::set_if_new(
+                    c,
+                    REF_KIND,
+                    user.org_id,
+                    id,
+                    stored_ref.as_deref(),
+                    r#ref.as_deref(),
+                )
+                .await?;
                 audit::record(
                     c,
                     &user,
                     audit::action::UPDATE,
                     audit::kind::ESCALATION_POLICY,
                     Some(id),
-                    audit::changes(Some(&before), Some(&shown(&policy))),
+                    audit::changes(Some(&before), Some(&shown(&policy, r#ref.as_deref()))),
                 )
                 .await?;
-                Ok(policy)
+                Ok((policy, r#ref))
             }
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy)))
+    let (policy, r#ref) = policy;
+    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy).with_ref(r#ref)))
 }
 
 /// How many of the monitors using a policy a 409 names.
@@ -259,31 +316,44 @@ pub async fn delete(
             let stored = db::get(c, user.org_id, id, true)
                 .await?
                 .ok_or(ApiError::NotFound)?;
-            let users = db::monitors_using(c, id, MONITORS_NAMED).await?;
-            if !users.is_empty() {
-                let named: Vec<String> = users.iter().map(|m| m.to_string()).collect();
-                return Err(ApiError::ConflictOn {
-                    field: "monitor_ids",
-                    message: format!(
-                        "monitors alert through this policy: {}; point them elsewhere first",
-                        named.join(", ")
-                    ),
-                });
-            }
-            db::delete(c, user.org_id, id).await?;
-            audit::record(
-                c,
-                &user,
-                audit::action::DELETE,
-                audit::kind::ESCALATION_POLICY,
-                Some(id),
-                audit::changes(Some(&shown(&stored)), None),
-            )
-            .await?;
-            Ok(())
+            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
+            remove(c, &user, &stored, stored_ref.as_deref()).await
         }
         .scope_boxed()
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Deletes the policy `stored` (locked by the caller; with its ref) unless
+/// monitors alert through it (409 naming them), and records it, in the
+/// caller's transaction (an apply's prune uses it too).
+pub(crate) async fn remove(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    stored: &db::Policy,
+    r#ref: Option<&str>,
+) -> Result<(), ApiError> {
+    let id = stored.id;
+    let users = db::monitors_using(c, id, MONITORS_NAMED).await?;
+    if !users.is_empty() {
+        let named: Vec<String> = users.iter().map(|m| m.to_string()).collect();
+        return Err(ApiError::ConflictOn {
+            field: "monitor_ids",
+            message: format!(
+                "monitors alert through this policy: {}; point them elsewhere first",
+                named.join(", ")
+            ),
+        });
+    }
+    db::delete(c, user.org_id, id).await?;
+    audit::record(
+        c,
+        user,
+        audit::action::DELETE,
+        audit::kind::ESCALATION_POLICY,
+        Some(id),
+        audit::changes(Some(&shown(stored, r#ref)), None),
+    )
+    .await
 }

@@ -49,7 +49,7 @@ impl Effect {
 /// (`duration_minutes` from `starts_at`, or from now without it: the deploy
 /// script's call), or recurring (`rrule`, `timezone`, `duration_secs`, from
 /// `starts_at` or now). Every window lasts 1 minute to 7 days.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWindow {
     #[schema(min_length = 1, max_length = 200)]
@@ -95,6 +95,17 @@ pub struct CreateWindow {
     #[serde(default)]
     #[schema(minimum = 60, maximum = 604800)]
     pub duration_secs: Option<i64>,
+    /// A stable name of the caller's choice (monitoring as code names the
+    /// window by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
+    /// `-`, alphanumeric at both ends; unique among the organisation's
+    /// windows (`409` naming `ref` when taken) and immutable once set.
+    #[serde(default, rename = "ref")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+    )]
+    pub ref_: Option<String>,
 }
 
 impl CreateWindow {
@@ -188,6 +199,12 @@ pub struct UpdateWindow {
     #[serde(default)]
     #[schema(minimum = 60, maximum = 604800)]
     pub duration_secs: Option<i64>,
+    /// Sets the ref of a window that has none; repeating the current ref
+    /// (or `null` while there is none) changes nothing; changing or
+    /// removing a set ref is a `400` naming `ref`.
+    #[serde(default, rename = "ref", deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+    pub ref_: Option<Option<String>>,
 }
 
 impl UpdateWindow {
@@ -231,9 +248,19 @@ pub struct WindowResponse {
     pub next_occurrences: Vec<Occurrence>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The window's ref; `null` when it has none.
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
 }
 
 impl WindowResponse {
+    /// The response with the window's ref (read beside the row:
+    /// `uptime_db::refs`).
+    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
+        self.ref_ = r#ref;
+        self
+    }
+
     pub fn of(row: MaintenanceWindow, now: DateTime<Utc>) -> Self {
         let schedule = Schedule::from_parts(
             row.starts_at,
@@ -270,6 +297,7 @@ impl WindowResponse {
             next_occurrences: next,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            ref_: None,
         }
     }
 }

@@ -9,10 +9,13 @@
 //! monitors outside its reach).
 
 mod body;
+pub mod by_ref;
 
 pub use body::{
     CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse, MAX_WINDOWS_PER_ORG,
 };
+pub use by_ref::put_window_by_ref;
+pub(crate) use by_ref::{execute_window, plan_window, WindowPlan};
 
 use crate::audit;
 use crate::auth::AuthUser;
@@ -25,12 +28,22 @@ use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uptime_db::maintenance::{self as db, MaintenanceWindow, WindowDefinition};
+use uptime_db::refs::RefKind;
 use uptime_labels::{Labels, Selector};
 
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
+const REF_KIND: RefKind = RefKind::MaintenanceWindow;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/maintenance-windows").get(list).post(create))
+        // Before `/maintenance-windows/{id}` (which takes no sub-path today,
+        // but a longer path first keeps it so).
+        .service(
+            web::resource("/maintenance-windows/by-ref/{ref}")
+                .get(crate::routes::ref_reads::get_window_by_ref)
+                .put(put_window_by_ref)
+                .delete(crate::routes::ref_reads::delete_window_by_ref),
+        )
         .service(
             web::resource("/maintenance-windows/{id}")
                 .get(get)
@@ -84,55 +97,14 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let now = Utc::now();
-    let mut problems = Problems::new();
-    problems.check_len("name", &req.name, MAX_NAME_CHARS);
-    let ids = body::monitor_ids(&mut problems, req.monitor_ids.clone());
-    let selector = body::selector(&mut problems, req.label_selector.clone());
-    if ids.is_empty() && selector.is_none() {
-        problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
-    }
-    let effect = body::effect(&mut problems, req.effect.as_deref());
-    let scheduled = body::schedule(&mut problems, &req.when(), now);
+    let r#ref = req.ref_.clone();
     let mut conn = state.conn().await?;
-    check_monitors(&mut conn, &user, &mut problems, &ids).await?;
-    problems.into_result()?;
-    let Some(scheduled) = scheduled else {
-        return Err(ApiError::Internal("a schedule without problems".into()));
-    };
-    if !reaches(&user, &ids, selector.as_ref()) {
-        return Err(outside_reach());
-    }
-    let definition = scheduled.definition(
-        req.name.trim().to_string(),
-        ids,
-        selector,
-        effect.unwrap_or(Effect::Silence),
-    );
+    let definition = checked_create(&mut conn, &user, req, now, false).await?;
+    let given_ref = r#ref.clone();
     let row = conn
         .transaction::<_, ApiError, _>(|c| {
-            async move {
-                if db::count(c, user.org_id).await? >= MAX_WINDOWS_PER_ORG {
-                    return Err(ApiError::Forbidden {
-                        field: "maintenance_windows",
-                        message: format!(
-                            "an organisation keeps at most {MAX_WINDOWS_PER_ORG} maintenance windows"
-                        ),
-                    });
-                }
-                let row = db::create(c, user.org_id, &definition).await?;
-                let shown = audit::shown(&WindowResponse::of(row.clone(), now));
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::CREATE,
-                    AUDIT_KIND,
-                    Some(row.id),
-                    audit::changes(None, Some(&shown)),
-                )
-                .await?;
-                Ok(row)
-            }
-            .scope_boxed()
+            async move { insert(c, &user, &definition, given_ref.as_deref(), now).await }
+                .scope_boxed()
         })
         .await?;
     Ok(HttpResponse::Created()
@@ -140,7 +112,114 @@ pub async fn create(
             actix_web::http::header::LOCATION,
             format!("/api/v1/maintenance-windows/{}", row.id),
         ))
-        .json(WindowResponse::of(row, now)))
+        .json(WindowResponse::of(row, now).with_ref(r#ref)))
+}
+
+/// The definition a create body makes, checked as a create is: `400`
+/// naming every problem (the ref's syntax among them), `403` beyond a
+/// label-limited key's reach. `PUT .../by-ref/{ref}` replaces a window with
+/// the same. With `placeholders` (an apply's plan before anything is
+/// written), negative ids stand for monitors the apply creates and are not
+/// looked up; the apply checks the window again with their real ids before
+/// writing it.
+async fn checked_create(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    req: CreateWindow,
+    now: chrono::DateTime<Utc>,
+    placeholders: bool,
+) -> Result<WindowDefinition, ApiError> {
+    let mut problems = Problems::new();
+    problems.check_len("name", &req.name, MAX_NAME_CHARS);
+    if let Some(r#ref) = &req.ref_ {
+        crate::refs::check(&mut problems, "ref", r#ref);
+    }
+    let (given, pending): (Vec<i64>, Vec<i64>) = req
+        .monitor_ids
+        .iter()
+        .copied()
+        .partition(|id| !placeholders || *id > 0);
+    let existing = body::monitor_ids(&mut problems, given);
+    let mut ids = existing.clone();
+    ids.extend(pending);
+    ids.sort_unstable();
+    ids.dedup();
+    let selector = body::selector(&mut problems, req.label_selector.clone());
+    if ids.is_empty() && selector.is_none() {
+        problems.add("monitor_ids", "give monitor_ids, a label_selector, or both");
+    }
+    let effect = body::effect(&mut problems, req.effect.as_deref());
+    let scheduled = body::schedule(&mut problems, &req.when(), now);
+    check_monitors(conn, user, &mut problems, &existing).await?;
+    problems.into_result()?;
+    let Some(scheduled) = scheduled else {
+        return Err(ApiError::Internal("a schedule without problems".into()));
+    };
+    if !reaches(user, &ids, selector.as_ref()) {
+        return Err(outside_reach());
+    }
+    Ok(scheduled.definition(
+        req.name.trim().to_string(),
+        ids,
+        selector,
+        effect.unwrap_or(Effect::Silence),
+    ))
+}
+
+/// Inserts a window (within the organisation's bound) with its ref, and
+/// its audit entry, in the caller's transaction.
+async fn insert(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    definition: &WindowDefinition,
+    r#ref: Option<&str>,
+    now: chrono::DateTime<Utc>,
+) -> Result<MaintenanceWindow, ApiError> {
+    if db::count(c, user.org_id).await? >= MAX_WINDOWS_PER_ORG {
+        return Err(ApiError::Forbidden {
+            field: "maintenance_windows",
+            message: format!(
+                "an organisation keeps at most {MAX_WINDOWS_PER_ORG} maintenance windows"
+            ),
+        });
+    }
+    let row = db::create(c, user.org_id, definition).await?;
+    crate::refs::set_on_create(c, REF_KIND, user.org_id, row.id, r#ref).await?;
+    let shown = audit::shown(&shown(row.clone(), r#ref, now));
+    audit::record(
+        c,
+        user,
+        audit::action::CREATE,
+        AUDIT_KIND,
+        Some(row.id),
+        audit::changes(None, Some(&shown)),
+    )
+    .await?;
+    Ok(row)
+}
+
+/// The window as answered, with its ref.
+fn shown(
+    row: MaintenanceWindow,
+    r#ref: Option<&str>,
+    now: chrono::DateTime<Utc>,
+) -> WindowResponse {
+    WindowResponse::of(row, now).with_ref(r#ref.map(str::to_string))
+}
+
+/// The stored definition of `row`, as [`checked_create`] makes one.
+fn stored_definition(row: &MaintenanceWindow) -> WindowDefinition {
+    let effect = if row.effect == "pause" {
+        Effect::Pause
+    } else {
+        Effect::Silence
+    };
+    Scheduled::of(row).definition(
+        row.name.clone(),
+        row.monitor_ids.clone(),
+        row.label_selector.clone(),
+        effect,
+    )
 }
 
 fn outside_reach() -> ApiError {
@@ -170,11 +249,16 @@ pub async fn list(
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |w| w.id);
     let now = Utc::now();
+    let ids: Vec<i64> = rows.iter().map(|w| w.id).collect();
+    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
     Ok(HttpResponse::Ok().json(WindowList {
         maintenance_windows: rows
             .into_iter()
             .filter(|w| reaches(&user, &w.monitor_ids, w.label_selector.as_ref()))
-            .map(|w| WindowResponse::of(w, now))
+            .map(|w| {
+                let r#ref = refs.remove(&w.id);
+                WindowResponse::of(w, now).with_ref(r#ref)
+            })
             .collect(),
         next_cursor,
     }))
@@ -206,7 +290,8 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
     let row = visible(&mut conn, &user, id.into_inner(), false).await?;
-    Ok(HttpResponse::Ok().json(WindowResponse::of(row, Utc::now())))
+    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, row.id).await?;
+    Ok(HttpResponse::Ok().json(WindowResponse::of(row, Utc::now()).with_ref(r#ref)))
 }
 
 /// Change a maintenance window. Schedule fields given replace the schedule
@@ -231,12 +316,23 @@ pub async fn update(
         .transaction::<_, ApiError, _>(|c| {
             async move {
                 let stored = visible(c, &user, id, true).await?;
-                let definition = merged(c, &user, &stored, req, now).await?;
-                let before = audit::shown(&WindowResponse::of(stored, now));
+                let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
+                let (definition, r#ref) =
+                    merged(c, &user, &stored, stored_ref.as_deref(), req, now).await?;
+                let before = audit::shown(&shown(stored, stored_ref.as_deref(), now));
                 let row = db::update(c, user.org_id, id, &definition)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                let after = audit::shown(&WindowResponse::of(row.clone(), now));
+                crate::refs::set_if_new(
+                    c,
+                    REF_KIND,
+                    user.org_id,
+                    id,
+                    stored_ref.as_deref(),
+                    r#ref.as_deref(),
+                )
+                .await?;
+                let after = audit::shown(&shown(row.clone(), r#ref.as_deref(), now));
                 audit::record(
                     c,
                     &user,
@@ -246,23 +342,27 @@ pub async fn update(
                     audit::changes(Some(&before), Some(&after)),
                 )
                 .await?;
-                Ok(row)
+                Ok((row, r#ref))
             }
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Ok().json(WindowResponse::of(row, now)))
+    let (row, r#ref) = row;
+    Ok(HttpResponse::Ok().json(WindowResponse::of(row, now).with_ref(r#ref)))
 }
 
-/// `stored` with `req` applied, checked as a create is.
+/// `stored` with `req` applied, checked as a create is, and the ref after
+/// it (a `400` naming `ref` when it would change a set one).
 async fn merged(
     conn: &mut AsyncPgConnection,
     user: &AuthUser,
     stored: &MaintenanceWindow,
+    stored_ref: Option<&str>,
     req: UpdateWindow,
     now: chrono::DateTime<Utc>,
-) -> Result<WindowDefinition, ApiError> {
+) -> Result<(WindowDefinition, Option<String>), ApiError> {
     let mut problems = Problems::new();
+    let r#ref = crate::refs::patched(stored_ref, req.ref_.clone(), &mut problems);
     let name = match &req.name {
         Some(name) => {
             problems.check_len("name", name, MAX_NAME_CHARS);
@@ -303,7 +403,7 @@ async fn merged(
     } else {
         Effect::Silence
     });
-    Ok(scheduled.definition(name, ids, selector, effect))
+    Ok((scheduled.definition(name, ids, selector, effect), r#ref))
 }
 
 /// Delete a maintenance window. An open occurrence ends at the recorder's
@@ -322,23 +422,35 @@ pub async fn delete(
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
             let stored = visible(c, &user, id, true).await?;
-            let before = audit::shown(&WindowResponse::of(stored, Utc::now()));
-            if !db::delete(c, user.org_id, id).await? {
-                return Err(ApiError::NotFound);
-            }
-            audit::record(
-                c,
-                &user,
-                audit::action::DELETE,
-                AUDIT_KIND,
-                Some(id),
-                audit::changes(Some(&before), None),
-            )
-            .await?;
-            Ok(())
+            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
+            remove(c, &user, stored, stored_ref.as_deref()).await
         }
         .scope_boxed()
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Deletes the window `stored` (with its ref) and records it, in the
+/// caller's transaction (an apply's prune uses it too).
+pub(crate) async fn remove(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    stored: MaintenanceWindow,
+    r#ref: Option<&str>,
+) -> Result<(), ApiError> {
+    let id = stored.id;
+    let before = audit::shown(&shown(stored, r#ref, Utc::now()));
+    if !db::delete(c, user.org_id, id).await? {
+        return Err(ApiError::NotFound);
+    }
+    audit::record(
+        c,
+        user,
+        audit::action::DELETE,
+        AUDIT_KIND,
+        Some(id),
+        audit::changes(Some(&before), None),
+    )
+    .await
 }

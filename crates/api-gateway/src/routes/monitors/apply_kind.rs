@@ -67,6 +67,11 @@ impl ManagedMonitors {
         Ok(Self(managed))
     }
 
+    /// The id of the managed monitor `r#ref`.
+    pub(crate) fn id_of(&self, r#ref: &str) -> Option<i64> {
+        self.0.get(r#ref).map(|c| c.row.id)
+    }
+
     /// `(ref, id)` of every managed monitor.
     pub(crate) fn ids(&self) -> impl Iterator<Item = (&str, i64)> {
         self.0.iter().map(|(r, c)| (r.as_str(), c.row.id))

@@ -103,7 +103,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .app_data(bulk::json_config())
                 .post(bulk_create),
         )
-        .service(web::resource("/monitors/by-ref/{ref}").put(put_by_ref))
+        .service(
+            web::resource("/monitors/by-ref/{ref}")
+                .get(crate::routes::ref_reads::get_monitor_by_ref)
+                .put(put_by_ref)
+                .delete(crate::routes::ref_reads::delete_monitor_by_ref),
+        )
         .service(
             web::resource("/monitors/{id}")
                 .get(get)

@@ -71,6 +71,17 @@ pub struct CreateStatusPage {
     /// response, once).
     #[serde(default)]
     pub private: bool,
+    /// A stable name of the caller's choice (monitoring as code names the
+    /// page by it): 1 to 255 of lowercase letters, digits, `.`, `_`, `-`,
+    /// alphanumeric at both ends; unique among the organisation's pages
+    /// (`409` naming `ref` when taken) and immutable once set.
+    #[serde(default, rename = "ref")]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+    )]
+    pub ref_: Option<String>,
 }
 
 /// A change to a page: fields left out stay as they are; `null` clears the
@@ -100,6 +111,16 @@ pub struct UpdateStatusPage {
     /// `true` makes the page private (a token is issued in this response
     /// when it has none); `false` makes it public and drops its token.
     pub private: Option<bool>,
+    /// Sets the ref of a page that has none; repeating the current ref (or
+    /// `null` while there is none) changes nothing; changing or removing a
+    /// set ref is a `400` naming `ref`.
+    #[serde(
+        default,
+        rename = "ref",
+        deserialize_with = "crate::validation::double_option"
+    )]
+    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+    pub ref_: Option<Option<String>>,
 }
 
 /// A status page.
@@ -121,6 +142,9 @@ pub struct StatusPageResponse {
     /// it. Open the page as `{url}?access_token=...`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access_token: Option<String>,
+    /// The page's ref; `null` when it has none.
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
 }
 
 impl StatusPageResponse {
@@ -138,7 +162,15 @@ impl StatusPageResponse {
             created_at: page.created_at,
             updated_at: page.updated_at,
             access_token,
+            ref_: None,
         }
+    }
+
+    /// The response with the page's ref (read beside the row:
+    /// `uptime_db::refs`).
+    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
+        self.ref_ = r#ref;
+        self
     }
 }
 

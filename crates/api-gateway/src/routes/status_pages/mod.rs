@@ -9,6 +9,7 @@
 
 pub mod badges;
 pub mod body;
+pub mod by_ref;
 pub mod notices;
 pub mod subscribers;
 
@@ -26,11 +27,24 @@ use serde_json::json;
 use uptime_db::status_pages::PageFields;
 use utoipa::ToSchema;
 
+pub use by_ref::put_status_page_by_ref;
+pub(crate) use by_ref::{execute_page, plan_page, remove, PagePlan};
+
 /// The prefix of a page's access token (then 43 base64url characters).
 pub const ACCESS_TOKEN_PREFIX: &str = "sp_";
 
+const REF_KIND: uptime_db::refs::RefKind = uptime_db::refs::RefKind::StatusPage;
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/status-pages").get(list).post(create))
+        // Before `/status-pages/{id}/...`, which would take `by-ref` for an
+        // id when the ref is `access-token` or `notices`.
+        .service(
+            web::resource("/status-pages/by-ref/{ref}")
+                .get(crate::routes::ref_reads::get_status_page_by_ref)
+                .put(put_status_page_by_ref)
+                .delete(crate::routes::ref_reads::delete_status_page_by_ref),
+        )
         .service(
             web::resource("/status-pages/{id}")
                 .get(get)
@@ -117,64 +131,25 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateStatusPage>,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.into_inner();
-    let mut problems = Problems::new();
-    let page = CheckedPage {
-        slug: body.slug,
-        title: body.title,
-        description: body.description,
-        logo_url: body.logo_url,
-        custom_domain: body.custom_domain,
-        groups: body.groups,
-    }
-    .check(&mut problems);
-    problems.into_result()?;
-    let token = body.private.then(new_access_token);
+    let (page, private, r#ref) = by_ref::checked_create(body.into_inner())?;
+    let token = private.then(new_access_token);
     let digest = token.as_ref().map(|(_, d)| d.clone());
     let limit = state.settings.status_pages.max_pages_per_org;
     let base_url = state.settings.status_pages.public_base_url.clone();
+    let given_ref = r#ref.clone();
     let mut conn = state.conn().await?;
     let created = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                check_reach(c, &user, &page).await?;
-                if uptime_db::status_pages::count(c, user.org_id).await? >= limit {
-                    return Err(ApiError::QuotaExceeded {
-                        quota: "status_pages",
-                        limit,
-                    });
-                }
-                ensure_free(c, &page, 0).await?;
-                let groups = page.groups_json();
-                let created = uptime_db::status_pages::create(
-                    c,
-                    user.org_id,
-                    &PageFields {
-                        slug: &page.slug,
-                        title: &page.title,
-                        description: page.description.as_deref(),
-                        logo_url: page.logo_url.as_deref(),
-                        custom_domain: page.custom_domain.as_deref(),
-                        groups: &groups,
-                    },
-                    digest.as_deref(),
-                )
-                .await?
-                .ok_or(ApiError::ConflictOn {
-                    field: "slug",
-                    message: "another status page has this slug or custom domain".into(),
-                })?;
-                let shown = audit::shown(&StatusPageResponse::of(created.clone(), "", None));
-                audit::record(
+                by_ref::insert(
                     c,
                     &user,
-                    audit::action::CREATE,
-                    audit::kind::STATUS_PAGE,
-                    Some(created.id),
-                    audit::changes(None, Some(&shown)),
+                    &page,
+                    digest.as_deref(),
+                    given_ref.as_deref(),
+                    limit,
                 )
-                .await?;
-                Ok(created)
+                .await
             }
             .scope_boxed()
         })
@@ -184,11 +159,7 @@ pub async fn create(
             actix_web::http::header::LOCATION,
             format!("/api/v1/status-pages/{}", created.id),
         ))
-        .json(StatusPageResponse::of(
-            created,
-            &base_url,
-            token.map(|(t, _)| t),
-        )))
+        .json(StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref)))
 }
 
 /// The organisation's status pages by id, a page at a time (never the
@@ -212,10 +183,15 @@ pub async fn list(
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
     let base_url = &state.settings.status_pages.public_base_url;
+    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
+    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
     Ok(HttpResponse::Ok().json(StatusPageList {
         status_pages: rows
             .into_iter()
-            .map(|p| StatusPageResponse::of(p, base_url, None))
+            .map(|p| {
+                let r#ref = refs.remove(&p.id);
+                StatusPageResponse::of(p, base_url, None).with_ref(r#ref)
+            })
             .collect(),
         next_cursor,
     }))
@@ -234,11 +210,11 @@ pub async fn get(
     let page = uptime_db::status_pages::get(&mut conn, user.org_id, id.into_inner(), false)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(StatusPageResponse::of(
-        page,
-        &state.settings.status_pages.public_base_url,
-        None,
-    )))
+    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, page.id).await?;
+    Ok(HttpResponse::Ok().json(
+        StatusPageResponse::of(page, &state.settings.status_pages.public_base_url, None)
+            .with_ref(r#ref),
+    ))
 }
 
 /// Change a status page. Making it private issues an access token (in this
@@ -261,17 +237,19 @@ pub async fn update(
     problems.into_result()?;
     let base_url = state.settings.status_pages.public_base_url.clone();
     let mut conn = state.conn().await?;
-    let (updated, token) = conn
+    let updated = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
                 let before = uptime_db::status_pages::get(c, user.org_id, id, true)
                     .await?
                     .ok_or(ApiError::NotFound)?;
+                let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
                 let groups = match body.groups {
                     Some(groups) => groups,
                     None => serde_json::from_value(before.groups.clone()).unwrap_or_default(),
                 };
                 let mut problems = Problems::new();
+                let r#ref = crate::refs::patched(stored_ref.as_deref(), body.ref_, &mut problems);
                 let page = CheckedPage {
                     slug: slug.unwrap_or_else(|| before.slug.clone()),
                     title: body.title.unwrap_or_else(|| before.title.clone()),
@@ -289,7 +267,7 @@ pub async fn update(
                 check_reach(c, &user, &page).await?;
                 ensure_free(c, &page, id).await?;
                 let groups = page.groups_json();
-                let mut updated = uptime_db::status_pages::update(
+                let updated = uptime_db::status_pages::update(
                     c,
                     user.org_id,
                     id,
@@ -304,28 +282,16 @@ pub async fn update(
                 )
                 .await?
                 .ok_or(ApiError::NotFound)?;
-                let mut token = None;
-                match body.private {
-                    Some(true) if updated.access_token_sha256.is_none() => {
-                        let (raw, digest) = new_access_token();
-                        updated = uptime_db::status_pages::set_access_token(
-                            c,
-                            user.org_id,
-                            id,
-                            Some(&digest),
-                        )
-                        .await?
-                        .ok_or(ApiError::NotFound)?;
-                        token = Some(raw);
-                    }
-                    Some(false) if updated.access_token_sha256.is_some() => {
-                        updated =
-                            uptime_db::status_pages::set_access_token(c, user.org_id, id, None)
-                                .await?
-                                .ok_or(ApiError::NotFound)?;
-                    }
-                    _ => {}
-                }
+                let (updated, token) = set_privacy(c, user.org_id, updated, body.private).await?;
+                crate::refs::set_if_new(
+                    c,
+                    REF_KIND,
+                    user.org_id,
+                    id,
+                    stored_ref.as_deref(),
+                    r#ref.as_deref(),
+                )
+                .await?;
                 audit::record(
                     c,
                     &user,
@@ -333,21 +299,46 @@ pub async fn update(
                     audit::kind::STATUS_PAGE,
                     Some(id),
                     audit::changes(
-                        Some(&audit::shown(&StatusPageResponse::of(before, "", None))),
-                        Some(&audit::shown(&StatusPageResponse::of(
-                            updated.clone(),
-                            "",
-                            None,
-                        ))),
+                        Some(&by_ref::audited(before, stored_ref.as_deref())),
+                        Some(&by_ref::audited(updated.clone(), r#ref.as_deref())),
                     ),
                 )
                 .await?;
-                Ok((updated, token))
+                Ok((updated, token, r#ref))
             }
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Ok().json(StatusPageResponse::of(updated, &base_url, token)))
+    let (updated, token, r#ref) = updated;
+    Ok(HttpResponse::Ok().json(StatusPageResponse::of(updated, &base_url, token).with_ref(r#ref)))
+}
+
+/// Makes the page `page` private (issuing a token when it has none: the
+/// raw token returned, to be shown once) or public (dropping its token), as
+/// `private` asks (`None`: as it is).
+async fn set_privacy(
+    c: &mut AsyncPgConnection,
+    org_id: i64,
+    page: uptime_db::status_pages::StatusPage,
+    private: Option<bool>,
+) -> Result<(uptime_db::status_pages::StatusPage, Option<String>), ApiError> {
+    let id = page.id;
+    Ok(match private {
+        Some(true) if page.access_token_sha256.is_none() => {
+            let (raw, digest) = new_access_token();
+            let page = uptime_db::status_pages::set_access_token(c, org_id, id, Some(&digest))
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            (page, Some(raw))
+        }
+        Some(false) if page.access_token_sha256.is_some() => {
+            let page = uptime_db::status_pages::set_access_token(c, org_id, id, None)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            (page, None)
+        }
+        _ => (page, None),
+    })
 }
 
 /// Delete a status page: it stops being served at the service's next
@@ -364,20 +355,8 @@ pub async fn delete(
     let mut conn = state.conn().await?;
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
-            let deleted = uptime_db::status_pages::delete(c, user.org_id, id)
-                .await?
-                .ok_or(ApiError::NotFound)?;
-            let shown = audit::shown(&StatusPageResponse::of(deleted, "", None));
-            audit::record(
-                c,
-                &user,
-                audit::action::DELETE,
-                audit::kind::STATUS_PAGE,
-                Some(id),
-                audit::changes(Some(&shown), None),
-            )
-            .await?;
-            Ok(())
+            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
+            by_ref::remove(c, &user, id, stored_ref.as_deref()).await
         }
         .scope_boxed()
     })
