@@ -264,7 +264,12 @@ fn to_refs(
             .iter()
             .map(lookup)
             .collect::<Option<Vec<_>>>()
-            .map(Value::Array),
+            .map(|mut refs| {
+                if !field.ordered {
+                    refs.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                }
+                Value::Array(refs)
+            }),
         one => lookup(one),
     };
     if let Some(by_ref) = by_ref {

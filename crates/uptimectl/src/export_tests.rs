@@ -137,3 +137,29 @@ fn a_monitors_escalation_policy_is_written_by_ref_instead_of_its_empty_contacts(
             "alert_contact_refs": []})
     );
 }
+
+#[test]
+fn sets_of_refs_are_sorted_by_ref_and_a_pages_monitors_keep_their_order() {
+    let mut listed = listed();
+    listed[3].1 = vec![json!({"id": 2, "ref": "w", "name": "W", "monitor_ids": [5, 6]})];
+    listed[4].1 = vec![json!({"id": 4, "ref": "p", "slug": "p", "title": "P",
+        "groups": [{"name": "G", "monitor_ids": [5, 6]}]})];
+    let exported = convert(&listed);
+    // `monitor-5` and `web` by id are [5, 6]; by ref `monitor-5` < `web`
+    // as well, so the monitors get refs that sort the other way.
+    let mut renamed = listed.clone();
+    renamed[2].1[0]["ref"] = json!("a-web");
+    let renamed = convert(&renamed);
+    assert_eq!(
+        exported[3].resources[0]["spec"]["monitor_refs"],
+        json!(["monitor-5", "web"])
+    );
+    assert_eq!(
+        renamed[3].resources[0]["spec"]["monitor_refs"],
+        json!(["a-web", "monitor-5"])
+    );
+    assert_eq!(
+        renamed[4].resources[0]["spec"]["groups"][0]["monitor_refs"],
+        json!(["monitor-5", "a-web"])
+    );
+}
