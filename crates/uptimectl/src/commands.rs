@@ -56,27 +56,21 @@ pub enum GetWhat {
 /// argument of digits only is an id).
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum DescribeWhat {
-    Monitor {
-        id_or_ref: String,
-    },
-    Contact {
-        id_or_ref: String,
-    },
-    Incident {
-        id: String,
-    },
+    /// A monitor, by id or ref.
+    Monitor { id_or_ref: String },
+    /// An alert contact, by id or ref.
+    Contact { id_or_ref: String },
+    /// An incident, by id.
+    Incident { id: String },
+    /// A maintenance window, by id or ref.
     #[command(visible_alias = "window")]
-    MaintenanceWindow {
-        id_or_ref: String,
-    },
+    MaintenanceWindow { id_or_ref: String },
+    /// A status page, by id or ref.
     #[command(visible_alias = "page")]
-    StatusPage {
-        id_or_ref: String,
-    },
+    StatusPage { id_or_ref: String },
+    /// An escalation policy, by id or ref.
     #[command(visible_alias = "policy")]
-    EscalationPolicy {
-        id_or_ref: String,
-    },
+    EscalationPolicy { id_or_ref: String },
 }
 
 const MONITOR_COLUMNS: &[Column] = &[
