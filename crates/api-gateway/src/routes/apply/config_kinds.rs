@@ -116,6 +116,7 @@ impl ManagedConfig {
     /// Plans one resource of these kinds from its resolved spec
     /// (`placeholders`: before anything is written, when negative ids
     /// stand for resources the apply creates).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn plan(
         &self,
         c: &mut AsyncPgConnection,
