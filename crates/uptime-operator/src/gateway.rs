@@ -124,49 +124,33 @@ impl Gateway {
             .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
     }
 
-    /// The id of the resource holding `api_ref`, if any. The API has no
-    /// lookup by ref besides the PUT, so this pages through the collection
-    /// (100 a page): only a deletion whose status lost the id needs it.
+    /// The id of the resource holding `api_ref`, if any (`GET
+    /// /api/v1/{kind}/by-ref/{api_ref}`: one request whatever the size of
+    /// the organisation). Only a deletion whose status lost the id needs
+    /// it. Refs are `[a-z0-9._-]` (the operator's `<namespace>.<name>`),
+    /// nothing a path must escape.
     pub async fn find_by_ref(
         &self,
         kind: Kind,
         api_ref: &str,
     ) -> Result<Option<i64>, GatewayError> {
-        let items = match kind {
-            Kind::Monitor => "monitors",
-            Kind::AlertContact => "alert_contacts",
-        };
-        let mut cursor: Option<String> = None;
-        loop {
-            let mut path = format!("/api/v1/{}?limit=100", kind.api_segment());
-            if let Some(c) = &cursor {
-                path.push_str("&cursor=");
-                path.push_str(&url_escape(c));
-            }
-            let (status, text) = self.call(Method::GET, &path, None).await?;
-            if !status.is_success() {
-                return Err(GatewayError::Refused(api_error_message(
-                    status.as_u16(),
-                    &text,
-                )));
-            }
-            let page: Value = serde_json::from_str(&text).map_err(|e| {
-                GatewayError::Unreachable(format!("the API's answer is not JSON: {e}"))
-            })?;
-            let found = page[items]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|r| r["ref"].as_str() == Some(api_ref))
-                .and_then(|r| r["id"].as_i64());
-            if found.is_some() {
-                return Ok(found);
-            }
-            match page["next_cursor"].as_str() {
-                Some(next) => cursor = Some(next.to_string()),
-                None => return Ok(None),
-            }
+        let path = format!("/api/v1/{}/by-ref/{api_ref}", kind.api_segment());
+        let (status, text) = self.call(Method::GET, &path, None).await?;
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
         }
+        if !status.is_success() {
+            return Err(GatewayError::Refused(api_error_message(
+                status.as_u16(),
+                &text,
+            )));
+        }
+        let resource: Value = serde_json::from_str(&text)
+            .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))?;
+        resource["id"]
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| GatewayError::Unreachable("the API's answer has no id".into()))
     }
 
     /// `DELETE /api/v1/{kind}/{id}`; a resource already gone is no error.
@@ -243,17 +227,4 @@ pub fn observed_of(resource: &Value) -> Option<Observed> {
         last_checked_at,
         open_incident_id: None,
     })
-}
-
-/// `value` as a query parameter value (cursors are opaque strings).
-fn url_escape(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

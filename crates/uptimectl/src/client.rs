@@ -107,23 +107,36 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.target.api_url);
-        let mut req = self
-            .http
-            .request(method, &url)
-            .bearer_auth(&self.target.api_key);
-        if let Some(timeout) = timeout {
-            req = req.timeout(timeout);
-        }
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let res = req
-            .send()
-            .await
-            .map_err(|source| ClientError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
+        let mut waits = 0;
+        let res = loop {
+            let mut req = self
+                .http
+                .request(method.clone(), &url)
+                .bearer_auth(&self.target.api_key);
+            if let Some(timeout) = timeout {
+                req = req.timeout(timeout);
+            }
+            if let Some(body) = &body {
+                req = req.json(body);
+            }
+            let res = req
+                .send()
+                .await
+                .map_err(|source| ClientError::Unreachable {
+                    url: url.clone(),
+                    source,
+                })?;
+            // A read refused by the rate limiter is asked again when the
+            // API says (`Retry-After`): an export of a large organisation
+            // reads more than a bucket holds. Writes are not repeated.
+            match rate_limited_wait(&method, &res, waits) {
+                Some(wait) => {
+                    waits += 1;
+                    tokio::time::sleep(wait).await;
+                }
+                None => break res,
+            }
+        };
         let status = res.status();
         let text = res
             .text()
@@ -143,6 +156,35 @@ impl Client {
             body: json,
         })
     }
+}
+
+/// How many times one read waits out the rate limiter before its 429 is
+/// the answer.
+pub const MAX_RATE_LIMIT_WAITS: u32 = 20;
+/// The longest one wait, whatever `Retry-After` says.
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// How long to wait before asking again, when `res` is a read's 429 and
+/// it has waited fewer than [`MAX_RATE_LIMIT_WAITS`] times.
+fn rate_limited_wait(
+    method: &reqwest::Method,
+    res: &reqwest::Response,
+    waits: u32,
+) -> Option<Duration> {
+    if *method != reqwest::Method::GET
+        || res.status() != reqwest::StatusCode::TOO_MANY_REQUESTS
+        || waits >= MAX_RATE_LIMIT_WAITS
+    {
+        return None;
+    }
+    let secs = res
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1)
+        .max(1);
+    Some(Duration::from_secs(secs).min(MAX_RATE_LIMIT_WAIT))
 }
 
 /// The API's error body as one line: `error` then each `field: message`.

@@ -3,6 +3,7 @@
 //! terminal.
 
 use crate::client::{Client, ClientError};
+use crate::kinds::Kind;
 use crate::output::{render_list, render_one, Column, Format};
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -36,19 +37,45 @@ pub enum GetWhat {
         monitor: Option<i64>,
     },
     /// A monitor's results, newest first.
-    Results { monitor: i64 },
+    Results {
+        /// The monitor's id or ref.
+        monitor: String,
+    },
+    /// The maintenance windows.
+    #[command(visible_alias = "windows")]
+    MaintenanceWindows,
+    /// The status pages.
+    #[command(visible_alias = "pages")]
+    StatusPages,
+    /// The escalation policies.
+    #[command(visible_alias = "policies")]
+    EscalationPolicies,
 }
 
-/// What `describe` shows.
+/// What `describe` shows. A resource is named by its id or by its ref (an
+/// argument of digits only is an id).
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum DescribeWhat {
-    Monitor { id: i64 },
-    Contact { id: i64 },
+    /// A monitor, by id or ref.
+    Monitor { id_or_ref: String },
+    /// An alert contact, by id or ref.
+    Contact { id_or_ref: String },
+    /// An incident, by id.
     Incident { id: String },
+    /// A maintenance window, by id or ref.
+    #[command(visible_alias = "window")]
+    MaintenanceWindow { id_or_ref: String },
+    /// A status page, by id or ref.
+    #[command(visible_alias = "page")]
+    StatusPage { id_or_ref: String },
+    /// An escalation policy, by id or ref.
+    #[command(visible_alias = "policy")]
+    EscalationPolicy { id_or_ref: String },
 }
 
 const MONITOR_COLUMNS: &[Column] = &[
     ("ID", "/id"),
+    ("REF", "/ref"),
     ("NAME", "/name"),
     ("TYPE", "/type"),
     ("TARGET", "/target"),
@@ -59,6 +86,7 @@ const MONITOR_COLUMNS: &[Column] = &[
 ];
 const CONTACT_COLUMNS: &[Column] = &[
     ("ID", "/id"),
+    ("REF", "/ref"),
     ("NAME", "/name"),
     ("TYPE", "/type"),
     ("VERIFIED", "/verified"),
@@ -70,6 +98,32 @@ const INCIDENT_COLUMNS: &[Column] = &[
     ("STARTED", "/started_at"),
     ("RESOLVED", "/resolved_at"),
     ("CAUSE", "/cause"),
+];
+const WINDOW_COLUMNS: &[Column] = &[
+    ("ID", "/id"),
+    ("REF", "/ref"),
+    ("NAME", "/name"),
+    ("EFFECT", "/effect"),
+    ("OPEN", "/open_now"),
+    ("STARTS", "/starts_at"),
+    ("RRULE", "/rrule"),
+    ("MONITORS", "/monitor_ids"),
+    ("SELECTOR", "/label_selector"),
+];
+const PAGE_COLUMNS: &[Column] = &[
+    ("ID", "/id"),
+    ("REF", "/ref"),
+    ("SLUG", "/slug"),
+    ("TITLE", "/title"),
+    ("PRIVATE", "/private"),
+    ("URL", "/url"),
+];
+const POLICY_COLUMNS: &[Column] = &[
+    ("ID", "/id"),
+    ("REF", "/ref"),
+    ("NAME", "/name"),
+    ("REPEAT", "/repeat_count"),
+    ("STEPS", "/steps"),
 ];
 const RESULT_COLUMNS: &[Column] = &[
     ("CHECKED", "/checked_at"),
@@ -131,11 +185,17 @@ pub async fn get(
                 INCIDENT_COLUMNS,
             )
         }
-        GetWhat::Results { monitor } => (
-            format!("/api/v1/monitors/{monitor}/results"),
-            "results",
-            RESULT_COLUMNS,
-        ),
+        GetWhat::Results { monitor } => {
+            let monitor = monitor_id(client, monitor).await?;
+            (
+                format!("/api/v1/monitors/{monitor}/results"),
+                "results",
+                RESULT_COLUMNS,
+            )
+        }
+        GetWhat::MaintenanceWindows => collection(Kind::MaintenanceWindow, WINDOW_COLUMNS),
+        GetWhat::StatusPages => collection(Kind::StatusPage, PAGE_COLUMNS),
+        GetWhat::EscalationPolicies => collection(Kind::EscalationPolicy, POLICY_COLUMNS),
     };
     let items = client.list(&path, field, limit).await?;
     Ok(render_list(&items, columns, format))
@@ -148,11 +208,59 @@ pub async fn describe(
     format: Format,
 ) -> Result<String, ClientError> {
     let path = match what {
-        DescribeWhat::Monitor { id } => format!("/api/v1/monitors/{id}"),
-        DescribeWhat::Contact { id } => format!("/api/v1/alert-contacts/{id}"),
+        DescribeWhat::Monitor { id_or_ref } => resource_path(Kind::Monitor, id_or_ref),
+        DescribeWhat::Contact { id_or_ref } => resource_path(Kind::AlertContact, id_or_ref),
         DescribeWhat::Incident { id } => format!("/api/v1/incidents/{}", urlencoding(id)),
+        DescribeWhat::MaintenanceWindow { id_or_ref } => {
+            resource_path(Kind::MaintenanceWindow, id_or_ref)
+        }
+        DescribeWhat::StatusPage { id_or_ref } => resource_path(Kind::StatusPage, id_or_ref),
+        DescribeWhat::EscalationPolicy { id_or_ref } => {
+            resource_path(Kind::EscalationPolicy, id_or_ref)
+        }
     };
     Ok(render_one(&client.get(&path).await?, format))
+}
+
+/// A kind's whole list: its path, the page's field and the table's columns.
+fn collection(kind: Kind, columns: &'static [Column]) -> (String, &'static str, &'static [Column]) {
+    (
+        format!("/api/v1/{}", kind.collection()),
+        kind.list_field(),
+        columns,
+    )
+}
+
+/// Where one resource named on the command line is: `/api/v1/{kind}/{id}`
+/// for digits, else `/api/v1/{kind}/by-ref/{ref}`.
+pub fn resource_path(kind: Kind, id_or_ref: &str) -> String {
+    match as_id(id_or_ref) {
+        Some(id) => format!("/api/v1/{}/{id}", kind.collection()),
+        None => format!(
+            "/api/v1/{}/by-ref/{}",
+            kind.collection(),
+            urlencoding(id_or_ref)
+        ),
+    }
+}
+
+fn as_id(id_or_ref: &str) -> Option<i64> {
+    if id_or_ref.is_empty() || !id_or_ref.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    id_or_ref.parse().ok()
+}
+
+/// The id of the monitor named by id or ref (a ref is looked up: one
+/// `GET .../by-ref/{ref}`).
+pub async fn monitor_id(client: &Client, id_or_ref: &str) -> Result<i64, ClientError> {
+    if let Some(id) = as_id(id_or_ref) {
+        return Ok(id);
+    }
+    let monitor = client.get(&resource_path(Kind::Monitor, id_or_ref)).await?;
+    monitor["id"]
+        .as_i64()
+        .ok_or_else(|| ClientError::NotJson(format!("a monitor without an id: {monitor}")))
 }
 
 /// `uptimectl usage`.
@@ -173,14 +281,16 @@ pub enum CheckError {
     },
 }
 
-/// `uptimectl check MONITOR`: runs a check now and waits for its results
-/// (one per region of the round), polling the results twice a second.
+/// `uptimectl check MONITOR` (its id or ref): runs a check now and waits
+/// for its results (one per region of the round), polling the results
+/// twice a second.
 pub async fn check(
     client: &Client,
-    monitor: i64,
+    monitor: &str,
     timeout: Duration,
     format: Format,
 ) -> Result<String, CheckError> {
+    let monitor = monitor_id(client, monitor).await?;
     let queued = client
         .post(&format!("/api/v1/monitors/{monitor}/check"), None)
         .await?;
@@ -257,5 +367,21 @@ mod tests {
             "/m?label=env%3Dprod&label=team%3Da%20b&search=100%25"
         );
         assert_eq!(with_query("/m", &[]), "/m");
+    }
+
+    #[test]
+    fn a_resource_is_named_by_id_when_all_digits_else_by_ref() {
+        assert_eq!(resource_path(Kind::Monitor, "42"), "/api/v1/monitors/42");
+        assert_eq!(
+            resource_path(Kind::StatusPage, "public.site"),
+            "/api/v1/status-pages/by-ref/public.site"
+        );
+        assert_eq!(
+            resource_path(Kind::EscalationPolicy, "night-1"),
+            "/api/v1/escalation-policies/by-ref/night-1"
+        );
+        // Too long for an id: a ref (the API then says it is not one).
+        assert_eq!(as_id("99999999999999999999"), None);
+        assert_eq!(as_id(""), None);
     }
 }

@@ -7,7 +7,9 @@
 //! create body (the file format's schema says which), written in the form
 //! the API shows, defaults included, so that applying it and exporting
 //! again gives the same bytes:
-//! - references to other resources by ref (`alert_contact_refs`, ...);
+//! - references to other resources by ref (`alert_contact_refs`, ...;
+//!   a monitor's escalation policy, read from its own route, as
+//!   `escalation_policy_ref`);
 //! - resources without a ref get `<kind-lowercase>-<id>` (which an apply
 //!   then sets);
 //! - `null`s and empty strings (what the API shows for "not set") left
@@ -18,6 +20,7 @@
 use crate::client::{Client, ClientError, MAX_LIST_ITEMS};
 use crate::kinds::{secret_env_var, Kind, REF_FIELDS, SECRET_FIELDS};
 use crate::resource_schema::Defs;
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -51,7 +54,52 @@ pub async fn fetch(client: &Client) -> Result<Vec<Exported>, ClientError> {
             .await?;
         listed.push((kind, items));
     }
+    attach_escalation_policies(client, &mut listed).await?;
     Ok(convert(&listed))
+}
+
+/// Monitors' escalation policies read at once.
+const POLICY_READS_IN_FLIGHT: usize = 8;
+
+/// A monitor's escalation policy is its own resource (`GET
+/// /api/v1/monitors/{id}/escalation-policy`), not a field of the monitor's
+/// response: read for every monitor, as `escalation_policy_id`, when the
+/// organisation has policies at all (an organisation without any pays
+/// nothing), and only when the monitor's response does not show it.
+async fn attach_escalation_policies(
+    client: &Client,
+    listed: &mut [(Kind, Vec<Value>)],
+) -> Result<(), ClientError> {
+    let has_policies = listed
+        .iter()
+        .any(|(kind, items)| *kind == Kind::EscalationPolicy && !items.is_empty());
+    if !has_policies {
+        return Ok(());
+    }
+    let Some((_, monitors)) = listed.iter_mut().find(|(kind, _)| *kind == Kind::Monitor) else {
+        return Ok(());
+    };
+    let unknown: Vec<(usize, i64)> = monitors
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.get("escalation_policy_id").is_none())
+        .filter_map(|(i, m)| Some((i, m["id"].as_i64()?)))
+        .collect();
+    let read: Vec<(usize, Value)> = futures::stream::iter(unknown)
+        .map(|(index, id)| async move {
+            let path = format!("/api/v1/monitors/{id}/escalation-policy");
+            let answer = client.get(&path).await?;
+            Ok::<_, ClientError>((index, answer["escalation_policy_id"].clone()))
+        })
+        .buffer_unordered(POLICY_READS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    for (index, policy) in read {
+        if let Some(map) = monitors[index].as_object_mut() {
+            map.insert("escalation_policy_id".into(), policy);
+        }
+    }
+    Ok(())
 }
 
 /// The listed responses of each kind as resources.
@@ -134,6 +182,15 @@ pub fn spec_of(
             }
         }
     }
+    if let Some(map) = spec.as_object_mut() {
+        // A monitor alerts through a policy or its contacts, never both:
+        // with a policy its (empty) contacts are not restated.
+        if map.contains_key("escalation_policy_ref")
+            && map.get("alert_contact_refs") == Some(&json!([]))
+        {
+            map.remove("alert_contact_refs");
+        }
+    }
     for secret in secrets {
         let stored = value_at(item, secret.stored_flag).is_some_and(secret.stored_value);
         if stored {
@@ -207,7 +264,12 @@ fn to_refs(
             .iter()
             .map(lookup)
             .collect::<Option<Vec<_>>>()
-            .map(Value::Array),
+            .map(|mut refs| {
+                if !field.ordered {
+                    refs.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                }
+                Value::Array(refs)
+            }),
         one => lookup(one),
     };
     if let Some(by_ref) = by_ref {

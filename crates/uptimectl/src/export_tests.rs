@@ -103,3 +103,63 @@ fn a_scheduled_heartbeat_is_written_without_the_interval_it_stands_for() {
             "timeout_secs": 120})
     );
 }
+
+#[test]
+fn a_monitors_escalation_policy_is_written_by_ref_instead_of_its_empty_contacts() {
+    let listed = [
+        (
+            Kind::EscalationPolicy,
+            vec![
+                json!({"id": 9, "ref": "night", "name": "Night", "repeat_count": 0,
+                "steps": [{"contact_ids": [3], "delay_secs": 300}]}),
+            ],
+        ),
+        (
+            Kind::Monitor,
+            vec![
+                json!({"id": 6, "ref": "web", "name": "web", "type": "tcp", "target": "example.com:443",
+                    "alert_contact_ids": [], "escalation_policy_id": 9}),
+                json!({"id": 7, "ref": "db", "name": "db", "type": "tcp", "target": "example.com:5432",
+                    "alert_contact_ids": [], "escalation_policy_id": null}),
+            ],
+        ),
+    ];
+    let exported = convert(&listed);
+    let monitors = &exported[1].resources;
+    assert_eq!(
+        monitors[1]["spec"],
+        json!({"name": "web", "type": "tcp", "target": "example.com:443",
+            "escalation_policy_ref": "night"})
+    );
+    assert_eq!(
+        monitors[0]["spec"],
+        json!({"name": "db", "type": "tcp", "target": "example.com:5432",
+            "alert_contact_refs": []})
+    );
+}
+
+#[test]
+fn sets_of_refs_are_sorted_by_ref_and_a_pages_monitors_keep_their_order() {
+    let mut listed = listed();
+    listed[3].1 = vec![json!({"id": 2, "ref": "w", "name": "W", "monitor_ids": [5, 6]})];
+    listed[4].1 = vec![json!({"id": 4, "ref": "p", "slug": "p", "title": "P",
+        "groups": [{"name": "G", "monitor_ids": [5, 6]}]})];
+    let exported = convert(&listed);
+    // `monitor-5` and `web` by id are [5, 6]; by ref `monitor-5` < `web`
+    // as well, so the monitors get refs that sort the other way.
+    let mut renamed = listed.clone();
+    renamed[2].1[0]["ref"] = json!("a-web");
+    let renamed = convert(&renamed);
+    assert_eq!(
+        exported[3].resources[0]["spec"]["monitor_refs"],
+        json!(["monitor-5", "web"])
+    );
+    assert_eq!(
+        renamed[3].resources[0]["spec"]["monitor_refs"],
+        json!(["a-web", "monitor-5"])
+    );
+    assert_eq!(
+        renamed[4].resources[0]["spec"]["groups"][0]["monitor_refs"],
+        json!(["monitor-5", "a-web"])
+    );
+}

@@ -100,6 +100,16 @@ pub struct RefField {
     pub target: Kind,
     /// A list of ids (else one id).
     pub many: bool,
+    /// The list's order means something (a status page shows its
+    /// monitors in it); else it is a set, which the API keeps sorted by
+    /// id, and `export` writes its refs sorted by ref (ids, and so their
+    /// order, differ between organisations).
+    pub ordered: bool,
+    /// A field of the apply's spec that the create body does not have (a
+    /// monitor's escalation policy is set by its own route, `PUT
+    /// /api/v1/monitors/{id}/escalation-policy`): the file format's schema
+    /// declares it even when the OpenAPI component does not.
+    pub apply_only: bool,
 }
 
 pub const REF_FIELDS: &[RefField] = &[
@@ -111,6 +121,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "alert_contact_refs",
         target: Kind::AlertContact,
         many: true,
+        ordered: false,
+        apply_only: false,
     },
     RefField {
         kind: Kind::Monitor,
@@ -120,6 +132,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "depends_on_refs",
         target: Kind::Monitor,
         many: true,
+        ordered: false,
+        apply_only: false,
     },
     RefField {
         kind: Kind::Monitor,
@@ -129,6 +143,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "escalation_policy_ref",
         target: Kind::EscalationPolicy,
         many: false,
+        ordered: false,
+        apply_only: true,
     },
     RefField {
         kind: Kind::MaintenanceWindow,
@@ -138,6 +154,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "monitor_refs",
         target: Kind::Monitor,
         many: true,
+        ordered: false,
+        apply_only: false,
     },
     RefField {
         kind: Kind::StatusPage,
@@ -147,6 +165,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "monitor_refs",
         target: Kind::Monitor,
         many: true,
+        ordered: true,
+        apply_only: false,
     },
     RefField {
         kind: Kind::EscalationPolicy,
@@ -156,6 +176,8 @@ pub const REF_FIELDS: &[RefField] = &[
         refs: "contact_refs",
         target: Kind::AlertContact,
         many: true,
+        ordered: false,
+        apply_only: false,
     },
 ];
 

@@ -59,7 +59,8 @@ enum Command {
         #[arg(long)]
         count: Option<usize>,
     },
-    /// List monitors, contacts, incidents or a monitor's results.
+    /// List monitors, contacts, incidents, a monitor's results, maintenance
+    /// windows, status pages or escalation policies.
     Get {
         #[command(subcommand)]
         what: GetWhat,
@@ -67,14 +68,15 @@ enum Command {
         #[arg(long, global = true, default_value_t = 500)]
         limit: usize,
     },
-    /// Show one monitor, contact or incident in full.
+    /// Show one resource in full, named by its id or its ref.
     Describe {
         #[command(subcommand)]
         what: DescribeWhat,
     },
     /// Check a monitor now and wait for its result.
     Check {
-        monitor: i64,
+        /// The monitor's id or ref.
+        monitor: String,
         /// Give up waiting after this many seconds.
         #[arg(long, default_value_t = 60)]
         timeout_secs: u64,
@@ -183,7 +185,7 @@ async fn run(cli: Cli) -> anyhow::Result<Done> {
             timeout_secs,
         } => {
             let timeout = Duration::from_secs(timeout_secs);
-            commands::check(&client()?, monitor, timeout, format)
+            commands::check(&client()?, &monitor, timeout, format)
                 .await?
                 .into()
         }

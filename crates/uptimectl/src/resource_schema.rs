@@ -54,7 +54,16 @@ pub fn generate(openapi: &Value) -> Value {
             continue;
         };
         if schema["properties"].get(field.ids).is_none() {
-            continue;
+            if !field.apply_only {
+                continue;
+            }
+            let id = json!({"type": "integer", "minimum": 1});
+            let by_id = if field.many {
+                json!({"type": "array", "items": id})
+            } else {
+                id
+            };
+            schema["properties"][field.ids] = by_id;
         }
         let description = format!(
             "`{}` by ref: {} of this file set or already in the organisation. Not together with `{}`.",
@@ -360,6 +369,15 @@ mod tests {
         // A required id list may be given by ref instead.
         assert_eq!(defs["CreateWindow"]["required"], json!(["name"]));
         assert!(defs["StepBody"]["properties"].get("contact_refs").is_some());
+        // Not in the create body, but in the apply's spec.
+        assert_eq!(
+            defs["CreateMonitor"]["properties"]["escalation_policy_ref"]["$ref"],
+            "#/$defs/Ref"
+        );
+        assert_eq!(
+            defs["CreateMonitor"]["properties"]["escalation_policy_id"]["type"],
+            "integer"
+        );
         let validator = jsonschema::validator_for(&schema).expect("a valid schema");
         let file = json!({"resources": [
             {"kind": "Monitor", "ref": "api", "spec": {"name": "api",

@@ -228,6 +228,45 @@ async fn deleting_the_resource_deletes_the_monitor_then_releases_it() {
     assert_eq!(code, 404);
 }
 
+/// The lookup behind a deletion without a known id: one `GET
+/// .../by-ref/{ref}` per kind, a ref of the other kind or of nothing is
+/// none.
+#[tokio::test]
+async fn a_ref_is_looked_up_by_its_own_route_per_kind() {
+    let h = harness().await;
+    let now = Utc::now();
+    let mut monitor = resource(
+        Kind::Monitor,
+        "shared",
+        json!({"name": "Shared", "type": "tcp", "target": "example.com:22"}),
+    );
+    h.visit(&mut monitor, now).await;
+    let monitor_id = monitor.status.id.expect("created");
+    let mut contact = resource(
+        Kind::AlertContact,
+        "shared",
+        json!({"name": "Hook", "type": "webhook", "value": "https://example.com/hook"}),
+    );
+    h.visit(&mut contact, now).await;
+    let contact_id = contact.status.id.expect("created");
+
+    let gateway =
+        uptime_operator::gateway::Gateway::new(&h.base, &h.key, Duration::from_secs(10)).unwrap();
+    let found = |kind, api_ref: &'static str| {
+        let gateway = gateway.clone();
+        async move { gateway.find_by_ref(kind, api_ref).await.expect("answered") }
+    };
+    assert_eq!(
+        found(Kind::Monitor, "payments.shared").await,
+        Some(monitor_id)
+    );
+    assert_eq!(
+        found(Kind::AlertContact, "payments.shared").await,
+        Some(contact_id)
+    );
+    assert_eq!(found(Kind::Monitor, "payments.nothing").await, None);
+}
+
 #[tokio::test]
 async fn a_refused_spec_puts_the_apis_error_in_the_ready_condition() {
     let h = harness().await;

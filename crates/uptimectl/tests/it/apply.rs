@@ -3,7 +3,7 @@
 //! refused as a whole.
 
 use crate::harness::{gateway, stderr, stdout, write, Gateway};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 
 const CONTACTS: &str = "\
@@ -229,4 +229,91 @@ async fn a_directory_is_merged_and_a_ref_defined_twice_names_both_files() {
         "{err}"
     );
     assert!(err.contains("team-b/db.json: document 1, item 1"), "{err}");
+}
+
+/// The three kinds beside monitors and contacts, each naming the others
+/// by ref: a policy's contacts, a monitor's policy, a window's and a
+/// page's monitors.
+fn linked_set(policy_delay: u32, with_window: bool) -> String {
+    let starts = (chrono::Utc::now() + chrono::Duration::days(2)).format("%Y-%m-%dT03:00:00Z");
+    let mut text = format!(
+        "{CONTACTS}---
+kind: EscalationPolicy
+ref: night
+spec:
+  name: Night
+  steps: [{{contact_refs: [oncall], delay_secs: {policy_delay}}}]
+---
+kind: Monitor
+ref: api
+spec: {{name: API, type: tcp, target: 'example.com:443', escalation_policy_ref: night}}
+---
+kind: StatusPage
+ref: public
+spec: {{slug: public-status, title: Status, groups: [{{name: Site, monitor_refs: [api]}}]}}
+"
+    );
+    if with_window {
+        text.push_str(&format!(
+            "---
+kind: MaintenanceWindow
+ref: patching
+spec: {{name: Patching, monitor_refs: [api], starts_at: '{starts}', duration_minutes: 60}}
+"
+        ));
+    }
+    text
+}
+
+#[tokio::test]
+async fn policies_windows_and_pages_are_applied_by_ref_updated_in_place_and_pruned() {
+    let gw = gateway().await;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "set.yaml", &linked_set(300, true));
+    let applied = gw.run(&["apply", "-f", files(dir.path())]).await;
+    assert_eq!(applied.status.code(), Some(0), "{applied:?}");
+    let out = stdout(&applied);
+    for expected in [
+        "+ EscalationPolicy/night",
+        "+ StatusPage/public",
+        "+ MaintenanceWindow/patching",
+        "Applied: 5 created, 0 updated, 0 deleted, 0 unchanged.",
+    ] {
+        assert!(out.contains(expected), "{expected} in\n{out}");
+    }
+    let monitor = &gw.list("monitors", "monitors").await[0];
+    let contact = &gw.list("alert-contacts", "alert_contacts").await[0];
+    let policy = &gw.list("escalation-policies", "escalation_policies").await[0];
+    assert_eq!(policy["steps"][0]["contact_ids"], json!([contact["id"]]));
+    let linked = gw
+        .get(&format!("monitors/{}/escalation-policy", monitor["id"]))
+        .await;
+    assert_eq!(linked["escalation_policy_id"], policy["id"]);
+    let window = &gw.list("maintenance-windows", "maintenance_windows").await[0];
+    assert_eq!(window["monitor_ids"], json!([monitor["id"]]));
+    let page = &gw.list("status-pages", "status_pages").await[0];
+    assert_eq!(page["groups"][0]["monitor_ids"], json!([monitor["id"]]));
+
+    write(dir.path(), "set.yaml", &linked_set(600, false));
+    let planned = gw.run(&["plan", "--prune", "-f", files(dir.path())]).await;
+    assert_eq!(planned.status.code(), Some(2), "{planned:?}");
+    let out = stdout(&planned);
+    for expected in [
+        format!("~ EscalationPolicy/night (id {})", policy["id"]),
+        "- MaintenanceWindow/patching (id".into(),
+        "Plan: 0 to create, 1 to update, 1 to delete, 3 unchanged.".into(),
+    ] {
+        assert!(out.contains(&expected), "{expected} in\n{out}");
+    }
+    let pruned = gw
+        .run(&["apply", "--prune", "--yes", "-f", files(dir.path())])
+        .await;
+    assert_eq!(pruned.status.code(), Some(0), "{pruned:?}");
+    assert!(gw
+        .list("maintenance-windows", "maintenance_windows")
+        .await
+        .is_empty());
+    let after = &gw.list("escalation-policies", "escalation_policies").await[0];
+    assert_eq!(after["id"], policy["id"], "updated in place");
+    assert_eq!(after["steps"][0]["delay_secs"], 600);
 }

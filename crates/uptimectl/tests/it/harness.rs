@@ -22,15 +22,21 @@ impl Drop for Gateway {
     }
 }
 
+/// A gateway without a rate limit.
 pub async fn gateway() -> Gateway {
+    gateway_with(|settings| settings.rate_limit.per_second = 0).await
+}
+
+/// A gateway with its settings changed by `adjust`.
+pub async fn gateway_with(adjust: impl FnOnce(&mut GatewaySettings)) -> Gateway {
     let env = TestEnv::start().await;
     let mut settings = GatewaySettings::default();
     settings.http.listen = "127.0.0.1:0".into();
     settings.http.workers = 1;
     settings.database = env.db.settings();
     settings.nats = env.nats.settings();
-    settings.rate_limit.per_second = 0;
     settings.secrets = uptime_testkit::secrets::test_secrets();
+    adjust(&mut settings);
     let app = Application::build(settings).await.expect("gateway builds");
     let base = format!("http://{}", app.addr());
     let (_, key) = api_gateway::keys::create_user_with_key(&app.state().pool, "cli")
@@ -63,8 +69,37 @@ impl Gateway {
         res
     }
 
+    /// `PUT /api/v1/{path}` with `body`, which must succeed; the answer.
+    pub async fn put(&self, path: &str, body: Value) -> Value {
+        let res = reqwest::Client::new()
+            .put(format!("{}/api/v1/{path}", self.base))
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let answer: Value = res.json().await.unwrap();
+        assert!(status.is_success(), "PUT {path}: {status} {answer}");
+        answer
+    }
+
     pub async fn create(&self, body: Value) -> i64 {
         self.post("monitors", body).await["id"].as_i64().unwrap()
+    }
+
+    /// `GET /api/v1/{path}`, which must succeed.
+    pub async fn get(&self, path: &str) -> Value {
+        let res = reqwest::Client::new()
+            .get(format!("{}/api/v1/{path}", self.base))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let answer: Value = res.json().await.unwrap();
+        assert!(status.is_success(), "GET {path}: {status} {answer}");
+        answer
     }
 
     /// The first page of a list (`limit=100`).
