@@ -8,7 +8,7 @@
 //! per CPU-second for scale.
 
 mod blackbox;
-mod load;
+pub(crate) mod load;
 pub(crate) mod procstat;
 mod target;
 
