@@ -141,3 +141,43 @@ async fn pg(opts: &ChaosOptions, action: &str) -> anyhow::Result<()> {
     anyhow::ensure!(status.success(), "pg.sh {action} failed");
     Ok(())
 }
+
+/// Counters that say why a slot was not stored by design, summed over the
+/// replicas: the checkers' `checks_skipped_stale_total` (a due check more
+/// than one interval late is skipped: the next slot runs instead) and the
+/// schedulers' `scheduler_catchup_superseded_total` (an overdue slot
+/// replaced by a later one before it went out).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SkipCounters {
+    pub stale: f64,
+    pub superseded: f64,
+}
+
+impl SkipCounters {
+    /// Read from every replica; one that is down (or restarted, its
+    /// counters back at zero) counts as zero.
+    pub async fn read(world: &World) -> Self {
+        let metric = |port: u16, name: &'static str| async move {
+            let url = format!("http://127.0.0.1:{port}/metrics");
+            crate::million::load::counter_sum(&url, name)
+                .await
+                .unwrap_or(0.0)
+        };
+        let mut out = Self::default();
+        for port in &world.checker_ops {
+            out.stale += metric(*port, "checks_skipped_stale_total").await;
+        }
+        for (_, port) in &world.scheduler_ops {
+            out.superseded += metric(*port, "scheduler_catchup_superseded_total").await;
+        }
+        out
+    }
+
+    /// What grew since `before` (never below zero: a restart resets).
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            stale: (self.stale - before.stale).max(0.0),
+            superseded: (self.superseded - before.superseded).max(0.0),
+        }
+    }
+}

@@ -20,6 +20,10 @@ pub struct Verdict {
     pub stored: usize,
     /// Slots never stored.
     pub skipped: usize,
+    /// When the earliest and latest skipped slots were due, seconds after
+    /// the window's start (where in the fault the loss sits).
+    pub skipped_from_secs: f64,
+    pub skipped_to_secs: f64,
     /// Slots stored more than once (counted once per extra row).
     pub doubled: usize,
     /// Scheduled results in the window due at no slot of their monitor.
@@ -94,7 +98,15 @@ pub async fn judge(
                     verdict.doubled += recorded.len() - 1;
                     verdict.late_secs.push((recorded[0] - due) as f64 / 1000.0);
                 }
-                None => verdict.skipped += 1,
+                None => {
+                    let at = (due - from_ms) as f64 / 1000.0;
+                    if verdict.skipped == 0 {
+                        (verdict.skipped_from_secs, verdict.skipped_to_secs) = (at, at);
+                    }
+                    verdict.skipped_from_secs = verdict.skipped_from_secs.min(at);
+                    verdict.skipped_to_secs = verdict.skipped_to_secs.max(at);
+                    verdict.skipped += 1;
+                }
             }
             due += interval_ms;
         }

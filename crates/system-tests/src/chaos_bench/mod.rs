@@ -117,6 +117,7 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
             continue;
         }
         let alerts_before = world.hook.received().len();
+        let counters_before = faults::SkipCounters::read(&world).await;
         let from = Utc::now();
         world.flip.set_status(503);
         let (injected, hit) = faults::inject(&mut world, &opts, fault).await?;
@@ -128,6 +129,9 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
         let until = Utc::now() + chrono::Duration::from_std(interval)?;
         tokio::time::sleep(interval * 2).await;
         let verdict = settled_verdict(&world, from, until, settle).await?;
+        let by_design = faults::SkipCounters::read(&world)
+            .await
+            .since(counters_before);
         let alerts = alerts::tally(&world.hook.received()[alerts_before..], opts.alerting);
         let name = match hit.as_str() {
             "" => fault.name(),
@@ -137,11 +141,17 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
             0 => String::new(),
             n => format!(" (+{n} off schedule)"),
         };
+        let skipped = match (verdict.skipped, by_design.stale, by_design.superseded) {
+            (0, _, _) => "0".to_string(),
+            (n, stale, superseded) => format!(
+                "{n} (due +{:.1}…+{:.1} s; checker skipped {stale:.0} as stale, scheduler superseded {superseded:.0})",
+                verdict.skipped_from_secs, verdict.skipped_to_secs
+            ),
+        };
         println!(
-            "| {name} | {} | {} | {} | {}{off} | {} | {} |",
+            "| {name} | {} | {} | {skipped} | {}{off} | {} | {} |",
             verdict.due,
             verdict.stored,
-            verdict.skipped,
             verdict.doubled,
             verdict.lateness(),
             alerts.cell(),

@@ -32,6 +32,8 @@ pub struct World {
     pub hook: WebhookReceiver,
     /// `(label, ops port)` of each scheduler replica.
     pub scheduler_ops: Vec<(&'static str, u16)>,
+    /// The ops port of each checker (for `checks_skipped_stale_total`).
+    pub checker_ops: Vec<u16>,
 }
 
 pub async fn start(opts: &ChaosOptions) -> anyhow::Result<World> {
@@ -96,12 +98,19 @@ pub async fn start(opts: &ChaosOptions) -> anyhow::Result<World> {
         )?;
         scheduler_ops.push((label, port));
     }
+    let mut checker_ops = Vec::new();
     for label in CHECKERS {
-        procs.start_named(label, "checker", &[])?;
+        let port = free_port()?;
+        procs.start_named(
+            label,
+            "checker",
+            &[("UPTIME_OPS__LISTEN", format!("127.0.0.1:{port}"))],
+        )?;
+        checker_ops.push(port);
     }
     procs.start_service("recorder", &[])?;
     procs.start_service("notifier", &[])?;
-    for (_, port) in &scheduler_ops {
+    for port in scheduler_ops.iter().map(|(_, p)| p).chain(&checker_ops) {
         wait_for_port(*port).await?;
     }
     Ok(World {
@@ -112,6 +121,7 @@ pub async fn start(opts: &ChaosOptions) -> anyhow::Result<World> {
         flip,
         hook,
         scheduler_ops,
+        checker_ops,
     })
 }
 
