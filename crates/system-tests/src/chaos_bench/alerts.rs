@@ -1,14 +1,22 @@
 //! "State changes alerted once": the alerting monitors' target is failing
-//! for each fault's window and healthy after it, so every one of them goes
-//! down once and up once per fault. Counted at the webhook receiver by
-//! distinct `webhook-id` (a redelivery keeps its id: a receiver dedupes it).
+//! for each fault's window and healthy after it. Each of them with a failed
+//! check stored for the fault (a check during the window; under a fault
+//! that delays checks past it there may be none) went down once and up
+//! once, and should have alerted each once. Counted at the webhook receiver
+//! by distinct `webhook-id` (a redelivery keeps its id: a receiver dedupes
+//! it).
 
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
 use std::collections::{HashMap, HashSet};
+use uptime_db::schema::{check_results, monitors};
 use uptime_testkit::receiver::ReceivedRequest;
 
 #[derive(Debug, Default)]
 pub struct AlertTally {
-    pub monitors: usize,
+    /// Alerting monitors that went down (a failed check stored).
+    pub changed: usize,
     /// Monitors with exactly one `monitor.down` / `monitor.up` alert.
     pub down_once: usize,
     pub up_once: usize,
@@ -18,18 +26,32 @@ pub struct AlertTally {
 
 impl AlertTally {
     pub fn cell(&self) -> String {
-        if self.monitors == 0 {
-            return "not measured".into();
-        }
         format!(
-            "down {} / up {} of {}, repeated {}",
-            self.down_once, self.up_once, self.monitors, self.repeated
+            "down {} / up {} of {} that changed, repeated {}",
+            self.down_once, self.up_once, self.changed, self.repeated
         )
     }
 }
 
-/// Tallies `requests` (the receiver's, since the fault began).
-pub fn tally(requests: &[ReceivedRequest], monitors: usize) -> AlertTally {
+/// How many of the alerting monitors (named `alerting …`) have a failed
+/// scheduled check stored for a slot since `from`.
+pub async fn changed(pool: &uptime_db::Pool, from: DateTime<Utc>) -> anyhow::Result<usize> {
+    let mut conn = uptime_db::pool::conn(pool).await?;
+    let down: Vec<i64> = check_results::table
+        .inner_join(monitors::table)
+        .filter(monitors::name.like("alerting %"))
+        .filter(check_results::slot_at.ge(from))
+        .filter(check_results::status.eq("down"))
+        .select(check_results::monitor_id)
+        .distinct()
+        .load(&mut *conn)
+        .await?;
+    Ok(down.len())
+}
+
+/// Tallies `requests` (the receiver's, since the fault began) against the
+/// `changed` monitors.
+pub fn tally(requests: &[ReceivedRequest], changed: usize) -> AlertTally {
     let mut ids: HashMap<(i64, String), HashSet<String>> = HashMap::new();
     for r in requests {
         let body = r.json();
@@ -48,7 +70,7 @@ pub fn tally(requests: &[ReceivedRequest], monitors: usize) -> AlertTally {
             .count()
     };
     AlertTally {
-        monitors,
+        changed,
         down_once: once("monitor.down"),
         up_once: once("monitor.up"),
         repeated: ids.values().map(|set| set.len() - 1).sum(),

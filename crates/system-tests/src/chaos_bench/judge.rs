@@ -60,6 +60,10 @@ pub async fn judge(
         .select((monitors::id, monitors::interval_secs))
         .load(&mut *conn)
         .await?;
+    // Whole milliseconds, as slots are: a slot due in the window's first
+    // millisecond is before `from` by its microseconds.
+    let (from_ms, until_ms) = (from.timestamp_millis(), until.timestamp_millis());
+    let (from, until) = (millis(from_ms)?, millis(until_ms)?);
     // A scheduled result's slot_at is its due time: filtering on it keeps
     // the query to the partitions of the window.
     let rows: Vec<(i64, Option<DateTime<Utc>>, DateTime<Utc>)> = check_results::table
@@ -82,7 +86,6 @@ pub async fn judge(
             .or_default()
             .push(recorded.timestamp_millis());
     }
-    let (from_ms, until_ms) = (from.timestamp_millis(), until.timestamp_millis());
     let mut verdict = Verdict::default();
     let mut expected = 0usize;
     for (monitor, interval_secs) in schedule {
@@ -114,4 +117,8 @@ pub async fn judge(
     verdict.off_schedule = stored.len() - expected;
     verdict.late_secs.sort_by(f64::total_cmp);
     Ok(verdict)
+}
+
+fn millis(ms: i64) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::from_timestamp_millis(ms).ok_or_else(|| anyhow::anyhow!("{ms} ms is out of range"))
 }

@@ -132,7 +132,8 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
         let by_design = faults::SkipCounters::read(&world)
             .await
             .since(counters_before);
-        let alerts = alerts::tally(&world.hook.received()[alerts_before..], opts.alerting);
+        let changed = alerts::changed(&world.db.pool, from).await?;
+        let alerts = alerts::tally(&world.hook.received()[alerts_before..], changed);
         let name = match hit.as_str() {
             "" => fault.name(),
             hit => format!("{} ({hit})", fault.name()),
