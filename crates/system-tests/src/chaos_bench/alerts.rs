@@ -34,13 +34,20 @@ impl AlertTally {
 }
 
 /// How many of the alerting monitors (named `alerting …`) have a failed
-/// scheduled check stored for a slot since `from`.
-pub async fn changed(pool: &uptime_db::Pool, from: DateTime<Utc>) -> anyhow::Result<usize> {
+/// check stored that ran since `from` (a late check of an earlier slot
+/// counts: it saw the failing target). `earliest_slot` bounds the slots
+/// looked at (the partitions scanned).
+pub async fn changed(
+    pool: &uptime_db::Pool,
+    from: DateTime<Utc>,
+    earliest_slot: DateTime<Utc>,
+) -> anyhow::Result<usize> {
     let mut conn = uptime_db::pool::conn(pool).await?;
     let down: Vec<i64> = check_results::table
         .inner_join(monitors::table)
         .filter(monitors::name.like("alerting %"))
-        .filter(check_results::slot_at.ge(from))
+        .filter(check_results::slot_at.ge(earliest_slot))
+        .filter(check_results::checked_at.ge(from))
         .filter(check_results::status.eq("down"))
         .select(check_results::monitor_id)
         .distinct()

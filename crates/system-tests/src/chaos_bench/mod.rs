@@ -132,7 +132,12 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
         let by_design = faults::SkipCounters::read(&world)
             .await
             .since(counters_before);
-        let changed = alerts::changed(&world.db.pool, from).await?;
+        let changed = alerts::changed(
+            &world.db.pool,
+            from,
+            from - chrono::Duration::from_std(settle)?,
+        )
+        .await?;
         let alerts = alerts::tally(&world.hook.received()[alerts_before..], changed);
         let name = match hit.as_str() {
             "" => fault.name(),
