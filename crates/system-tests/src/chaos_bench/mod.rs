@@ -139,9 +139,11 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
         )
         .await?;
         let alerts = alerts::tally(&world.hook.received()[alerts_before..], changed);
+        // The start's time of day matches the row with the services' logs.
+        let at = from.format("%H:%M:%S");
         let name = match hit.as_str() {
-            "" => fault.name(),
-            hit => format!("{} ({hit})", fault.name()),
+            "" => format!("{} (at {at})", fault.name()),
+            hit => format!("{} ({hit}, at {at})", fault.name()),
         };
         let off = match verdict.off_schedule {
             0 => String::new(),
@@ -150,7 +152,7 @@ pub async fn run(opts: ChaosOptions) -> anyhow::Result<()> {
         let skipped = match (verdict.skipped, by_design.stale, by_design.superseded) {
             (0, _, _) => "0".to_string(),
             (n, stale, superseded) => format!(
-                "{n} (due +{:.1}…+{:.1} s; checker skipped {stale:.0} as stale, scheduler superseded {superseded:.0})",
+                "{n} (due +{:.1}…+{:.1} s; checkers dropped {stale:.0} stale due checks, schedulers superseded {superseded:.0})",
                 verdict.skipped_from_secs, verdict.skipped_to_secs
             ),
         };
