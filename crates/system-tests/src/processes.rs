@@ -21,49 +21,79 @@ pub struct ProcessOptions {
 }
 
 struct Proc {
-    name: &'static str,
+    /// What kill and restart call it (the binary's name unless started
+    /// with [`Processes::start_named`]).
+    label: String,
+    binary: &'static str,
     /// Settings of this service beyond the common ones, kept for a restart.
     env: Vec<(String, String)>,
     child: Child,
 }
 
-/// A running `nats-server` and services. Dropping it kills them all.
+/// A running `nats-server` (unless started on another's NATS) and
+/// services. Dropping it kills them all.
 pub struct Processes {
     opts: ProcessOptions,
-    nats_port: u16,
+    /// What `UPTIME_NATS__URL` the services get.
+    nats_url: String,
+    /// The port of the `nats-server` this started, `None` on another's NATS.
+    nats_port: Option<u16>,
     nats_store: tempfile::TempDir,
     nats: Option<Child>,
+    /// Given to every service, before its own settings.
+    common_env: Vec<(String, String)>,
     services: Vec<Proc>,
 }
 
 impl Processes {
     /// Starts `nats-server` (JetStream, a store of its own) on a free port.
     pub async fn start(opts: ProcessOptions) -> anyhow::Result<Self> {
+        let port = free_port()?;
         let mut procs = Self {
             opts,
-            nats_port: free_port()?,
+            nats_url: format!("nats://127.0.0.1:{port}"),
+            nats_port: Some(port),
             nats_store: tempfile::tempdir()?,
             nats: None,
+            common_env: Vec::new(),
             services: Vec::new(),
         };
         procs.start_nats().await?;
         Ok(procs)
     }
 
+    /// Starts no `nats-server`: the services use `nats_url` (a cluster's
+    /// comma-separated node URLs, say) and `common_env` on top of the
+    /// common settings (`UPTIME_NATS__STREAM_REPLICAS`, say).
+    pub fn on_nats(
+        opts: ProcessOptions,
+        nats_url: String,
+        common_env: &[(&str, String)],
+    ) -> anyhow::Result<Self> {
+        Ok(Self {
+            opts,
+            nats_url,
+            nats_port: None,
+            nats_store: tempfile::tempdir()?,
+            nats: None,
+            common_env: common_env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            services: Vec::new(),
+        })
+    }
+
     pub fn nats_url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.nats_port)
+        self.nats_url.clone()
     }
 
     async fn start_nats(&mut self) -> anyhow::Result<()> {
+        let port = self
+            .nats_port
+            .context("started on another's NATS: no nats-server of its own")?;
         let child = Command::new(&self.opts.nats_server)
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.nats_port.to_string(),
-                "-sd",
-            ])
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
             .arg(self.nats_store.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -71,7 +101,7 @@ impl Processes {
             .spawn()
             .context("start nats-server")?;
         self.nats = Some(child);
-        wait_for_port(self.nats_port).await
+        wait_for_port(port).await
     }
 
     /// Starts the service binary `name` with the common settings (database,
@@ -81,16 +111,32 @@ impl Processes {
         name: &'static str,
         env: &[(&str, String)],
     ) -> anyhow::Result<()> {
+        self.start_named(name, name, env)
+    }
+
+    /// Starts the binary `binary` as `label` (two replicas of one service
+    /// need two labels); its log is `label.log`.
+    pub fn start_named(
+        &mut self,
+        label: &str,
+        binary: &'static str,
+        env: &[(&str, String)],
+    ) -> anyhow::Result<()> {
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
-        let child = self.spawn(name, &env)?;
-        self.services.push(Proc { name, env, child });
+        let child = self.spawn(label, binary, &env)?;
+        self.services.push(Proc {
+            label: label.to_string(),
+            binary,
+            env,
+            child,
+        });
         Ok(())
     }
 
-    fn spawn(&self, name: &str, env: &[(String, String)]) -> anyhow::Result<Child> {
+    fn spawn(&self, name: &str, binary: &str, env: &[(String, String)]) -> anyhow::Result<Child> {
         // UPTIME_BENCH_LOG_DIR keeps each service's log (info and up).
         let (log, level) = match std::env::var_os("UPTIME_BENCH_LOG_DIR") {
             Some(dir) => {
@@ -104,13 +150,14 @@ impl Processes {
             }
             None => (Stdio::null(), "error".to_string()),
         };
-        Command::new(self.opts.bin_dir.join(name))
+        Command::new(self.opts.bin_dir.join(binary))
             .env("UPTIME_DATABASE__URL", &self.opts.db_url)
-            .env("UPTIME_NATS__URL", self.nats_url())
+            .env("UPTIME_NATS__URL", &self.nats_url)
             .env("UPTIME_OPS__LISTEN", "127.0.0.1:0")
             .env("UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS", "true")
             .env("UPTIME_TELEMETRY__LOG_FORMAT", "json")
             .env("UPTIME_TELEMETRY__LOG_LEVEL", &level)
+            .envs(self.common_env.iter().map(|(k, v)| (k, v)))
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(log)
             .stderr(Stdio::null())
@@ -130,7 +177,7 @@ impl Processes {
         let proc = self
             .services
             .iter_mut()
-            .find(|p| p.name == name)
+            .find(|p| p.label == name)
             .context("no such service")?;
         proc.child.kill().await?;
         Ok(())
@@ -144,21 +191,26 @@ impl Processes {
         let at = self
             .services
             .iter()
-            .position(|p| p.name == name)
+            .position(|p| p.label == name)
             .context("no such service")?;
-        let child = self.spawn(name, &self.services[at].env)?;
+        let proc = &self.services[at];
+        let child = self.spawn(name, proc.binary, &proc.env)?;
         self.services[at].child = child;
         Ok(())
     }
 
     /// The process ids, by name (`nats` and each service).
-    pub fn pids(&self) -> Vec<(&'static str, u32)> {
-        let nats = self.nats.as_ref().and_then(Child::id).map(|p| ("nats", p));
+    pub fn pids(&self) -> Vec<(String, u32)> {
+        let nats = self
+            .nats
+            .as_ref()
+            .and_then(Child::id)
+            .map(|p| ("nats".to_string(), p));
         nats.into_iter()
             .chain(
                 self.services
                     .iter()
-                    .filter_map(|p| p.child.id().map(|id| (p.name, id))),
+                    .filter_map(|p| p.child.id().map(|id| (p.label.clone(), id))),
             )
             .collect()
     }

@@ -30,6 +30,7 @@ pub mod fixtures;
 mod nats;
 mod nats_cluster;
 pub mod otlp;
+pub mod proxy;
 pub mod receiver;
 pub mod refusing;
 pub mod secrets;

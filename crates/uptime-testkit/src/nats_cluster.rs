@@ -4,7 +4,16 @@
 //! it was). [`TestNatsCluster::start`] returns once the cluster accepts a
 //! stream replicated on all three nodes: a meta leader exists and every
 //! node has joined.
+//!
+//! Every route between two nodes goes through a [`TcpProxy`] of its own
+//! (one per direction: node a dials b through proxy a→b), so
+//! [`TestNatsCluster::partition`] can cut one node off from the other two
+//! and [`TestNatsCluster::heal`] join it again. The nodes advertise a route
+//! address nothing listens on, so no node learns a direct way around the
+//! proxies from another's gossip (an implicit route to it fails at once and
+//! is not retried; the configured routes, through the proxies, are).
 
+use crate::proxy::TcpProxy;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -16,6 +25,9 @@ use uptime_config::NatsSettings;
 pub const CLUSTER_NODES: usize = 3;
 /// How long a cluster may take to form (three servers, one election).
 const FORM_TIMEOUT: Duration = Duration::from_secs(60);
+/// The route address every node advertises: port 1 on loopback, where
+/// nothing listens (see the module comment).
+const UNREACHABLE_ROUTE: &str = "127.0.0.1:1";
 
 struct Node {
     name: String,
@@ -28,6 +40,8 @@ struct Node {
 pub struct TestNatsCluster {
     bin: String,
     nodes: Vec<Node>,
+    /// `(from, to, proxy)`: the path node `from` dials node `to` through.
+    paths: Vec<(usize, usize, TcpProxy)>,
     _store: tempfile::TempDir,
 }
 
@@ -47,16 +61,23 @@ impl TestNatsCluster {
             std::env::var(crate::nats::NATS_SERVER_ENV).unwrap_or_else(|_| "nats-server".into());
         let store = tempfile::tempdir().expect("temp dir for the cluster");
         let route_ports: Vec<u16> = (0..CLUSTER_NODES).map(|_| free_port()).collect();
+        let mut paths = Vec::new();
+        for from in 0..CLUSTER_NODES {
+            for (to, port) in route_ports.iter().enumerate().filter(|(to, _)| *to != from) {
+                let proxy = TcpProxy::start(*port).await.expect("a route proxy");
+                paths.push((from, to, proxy));
+            }
+        }
         let mut nodes = Vec::new();
         for (index, route_port) in route_ports.iter().enumerate() {
             let name = format!("n{index}");
             let dir = store.path().join(&name);
             std::fs::create_dir_all(&dir).expect("node store dir");
             let client_port = free_port();
-            let routes: Vec<String> = route_ports
+            let routes: Vec<String> = paths
                 .iter()
-                .filter(|p| *p != route_port)
-                .map(|p| format!("\"nats-route://127.0.0.1:{p}\""))
+                .filter(|(from, _, _)| *from == index)
+                .map(|(_, _, proxy)| format!("\"nats-route://127.0.0.1:{}\"", proxy.port()))
                 .collect();
             // The store limits as in `TestNats` (a reservation independent
             // of the free disk).
@@ -66,7 +87,8 @@ impl TestNatsCluster {
                 format!(
                     "server_name: {name}\nlisten: \"127.0.0.1:{client_port}\"\n\
                      jetstream {{ store_dir: \"{store}\", max_file_store: 64GB, max_memory_store: 1GB }}\n\
-                     cluster {{ name: uptime-test, listen: \"127.0.0.1:{route_port}\", routes: [{routes}] }}\n",
+                     cluster {{ name: uptime-test, listen: \"127.0.0.1:{route_port}\", \
+                     advertise: \"{UNREACHABLE_ROUTE}\", routes: [{routes}] }}\n",
                     store = dir.join("js").display(),
                     routes = routes.join(", "),
                 ),
@@ -82,6 +104,7 @@ impl TestNatsCluster {
         let mut cluster = Self {
             bin,
             nodes,
+            paths,
             _store: store,
         };
         for index in 0..CLUSTER_NODES {
@@ -201,6 +224,24 @@ impl TestNatsCluster {
     /// a stream's cluster info).
     pub fn index_of(&self, server_name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == server_name)
+    }
+
+    /// Cuts node `index` off from the other two: every route to or from it
+    /// is dropped and refused until [`Self::heal`]. Its clients stay
+    /// connected to it (a partition between servers, not from the clients).
+    pub fn partition(&self, index: usize) {
+        for (from, to, proxy) in &self.paths {
+            if *from == index || *to == index {
+                proxy.cut();
+            }
+        }
+    }
+
+    /// Lets every route through again.
+    pub fn heal(&self) {
+        for (_, _, proxy) in &self.paths {
+            proxy.heal();
+        }
     }
 
     /// Nodes running now.

@@ -8,7 +8,7 @@
 //! per CPU-second for scale.
 
 mod blackbox;
-mod load;
+pub(crate) mod load;
 pub(crate) mod procstat;
 mod target;
 
@@ -141,10 +141,7 @@ pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
     let mut trees: Vec<Tree> = procs
         .pids()
         .into_iter()
-        .map(|(name, root)| Tree {
-            name: name.into(),
-            root,
-        })
+        .map(|(name, root)| Tree { name, root })
         .collect();
     if let Some(pm) = opts.pg_port.and_then(procstat::postmaster) {
         trees.push(Tree {
