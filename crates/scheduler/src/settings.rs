@@ -62,11 +62,13 @@ pub struct ScheduleSettings {
     /// At most this many bytes of check configurations are kept, the last
     /// one read of each monitor, so that its checks go out on time from it
     /// while PostgreSQL cannot be read (0: none; see `core::config_cache`).
-    /// The default covers about a million monitors of ~100-byte specs.
+    /// The default covers a million monitors of the bench's kind (short
+    /// http targets); larger specs take their encoded length more each.
     pub config_cache_bytes: u64,
 }
 
-/// 256 MiB: a million monitors of the bench's kind take ~176 MiB.
+/// 256 MiB: a million monitors of the bench's kind take 208 MB
+/// (`core/tests/config_cache.rs`).
 pub const DEFAULT_CONFIG_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Default for ScheduleSettings {
