@@ -12,8 +12,11 @@
 //! - Work already overdue when it is loaded (a start, a bulk import, a
 //!   resume) goes out at a bounded catch-up rate derived from the schedule,
 //!   not all at once (`core::catchup`, settings `catchup_*`).
-//! - Memory holds only the timeline ([`DueQueue`]: ~60 bytes per monitor);
-//!   configurations are read in batches just before they are due. A pure core
+//! - Memory holds the timeline ([`DueQueue`]: ~60 bytes per monitor);
+//!   configurations are read in batches just before they are due. The last
+//!   one read of each monitor is kept too, within `config_cache_bytes`
+//!   (~200 bytes a monitor), and used only when a read fails: checks go on,
+//!   on time, while PostgreSQL is down (`core::config_cache`). A pure core
 //!   (`core`: timeline and planner, `now` a parameter) decides what to read,
 //!   publish and when to wake; a thin shell (`shell`) does the I/O.
 //!

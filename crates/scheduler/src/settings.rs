@@ -59,7 +59,17 @@ pub struct ScheduleSettings {
     /// that goes at once, with one second's worth of the rate), so a small
     /// installation catches up at once.
     pub catchup_min_per_sec: f64,
+    /// At most this many bytes of check configurations are kept, the last
+    /// one read of each monitor, so that its checks go out on time from it
+    /// while PostgreSQL cannot be read (0: none; see `core::config_cache`).
+    /// The default covers a million monitors of the bench's kind (short
+    /// http targets); larger specs take their encoded length more each.
+    pub config_cache_bytes: u64,
 }
+
+/// 256 MiB: a million monitors of the bench's kind take 208 MB
+/// (`core/tests/config_cache.rs`).
+pub const DEFAULT_CONFIG_CACHE_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Default for ScheduleSettings {
     fn default() -> Self {
@@ -73,6 +83,7 @@ impl Default for ScheduleSettings {
             resume_max_gap_secs: 30,
             catchup_headroom: 0.25,
             catchup_min_per_sec: 1_000.0,
+            config_cache_bytes: DEFAULT_CONFIG_CACHE_BYTES,
         }
     }
 }
@@ -101,6 +112,10 @@ impl ScheduleSettings {
             ttl_ms: (self.lease_ttl_secs.min(600) as i64 * 1000).max(3 * renew_every_ms),
             renew_every_ms,
         }
+    }
+
+    pub(crate) fn config_cache_bytes(&self) -> usize {
+        usize::try_from(self.config_cache_bytes).unwrap_or(usize::MAX)
     }
 
     pub(crate) fn resume_max_gap_ms(&self) -> i64 {

@@ -81,6 +81,7 @@ impl Engine {
         let shards = config.lease_timing().shards;
         let planner = Planner::new(config.lookahead(), config.catchup())
             .with_regions(regions)
+            .with_config_cache_bytes(config.config_cache_bytes())
             .owning_nothing(shards);
         Self {
             owned: ShardSet::empty(shards),
@@ -250,7 +251,11 @@ impl Engine {
                 }
                 Step::Publish(publication) => self.publish(publication).await,
                 Step::Report(report) => self.report(report),
-                Step::Sleep(until) => return until,
+                Step::Sleep(until) => {
+                    self.stats
+                        .record_config_cache(self.planner.config_cache_tally());
+                    return until;
+                }
             }
         }
     }

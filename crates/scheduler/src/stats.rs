@@ -16,6 +16,14 @@ pub const SHARDS_OWNED: &str = "scheduler_shards_owned";
 pub const CATCHUP_WAITING: &str = "scheduler_catchup_waiting";
 pub const CATCHUP_RELEASED_TOTAL: &str = "scheduler_catchup_released_total";
 pub const CATCHUP_SUPERSEDED_TOTAL: &str = "scheduler_catchup_superseded_total";
+/// Checks published from the configuration cache because their read failed.
+pub const CONFIG_CACHE_HITS_TOTAL: &str = "scheduler_config_cache_hits_total";
+/// Checks whose read failed and that the cache did not hold: they waited.
+pub const CONFIG_CACHE_MISSES_TOTAL: &str = "scheduler_config_cache_misses_total";
+/// Monitors not cached because the budget was full.
+pub const CONFIG_CACHE_REJECTED_TOTAL: &str = "scheduler_config_cache_rejected_total";
+pub const CONFIG_CACHE_ENTRIES: &str = "scheduler_config_cache_entries";
+pub const CONFIG_CACHE_BYTES: &str = "scheduler_config_cache_bytes";
 
 /// What a publish was for (the `kind` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +66,10 @@ pub struct SchedulerStats {
     catchup_waiting: AtomicU64,
     catchup_released: AtomicU64,
     catchup_superseded: AtomicU64,
+    config_cache_hits: AtomicU64,
+    config_cache_misses: AtomicU64,
+    config_cache_entries: AtomicU64,
+    config_cache_bytes: AtomicU64,
     lateness_buckets: [AtomicU64; LATENESS_BOUNDS_MS.len() + 1],
     lateness_max_ms: AtomicU64,
 }
@@ -134,6 +146,26 @@ impl SchedulerStats {
         self.catchup_superseded.load(Relaxed)
     }
 
+    /// Checks published from the configuration cache (their read failed).
+    pub fn config_cache_hits(&self) -> u64 {
+        self.config_cache_hits.load(Relaxed)
+    }
+
+    /// Checks whose read failed and that the cache did not hold.
+    pub fn config_cache_misses(&self) -> u64 {
+        self.config_cache_misses.load(Relaxed)
+    }
+
+    /// Monitors whose configuration is cached.
+    pub fn config_cache_entries(&self) -> u64 {
+        self.config_cache_entries.load(Relaxed)
+    }
+
+    /// Bytes the cache counts against its budget.
+    pub fn config_cache_bytes(&self) -> u64 {
+        self.config_cache_bytes.load(Relaxed)
+    }
+
     pub fn lateness(&self) -> LatenessSummary {
         let counts: Vec<u64> = self
             .lateness_buckets
@@ -180,6 +212,25 @@ impl SchedulerStats {
         metrics::gauge!(CATCHUP_WAITING).set(tally.waiting as f64);
         metrics::counter!(CATCHUP_RELEASED_TOTAL).increment(tally.released);
         metrics::counter!(CATCHUP_SUPERSEDED_TOTAL).increment(tally.superseded);
+    }
+
+    pub(crate) fn record_config_cache(&self, tally: crate::core::CacheTally) {
+        self.config_cache_entries
+            .store(tally.entries as u64, Relaxed);
+        self.config_cache_bytes.store(tally.bytes as u64, Relaxed);
+        metrics::gauge!(CONFIG_CACHE_ENTRIES).set(tally.entries as f64);
+        metrics::gauge!(CONFIG_CACHE_BYTES).set(tally.bytes as f64);
+        if tally.hits > 0 {
+            self.config_cache_hits.fetch_add(tally.hits, Relaxed);
+            metrics::counter!(CONFIG_CACHE_HITS_TOTAL).increment(tally.hits);
+        }
+        if tally.misses > 0 {
+            self.config_cache_misses.fetch_add(tally.misses, Relaxed);
+            metrics::counter!(CONFIG_CACHE_MISSES_TOTAL).increment(tally.misses);
+        }
+        if tally.rejected > 0 {
+            metrics::counter!(CONFIG_CACHE_REJECTED_TOTAL).increment(tally.rejected);
+        }
     }
 
     pub(crate) fn set_monitors(&self, monitors: usize, bytes_per_monitor: usize) {

@@ -23,7 +23,7 @@ mod spec;
 pub use spec::{check_spec, check_spec_sealed, CheckFields, SpecError};
 
 mod round;
-pub use round::{sealed_round_checks, RoundOf};
+pub use round::{round_checks, sealed_round_checks, RoundOf};
 
 pub mod sealing;
 

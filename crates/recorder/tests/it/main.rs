@@ -4,6 +4,7 @@
 mod alert_rules;
 mod audit_relay;
 mod common;
+mod database_outage;
 mod incidents;
 mod recording;
 mod recovery;

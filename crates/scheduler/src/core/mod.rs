@@ -27,6 +27,7 @@
 //! [`Step::Read`] it hands the rows (or the failure) to [`Planner::loaded`].
 
 mod catchup;
+mod config_cache;
 pub(crate) mod grants;
 mod heartbeats;
 mod messages;
@@ -36,6 +37,7 @@ mod shards;
 mod tests;
 
 pub(crate) use catchup::{CatchupPolicy, Tally};
+pub(crate) use config_cache::CacheTally;
 pub(crate) use planner::Planner;
 
 use uptime_contracts::{CheckResult, DueCheck};

@@ -3,6 +3,7 @@
 //! documentation of [`crate::core`]).
 
 use super::catchup::{Catchup, CatchupPolicy};
+use super::config_cache::{CacheTally, ConfigCache};
 use super::heartbeats;
 use super::messages::{self, Ready, Snapshot};
 use super::shards::Owned;
@@ -15,6 +16,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use uptime_config::RegionsSettings;
 use uptime_db::schedule::{CheckConfig, MonitorTiming};
 
+mod outage;
 mod ownership;
 
 /// How long the scheduler waits before retrying after a failed query.
@@ -86,6 +88,9 @@ pub(crate) struct Planner {
     owned: Owned,
     /// The `now` of the last round: everything due by then was fired.
     fired_through: i64,
+    /// The last configuration read of each checked monitor, for when a read
+    /// fails (see `core::config_cache`).
+    config_cache: ConfigCache,
 }
 
 impl Planner {
@@ -108,7 +113,20 @@ impl Planner {
             regions: RegionsSettings::default(),
             owned: Owned::everything(),
             fired_through: i64::MIN,
+            config_cache: ConfigCache::new(0),
         }
+    }
+
+    /// Keeps up to `budget_bytes` of configurations to publish from while
+    /// the database cannot be read (0: none).
+    pub(crate) fn with_config_cache_bytes(mut self, budget_bytes: usize) -> Self {
+        self.config_cache = ConfigCache::new(budget_bytes);
+        self
+    }
+
+    /// The configuration cache's size now and its counts since the last call.
+    pub(crate) fn config_cache_tally(&mut self) -> CacheTally {
+        self.config_cache.take_tally()
     }
 
     /// The deployment's regions (the default: one region, `default`).
@@ -134,6 +152,9 @@ impl Planner {
     /// A change event named `monitor_id`: upserted or deleted, either way
     /// the row says what is true now.
     pub(crate) fn monitor_changed(&mut self, monitor_id: i64) {
+        // Whatever changed, the cached configuration may be stale now: the
+        // next read stores the new one.
+        self.config_cache.remove(monitor_id);
         self.pending_changes.insert(monitor_id);
     }
 
@@ -230,7 +251,11 @@ impl Planner {
                 self.heartbeats_read(dues, &rows)
             }
             (Awaiting::Page, Ok(Rows::Timings(page))) => self.page_read(&page, now),
-            (Awaiting::CheckConfigs(staged), _) => self.failed(staged, now),
+            (Awaiting::CheckConfigs(staged), _) => {
+                // What the cache knows goes out on time; the rest waits.
+                let waiting = self.serve_from_cache(staged);
+                self.failed(waiting, now)
+            }
             (Awaiting::Heartbeats(dues), _) => self.failed(dues, now),
             (Awaiting::Changed | Awaiting::Page, _) => self.failed(Vec::new(), now),
         }
@@ -242,7 +267,9 @@ impl Planner {
         for due in taken {
             self.queue.requeue(due);
         }
-        self.db_backoff_until = now + DB_RETRY_MS;
+        // Within the lookahead, so the next try (and the cache, if it fails
+        // too) still stages the checks due after this batch before they are due.
+        self.db_backoff_until = now + DB_RETRY_MS.min(self.lookahead_ms / 2);
     }
 
     /// Puts the changed monitors on (or takes them off) the timeline.
@@ -259,6 +286,7 @@ impl Planner {
         for id in ids.iter().filter(|id| !present.contains(id)) {
             // Deleted or paused: its items in the heap and in `ready` are stale now.
             self.queue.remove(*id);
+            self.config_cache.remove(*id);
         }
         self.report_size();
     }
@@ -277,11 +305,12 @@ impl Planner {
     /// Takes what is due within the lookahead off the timeline; asks for the
     /// configuration of the checked monitors among it.
     fn stage(&mut self, now: i64) -> Option<Read> {
-        if now < self.db_backoff_until {
-            return None;
-        }
+        // A read failed a moment ago: stage from the configuration cache
+        // alone (no query), at the staging pace, so that a read failing
+        // every round (a change, a resync page) delays no cached check.
+        let backing_off = now < self.db_backoff_until;
         let urgent = self.queue.next_due_at().is_some_and(|due| due <= now);
-        if now < self.next_stage_at && !urgent {
+        if now < self.next_stage_at && (backing_off || !urgent) {
             return None;
         }
         self.next_stage_at = now + (self.lookahead_ms / 4).max(10);
@@ -290,6 +319,12 @@ impl Planner {
             staged.push(due);
         }
         if staged.is_empty() {
+            return None;
+        }
+        if backing_off {
+            for due in self.serve_from_cache(staged) {
+                self.queue.requeue(due);
+            }
             return None;
         }
         let checked: Vec<i64> = staged
@@ -324,6 +359,7 @@ impl Planner {
             let Some(config) = configs.remove(&due.monitor_id) else {
                 // Paused or deleted, and the change event has not arrived (or was lost).
                 removed |= self.queue.remove(due.monitor_id);
+                self.config_cache.remove(due.monitor_id);
                 continue;
             };
             if Kind::of(config.kind) != Kind::Checked
@@ -331,8 +367,11 @@ impl Planner {
             {
                 // Changed without (or ahead of) its event: start over from the row.
                 self.pending_changes.insert(due.monitor_id);
+                self.config_cache.remove(due.monitor_id);
                 continue;
             }
+            self.config_cache
+                .set_paused(due.monitor_id, config.paused_for_maintenance());
             if config.paused_for_maintenance() {
                 // A `pause` maintenance window: no check in this slot; the
                 // monitor stays on the timeline and its next slot is tried.
@@ -348,16 +387,28 @@ impl Planner {
             // bug (the API validates), logged and skipped.
             let round = messages::round_of(&due, entry.interval_secs, config.definition_version);
             match uptime_db::monitors::sealed_round_checks(&config, &self.regions, round) {
-                Ok(round) => self.ready.push(Reverse(Ready {
-                    due,
-                    snapshot: Some(Snapshot { round }),
-                })),
+                Ok(round) => {
+                    if let Some(check) = round.first() {
+                        self.config_cache.store(
+                            due.monitor_id,
+                            entry.interval_secs,
+                            config.definition_version,
+                            config.regions.as_deref(),
+                            &check.spec,
+                        );
+                    }
+                    self.ready.push(Reverse(Ready {
+                        due,
+                        snapshot: Some(Snapshot { round }),
+                    }))
+                }
                 Err(error @ uptime_db::monitors::SpecError::PasswordNotSealed { .. }) => {
                     // Not a bug: a password stored before passwords were sealed, which the
                     // api-gateway seals at its start (moments into an
                     // upgrade). A check without it would fail for nothing,
                     // so this slot is skipped and the next one tried.
                     tracing::warn!(monitor_id = due.monitor_id, %error, "skipping this slot");
+                    self.config_cache.remove(due.monitor_id);
                     let interval_ms = i64::from(entry.interval_secs) * 1000;
                     self.queue.requeue(Due {
                         due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
@@ -371,6 +422,7 @@ impl Planner {
                         "monitor row cannot be checked; skipping it"
                     );
                     removed |= self.queue.remove(due.monitor_id);
+                    self.config_cache.remove(due.monitor_id);
                 }
             }
         }
@@ -485,6 +537,10 @@ impl Planner {
             return;
         };
         self.owned.loaded();
+        // Entries of monitors no longer scheduled here (deleted, paused or
+        // moved without a change this replica saw) go.
+        let queue = &self.queue;
+        self.config_cache.retain(|id| queue.entry(id).is_some());
         let unseen: Vec<i64> = self
             .queue
             .ids()

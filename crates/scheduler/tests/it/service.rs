@@ -70,6 +70,13 @@ async fn the_service_reports_ready_and_leading_and_stops_on_the_token() {
         "{metrics}"
     );
     assert!(metrics.contains("scheduler_catchup_waiting 0"), "{metrics}");
+    // Set after every round; counted from the first read on.
+    for gauge in [
+        "scheduler_config_cache_entries",
+        "scheduler_config_cache_bytes",
+    ] {
+        assert!(metrics.contains(gauge), "{gauge}: {metrics}");
+    }
 
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(20), service)

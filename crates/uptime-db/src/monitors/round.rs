@@ -6,7 +6,7 @@
 use super::spec::{check_spec_sealed, CheckFields, SpecError};
 use chrono::{DateTime, Utc};
 use uptime_config::RegionsSettings;
-use uptime_contracts::{check_id_in_round, placement, DueCheck, Trigger};
+use uptime_contracts::{check_id_in_round, placement, CheckSpec, DueCheck, Trigger};
 use uuid::Uuid;
 
 /// What names a round and what every check of it carries besides the spec.
@@ -32,13 +32,27 @@ pub fn sealed_round_checks<'a>(
 ) -> Result<Vec<DueCheck>, SpecError> {
     let row = row.into();
     let spec = check_spec_sealed(row)?;
-    let chosen = placement::effective_regions(row.regions, &regions.default);
+    Ok(round_checks(row.id, spec, row.regions, regions, round))
+}
+
+/// The due checks of `round` for monitor `monitor_id` checking `spec` from
+/// `chosen_regions` (`None`: the deployment's default ones): the second half
+/// of [`sealed_round_checks`], for a spec built from the row earlier (the
+/// scheduler's configuration cache, while the database is unreachable).
+pub fn round_checks(
+    monitor_id: i64,
+    spec: CheckSpec,
+    chosen_regions: Option<&[String]>,
+    regions: &RegionsSettings,
+    round: RoundOf,
+) -> Vec<DueCheck> {
+    let chosen = placement::effective_regions(chosen_regions, &regions.default);
     let n = chosen.len();
-    Ok(chosen
+    chosen
         .iter()
         .map(|region| DueCheck {
             check_id: check_id_in_round(round.round_id, region, n),
-            monitor_id: row.id,
+            monitor_id,
             definition_version: round.definition_version,
             interval_secs: round.interval_secs,
             trigger: round.trigger,
@@ -47,7 +61,7 @@ pub fn sealed_round_checks<'a>(
             region: region.clone(),
             round_id: round.round_id,
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

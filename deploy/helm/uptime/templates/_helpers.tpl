@@ -285,6 +285,9 @@ UPTIME_SCHEDULER__SHARDS: {{ .shards | int64 | quote }}
 UPTIME_SCHEDULER__LEASE_TTL_SECS: {{ .leaseTtlSecs | int64 | quote }}
 UPTIME_SCHEDULER__LEASE_RETRY_SECS: {{ .leaseRetrySecs | int64 | quote }}
 UPTIME_SCHEDULER__RESUME_MAX_GAP_SECS: {{ .resumeMaxGapSecs | int64 | quote }}
+{{- if hasKey . "configCacheBytes" }}
+UPTIME_SCHEDULER__CONFIG_CACHE_BYTES: {{ .configCacheBytes | int64 | quote }}
+{{- end }}
 {{- end }}
 UPTIME_CHECKER__CONCURRENCY: {{ .Values.checker.concurrency | quote }}
 {{- with .Values.statusPages }}

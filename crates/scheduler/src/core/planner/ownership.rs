@@ -34,6 +34,7 @@ impl Planner {
         let gone = self.owned.replace(set, gained, now, &self.queue);
         for id in &gone {
             self.queue.remove(*id);
+            self.config_cache.remove(*id);
         }
         if !gone.is_empty() {
             self.report_size();

@@ -2,6 +2,7 @@
 //! the in-memory table of [`world`].
 
 mod catchup;
+mod config_cache;
 mod heartbeats;
 mod maintenance;
 mod regions;
