@@ -136,6 +136,9 @@ impl CheckerService {
             concurrency: section.concurrency,
             shutdown_grace: Duration::from_secs(section.shutdown_grace_secs),
             keyring,
+            stale_grace: chrono::TimeDelta::seconds(
+                i64::try_from(section.stale_grace_secs).unwrap_or(i64::MAX / 1000),
+            ),
         });
         Ok(Self {
             worker,

@@ -26,7 +26,7 @@ pub fn describe() {
     );
     metrics::describe_counter!(
         CHECKS_SKIPPED_STALE_TOTAL,
-        "Scheduled checks received more than one interval late and skipped (the next slot runs instead)"
+        "Scheduled checks received later than both their interval and checker.stale_grace_secs, and skipped (later slots run instead)"
     );
 }
 

@@ -57,6 +57,14 @@ pub struct CheckerSection {
     /// names it in every request's `User-Agent`. A name that is not a valid
     /// region refuses to start.
     pub region: String,
+    /// A scheduled check received later than both its interval and this
+    /// many seconds after its slot is skipped as stale (acked unrun,
+    /// `checks_skipped_stale_total`); a later one within it still runs under
+    /// its own slot. The grace is what lets a fault of a few minutes (a NATS
+    /// node or a checker lost, PostgreSQL restarted) cost lateness instead of
+    /// slots; past it, a long backlog of old slots is dropped so that the
+    /// monitors' current ones are not delayed behind it.
+    pub stale_grace_secs: u64,
     /// dns checks (`[checker.dns]`).
     pub dns: DnsSection,
 }
@@ -89,6 +97,7 @@ impl Default for CheckerSection {
             private_allowlist: Vec::new(),
             shutdown_grace_secs: 30,
             region: uptime_contracts::DEFAULT_REGION.to_string(),
+            stale_grace_secs: 300,
             dns: DnsSection::default(),
         }
     }

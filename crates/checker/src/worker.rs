@@ -45,6 +45,9 @@ pub struct Worker {
     pub shutdown_grace: Duration,
     /// Opens basic-auth passwords (`secrets`); `None`: no key configured.
     pub keyring: Option<uptime_secrets::Keyring>,
+    /// How late a scheduled check may be and still run (see
+    /// `CheckerSection::stale_grace_secs`).
+    pub stale_grace: chrono::TimeDelta,
 }
 
 impl Worker {
@@ -82,11 +85,11 @@ impl Worker {
             );
             return delivery.dead_letter(DeadReason::Unsupported, &detail).await;
         }
-        if due.is_stale(Utc::now()) {
-            // The scheduler has published this monitor's next slot by now:
-            // working through a backlog of old slots would only delay it.
+        if due.is_stale(Utc::now(), self.stale_grace) {
+            // The scheduler has published this monitor's later slots by now:
+            // working through a long backlog of old ones would only delay them.
             tracing::info!(check_id = %due.check_id, monitor_id = due.monitor_id, due_at = %due.due_at,
-                "due check more than one interval late; skipping it");
+                "due check later than its interval and the stale grace; skipping it");
             m::record_stale_skip();
             delivery.ack().await;
             return;

@@ -140,6 +140,7 @@ impl Processes {
         // UPTIME_BENCH_LOG_DIR keeps each service's log (info and up).
         let (log, level) = match std::env::var_os("UPTIME_BENCH_LOG_DIR") {
             Some(dir) => {
+                std::fs::create_dir_all(&dir)?;
                 let file = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)

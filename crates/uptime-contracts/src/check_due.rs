@@ -53,14 +53,20 @@ impl DueCheck {
         subjects::due_v5(&self.region)
     }
 
-    /// Whether running this check at `now` would be pointless: a scheduled
-    /// check received more than one interval after it was due (after an
-    /// outage, say) has been overtaken by the monitor's next slot, which
-    /// runs instead. Manual and heartbeat checks are never stale: somebody
-    /// is waiting for exactly this one.
-    pub fn is_stale(&self, now: DateTime<Utc>) -> bool {
+    /// Whether this check is too late to be worth running at `now`: a
+    /// scheduled check received more than one interval after it was due
+    /// *and* more than `grace` after it was due. Within the grace a late
+    /// check still runs, under its own slot, so a fault shorter than the
+    /// grace (a NATS node lost, a checker restarted, a database restart)
+    /// costs lateness and no slot; past both, the monitor's later slots
+    /// have been published by then and working through a long backlog of
+    /// old ones would only delay them. Manual and heartbeat checks are
+    /// never stale: somebody is waiting for exactly this one.
+    pub fn is_stale(&self, now: DateTime<Utc>, grace: TimeDelta) -> bool {
+        let late = now - self.due_at;
         self.trigger == Trigger::Scheduled
-            && now - self.due_at > TimeDelta::seconds(i64::from(self.interval_secs))
+            && late > TimeDelta::seconds(i64::from(self.interval_secs))
+            && late > grace
     }
 }
 
@@ -151,13 +157,23 @@ mod tests {
     }
 
     #[test]
-    fn a_scheduled_check_is_stale_only_past_one_interval() {
+    fn a_scheduled_check_is_stale_only_past_one_interval_and_the_grace() {
         let due_at = Utc::now();
         let check = due(Trigger::Scheduled, due_at);
-        assert!(!check.is_stale(due_at + TimeDelta::seconds(59)));
-        assert!(!check.is_stale(due_at + TimeDelta::seconds(60)));
-        assert!(check.is_stale(due_at + TimeDelta::seconds(61)));
+        let none = TimeDelta::zero();
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(59), none));
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(60), none));
+        assert!(check.is_stale(due_at + TimeDelta::seconds(61), none));
+        // A grace longer than the interval: late past the interval still runs.
+        let grace = TimeDelta::seconds(300);
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(61), grace));
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(300), grace));
+        assert!(check.is_stale(due_at + TimeDelta::seconds(301), grace));
+        // A grace shorter than the interval changes nothing.
+        let short = TimeDelta::seconds(10);
+        assert!(!check.is_stale(due_at + TimeDelta::seconds(60), short));
+        assert!(check.is_stale(due_at + TimeDelta::seconds(61), short));
         let manual = due(Trigger::Manual, due_at);
-        assert!(!manual.is_stale(due_at + TimeDelta::hours(5)));
+        assert!(!manual.is_stale(due_at + TimeDelta::hours(5), none));
     }
 }

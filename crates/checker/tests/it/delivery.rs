@@ -216,22 +216,24 @@ async fn a_due_check_is_answered_with_the_current_result_version() {
 }
 
 #[tokio::test]
-async fn a_scheduled_check_more_than_one_interval_late_is_skipped_but_manual_ones_run() {
+async fn a_scheduled_check_later_than_its_interval_and_the_grace_is_skipped_but_manual_ones_run() {
     let h = Harness::start().await;
     let target = TargetServer::start().await;
     let url = target.url("/");
-    // Queued before the checker starts, as after an outage.
+    // Queued before the checker starts, as after an outage. The default
+    // grace is 300 s.
     let mut stale = due_now(http_spec(&url));
     stale.interval_secs = 10;
-    stale.due_at -= chrono::TimeDelta::seconds(25);
+    stale.due_at -= chrono::TimeDelta::seconds(400);
     let mut manual = due_now(http_spec(&url));
     manual.trigger = Trigger::Manual;
     manual.due_at -= chrono::TimeDelta::hours(2);
-    // Late too, but by half its interval: it runs. (Minutes of margin, so a
-    // slow machine cannot make it stale before the checker sees it.)
+    // Later than its interval, but well within the grace (a fault of a
+    // minute): it runs, under its own slot. (Minutes of margin, so a slow
+    // machine cannot make it stale before the checker sees it.)
     let mut fresh = due_now(http_spec(&url));
-    fresh.interval_secs = 600;
-    fresh.due_at -= chrono::TimeDelta::seconds(300);
+    fresh.interval_secs = 10;
+    fresh.due_at -= chrono::TimeDelta::seconds(60);
     for due in [&stale, &manual, &fresh] {
         h.publish_due_as(due, &due.check_id.to_string()).await;
     }

@@ -143,8 +143,8 @@ async fn pg(opts: &ChaosOptions, action: &str) -> anyhow::Result<()> {
 }
 
 /// Counters that say why a slot was not stored by design, summed over the
-/// replicas: the checkers' `checks_skipped_stale_total` (a due check more
-/// than one interval late is skipped: the next slot runs instead) and the
+/// replicas: the checkers' `checks_skipped_stale_total` (a due check later
+/// than both its interval and the stale grace is skipped) and the
 /// schedulers' `scheduler_catchup_superseded_total` (an overdue slot
 /// replaced by a later one before it went out).
 #[derive(Debug, Clone, Copy, Default)]
