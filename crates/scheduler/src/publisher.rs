@@ -54,6 +54,9 @@ pub(crate) struct Publisher {
     max_in_flight: usize,
     /// Cancelled to stop retrying when the drain at shutdown runs out of time.
     give_up: CancellationToken,
+    /// The earliest slot given up unacknowledged at shutdown: it holds the
+    /// watermark back like one in flight, so the next holder sends it again.
+    abandoned_floor: Option<i64>,
 }
 
 impl Publisher {
@@ -64,6 +67,7 @@ impl Publisher {
             in_flight_dues: BTreeMap::new(),
             max_in_flight: max_in_flight.max(1),
             give_up: CancellationToken::new(),
+            abandoned_floor: None,
         }
     }
 
@@ -125,21 +129,29 @@ impl Publisher {
             }
         }
         if abandoned > 0 {
-            // Not lost for good: the next leader republishes the latest
-            // unrecorded slot of each monitor under the same id.
+            // Not lost: they hold the watermark the leases are released
+            // with, so the next holder publishes them again under their ids.
             tracing::warn!(abandoned, "publishes still unacknowledged at shutdown");
         }
     }
 }
 
 impl Publisher {
-    /// The earliest slot still in flight.
+    /// The earliest slot still in flight, or given up at shutdown.
     pub fn earliest_in_flight(&self) -> Option<i64> {
-        self.in_flight_dues.keys().next().copied()
+        let in_flight = self.in_flight_dues.keys().next().copied();
+        match (in_flight, self.abandoned_floor) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     async fn next_done(&mut self) -> Option<Acked> {
         let (due_at_ms, acked) = self.in_flight.next().await?;
+        if matches!(acked, Acked::Abandoned) {
+            let floor = self.abandoned_floor.get_or_insert(due_at_ms);
+            *floor = (*floor).min(due_at_ms);
+        }
         if let Some(count) = self.in_flight_dues.get_mut(&due_at_ms) {
             *count -= 1;
             if *count == 0 {

@@ -30,7 +30,10 @@
 //!   not, so that all shards are scheduled while any replica runs; the next
 //!   rounds give extras back.
 //! - A lease carries `published_through_ms`: every slot due before it was
-//!   published by its holders. The next holder resumes there.
+//!   published by its holders. The next holder resumes there. A shard given
+//!   up carries the engine's progress from before the engine stopped it
+//!   (the engine's figure covers all its shards, and goes on rising with
+//!   the others after it stopped this one).
 
 pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome};
 use super::{MemberValue, ShardValue};
@@ -67,6 +70,23 @@ impl Held {
     }
 }
 
+/// A held shard being given up: revoked from the engine at `at` (a grants
+/// generation), released once the engine has applied that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Revoked {
+    at: u64,
+    /// The watermark its release carries: the shard's published-through by
+    /// the engine's last progress from before it applied the revocation.
+    /// Progress is one figure for all the shards the engine schedules; once
+    /// it has stopped this one, the figure goes on rising with the others
+    /// while this shard's slots go unpublished until its next holder takes
+    /// it. Carrying that later figure skipped them (the slots due between
+    /// the engine stopping the shard and the release, up to a renewal's
+    /// worth, or the whole gap of a shard taken over and given up before
+    /// its gap went out).
+    through_ms: i64,
+}
+
 /// A replica id's hash, the seed of its shard preferences.
 fn hash_id(id: &str) -> u64 {
     id.bytes().fold(0u64, |h, b| mix64(h ^ u64::from(b)))
@@ -84,9 +104,8 @@ pub struct Replica {
     /// Free or expired since (by this replica's view), for the orphan rule.
     unowned_since: Vec<Option<i64>>,
     held: BTreeMap<u16, Held>,
-    /// Held shards being given up: revoked from the engine at this
-    /// generation, released once the engine has applied it.
-    releasing: BTreeMap<u16, u64>,
+    /// Held shards being given up.
+    releasing: BTreeMap<u16, Revoked>,
     generation: u64,
 }
 
@@ -126,7 +145,11 @@ impl Replica {
                 expected: held.revision,
                 value: ShardValue {
                     holder: None,
-                    published_through_ms: held.published_through(progress),
+                    // A shard being given up stopped before the engine did.
+                    published_through_ms: match self.releasing.get(shard) {
+                        Some(revoked) => revoked.through_ms,
+                        None => held.published_through(progress),
+                    },
                 },
             })
             .collect()
@@ -196,6 +219,16 @@ impl Replica {
         }
         self.note_unowned(now);
 
+        // While the engine still schedules a shard being given up, its
+        // progress still covers it.
+        for (shard, revoked) in &mut self.releasing {
+            if let Some(held) = self.held.get(shard) {
+                if progress.generation < revoked.at {
+                    revoked.through_ms = held.published_through(progress);
+                }
+            }
+        }
+
         let mut ops = vec![Op::PutMember(MemberValue {})];
         let (share, short, needy) = self.shares(now);
         let mut keeping = self.held.len() - self.releasing.len();
@@ -214,7 +247,14 @@ impl Replica {
             extras.sort_by_key(|s| self.preference(*s));
             for shard in extras.into_iter().take(extra) {
                 self.generation += 1;
-                self.releasing.insert(shard, self.generation);
+                let through_ms = self.held[&shard].published_through(progress);
+                self.releasing.insert(
+                    shard,
+                    Revoked {
+                        at: self.generation,
+                        through_ms,
+                    },
+                );
                 keeping -= 1;
             }
         }
@@ -224,12 +264,12 @@ impl Replica {
                 published_through_ms: held.published_through(progress),
             };
             match self.releasing.get(shard) {
-                Some(revoked_at) if progress.generation >= *revoked_at => ops.push(Op::Release {
+                Some(revoked) if progress.generation >= revoked.at => ops.push(Op::Release {
                     shard: *shard,
                     expected: held.revision,
                     value: ShardValue {
                         holder: None,
-                        ..value
+                        published_through_ms: revoked.through_ms,
                     },
                 }),
                 _ => ops.push(Op::Renew {
