@@ -8,6 +8,7 @@
 //! the id makes a retry of a publish that did in fact land harmless.
 
 use crate::stats::{PublishKind, SchedulerStats, PUBLISH_RETRIES_TOTAL};
+use crate::throttle::Throttle;
 use async_nats::jetstream::context::{PublishAckFuture, PublishError};
 use async_nats::jetstream::Context;
 use async_nats::HeaderMap;
@@ -20,6 +21,14 @@ use tokio_util::sync::CancellationToken;
 
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(200);
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Failed publishes are logged at the first, then at most once per
+/// [`FAILURE_LOG_EVERY`] with how many were left out: while a NATS node is
+/// down every publish in flight fails, and every retry, thousands a second
+/// (the retries metric counts each).
+static FAILURE_LOG: Throttle = Throttle::new(FAILURE_LOG_EVERY);
+const FAILURE_LOG_EVERY: Duration = Duration::from_secs(5);
+
 
 /// A message ready to go.
 pub(crate) struct Outbound {
@@ -202,7 +211,9 @@ async fn until_acked_inner(
                 // A full stream is counted and logged as such (it lasts
                 // until the checkers or the recorder catch up).
                 uptime_contracts::bus::note_failed_publish(&out.subject, &error);
-                tracing::warn!(%error, subject = %out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
+                if let Some(held_back) = FAILURE_LOG.admit() {
+                    tracing::warn!(%error, subject = %out.subject, retry_in_ms = delay.as_millis() as u64, held_back, "publish failed; retrying with the same message id (logged at most every 5 s; held_back: failures since the last line)");
+                }
                 metrics::counter!(PUBLISH_RETRIES_TOTAL, "kind" => out.kind.as_str()).increment(1);
                 tokio::select! {
                     _ = give_up.cancelled() => return Acked::Abandoned,

@@ -16,6 +16,7 @@ use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
 use crate::shards::{shard_of, ShardSet};
 use crate::stats::{PublishKind, SchedulerStats};
+use crate::throttle::Throttle;
 use async_nats::jetstream::{self, consumer};
 use futures::{FutureExt, StreamExt};
 use std::collections::BTreeMap;
@@ -36,6 +37,8 @@ const CHANGES_PER_BATCH: usize = 1_000;
 const DB_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long in-flight publishes may take to be acknowledged at shutdown.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
+/// Change feed errors logged (see `crate::throttle`).
+static CHANGE_FEED_ERRORS: Throttle = Throttle::new(Duration::from_secs(5));
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -374,8 +377,13 @@ fn take_change(
             }
             Err(error) => tracing::warn!(%error, "ignoring an unreadable monitor change"),
         },
-        // The ordered consumer recreates itself after gaps and reconnects.
-        Err(error) => tracing::warn!(%error, "monitor change feed error"),
+        // The ordered consumer recreates itself after gaps and reconnects
+        // (an attempt every few milliseconds while its stream has no leader).
+        Err(error) => {
+            if let Some(held_back) = CHANGE_FEED_ERRORS.admit() {
+                tracing::warn!(%error, held_back, "monitor change feed error (logged at most every 5 s)");
+            }
+        }
     }
 }
 
