@@ -11,7 +11,7 @@
 use crate::clock::Clock;
 use crate::core::{grants, DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::lease::driver::LeaseLink;
-use crate::lease::{EngineProgress, Grants};
+use crate::lease::{EngineProgress, Grants, Stopped};
 use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
 use crate::shards::{shard_of, ShardSet};
@@ -69,6 +69,10 @@ pub(crate) struct Engine {
     /// run out: the watermark stays below it while the shard stays here (a
     /// renewal may have landed meanwhile), so its next holder publishes it.
     dropped: BTreeMap<u16, i64>,
+    /// The shards stopped and not granted since, with how far everything
+    /// was published just before (reported with the progress: a shard
+    /// given up is released with it, see `lease::replica`).
+    stopped: Arc<BTreeMap<u16, Stopped>>,
 }
 
 impl Engine {
@@ -95,6 +99,7 @@ impl Engine {
             },
             grants: None,
             dropped: BTreeMap::new(),
+            stopped: Arc::default(),
             pool,
             js,
             config,
@@ -193,6 +198,22 @@ impl Engine {
     fn apply(&mut self, grants: &Grants, restarted_through: Option<i64>) {
         let now = self.clock.now_ms();
         let set = grants.set(self.owned.count());
+        // How far the shards stopped now were published: the figure before
+        // they leave the timeline (after, it rises with the others).
+        let stopping: Vec<u16> = self.owned.iter().filter(|s| !set.contains(*s)).collect();
+        let regained = self.stopped.keys().any(|s| set.contains(*s));
+        if !stopping.is_empty() || regained {
+            let through_ms = self.progress().published_through_ms;
+            let stopped = Arc::make_mut(&mut self.stopped);
+            stopped.retain(|s, _| !set.contains(*s));
+            for shard in stopping {
+                let at = Stopped {
+                    generation: grants.generation,
+                    through_ms,
+                };
+                stopped.insert(shard, at);
+            }
+        }
         let load = grants::to_load(
             &self.applied,
             grants,
@@ -241,6 +262,7 @@ impl Engine {
         EngineProgress {
             generation: self.applied.generation,
             published_through_ms: through,
+            stopped: self.stopped.clone(),
         }
     }
 

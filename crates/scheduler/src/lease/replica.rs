@@ -35,7 +35,7 @@
 //!   (the engine's figure covers all its shards, and goes on rising with
 //!   the others after it stopped this one).
 
-pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome};
+pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome, Stopped};
 use super::{MemberValue, ShardValue};
 use crate::slots::mix64;
 use std::collections::{BTreeMap, HashMap};
@@ -61,7 +61,7 @@ struct Held {
 
 impl Held {
     /// What the lease says is published, given the engine's progress.
-    fn published_through(&self, progress: EngineProgress) -> i64 {
+    fn published_through(&self, progress: &EngineProgress) -> i64 {
         if progress.generation >= self.granted_at {
             progress.published_through_ms
         } else {
@@ -85,6 +85,21 @@ struct Revoked {
     /// worth, or the whole gap of a shard taken over and given up before
     /// its gap went out).
     through_ms: i64,
+}
+
+impl Revoked {
+    /// The watermark to release `shard` with, the engine having applied
+    /// the revocation: the engine's own figure from when it stopped the
+    /// shard, if it has one for this revocation (the figure frozen here is
+    /// its last before it did, lower by up to a round).
+    fn release_through(&self, shard: u16, progress: &EngineProgress) -> i64 {
+        match progress.stopped.get(&shard) {
+            Some(stopped) if stopped.generation >= self.at => {
+                self.through_ms.max(stopped.through_ms)
+            }
+            _ => self.through_ms,
+        }
+    }
 }
 
 /// A replica id's hash, the seed of its shard preferences.
@@ -137,7 +152,7 @@ impl Replica {
 
     /// The writes that give every held lease up, the engine having stopped
     /// with `progress`.
-    pub fn leave(&mut self, progress: EngineProgress) -> Vec<Op> {
+    pub fn leave(&mut self, progress: &EngineProgress) -> Vec<Op> {
         self.held
             .iter()
             .map(|(shard, held)| Op::Release {
@@ -147,7 +162,7 @@ impl Replica {
                     holder: None,
                     // A shard being given up stopped before the engine did.
                     published_through_ms: match self.releasing.get(shard) {
-                        Some(revoked) => revoked.through_ms,
+                        Some(revoked) => revoked.release_through(*shard, progress),
                         None => held.published_through(progress),
                     },
                 },
@@ -202,7 +217,7 @@ impl Replica {
 
     /// The writes to make at `now`, given the engine's progress. Also drops
     /// the leases this replica can no longer count on.
-    pub fn tick(&mut self, now: i64, progress: EngineProgress) -> Vec<Op> {
+    pub fn tick(&mut self, now: i64, progress: &EngineProgress) -> Vec<Op> {
         let (ttl, renew) = (self.timing.ttl_ms, self.timing.renew_every_ms);
         let lapsed: Vec<u16> = self
             .held
@@ -269,7 +284,7 @@ impl Replica {
                     expected: held.revision,
                     value: ShardValue {
                         holder: None,
-                        published_through_ms: revoked.through_ms,
+                        published_through_ms: revoked.release_through(*shard, progress),
                     },
                 }),
                 _ => ops.push(Op::Renew {

@@ -5,8 +5,9 @@
 
 mod world;
 
-use super::replica::{EngineProgress, Key, LeaseTiming, Op, Outcome, Replica};
+use super::replica::{EngineProgress, Key, LeaseTiming, Op, Outcome, Replica, Stopped};
 use super::ShardValue;
+use std::collections::BTreeMap;
 use world::{World, TIMING};
 
 #[test]
@@ -83,7 +84,7 @@ fn a_renewal_whose_answer_was_lost_keeps_the_lease() {
     for shard in 0..8 {
         replica.observe(&Key::Shard(shard), None, now);
     }
-    let ops = replica.tick(now, EngineProgress::default());
+    let ops = replica.tick(now, &EngineProgress::default());
     let take = ops
         .iter()
         .find(|op| matches!(op, Op::Take { shard: 0, .. }))
@@ -146,9 +147,9 @@ fn a_lease_not_renewed_in_time_is_dropped_before_anyone_may_take_it() {
     let until = replica.grants().shards[&0].valid_until_ms;
     assert!(until < now + TIMING.ttl_ms);
     // NATS unreachable: renewals go unanswered; the tick at the deadline drops it.
-    replica.tick(until - 1, EngineProgress::default());
+    replica.tick(until - 1, &EngineProgress::default());
     assert!(replica.grants().shards.contains_key(&0));
-    replica.tick(until, EngineProgress::default());
+    replica.tick(until, &EngineProgress::default());
     assert!(replica.grants().shards.is_empty());
 }
 
@@ -239,7 +240,7 @@ fn a_shard_given_up_carries_the_watermark_from_before_the_engine_stopped_it() {
     for shard in 0..8 {
         replica.observe(&Key::Shard(shard), None, now);
     }
-    for op in replica.tick(now, EngineProgress::default()) {
+    for op in replica.tick(now, &EngineProgress::default()) {
         if let Op::Take { shard, .. } = op {
             replica.applied(&op, Outcome::Stored(u64::from(shard) + 1), now);
         }
@@ -247,13 +248,10 @@ fn a_shard_given_up_carries_the_watermark_from_before_the_engine_stopped_it() {
     assert_eq!(replica.grants().shards.len(), 8);
     // The engine schedules all eight; everything before `stopped` is out.
     let stopped = now + 1_500;
-    let progress = EngineProgress {
-        generation: replica.grants().generation,
-        published_through_ms: stopped,
-    };
+    let progress = EngineProgress::at(replica.grants().generation, stopped);
     // A second replica joins: four shards are revoked from the engine.
     replica.observe(&Key::Member("b".into()), Some((100, b"{}")), now + 1_000);
-    let ops = replica.tick(now + 2_000, progress);
+    let ops = replica.tick(now + 2_000, &progress);
     assert!(ops.iter().all(|op| !matches!(op, Op::Release { .. })));
     let revoked = replica.grants();
     assert_eq!(revoked.shards.len(), 4);
@@ -261,10 +259,7 @@ fn a_shard_given_up_carries_the_watermark_from_before_the_engine_stopped_it() {
     // The engine applies that and goes on with its four: its figure rises.
     let ops = replica.tick(
         now + 4_000,
-        EngineProgress {
-            generation: revoked.generation,
-            published_through_ms: now + 3_900,
-        },
+        &EngineProgress::at(revoked.generation, now + 3_900),
     );
     let released: Vec<i64> = ops
         .iter()
@@ -275,12 +270,37 @@ fn a_shard_given_up_carries_the_watermark_from_before_the_engine_stopped_it() {
         .collect();
     assert_eq!(released, vec![stopped; 4], "{ops:?}");
 
+    // An engine that says how far each shard was published when it stopped
+    // it (after a last round that frozen figure missed) is taken at its word.
+    let engine_stopped: BTreeMap<u16, Stopped> = revoked_shards(&replica, &revoked)
+        .into_iter()
+        .map(|shard| {
+            let stopped = Stopped {
+                generation: revoked.generation,
+                through_ms: now + 1_700,
+            };
+            (shard, stopped)
+        })
+        .collect();
+    let ops = replica.tick(
+        now + 6_000,
+        &EngineProgress {
+            stopped: engine_stopped.into(),
+            ..EngineProgress::at(revoked.generation, now + 5_900)
+        },
+    );
+    let released: Vec<i64> = ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Release { value, .. } => Some(value.published_through_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(released, vec![now + 1_700; 4], "{ops:?}");
+
     // Released at shutdown instead (the answer lost): the same watermark.
     let left: Vec<(u16, i64)> = replica
-        .leave(EngineProgress {
-            generation: u64::MAX,
-            published_through_ms: now + 6_000,
-        })
+        .leave(&EngineProgress::at(u64::MAX, now + 8_000))
         .iter()
         .filter_map(|op| match op {
             Op::Release { shard, value, .. } => Some((*shard, value.published_through_ms)),
@@ -290,7 +310,7 @@ fn a_shard_given_up_carries_the_watermark_from_before_the_engine_stopped_it() {
     assert_eq!(left.len(), 8);
     for (shard, through) in left {
         let expected = if revoked.shards.contains_key(&shard) {
-            now + 6_000
+            now + 8_000
         } else {
             stopped
         };
@@ -331,4 +351,11 @@ fn every_slot_of_every_shard_is_published_through_joins_leaves_and_deaths() {
     world.until(6 * timing.ttl_ms, World::balanced);
     world.run(5_000);
     world.assert_every_slot_published(world.now - 1_000);
+}
+
+/// The shards held but no longer granted (being given up).
+fn revoked_shards(replica: &Replica, granted: &super::Grants) -> Vec<u16> {
+    (0..replica.timing().shards)
+        .filter(|shard| !granted.shards.contains_key(shard))
+        .collect()
 }

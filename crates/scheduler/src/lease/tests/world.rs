@@ -118,10 +118,7 @@ impl Engine {
             }
         }
         let through = self.next.values().copied().min().unwrap_or(i64::MAX);
-        self.progress = EngineProgress {
-            generation: grants.generation,
-            published_through_ms: through.min(now + 1),
-        };
+        self.progress = EngineProgress::at(grants.generation, through.min(now + 1));
         self.applied = Some(grants.clone());
     }
 }
@@ -223,9 +220,9 @@ impl World {
         // The engine stopped after its last round.
         let progress = EngineProgress {
             generation: u64::MAX,
-            ..sim.engine.progress
+            ..sim.engine.progress.clone()
         };
-        for op in sim.replica.leave(progress) {
+        for op in sim.replica.leave(&progress) {
             let outcome = self.bucket.write(&op, sim.replica.id(), now);
             sim.replica.applied(&op, outcome, now);
         }
@@ -275,7 +272,7 @@ impl World {
                 continue;
             }
             sim.next_tick = now + self.timing.renew_every_ms;
-            let ops = sim.replica.tick(now, sim.engine.progress);
+            let ops = sim.replica.tick(now, &sim.engine.progress);
             for op in ops {
                 let roll = self.rng.below(1000);
                 let outcome = if roll < self.lost_answers / 2 {
