@@ -29,7 +29,6 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
 static FAILURE_LOG: Throttle = Throttle::new(FAILURE_LOG_EVERY);
 const FAILURE_LOG_EVERY: Duration = Duration::from_secs(5);
 
-
 /// A message ready to go.
 pub(crate) struct Outbound {
     pub kind: PublishKind,

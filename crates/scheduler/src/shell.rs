@@ -203,7 +203,7 @@ impl Engine {
         let stopping: Vec<u16> = self.owned.iter().filter(|s| !set.contains(*s)).collect();
         let regained = self.stopped.keys().any(|s| set.contains(*s));
         if !stopping.is_empty() || regained {
-            let through_ms = self.progress().published_through_ms;
+            let through_ms = self.handed_out_through();
             let stopped = Arc::make_mut(&mut self.stopped);
             stopped.retain(|s, _| !set.contains(*s));
             for shard in stopping {
@@ -250,14 +250,21 @@ impl Engine {
         self.applied = grants.clone();
     }
 
-    /// How far everything scheduled here is published.
-    fn progress(&mut self) -> EngineProgress {
+    /// How far everything scheduled here is handed to the publisher (the
+    /// publishes in flight not counted: they are retried until acknowledged).
+    fn handed_out_through(&mut self) -> i64 {
         let mut through = self.planner.published_through();
-        if let Some(in_flight) = self.publisher.earliest_in_flight() {
-            through = through.min(in_flight);
-        }
         if let Some(dropped) = self.dropped.values().min() {
             through = through.min(*dropped);
+        }
+        through
+    }
+
+    /// How far everything scheduled here is published.
+    fn progress(&mut self) -> EngineProgress {
+        let mut through = self.handed_out_through();
+        if let Some(in_flight) = self.publisher.earliest_in_flight() {
+            through = through.min(in_flight);
         }
         EngineProgress {
             generation: self.applied.generation,

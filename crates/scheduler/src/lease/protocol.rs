@@ -126,8 +126,11 @@ pub struct EngineProgress {
     pub stopped: Arc<BTreeMap<u16, Stopped>>,
 }
 
-/// A shard the engine stopped: at which grants generation, and how far it
-/// was published then.
+/// A shard the engine stopped: at which grants generation, and how far
+/// everything it scheduled was handed to its publisher then. Publishes
+/// still in flight are not counted here (the engine retries them until
+/// they are acknowledged, and counting them would have the next holder
+/// publish them again): the progress figure counts them while they last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopped {
     pub generation: u64,

@@ -90,12 +90,15 @@ struct Revoked {
 impl Revoked {
     /// The watermark to release `shard` with, the engine having applied
     /// the revocation: the engine's own figure from when it stopped the
-    /// shard, if it has one for this revocation (the figure frozen here is
-    /// its last before it did, lower by up to a round).
+    /// shard, if it has one for this revocation, held below what is still
+    /// in flight (the figure frozen here is its last before it stopped the
+    /// shard: lower by up to a round and by what was in flight then, which
+    /// the next holder would publish again).
     fn release_through(&self, shard: u16, progress: &EngineProgress) -> i64 {
         match progress.stopped.get(&shard) {
             Some(stopped) if stopped.generation >= self.at => {
-                self.through_ms.max(stopped.through_ms)
+                let exact = stopped.through_ms.min(progress.published_through_ms);
+                self.through_ms.max(exact)
             }
             _ => self.through_ms,
         }

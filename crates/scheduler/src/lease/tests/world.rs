@@ -103,10 +103,11 @@ impl Engine {
             let before = self.applied.as_ref().and_then(|a| a.shards.get(shard));
             if before.is_none_or(|b| b.taken_at != grant.taken_at) {
                 let from = grant.resume_from_ms.max(start);
-                self.next.insert(*shard, from.div_ceil(SLOT_MS) * SLOT_MS);
+                self.next.insert(*shard, first_slot_at_or_after(from));
             }
         }
-        self.next.retain(|shard, _| grants.shards.contains_key(shard));
+        self.next
+            .retain(|shard, _| grants.shards.contains_key(shard));
         for (shard, next) in &mut self.next {
             // A slot refused for a lapsed grant waits: it holds the figure.
             if grants.shards[shard].valid_until_ms <= now {
@@ -121,6 +122,10 @@ impl Engine {
         self.progress = EngineProgress::at(grants.generation, through.min(now + 1));
         self.applied = Some(grants.clone());
     }
+}
+
+fn first_slot_at_or_after(ms: i64) -> i64 {
+    (ms + SLOT_MS - 1).div_euclid(SLOT_MS) * SLOT_MS
 }
 
 /// Every slot published, by any replica.
@@ -316,7 +321,7 @@ impl World {
     pub(super) fn assert_every_slot_published(&self, until: i64) {
         let mut missing = Vec::new();
         for shard in 0..self.timing.shards {
-            let mut slot = self.start.div_ceil(SLOT_MS) * SLOT_MS;
+            let mut slot = first_slot_at_or_after(self.start);
             while slot < until {
                 if !self.published.slots.contains(&(shard, slot)) {
                     missing.push((shard, slot - self.start));
