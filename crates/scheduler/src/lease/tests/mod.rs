@@ -359,3 +359,29 @@ fn revoked_shards(replica: &Replica, granted: &super::Grants) -> Vec<u16> {
         .filter(|shard| !granted.shards.contains_key(shard))
         .collect()
 }
+
+/// The bucket's writes stall for longer than the TTL (the chaos bench's
+/// SIGKILL of the stream leader): every replica stops publishing its shards
+/// when their leases are not renewed in time, takes them (or others') back
+/// when the writes go through again, and the shares settle. Every slot of
+/// the stall goes out late, none is skipped.
+#[test]
+fn every_slot_is_published_when_the_bucket_stalls_past_the_ttl() {
+    let timing = LeaseTiming {
+        shards: 16,
+        ..TIMING
+    };
+    let mut world = World::new(timing, 5);
+    for _ in 0..3 {
+        world.join();
+    }
+    world.until(6 * timing.ttl_ms, World::balanced);
+    world.run(5_000);
+    world.stalled_until = world.now + timing.ttl_ms + 3_000;
+    world.run(timing.ttl_ms + 1_000);
+    assert_eq!(world.owned().iter().map(|(_, n)| n).sum::<usize>(), 0);
+    world.run(2_000);
+    world.until(10 * timing.ttl_ms, World::balanced);
+    world.run(5_000);
+    world.assert_every_slot_published(world.now - 1_000);
+}

@@ -172,6 +172,9 @@ pub(super) struct World {
     pub(super) timing: LeaseTiming,
     /// Per mille of writes whose answer is lost (half of them landed).
     pub(super) lost_answers: u64,
+    /// Until then no write reaches the bucket and none is answered (a
+    /// stream leader re-elected: the bucket's writes stall).
+    pub(super) stalled_until: i64,
     /// When the simulation started: the first slot of every shard.
     pub(super) start: i64,
     pub(super) published: Published,
@@ -186,6 +189,7 @@ impl World {
             now: 1_800_000_000_000,
             timing,
             lost_answers: 0,
+            stalled_until: 0,
             start: 1_800_000_000_000,
             published: Published::default(),
         }
@@ -280,7 +284,7 @@ impl World {
             let ops = sim.replica.tick(now, &sim.engine.progress);
             for op in ops {
                 let roll = self.rng.below(1000);
-                let outcome = if roll < self.lost_answers / 2 {
+                let outcome = if now < self.stalled_until || roll < self.lost_answers / 2 {
                     Outcome::Unknown // lost on the way: not stored
                 } else {
                     let stored = self.bucket.write(&op, sim.replica.id(), now);
