@@ -39,6 +39,7 @@ pub mod shards;
 mod shell;
 pub mod slots;
 pub mod stats;
+mod throttle;
 pub mod timing;
 
 pub use clock::Clock;

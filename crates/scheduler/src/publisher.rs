@@ -8,6 +8,7 @@
 //! the id makes a retry of a publish that did in fact land harmless.
 
 use crate::stats::{PublishKind, SchedulerStats, PUBLISH_RETRIES_TOTAL};
+use crate::throttle::Throttle;
 use async_nats::jetstream::context::{PublishAckFuture, PublishError};
 use async_nats::jetstream::Context;
 use async_nats::HeaderMap;
@@ -20,6 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(200);
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);
+
+/// Failed publishes are logged at the first, then at most once per
+/// [`FAILURE_LOG_EVERY`] with how many were left out: while a NATS node is
+/// down every publish in flight fails, and every retry, thousands a second
+/// (the retries metric counts each).
+static FAILURE_LOG: Throttle = Throttle::new(FAILURE_LOG_EVERY);
+const FAILURE_LOG_EVERY: Duration = Duration::from_secs(5);
 
 /// A message ready to go.
 pub(crate) struct Outbound {
@@ -54,6 +62,9 @@ pub(crate) struct Publisher {
     max_in_flight: usize,
     /// Cancelled to stop retrying when the drain at shutdown runs out of time.
     give_up: CancellationToken,
+    /// The earliest slot given up unacknowledged at shutdown: it holds the
+    /// watermark back like one in flight, so the next holder sends it again.
+    abandoned_floor: Option<i64>,
 }
 
 impl Publisher {
@@ -64,6 +75,7 @@ impl Publisher {
             in_flight_dues: BTreeMap::new(),
             max_in_flight: max_in_flight.max(1),
             give_up: CancellationToken::new(),
+            abandoned_floor: None,
         }
     }
 
@@ -125,21 +137,29 @@ impl Publisher {
             }
         }
         if abandoned > 0 {
-            // Not lost for good: the next leader republishes the latest
-            // unrecorded slot of each monitor under the same id.
+            // Not lost: they hold the watermark the leases are released
+            // with, so the next holder publishes them again under their ids.
             tracing::warn!(abandoned, "publishes still unacknowledged at shutdown");
         }
     }
 }
 
 impl Publisher {
-    /// The earliest slot still in flight.
+    /// The earliest slot still in flight, or given up at shutdown.
     pub fn earliest_in_flight(&self) -> Option<i64> {
-        self.in_flight_dues.keys().next().copied()
+        let in_flight = self.in_flight_dues.keys().next().copied();
+        match (in_flight, self.abandoned_floor) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     async fn next_done(&mut self) -> Option<Acked> {
         let (due_at_ms, acked) = self.in_flight.next().await?;
+        if matches!(acked, Acked::Abandoned) {
+            let floor = self.abandoned_floor.get_or_insert(due_at_ms);
+            *floor = (*floor).min(due_at_ms);
+        }
         if let Some(count) = self.in_flight_dues.get_mut(&due_at_ms) {
             *count -= 1;
             if *count == 0 {
@@ -190,7 +210,9 @@ async fn until_acked_inner(
                 // A full stream is counted and logged as such (it lasts
                 // until the checkers or the recorder catch up).
                 uptime_contracts::bus::note_failed_publish(&out.subject, &error);
-                tracing::warn!(%error, subject = %out.subject, retry_in_ms = delay.as_millis() as u64, "publish failed; retrying with the same message id");
+                if let Some(held_back) = FAILURE_LOG.admit() {
+                    tracing::warn!(%error, subject = %out.subject, retry_in_ms = delay.as_millis() as u64, held_back, "publish failed; retrying with the same message id (logged at most every 5 s; held_back: failures since the last line)");
+                }
                 metrics::counter!(PUBLISH_RETRIES_TOTAL, "kind" => out.kind.as_str()).increment(1);
                 tokio::select! {
                     _ = give_up.cancelled() => return Acked::Abandoned,

@@ -11,11 +11,12 @@
 use crate::clock::Clock;
 use crate::core::{grants, DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
 use crate::lease::driver::LeaseLink;
-use crate::lease::{EngineProgress, Grants};
+use crate::lease::{EngineProgress, Grants, Stopped};
 use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
 use crate::shards::{shard_of, ShardSet};
 use crate::stats::{PublishKind, SchedulerStats};
+use crate::throttle::Throttle;
 use async_nats::jetstream::{self, consumer};
 use futures::{FutureExt, StreamExt};
 use std::collections::BTreeMap;
@@ -36,6 +37,8 @@ const CHANGES_PER_BATCH: usize = 1_000;
 const DB_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long in-flight publishes may take to be acknowledged at shutdown.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
+/// Change feed errors logged (see `crate::throttle`).
+static CHANGE_FEED_ERRORS: Throttle = Throttle::new(Duration::from_secs(5));
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -66,6 +69,10 @@ pub(crate) struct Engine {
     /// run out: the watermark stays below it while the shard stays here (a
     /// renewal may have landed meanwhile), so its next holder publishes it.
     dropped: BTreeMap<u16, i64>,
+    /// The shards stopped and not granted since, with how far everything
+    /// was published just before (reported with the progress: a shard
+    /// given up is released with it, see `lease::replica`).
+    stopped: Arc<BTreeMap<u16, Stopped>>,
 }
 
 impl Engine {
@@ -92,6 +99,7 @@ impl Engine {
             },
             grants: None,
             dropped: BTreeMap::new(),
+            stopped: Arc::default(),
             pool,
             js,
             config,
@@ -190,6 +198,22 @@ impl Engine {
     fn apply(&mut self, grants: &Grants, restarted_through: Option<i64>) {
         let now = self.clock.now_ms();
         let set = grants.set(self.owned.count());
+        // How far the shards stopped now were published: the figure before
+        // they leave the timeline (after, it rises with the others).
+        let stopping: Vec<u16> = self.owned.iter().filter(|s| !set.contains(*s)).collect();
+        let regained = self.stopped.keys().any(|s| set.contains(*s));
+        if !stopping.is_empty() || regained {
+            let through_ms = self.handed_out_through();
+            let stopped = Arc::make_mut(&mut self.stopped);
+            stopped.retain(|s, _| !set.contains(*s));
+            for shard in stopping {
+                let at = Stopped {
+                    generation: grants.generation,
+                    through_ms,
+                };
+                stopped.insert(shard, at);
+            }
+        }
         let load = grants::to_load(
             &self.applied,
             grants,
@@ -226,18 +250,26 @@ impl Engine {
         self.applied = grants.clone();
     }
 
-    /// How far everything scheduled here is published.
-    fn progress(&mut self) -> EngineProgress {
+    /// How far everything scheduled here is handed to the publisher (the
+    /// publishes in flight not counted: they are retried until acknowledged).
+    fn handed_out_through(&mut self) -> i64 {
         let mut through = self.planner.published_through();
-        if let Some(in_flight) = self.publisher.earliest_in_flight() {
-            through = through.min(in_flight);
-        }
         if let Some(dropped) = self.dropped.values().min() {
             through = through.min(*dropped);
+        }
+        through
+    }
+
+    /// How far everything scheduled here is published.
+    fn progress(&mut self) -> EngineProgress {
+        let mut through = self.handed_out_through();
+        if let Some(in_flight) = self.publisher.earliest_in_flight() {
+            through = through.min(in_flight);
         }
         EngineProgress {
             generation: self.applied.generation,
             published_through_ms: through,
+            stopped: self.stopped.clone(),
         }
     }
 
@@ -374,8 +406,13 @@ fn take_change(
             }
             Err(error) => tracing::warn!(%error, "ignoring an unreadable monitor change"),
         },
-        // The ordered consumer recreates itself after gaps and reconnects.
-        Err(error) => tracing::warn!(%error, "monitor change feed error"),
+        // The ordered consumer recreates itself after gaps and reconnects
+        // (an attempt every few milliseconds while its stream has no leader).
+        Err(error) => {
+            if let Some(held_back) = CHANGE_FEED_ERRORS.admit() {
+                tracing::warn!(%error, held_back, "monitor change feed error (logged at most every 5 s)");
+            }
+        }
     }
 }
 

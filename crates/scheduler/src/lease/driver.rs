@@ -174,8 +174,8 @@ impl Driver {
         if now < *next_tick {
             return;
         }
-        let progress = *self.progress.borrow();
-        let ops = self.replica.tick(now, progress);
+        let progress = self.progress.borrow().clone();
+        let ops = self.replica.tick(now, &progress);
         self.write(store, ops, now).await;
         let grants = self.replica.grants();
         self.grants.send_if_modified(|old| {
@@ -203,8 +203,8 @@ impl Driver {
 
     /// Gives every lease up and deletes the member key.
     async fn leave(&mut self, store: &kv::Store) {
-        let progress = *self.progress.borrow();
-        let releases = self.replica.leave(progress);
+        let progress = self.progress.borrow().clone();
+        let releases = self.replica.leave(&progress);
         let now = self.clock.now_ms();
         self.write(store, releases, now).await;
         let member = Key::Member(self.replica.id().to_string()).name();

@@ -24,7 +24,7 @@ pub mod replica;
 #[cfg(test)]
 mod tests;
 
-pub use replica::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome, Replica};
+pub use replica::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome, Replica, Stopped};
 
 use async_nats::jetstream::kv;
 use serde::{Deserialize, Serialize};

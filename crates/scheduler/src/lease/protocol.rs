@@ -4,6 +4,7 @@
 use super::{MemberValue, ShardValue};
 use crate::shards::ShardSet;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Timing of the protocol, in milliseconds of the replica's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +114,36 @@ impl Grants {
 
 /// What the engine reports back: the grants generation it applied, and how
 /// far everything it scheduled is published (see the engine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EngineProgress {
     pub generation: u64,
     pub published_through_ms: i64,
+    /// The shards it stopped scheduling (and has not been granted since),
+    /// each with the grants generation that stopped it and how far
+    /// everything it scheduled was published just before: the figure above
+    /// goes on rising with the shards it kept, so a shard given up is
+    /// released with this one.
+    pub stopped: Arc<BTreeMap<u16, Stopped>>,
+}
+
+/// A shard the engine stopped: at which grants generation, and how far
+/// everything it scheduled was handed to its publisher then. Publishes
+/// still in flight are not counted here (the engine retries them until
+/// they are acknowledged, and counting them would have the next holder
+/// publish them again): the progress figure counts them while they last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    pub generation: u64,
+    pub through_ms: i64,
+}
+
+impl EngineProgress {
+    /// Progress with nothing stopped.
+    pub fn at(generation: u64, published_through_ms: i64) -> Self {
+        Self {
+            generation,
+            published_through_ms,
+            stopped: Arc::default(),
+        }
+    }
 }

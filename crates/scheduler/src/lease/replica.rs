@@ -30,9 +30,12 @@
 //!   not, so that all shards are scheduled while any replica runs; the next
 //!   rounds give extras back.
 //! - A lease carries `published_through_ms`: every slot due before it was
-//!   published by its holders. The next holder resumes there.
+//!   published by its holders. The next holder resumes there. A shard given
+//!   up carries the engine's progress from before the engine stopped it
+//!   (the engine's figure covers all its shards, and goes on rising with
+//!   the others after it stopped this one).
 
-pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome};
+pub use super::protocol::{EngineProgress, Grant, Grants, Key, LeaseTiming, Op, Outcome, Stopped};
 use super::{MemberValue, ShardValue};
 use crate::slots::mix64;
 use std::collections::{BTreeMap, HashMap};
@@ -58,11 +61,46 @@ struct Held {
 
 impl Held {
     /// What the lease says is published, given the engine's progress.
-    fn published_through(&self, progress: EngineProgress) -> i64 {
+    fn published_through(&self, progress: &EngineProgress) -> i64 {
         if progress.generation >= self.granted_at {
             progress.published_through_ms
         } else {
             self.resume_from_ms
+        }
+    }
+}
+
+/// A held shard being given up: revoked from the engine at `at` (a grants
+/// generation), released once the engine has applied that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Revoked {
+    at: u64,
+    /// The watermark its release carries: the shard's published-through by
+    /// the engine's last progress from before it applied the revocation.
+    /// Progress is one figure for all the shards the engine schedules; once
+    /// it has stopped this one, the figure goes on rising with the others
+    /// while this shard's slots go unpublished until its next holder takes
+    /// it. Carrying that later figure skipped them (the slots due between
+    /// the engine stopping the shard and the release, up to a renewal's
+    /// worth, or the whole gap of a shard taken over and given up before
+    /// its gap went out).
+    through_ms: i64,
+}
+
+impl Revoked {
+    /// The watermark to release `shard` with, the engine having applied
+    /// the revocation: the engine's own figure from when it stopped the
+    /// shard, if it has one for this revocation, held below what is still
+    /// in flight (the figure frozen here is its last before it stopped the
+    /// shard: lower by up to a round and by what was in flight then, which
+    /// the next holder would publish again).
+    fn release_through(&self, shard: u16, progress: &EngineProgress) -> i64 {
+        match progress.stopped.get(&shard) {
+            Some(stopped) if stopped.generation >= self.at => {
+                let exact = stopped.through_ms.min(progress.published_through_ms);
+                self.through_ms.max(exact)
+            }
+            _ => self.through_ms,
         }
     }
 }
@@ -84,9 +122,8 @@ pub struct Replica {
     /// Free or expired since (by this replica's view), for the orphan rule.
     unowned_since: Vec<Option<i64>>,
     held: BTreeMap<u16, Held>,
-    /// Held shards being given up: revoked from the engine at this
-    /// generation, released once the engine has applied it.
-    releasing: BTreeMap<u16, u64>,
+    /// Held shards being given up.
+    releasing: BTreeMap<u16, Revoked>,
     generation: u64,
 }
 
@@ -118,7 +155,7 @@ impl Replica {
 
     /// The writes that give every held lease up, the engine having stopped
     /// with `progress`.
-    pub fn leave(&mut self, progress: EngineProgress) -> Vec<Op> {
+    pub fn leave(&mut self, progress: &EngineProgress) -> Vec<Op> {
         self.held
             .iter()
             .map(|(shard, held)| Op::Release {
@@ -126,7 +163,11 @@ impl Replica {
                 expected: held.revision,
                 value: ShardValue {
                     holder: None,
-                    published_through_ms: held.published_through(progress),
+                    // A shard being given up stopped before the engine did.
+                    published_through_ms: match self.releasing.get(shard) {
+                        Some(revoked) => revoked.release_through(*shard, progress),
+                        None => held.published_through(progress),
+                    },
                 },
             })
             .collect()
@@ -179,7 +220,7 @@ impl Replica {
 
     /// The writes to make at `now`, given the engine's progress. Also drops
     /// the leases this replica can no longer count on.
-    pub fn tick(&mut self, now: i64, progress: EngineProgress) -> Vec<Op> {
+    pub fn tick(&mut self, now: i64, progress: &EngineProgress) -> Vec<Op> {
         let (ttl, renew) = (self.timing.ttl_ms, self.timing.renew_every_ms);
         let lapsed: Vec<u16> = self
             .held
@@ -195,6 +236,16 @@ impl Replica {
             self.lose(shard);
         }
         self.note_unowned(now);
+
+        // While the engine still schedules a shard being given up, its
+        // progress still covers it.
+        for (shard, revoked) in &mut self.releasing {
+            if let Some(held) = self.held.get(shard) {
+                if progress.generation < revoked.at {
+                    revoked.through_ms = held.published_through(progress);
+                }
+            }
+        }
 
         let mut ops = vec![Op::PutMember(MemberValue {})];
         let (share, short, needy) = self.shares(now);
@@ -214,7 +265,14 @@ impl Replica {
             extras.sort_by_key(|s| self.preference(*s));
             for shard in extras.into_iter().take(extra) {
                 self.generation += 1;
-                self.releasing.insert(shard, self.generation);
+                let through_ms = self.held[&shard].published_through(progress);
+                self.releasing.insert(
+                    shard,
+                    Revoked {
+                        at: self.generation,
+                        through_ms,
+                    },
+                );
                 keeping -= 1;
             }
         }
@@ -224,12 +282,12 @@ impl Replica {
                 published_through_ms: held.published_through(progress),
             };
             match self.releasing.get(shard) {
-                Some(revoked_at) if progress.generation >= *revoked_at => ops.push(Op::Release {
+                Some(revoked) if progress.generation >= revoked.at => ops.push(Op::Release {
                     shard: *shard,
                     expected: held.revision,
                     value: ShardValue {
                         holder: None,
-                        ..value
+                        published_through_ms: revoked.release_through(*shard, progress),
                     },
                 }),
                 _ => ops.push(Op::Renew {

@@ -3,7 +3,11 @@
 
 use super::super::replica::{EngineProgress, Grants, Key, LeaseTiming, Op, Outcome, Replica};
 use crate::slots::mix64;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+/// Every shard has a slot at each multiple of this (a slot stands for all
+/// the shard's checks due then).
+pub(super) const SLOT_MS: i64 = 100;
 
 pub(super) const TIMING: LeaseTiming = LeaseTiming {
     shards: 8,
@@ -72,6 +76,71 @@ impl Bucket {
     }
 }
 
+/// A replica's engine, as the shell runs it: it applies the grants the
+/// replica gave it at its last round (a shard newly taken, or taken again,
+/// from the lease's watermark), publishes each applied shard's due slots
+/// while its grant is valid, and reports how far everything it schedules is
+/// published: one figure for all its shards, as the shell's.
+pub(super) struct Engine {
+    applied: Option<Grants>,
+    /// Per shard scheduled, its first slot not yet published.
+    next: BTreeMap<u16, i64>,
+    pub(super) progress: EngineProgress,
+}
+
+impl Engine {
+    fn new() -> Self {
+        Self {
+            applied: None,
+            next: BTreeMap::new(),
+            progress: EngineProgress::default(),
+        }
+    }
+
+    /// One round at `now`: slots before `start` are not the test's.
+    fn round(&mut self, grants: &Grants, now: i64, start: i64, published: &mut Published) {
+        for (shard, grant) in &grants.shards {
+            let before = self.applied.as_ref().and_then(|a| a.shards.get(shard));
+            if before.is_none_or(|b| b.taken_at != grant.taken_at) {
+                let from = grant.resume_from_ms.max(start);
+                self.next.insert(*shard, first_slot_at_or_after(from));
+            }
+        }
+        self.next
+            .retain(|shard, _| grants.shards.contains_key(shard));
+        for (shard, next) in &mut self.next {
+            // A slot refused for a lapsed grant waits: it holds the figure.
+            if grants.shards[shard].valid_until_ms <= now {
+                continue;
+            }
+            while *next <= now {
+                published.add(*shard, *next);
+                *next += SLOT_MS;
+            }
+        }
+        let through = self.next.values().copied().min().unwrap_or(i64::MAX);
+        self.progress = EngineProgress::at(grants.generation, through.min(now + 1));
+        self.applied = Some(grants.clone());
+    }
+}
+
+fn first_slot_at_or_after(ms: i64) -> i64 {
+    (ms + SLOT_MS - 1).div_euclid(SLOT_MS) * SLOT_MS
+}
+
+/// Every slot published, by any replica.
+#[derive(Default)]
+pub(super) struct Published {
+    slots: HashSet<(u16, i64)>,
+}
+
+impl Published {
+    /// (Published again after a death: JetStream drops it by its id.)
+    fn add(&mut self, shard: u16, slot: i64) {
+        self.slots.insert((shard, slot));
+    }
+}
+
 /// A replica in the simulation.
 pub(super) struct Sim {
     pub(super) replica: Replica,
@@ -83,6 +152,7 @@ pub(super) struct Sim {
     /// Its watch delivers changes this long after they happen.
     pub(super) lag_ms: i64,
     pub(super) grants: Grants,
+    pub(super) engine: Engine,
 }
 
 /// A tiny deterministic generator.
@@ -102,6 +172,12 @@ pub(super) struct World {
     pub(super) timing: LeaseTiming,
     /// Per mille of writes whose answer is lost (half of them landed).
     pub(super) lost_answers: u64,
+    /// Until then no write reaches the bucket and none is answered (a
+    /// stream leader re-elected: the bucket's writes stall).
+    pub(super) stalled_until: i64,
+    /// When the simulation started: the first slot of every shard.
+    pub(super) start: i64,
+    pub(super) published: Published,
 }
 
 impl World {
@@ -113,6 +189,9 @@ impl World {
             now: 1_800_000_000_000,
             timing,
             lost_answers: 0,
+            stalled_until: 0,
+            start: 1_800_000_000_000,
+            published: Published::default(),
         }
     }
 
@@ -132,6 +211,7 @@ impl World {
             cursor: 0,
             lag_ms,
             grants,
+            engine: Engine::new(),
         });
         self.sims.len() - 1
     }
@@ -146,11 +226,12 @@ impl World {
     pub(super) fn leave(&mut self, index: usize) {
         let now = self.now;
         let sim = &mut self.sims[index];
+        // The engine stopped after its last round.
         let progress = EngineProgress {
             generation: u64::MAX,
-            published_through_ms: now,
+            ..sim.engine.progress.clone()
         };
-        for op in sim.replica.leave(progress) {
+        for op in sim.replica.leave(&progress) {
             let outcome = self.bucket.write(&op, sim.replica.id(), now);
             sim.replica.applied(&op, outcome, now);
         }
@@ -194,19 +275,16 @@ impl World {
                 sim.replica.observe(key, entry, now);
                 sim.cursor += 1;
             }
+            sim.engine
+                .round(&sim.grants, now, self.start, &mut self.published);
             if now < sim.next_tick {
                 continue;
             }
             sim.next_tick = now + self.timing.renew_every_ms;
-            // The engine applies each grant by the next tick, published up to now.
-            let progress = EngineProgress {
-                generation: sim.grants.generation,
-                published_through_ms: now,
-            };
-            let ops = sim.replica.tick(now, progress);
+            let ops = sim.replica.tick(now, &sim.engine.progress);
             for op in ops {
                 let roll = self.rng.below(1000);
-                let outcome = if roll < self.lost_answers / 2 {
+                let outcome = if now < self.stalled_until || roll < self.lost_answers / 2 {
                     Outcome::Unknown // lost on the way: not stored
                 } else {
                     let stored = self.bucket.write(&op, sim.replica.id(), now);
@@ -240,6 +318,27 @@ impl World {
                 }
             }
         }
+    }
+
+    /// Every slot of every shard from the start until `until` was published
+    /// by some replica.
+    pub(super) fn assert_every_slot_published(&self, until: i64) {
+        let mut missing = Vec::new();
+        for shard in 0..self.timing.shards {
+            let mut slot = first_slot_at_or_after(self.start);
+            while slot < until {
+                if !self.published.slots.contains(&(shard, slot)) {
+                    missing.push((shard, slot - self.start));
+                }
+                slot += SLOT_MS;
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "{} slots never published (shard, ms after the start): {:?}",
+            missing.len(),
+            &missing[..missing.len().min(40)]
+        );
     }
 
     /// Granted shards per live replica (valid now).
