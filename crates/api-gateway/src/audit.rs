@@ -4,14 +4,21 @@
 //! that fails leaves no entry and one that commits leaves exactly one.
 //!
 //! Changes are computed from the resource's API representation before and
-//! after, so they say what a client would have seen change. Secrets never
-//! appear: their values become `"[changed]"` (or `"[set]"` / `"[removed]"`).
+//! after, so they say what a client would have seen change, plus its
+//! write-only secrets ([`audited`]), which no representation shows but an
+//! auditor must see change. Secrets never appear: their values become
+//! `"[changed]"` (or `"[set]"` / `"[removed]"`).
+//!
+//! [`update`] is the one rule of every update: an update whose changes are
+//! empty (the same representation, the same secrets) writes nothing.
 
 use crate::auth::AuthUser;
 use crate::error::ApiError;
-use diesel_async::AsyncPgConnection;
+use diesel_async::scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
 
 /// Fields whose values are never written to the log: credentials shown to
 /// their owner in responses (webhook signing secrets, heartbeat tokens, the
@@ -74,9 +81,47 @@ pub mod action {
     pub const ROTATE: &str = "rotate";
 }
 
+/// The key of the object that stands for a write-only secret in an
+/// [`audited`] representation. Never written to the log: [`changes`] turns
+/// it into `"[changed]"`, `"[set]"` or `"[removed]"`.
+const SECRET_MARK: &str = "$secret";
+
 /// A resource's representation for [`changes`]: its response as JSON.
 pub fn shown<T: Serialize>(resource: &T) -> Value {
     serde_json::to_value(resource).unwrap_or(Value::Null)
+}
+
+/// [`shown`] with the resource's write-only secrets, each under the field a
+/// client writes it to (`"secret"`, `"basic_auth.password"`) and standing
+/// for what is stored of it (a seal, a digest, a credential URL; `None`:
+/// none is set). A field the response shows (redacted) is replaced. Each
+/// kind names its secrets in one list beside its representation; adding a
+/// secret to a kind is one entry there.
+///
+/// What is stored is digested here, so the representation carries no
+/// secret even if it were kept; equal stored values compare equal, so a
+/// write that keeps a seal (a secret restated unchanged) changes nothing.
+pub fn audited<T: Serialize>(resource: &T, secrets: &[(&str, Option<&str>)]) -> Value {
+    let mut value = shown(resource);
+    if let Value::Object(fields) = &mut value {
+        for (field, stored) in secrets {
+            let marked = match stored {
+                Some(stored) => {
+                    let digest = Sha256::digest(stored.as_bytes());
+                    json!({ SECRET_MARK: hex::encode(&digest[..12]) })
+                }
+                None => Value::Null,
+            };
+            fields.insert((*field).to_string(), marked);
+        }
+    }
+    value
+}
+
+fn is_marked_secret(value: &Value) -> bool {
+    value
+        .as_object()
+        .is_some_and(|o| o.len() == 1 && o.contains_key(SECRET_MARK))
 }
 
 /// The top-level fields that differ between `before` and `after` (either may
@@ -102,7 +147,9 @@ pub fn changes(before: Option<&Value>, after: Option<&Value>) -> Value {
         if b == a {
             continue;
         }
-        let (b, a) = if SECRET_FIELDS.contains(&field.as_str()) {
+        let secret =
+            SECRET_FIELDS.contains(&field.as_str()) || is_marked_secret(b) || is_marked_secret(a);
+        let (b, a) = if secret {
             hidden(b, a)
         } else {
             (b.clone(), a.clone())
@@ -117,6 +164,75 @@ fn hidden(before: &Value, after: &Value) -> (Value, Value) {
         (true, false) => (Value::Null, json!("[set]")),
         (false, true) => (json!("[removed]"), Value::Null),
         _ => (json!("[changed]"), json!("[changed]")),
+    }
+}
+
+/// Whether [`changes`] found nothing.
+pub fn is_empty(changes: &Value) -> bool {
+    changes.as_object().is_none_or(Map::is_empty)
+}
+
+/// Why [`update`]'s savepoint was rolled back.
+enum Rollback {
+    /// The update changed nothing.
+    Unchanged,
+    Failed(ApiError),
+}
+
+impl From<diesel::result::Error> for Rollback {
+    fn from(e: diesel::result::Error) -> Self {
+        Rollback::Failed(e.into())
+    }
+}
+
+/// Runs `write`, an update by `user` of the resource shown as `before`
+/// ([`audited`]), which answers what it wrote and its representation
+/// after, in a savepoint of the caller's transaction; keeps it with one
+/// audit entry when it changed anything, and rolls it back (`None`) when
+/// [`changes`] is empty. So an update that changes nothing writes nothing:
+/// no new `updated_at` (a heartbeat's period starts from it), version,
+/// `ETag` or audit entry, whichever route or kind it came through. The
+/// caller answers the stored resource then, and announces nothing.
+///
+/// The comparison is the audit log's own (the representation, secrets
+/// included, `updated_at` left out), so what counts as a change is decided
+/// once.
+pub async fn update<'a, T, F>(
+    c: &mut AsyncPgConnection,
+    user: &'a AuthUser,
+    resource_kind: &'a str,
+    resource_id: Option<i64>,
+    before: &'a Value,
+    write: F,
+) -> Result<Option<T>, ApiError>
+where
+    T: Send + 'a,
+    F: for<'r> FnOnce(
+            &'r mut AsyncPgConnection,
+        ) -> ScopedBoxFuture<'a, 'r, Result<(T, Value), ApiError>>
+        + Send
+        + 'a,
+{
+    let outcome = c
+        .transaction::<_, Rollback, _>(|c| {
+            async move {
+                let (written, after) = write(c).await.map_err(Rollback::Failed)?;
+                let changes = changes(Some(before), Some(&after));
+                if is_empty(&changes) {
+                    return Err(Rollback::Unchanged);
+                }
+                record(c, user, action::UPDATE, resource_kind, resource_id, changes)
+                    .await
+                    .map_err(Rollback::Failed)?;
+                Ok(written)
+            }
+            .scope_boxed()
+        })
+        .await;
+    match outcome {
+        Ok(written) => Ok(Some(written)),
+        Err(Rollback::Unchanged) => Ok(None),
+        Err(Rollback::Failed(e)) => Err(e),
     }
 }
 
@@ -169,5 +285,37 @@ mod tests {
             json!({"id": {"before": null, "after": 1}, "key": {"before": null, "after": "[set]"}})
         );
         assert!(!created.to_string().contains("upt_secret"));
+    }
+
+    #[test]
+    fn write_only_secrets_are_compared_but_never_shown() {
+        let shown = json!({"name": "a", "value": "https://hooks.example/redacted"});
+        let with = |sealed: Option<&str>| {
+            audited(
+                &shown,
+                &[
+                    ("secret", sealed),
+                    ("value", Some("https://hooks.example/T0K3N")),
+                ],
+            )
+        };
+        let (first, second) = (with(Some("v1.k1.one")), with(Some("v1.k1.two")));
+        let changed = changes(Some(&first), Some(&second));
+        assert_eq!(
+            changed,
+            json!({"secret": {"before": "[changed]", "after": "[changed]"}})
+        );
+        assert!(is_empty(&changes(
+            Some(&first),
+            Some(&with(Some("v1.k1.one")))
+        )));
+        assert_eq!(
+            changes(Some(&with(None)), Some(&first))["secret"],
+            json!({"before": null, "after": "[set]"})
+        );
+        let created = changes(None, Some(&first)).to_string();
+        for leaked in ["T0K3N", "v1.k1", "redacted", SECRET_MARK] {
+            assert!(!created.contains(leaked), "{leaked} in {created}");
+        }
     }
 }

@@ -167,24 +167,34 @@ pub async fn update(
                 member_roles::may_grant(user.role, role)?;
                 let owners = uptime_db::members::owner_count(c, user.org_id).await?;
                 member_roles::keeps_an_owner(current, role != Role::Owner, owners)?;
-                uptime_db::members::set_role(c, user.org_id, target_id, role).await?;
-                let keys = uptime_db::members::keys_of(c, user.org_id, target_id).await?;
                 let after = Member {
                     role: Some(role),
                     ..before.clone()
                 };
-                audit::record(
+                let before_shown = audit::shown(&MemberResponse::of(before));
+                let after_shown = audit::shown(&MemberResponse::of(after.clone()));
+                let changed = audit::update(
                     c,
                     &user,
-                    audit::action::UPDATE,
                     audit::kind::MEMBER,
                     Some(target_id),
-                    audit::changes(
-                        Some(&audit::shown(&MemberResponse::of(before))),
-                        Some(&audit::shown(&MemberResponse::of(after.clone()))),
-                    ),
+                    &before_shown,
+                    move |c| {
+                        async move {
+                            uptime_db::members::set_role(c, user.org_id, target_id, role).await?;
+                            Ok(((), after_shown))
+                        }
+                        .scope_boxed()
+                    },
                 )
-                .await?;
+                .await?
+                .is_some();
+                // The same role: nothing written, no key to forget.
+                let keys = if changed {
+                    uptime_db::members::keys_of(c, user.org_id, target_id).await?
+                } else {
+                    Vec::new()
+                };
                 Ok((after, keys))
             }
             .scope_boxed()

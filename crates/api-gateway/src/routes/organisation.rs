@@ -116,22 +116,29 @@ pub async fn rename(
             let before = uptime_db::organisations::get(c, user.org_id)
                 .await?
                 .ok_or(ApiError::NotFound)?;
-            let after = uptime_db::organisations::rename(c, user.org_id, &name)
-                .await?
-                .ok_or(ApiError::NotFound)?;
             let shown = |o: &uptime_db::organisations::Organisation| {
                 audit::shown(&Shown {
                     id: o.id,
                     name: &o.name,
                 })
             };
-            audit::record(
+            let (before, name) = (shown(&before), &name);
+            // The same name again writes nothing (`audit::update`).
+            audit::update(
                 c,
                 &user,
-                audit::action::UPDATE,
                 audit::kind::ORGANISATION,
                 Some(user.org_id),
-                audit::changes(Some(&shown(&before)), Some(&shown(&after))),
+                &before,
+                move |c| {
+                    async move {
+                        let after = uptime_db::organisations::rename(c, user.org_id, name)
+                            .await?
+                            .ok_or(ApiError::NotFound)?;
+                        Ok(((), shown(&after)))
+                    }
+                    .scope_boxed()
+                },
             )
             .await?;
             Ok(())

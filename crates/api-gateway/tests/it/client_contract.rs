@@ -65,6 +65,46 @@ async fn a_retried_create_replays_the_first_response_and_creates_once() {
 }
 
 #[tokio::test]
+async fn a_replay_carries_the_first_answers_location_and_etag() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("idem-headers").await;
+    let first = keyed_post(&app, MONITORS, &key, "create-h", &monitor("h")).await;
+    assert_eq!(first.status(), StatusCode::CREATED);
+    let header = |res: &reqwest::Response, name: &str| {
+        res.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let (location, etag) = (header(&first, "location"), header(&first, "etag"));
+    assert!(location.is_some() && etag.is_some(), "{first:?}");
+    let created: Value = first.json().await.unwrap();
+    assert_eq!(
+        location.as_deref(),
+        Some(format!("/api/v1/monitors/{}", created["id"]).as_str())
+    );
+
+    let again = keyed_post(&app, MONITORS, &key, "create-h", &monitor("h")).await;
+    assert_eq!(again.status(), StatusCode::CREATED);
+    assert_eq!(
+        header(&again, "idempotent-replayed").as_deref(),
+        Some("true")
+    );
+    assert_eq!(header(&again, "location"), location, "the same Location");
+    assert_eq!(header(&again, "etag"), etag, "the same ETag");
+    // The tag is the one `If-Match` needs: a PATCH with it is taken.
+    let patched = send(
+        &app,
+        reqwest::Method::PATCH,
+        &format!("{MONITORS}/{}", created["id"]),
+        &key,
+        &[("If-Match", etag.as_deref().unwrap())],
+        Some(json!({"name": "h2"})),
+    )
+    .await;
+    assert_eq!(patched.status(), StatusCode::OK, "{patched:?}");
+}
+
+#[tokio::test]
 async fn a_retried_bulk_create_creates_its_monitors_once() {
     let app = spawn_app().await;
     let (_, key) = app.new_user("idem-bulk").await;

@@ -148,3 +148,50 @@ async fn the_contact_list_filters_by_type_and_name() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["details"][0]["field"], "type", "{body}");
 }
+
+#[tokio::test]
+async fn search_ignores_case_beyond_ascii() {
+    let app = spawn_app().await;
+    let (_, key) = app.new_user("unicode").await;
+    for name in ["Überwachung Straße", "ÉCOLE Ωmega", "plain"] {
+        let (status, body) = app
+            .post(
+                "/api/v1/monitors",
+                &key,
+                json!({"name": name, "type": "heartbeat"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = app
+            .post(
+                "/api/v1/alert-contacts",
+                &key,
+                json!({"name": name, "type": "webhook", "value": "https://example.com/hook"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    for (search, found) in [
+        ("%C3%BCberwachung", "Überwachung Straße"),
+        ("stra%C3%9Fe", "Überwachung Straße"),
+        ("%C3%A9cole%20%CF%89", "ÉCOLE Ωmega"),
+    ] {
+        let expected = [found];
+        let (status, body) = app
+            .get(&format!("/api/v1/monitors?search={search}"), &key)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(names(&body), expected, "monitors, search={search}");
+        let (status, body) = app
+            .get(&format!("/api/v1/alert-contacts?search={search}"), &key)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let contacts: Vec<&str> = body["alert_contacts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(contacts, expected, "contacts, search={search}");
+    }
+}

@@ -26,7 +26,7 @@ pub(super) async fn delete_contact(
         audit::action::DELETE,
         audit::kind::ALERT_CONTACT,
         Some(id),
-        audit::changes(Some(&stored.shown), None),
+        audit::changes(Some(&stored.audited), None),
     )
     .await
 }

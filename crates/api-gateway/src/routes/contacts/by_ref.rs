@@ -24,16 +24,20 @@ pub(crate) struct StoredContact {
     pub(crate) row: AlertContact,
     /// Its representation (with its ref).
     pub(crate) shown: Value,
+    /// The same with its secrets, for the audit log (`writes::audited`).
+    pub(crate) audited: Value,
     /// The representation's tag, which `If-Match` names.
     pub(crate) tag: String,
 }
 
 impl StoredContact {
     pub(crate) fn of(row: AlertContact, r#ref: Option<String>) -> Result<Self, ApiError> {
+        let audited = writes::audited(&row, r#ref.as_deref())?;
         let response = ContactResponse::from_row(row.clone())?.with_ref(r#ref);
         Ok(Self {
             row,
             shown: crate::audit::shown(&response),
+            audited,
             tag: crate::etag::of_json(&response),
         })
     }
@@ -114,19 +118,12 @@ pub(crate) async fn execute_contact(
             update,
             send_verification,
             ..
-        } => ContactOutcome::Replaced(
-            writes::rewrite(
-                c,
-                user,
-                stored.row.id,
-                &stored.shown,
-                &update,
-                Some(r#ref),
-                Some(r#ref),
-            )
-            .await?,
-            send_verification,
-        ),
+        } => {
+            match writes::rewrite(c, user, &stored.row, &update, Some(r#ref), Some(r#ref)).await? {
+                Some(row) => ContactOutcome::Replaced(row, send_verification),
+                None => ContactOutcome::Unchanged(stored.row),
+            }
+        }
         PlannedContact::Unchanged { stored } => ContactOutcome::Unchanged(stored.row),
     })
 }

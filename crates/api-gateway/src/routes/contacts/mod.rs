@@ -271,7 +271,7 @@ pub async fn update(
                 let stored_ref = uptime_db::refs::of_one(c, RefKind::AlertContact, id).await?;
                 let shown = ContactResponse::from_row(stored.clone())?.with_ref(stored_ref.clone());
                 if_match.check(&crate::etag::of_json(&shown))?;
-                let before = audit::shown(&shown);
+                let unchanged = stored.clone();
                 let kind = ContactType::from_db(&stored.kind)?;
                 let mut problems = Problems::new();
                 let r#ref = crate::refs::patched(stored_ref.as_deref(), patch.ref_, &mut problems);
@@ -324,7 +324,11 @@ pub async fn update(
                     server: server.unwrap_or(stored_options.server),
                 };
                 let secret_sealed = match secret {
-                    Some(Some(plain)) => Some(values::seal_secret(keyring.as_deref(), plain)?),
+                    Some(Some(plain)) => Some(values::restated_or_sealed(
+                        keyring.as_deref(),
+                        stored.secret_sealed.as_deref(),
+                        plain,
+                    )?),
                     Some(None) => None,
                     None => stored.secret_sealed,
                 };
@@ -359,14 +363,18 @@ pub async fn update(
                 let row = writes::rewrite(
                     c,
                     &user,
-                    id,
-                    &before,
+                    &unchanged,
                     &changes,
                     stored_ref.as_deref(),
                     r#ref.as_deref(),
                 )
                 .await?;
-                Ok((row, send_verification, r#ref))
+                // Nothing changed: nothing written, and no link is due (the
+                // address is the same).
+                Ok(match row {
+                    Some(row) => (row, send_verification, r#ref),
+                    None => (unchanged, false, r#ref),
+                })
             }
             .scope_boxed()
         })
@@ -440,9 +448,10 @@ pub async fn delete(
                 else {
                     return Ok(false);
                 };
-                let shown = shown_with_ref(c, stored).await?;
+                let stored_ref = uptime_db::refs::of_one(c, RefKind::AlertContact, id).await?;
+                let before = writes::audited(&stored, stored_ref.as_deref())?;
+                let shown = ContactResponse::from_row(stored)?.with_ref(stored_ref);
                 if_match.check(&crate::etag::of_json(&shown))?;
-                let before = audit::shown(&shown);
                 if !uptime_db::contacts::delete(c, user.org_id, id).await? {
                     return Ok(false);
                 }

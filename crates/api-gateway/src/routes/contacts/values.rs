@@ -36,6 +36,16 @@ pub(crate) fn secret_kind(kind: ContactType) -> Option<(&'static str, bool)> {
     }
 }
 
+/// Whether a type's `value` is itself a credential: a webhook URL whose
+/// path or query carries the token (Slack's, Discord's, a Teams Workflows
+/// URL's `sig=`). The audit log records only that such a value changed.
+pub(crate) fn value_is_credential(kind: ContactType) -> bool {
+    matches!(
+        kind,
+        ContactType::Slack | ContactType::Discord | ContactType::Teams
+    )
+}
+
 pub(crate) fn takes_secret(kind: ContactType) -> bool {
     secret_kind(kind).is_some()
 }
@@ -217,6 +227,31 @@ pub(crate) fn seal_secret(
     keyring
         .seal(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, &plain)
         .map_err(|e| ApiError::Internal(format!("sealing a contact's secret: {e}")))
+}
+
+/// The seal to store for a credential `given` over the `stored` seal: the
+/// stored seal when it holds the same credential (so restating it changes
+/// nothing: a new seal of the same text would differ), else a new seal.
+/// Every write that takes a credential goes through this.
+pub(crate) fn restated_or_sealed(
+    keyring: Option<&uptime_secrets::Keyring>,
+    stored: Option<&str>,
+    given: String,
+) -> Result<String, ApiError> {
+    match stored {
+        Some(sealed) if opens_to(keyring, sealed, &given) => Ok(sealed.to_string()),
+        _ => seal_secret(keyring, given),
+    }
+}
+
+/// Whether `sealed` holds `plain` (never when it cannot be opened here).
+fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
+    keyring
+        .and_then(|k| {
+            k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
+                .ok()
+        })
+        .is_some_and(|opened| opened.as_str() == plain)
 }
 
 #[cfg(test)]

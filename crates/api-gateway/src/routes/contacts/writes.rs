@@ -12,6 +12,7 @@ use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::settings::QuotaSettings;
 use crate::validation::Problems;
+use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use serde_json::Value;
 use uptime_alerts::ProviderOptions;
@@ -144,12 +145,13 @@ impl Validated {
                 "cannot be changed; create a new contact instead",
             ));
         }
-        let secret_sealed = match (self.secret, &stored.secret_sealed) {
-            (None, kept) => kept.clone(),
-            (Some(given), Some(sealed)) if opens_to(keyring, sealed, &given) => {
-                Some(sealed.clone())
-            }
-            (Some(given), _) => Some(values::seal_secret(keyring, given)?),
+        let secret_sealed = match self.secret {
+            None => stored.secret_sealed.clone(),
+            Some(given) => Some(values::restated_or_sealed(
+                keyring,
+                stored.secret_sealed.as_deref(),
+                given,
+            )?),
         };
         let value = self.value.unwrap_or_default();
         let send_verification = self.kind == ContactType::Email && value != stored.value;
@@ -175,14 +177,16 @@ impl Validated {
     }
 }
 
-/// Whether `sealed` holds `plain` (never when it cannot be opened here).
-fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
-    keyring
-        .and_then(|k| {
-            k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
-                .ok()
-        })
-        .is_some_and(|opened| opened.as_str() == plain)
+/// The contact as the audit log compares it: its representation (with
+/// `r#ref`) and its write-only secrets (`audit::audited`), each named by
+/// its request field.
+pub(crate) fn audited(row: &AlertContact, r#ref: Option<&str>) -> Result<Value, ApiError> {
+    let response = ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string));
+    let mut secrets = vec![("secret", row.secret_sealed.as_deref())];
+    if ContactType::from_db(&row.kind).is_ok_and(values::value_is_credential) {
+        secrets.push(("value", Some(row.value.as_str())));
+    }
+    Ok(audit::audited(&response, &secrets))
 }
 
 /// What writing `update` over `stored` (shown as `stored_shown`) changes,
@@ -236,8 +240,7 @@ pub(crate) async fn insert(
     }
     let row = uptime_db::contacts::create(c, new).await?;
     crate::refs::set_on_create(c, RefKind::AlertContact, user.org_id, row.id, r#ref).await?;
-    let shown =
-        audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
+    let shown = audited(&row, r#ref)?;
     audit::record(
         c,
         user,
@@ -250,31 +253,44 @@ pub(crate) async fn insert(
     Ok(row)
 }
 
-/// Writes `update` over the stored contact `id` (shown as `before`), with
-/// the ref it has or takes now (`stored_ref` → `r#ref`) and one audit entry.
+/// Writes `update` over `stored` (with the ref it has or takes now:
+/// `stored_ref` → `r#ref`) with one audit entry, or nothing (`None`) when
+/// that changes nothing (`audit::update`).
 pub(crate) async fn rewrite(
     c: &mut AsyncPgConnection,
     user: &AuthUser,
-    id: i64,
-    before: &Value,
+    stored: &AlertContact,
     update: &ContactUpdate,
     stored_ref: Option<&str>,
     r#ref: Option<&str>,
-) -> Result<AlertContact, ApiError> {
-    let row = uptime_db::contacts::update(c, user.org_id, id, update)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    crate::refs::set_if_new(c, RefKind::AlertContact, user.org_id, id, stored_ref, r#ref).await?;
-    let after =
-        audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
-    audit::record(
+) -> Result<Option<AlertContact>, ApiError> {
+    let id = stored.id;
+    let before = audited(stored, stored_ref)?;
+    audit::update(
         c,
         user,
-        audit::action::UPDATE,
         audit::kind::ALERT_CONTACT,
         Some(id),
-        audit::changes(Some(before), Some(&after)),
+        &before,
+        move |c| {
+            async move {
+                let row = uptime_db::contacts::update(c, user.org_id, id, update)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                crate::refs::set_if_new(
+                    c,
+                    RefKind::AlertContact,
+                    user.org_id,
+                    id,
+                    stored_ref,
+                    r#ref,
+                )
+                .await?;
+                let after = audited(&row, r#ref)?;
+                Ok((row, after))
+            }
+            .scope_boxed()
+        },
     )
-    .await?;
-    Ok(row)
+    .await
 }

@@ -265,28 +265,36 @@ pub async fn update(
                 );
                 problems.into_result()?;
                 check_contacts(c, user.org_id, &def).await?;
-                let policy = db::replace(c, user.org_id, id, &def)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                crate::refs::set_if_new(
-                    c,
-                    REF_KIND,
-                    user.org_id,
-                    id,
-                    stored_ref.as_deref(),
-                    r#ref.as_deref(),
-                )
-                .await?;
-                audit::record(
+                let (stored_ref, new_ref, def) = (stored_ref.as_deref(), r#ref.as_deref(), &def);
+                let written = audit::update(
                     c,
                     &user,
-                    audit::action::UPDATE,
                     audit::kind::ESCALATION_POLICY,
                     Some(id),
-                    audit::changes(Some(&before), Some(&shown(&policy, r#ref.as_deref()))),
+                    &before,
+                    move |c| {
+                        async move {
+                            let policy = db::replace(c, user.org_id, id, def)
+                                .await?
+                                .ok_or(ApiError::NotFound)?;
+                            crate::refs::set_if_new(
+                                c,
+                                REF_KIND,
+                                user.org_id,
+                                id,
+                                stored_ref,
+                                new_ref,
+                            )
+                            .await?;
+                            let after = shown(&policy, new_ref);
+                            Ok((policy, after))
+                        }
+                        .scope_boxed()
+                    },
                 )
                 .await?;
-                Ok((policy, r#ref))
+                // Nothing changed: nothing was written.
+                Ok((written.unwrap_or(stored), r#ref))
             }
             .scope_boxed()
         })

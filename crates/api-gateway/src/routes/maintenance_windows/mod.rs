@@ -319,30 +319,24 @@ pub async fn update(
                 let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
                 let (definition, r#ref) =
                     merged(c, &user, &stored, stored_ref.as_deref(), req, now).await?;
-                let before = audit::shown(&shown(stored, stored_ref.as_deref(), now));
-                let row = db::update(c, user.org_id, id, &definition)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                crate::refs::set_if_new(
-                    c,
-                    REF_KIND,
-                    user.org_id,
-                    id,
-                    stored_ref.as_deref(),
-                    r#ref.as_deref(),
-                )
+                let before = audit::shown(&shown(stored.clone(), stored_ref.as_deref(), now));
+                let (stored_ref, new_ref) = (stored_ref.as_deref(), r#ref.as_deref());
+                let definition = &definition;
+                let written = audit::update(c, &user, AUDIT_KIND, Some(id), &before, move |c| {
+                    async move {
+                        let row = db::update(c, user.org_id, id, definition)
+                            .await?
+                            .ok_or(ApiError::NotFound)?;
+                        crate::refs::set_if_new(c, REF_KIND, user.org_id, id, stored_ref, new_ref)
+                            .await?;
+                        let after = audit::shown(&shown(row.clone(), new_ref, now));
+                        Ok((row, after))
+                    }
+                    .scope_boxed()
+                })
                 .await?;
-                let after = audit::shown(&shown(row.clone(), r#ref.as_deref(), now));
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::UPDATE,
-                    AUDIT_KIND,
-                    Some(id),
-                    audit::changes(Some(&before), Some(&after)),
-                )
-                .await?;
-                Ok((row, r#ref))
+                // Nothing changed: nothing was written.
+                Ok((written.unwrap_or(stored), r#ref))
             }
             .scope_boxed()
         })

@@ -236,7 +236,7 @@ pub(crate) async fn delete_monitor(
         audit::action::DELETE,
         audit::kind::MONITOR,
         Some(id),
-        audit::changes(Some(&current.shown), None),
+        audit::changes(Some(&current.audited), None),
     )
     .await
 }

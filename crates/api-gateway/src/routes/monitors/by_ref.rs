@@ -125,11 +125,19 @@ pub(super) async fn execute(
         }
         Planned::Update {
             current, change, ..
-        } => Outcome::Replaced(writes::rewrite(c, user, *current, *change, settings).await?),
+        } => {
+            let written = writes::rewrite(c, user, *current, *change, settings).await?;
+            if written.changed {
+                Outcome::Replaced(written)
+            } else {
+                Outcome::Unchanged(written)
+            }
+        }
         Planned::Unchanged { current } => Outcome::Unchanged(Written {
             row: current.row,
             contact_ids: current.contact_ids,
             r#ref: current.r#ref,
+            changed: false,
         }),
     })
 }

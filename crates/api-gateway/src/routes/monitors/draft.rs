@@ -81,6 +81,18 @@ impl Draft {
         }
     }
 
+    /// A basic-auth password given equal to `stored`'s keeps its seal
+    /// (`BasicAuthDraft::keep_if_restated`).
+    pub(super) fn keep_restated_password(
+        &mut self,
+        stored: &Monitor,
+        keyring: Option<&uptime_secrets::Keyring>,
+    ) {
+        if let Some(auth) = self.kinds.http.basic_auth.as_mut() {
+            auth.keep_if_restated(stored.http_password_sealed.as_ref(), keyring);
+        }
+    }
+
     /// The stored monitor with `patch` applied. `null` on a field that cannot
     /// be cleared is recorded in `problems`.
     pub(super) fn merge(

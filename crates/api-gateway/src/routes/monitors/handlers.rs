@@ -341,7 +341,9 @@ pub async fn update(
         })
         .await?;
     drop(conn);
-    announce(&state, id, MonitorChange::Upserted).await;
+    if written.changed {
+        announce(&state, id, MonitorChange::Upserted).await;
+    }
     Ok(HttpResponse::Ok().json(written.shown(&state.settings.regions)?))
 }
 
@@ -367,7 +369,7 @@ pub async fn delete(
                     return Ok(false);
                 };
                 if_match.check(&tag)?;
-                let before = current.shown;
+                let before = current.audited;
                 // One statement: the links and rollups go with it (ON DELETE
                 // CASCADE); its results stay, unseen, until their day's
                 // partition expires.

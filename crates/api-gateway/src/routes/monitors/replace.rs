@@ -15,7 +15,7 @@ use crate::audit;
 use crate::error::ApiError;
 use crate::validation::Problems;
 use uptime_db::alerting::AlertRules;
-use uptime_db::models::{Monitor, SealedText};
+use uptime_db::models::Monitor;
 use uptime_db::monitors::MonitorDefinition;
 
 /// The draft of a create body replacing `stored`. A basic-auth password
@@ -35,37 +35,18 @@ pub(super) fn replacing(
         draft.kinds.http.basic_auth.as_mut(),
         stored.http_password_sealed.as_ref(),
     ) {
-        match &auth.password {
-            None => {
-                auth.kept = Some(sealed.clone());
-                if moved {
-                    problems.add(
-                        "basic_auth.password",
-                        "the target's origin changed: restate the password or remove basic_auth",
-                    );
-                }
+        if auth.password.is_none() {
+            auth.kept = Some(sealed.clone());
+            if moved {
+                problems.add(
+                    "basic_auth.password",
+                    "the target's origin changed: restate the password or remove basic_auth",
+                );
             }
-            Some(given) if opens_to(keyring, sealed, given) => {
-                auth.password = None;
-                auth.kept = Some(sealed.clone());
-            }
-            Some(_) => {}
         }
     }
+    draft.keep_restated_password(stored, keyring);
     draft
-}
-
-/// Whether `sealed` holds `plain` (never when it cannot be opened here).
-fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &SealedText, plain: &str) -> bool {
-    keyring
-        .and_then(|k| {
-            k.open(
-                uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD,
-                sealed.as_str(),
-            )
-            .ok()
-        })
-        .is_some_and(|opened| opened.as_str() == plain)
 }
 
 /// `stored` as it would read with `def`, `labels` and `rules` written.

@@ -13,6 +13,7 @@ use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::settings::QuotaSettings;
 use chrono::Utc;
+use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use serde_json::Value;
 use uptime_db::alerting::AlertRules;
@@ -50,6 +51,21 @@ pub(super) struct Written {
     pub(super) row: Monitor,
     pub(super) contact_ids: Vec<i64>,
     pub(super) r#ref: Option<String>,
+    /// Whether anything was written: `false` for an update that changed
+    /// nothing (`audit::update`), which is not announced either.
+    pub(super) changed: bool,
+}
+
+/// The monitor as the audit log compares it: its representation and its
+/// write-only secrets (`audit::audited`), each named by its request field.
+pub(super) fn audited(response: &MonitorResponse, row: &Monitor) -> Value {
+    audit::audited(
+        response,
+        &[(
+            "basic_auth.password",
+            row.http_password_sealed.as_ref().map(|s| s.as_str()),
+        )],
+    )
 }
 
 impl Written {
@@ -95,15 +111,17 @@ pub(super) async fn insert(
         row,
         contact_ids,
         r#ref,
+        changed: true,
     };
     let id = written.row.id;
-    let shown = audit::shown(
+    let shown = audited(
         &MonitorResponse::from_row(
             written.row.clone(),
             written.contact_ids.clone(),
             &settings.regions,
         )?
         .with_ref(written.r#ref.clone()),
+        &written.row,
     );
     audit::record(
         c,
@@ -125,6 +143,8 @@ pub(super) struct Current {
     pub(super) contact_ids: Vec<i64>,
     pub(super) r#ref: Option<String>,
     pub(super) shown: Value,
+    /// The representation with its secrets, for the audit log ([`audited`]).
+    pub(super) audited: Value,
 }
 
 impl Current {
@@ -138,12 +158,14 @@ impl Current {
         let response = MonitorResponse::from_row(row.clone(), contact_ids.clone(), regions)?
             .with_ref(r#ref.clone());
         let tag = crate::etag::of_json(&response);
+        let audited = audited(&response, &row);
         Ok((
             Self {
                 row,
                 contact_ids,
                 r#ref,
                 shown: audit::shown(&response),
+                audited,
             },
             tag,
         ))
@@ -182,7 +204,9 @@ pub(super) struct Rewrite {
 
 /// Rewrites a stored monitor with a validated draft: selector, quota for the
 /// change, dependencies, the definition (runtime reset when what is watched
-/// changed), rules, contacts, ref, one audit entry.
+/// changed), rules, contacts, ref, one audit entry; or nothing at all when
+/// that changes nothing (`audit::update`: no new `updated_at`, so a
+/// heartbeat's period is not restarted, and no new version).
 pub(super) async fn rewrite(
     c: &mut AsyncPgConnection,
     user: &AuthUser,
@@ -199,6 +223,9 @@ pub(super) async fn rewrite(
     let stored = &current.row;
     let id = stored.id;
     check_selector(user, &draft.labels)?;
+    // A password restated as stored keeps its seal: a new seal of the same
+    // password would read as a change.
+    draft.keep_restated_password(stored, settings.keyring.as_deref());
     let labels = std::mem::take(&mut draft.labels).to_json();
     let watched_changed = uptime_contracts::MonitorKind::from(draft.kind) != stored.kind
         || (draft.kind != MonitorType::Heartbeat && draft.target != stored.target);
@@ -220,58 +247,73 @@ pub(super) async fn rewrite(
         alert_rules::check_dependencies(c, user.org_id, Some(id), &rules.depends_on).await?;
     }
     let stored_rules = AlertRules::of(stored);
-    let mut row = uptime_db::monitors::update_definition_labelled(
-        c,
-        id,
-        def,
-        definition_change,
-        Some(labels),
-    )
-    .await?;
-    if rules != stored_rules {
-        row = uptime_db::alerting::set_rules(c, id, rules).await?;
-    }
-    let contact_ids = match new_contacts {
-        Some(ids) => {
-            if !ids.is_empty() {
-                crate::routes::escalation_policies::ensure_no_policy(c, id).await?;
-            }
-            let ids = checked_contact_ids(c, user.org_id, ids).await?;
-            uptime_db::monitors::replace_contacts(c, id, &ids).await?;
-            ids
-        }
-        None => current.contact_ids.clone(),
-    };
-    crate::refs::set_if_new(
-        c,
-        RefKind::Monitor,
-        user.org_id,
-        id,
-        current.r#ref.as_deref(),
-        r#ref.as_deref(),
-    )
-    .await?;
-    let written = Written {
-        row,
-        contact_ids,
-        r#ref,
-    };
-    let after = audit::shown(
-        &MonitorResponse::from_row(
-            written.row.clone(),
-            written.contact_ids.clone(),
-            &settings.regions,
-        )?
-        .with_ref(written.r#ref.clone()),
-    );
-    audit::record(
+    let current_ref = &current;
+    let written = audit::update(
         c,
         user,
-        audit::action::UPDATE,
         audit::kind::MONITOR,
         Some(id),
-        audit::changes(Some(&current.shown), Some(&after)),
+        &current.audited,
+        move |c| {
+            async move {
+                let current = current_ref;
+                let mut row = uptime_db::monitors::update_definition_labelled(
+                    c,
+                    id,
+                    def,
+                    definition_change,
+                    Some(labels),
+                )
+                .await?;
+                if rules != stored_rules {
+                    row = uptime_db::alerting::set_rules(c, id, rules).await?;
+                }
+                let contact_ids = match new_contacts {
+                    Some(ids) => {
+                        if !ids.is_empty() {
+                            crate::routes::escalation_policies::ensure_no_policy(c, id).await?;
+                        }
+                        let ids = checked_contact_ids(c, user.org_id, ids).await?;
+                        uptime_db::monitors::replace_contacts(c, id, &ids).await?;
+                        ids
+                    }
+                    None => current.contact_ids.clone(),
+                };
+                crate::refs::set_if_new(
+                    c,
+                    RefKind::Monitor,
+                    user.org_id,
+                    id,
+                    current.r#ref.as_deref(),
+                    r#ref.as_deref(),
+                )
+                .await?;
+                // Compared at the stored update time: what derives from it
+                // (a heartbeat's `next_expected_at`) moves with any write,
+                // and is no change of its own.
+                let mut compared = row.clone();
+                compared.updated_at = current.row.updated_at;
+                let after = audited(
+                    &MonitorResponse::from_row(compared, contact_ids.clone(), &settings.regions)?
+                        .with_ref(r#ref.clone()),
+                    &row,
+                );
+                let written = Written {
+                    row,
+                    contact_ids,
+                    r#ref,
+                    changed: true,
+                };
+                Ok((written, after))
+            }
+            .scope_boxed()
+        },
     )
     .await?;
-    Ok(written)
+    Ok(written.unwrap_or_else(|| Written {
+        row: current.row,
+        contact_ids: current.contact_ids,
+        r#ref: current.r#ref,
+        changed: false,
+    }))
 }

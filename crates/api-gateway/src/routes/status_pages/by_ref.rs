@@ -38,9 +38,15 @@ pub(super) fn checked_create(
     Ok((page, body.private, body.ref_))
 }
 
-/// The page as the audit log shows it (never a token), with its ref.
+/// The page as the audit log compares it (never a token), with its ref
+/// and its write-only secret: the access token's digest
+/// (`audit::audited`).
 pub(super) fn audited(page: StatusPage, r#ref: Option<&str>) -> serde_json::Value {
-    audit::shown(&StatusPageResponse::of(page, "", None).with_ref(r#ref.map(str::to_string)))
+    let token = page.access_token_sha256.clone();
+    audit::audited(
+        &StatusPageResponse::of(page, "", None).with_ref(r#ref.map(str::to_string)),
+        &[("access_token", token.as_deref())],
+    )
 }
 
 fn fields_of<'a>(page: &'a CheckedPage, groups: &'a serde_json::Value) -> PageFields<'a> {

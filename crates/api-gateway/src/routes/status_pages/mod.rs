@@ -267,43 +267,53 @@ pub async fn update(
                 check_reach(c, &user, &page).await?;
                 ensure_free(c, &page, id).await?;
                 let groups = page.groups_json();
-                let updated = uptime_db::status_pages::update(
-                    c,
-                    user.org_id,
-                    id,
-                    &PageFields {
-                        slug: &page.slug,
-                        title: &page.title,
-                        description: page.description.as_deref(),
-                        logo_url: page.logo_url.as_deref(),
-                        custom_domain: page.custom_domain.as_deref(),
-                        groups: &groups,
-                    },
-                )
-                .await?
-                .ok_or(ApiError::NotFound)?;
-                let (updated, token) = set_privacy(c, user.org_id, updated, body.private).await?;
-                crate::refs::set_if_new(
-                    c,
-                    REF_KIND,
-                    user.org_id,
-                    id,
-                    stored_ref.as_deref(),
-                    r#ref.as_deref(),
-                )
-                .await?;
-                audit::record(
+                let before_audited = by_ref::audited(before.clone(), stored_ref.as_deref());
+                let (stored_ref, new_ref, page, groups) =
+                    (stored_ref.as_deref(), r#ref.as_deref(), &page, &groups);
+                let private = body.private;
+                let written = audit::update(
                     c,
                     &user,
-                    audit::action::UPDATE,
                     audit::kind::STATUS_PAGE,
                     Some(id),
-                    audit::changes(
-                        Some(&by_ref::audited(before, stored_ref.as_deref())),
-                        Some(&by_ref::audited(updated.clone(), r#ref.as_deref())),
-                    ),
+                    &before_audited,
+                    move |c| {
+                        async move {
+                            let updated = uptime_db::status_pages::update(
+                                c,
+                                user.org_id,
+                                id,
+                                &PageFields {
+                                    slug: &page.slug,
+                                    title: &page.title,
+                                    description: page.description.as_deref(),
+                                    logo_url: page.logo_url.as_deref(),
+                                    custom_domain: page.custom_domain.as_deref(),
+                                    groups,
+                                },
+                            )
+                            .await?
+                            .ok_or(ApiError::NotFound)?;
+                            let (updated, token) =
+                                set_privacy(c, user.org_id, updated, private).await?;
+                            crate::refs::set_if_new(
+                                c,
+                                REF_KIND,
+                                user.org_id,
+                                id,
+                                stored_ref,
+                                new_ref,
+                            )
+                            .await?;
+                            let after = by_ref::audited(updated.clone(), new_ref);
+                            Ok(((updated, token), after))
+                        }
+                        .scope_boxed()
+                    },
                 )
                 .await?;
+                // Nothing changed: nothing was written.
+                let (updated, token) = written.unwrap_or((before, None));
                 Ok((updated, token, r#ref))
             }
             .scope_boxed()

@@ -21,6 +21,37 @@ impl BasicAuthDraft {
     pub(crate) fn keeps_stored_password(&self) -> bool {
         self.password.is_none() && self.kept.is_some()
     }
+
+    /// A password given equal to the `stored` one keeps the stored seal, so
+    /// restating it (a PATCH, a PUT by ref, an apply) changes nothing: a
+    /// new seal of the same password would differ. Every write that takes
+    /// a password goes through this.
+    pub(crate) fn keep_if_restated(
+        &mut self,
+        stored: Option<&SealedText>,
+        keyring: Option<&uptime_secrets::Keyring>,
+    ) {
+        let (Some(given), Some(sealed)) = (&self.password, stored) else {
+            return;
+        };
+        if opens_to(keyring, sealed, given) {
+            self.password = None;
+            self.kept = Some(sealed.clone());
+        }
+    }
+}
+
+/// Whether `sealed` holds `plain` (never when it cannot be opened here).
+fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &SealedText, plain: &str) -> bool {
+    keyring
+        .and_then(|k| {
+            k.open(
+                uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD,
+                sealed.as_str(),
+            )
+            .ok()
+        })
+        .is_some_and(|opened| opened.as_str() == plain)
 }
 
 impl std::fmt::Debug for BasicAuthDraft {
