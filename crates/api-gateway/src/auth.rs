@@ -65,6 +65,47 @@ pub fn authenticate_request(
     }
 }
 
+/// Charges a request of organisation `org_id` that costs `cost` tokens in
+/// all, its own (taken by [`authenticate_request`]) included: at most a
+/// full bucket ([`crate::rate_limit::RateLimiter::charge`]). Where the
+/// bucket stands after is left for the `RateLimit` headers; a refusal
+/// names `field`, the request (`what`, costing one token per `unit`), the
+/// charge and the maximum.
+pub fn charge_request(
+    req: &HttpRequest,
+    state: &AppState,
+    org_id: i64,
+    cost: u32,
+    field: &'static str,
+    (what, unit): (&str, &str),
+) -> Result<(), ApiError> {
+    use crate::rate_limit::Charge;
+    match state.rate_limiter.charge(org_id, cost, 1) {
+        Charge::Taken(allowance) => {
+            req.extensions_mut().insert(allowance);
+            Ok(())
+        }
+        Charge::Refused {
+            retry_after_secs,
+            charged,
+        } => {
+            req.extensions_mut()
+                .insert(state.rate_limiter.refused(retry_after_secs));
+            let max = state.rate_limiter.max_charge();
+            Err(ApiError::RateLimitedFor {
+                retry_after_secs,
+                field,
+                message: format!(
+                    "{what} costs {cost} rate-limit tokens (one per {unit}); no request is \
+                     charged more than a full bucket (rate_limit.burst: {max}), so it is charged \
+                     {charged}, which the organisation's bucket holds again in \
+                     {retry_after_secs} s if nothing else is spent meanwhile"
+                ),
+            })
+        }
+    }
+}
+
 fn bearer_token(req: &HttpRequest) -> Option<String> {
     let value = req
         .headers()

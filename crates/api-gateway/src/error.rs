@@ -88,6 +88,15 @@ pub enum ApiError {
     PreconditionFailed { current: String },
     #[error("rate limit exceeded")]
     RateLimited { retry_after_secs: u64 },
+    /// A request that costs more than one token (an apply) finds the
+    /// organisation's bucket short; `message`, under `field`, says what it
+    /// costs and the most any request is charged.
+    #[error("rate limit exceeded")]
+    RateLimitedFor {
+        retry_after_secs: u64,
+        field: &'static str,
+        message: String,
+    },
     /// A verification-email limit holds; `message` names it.
     #[error("rate limit exceeded")]
     MailLimited {
@@ -141,6 +150,7 @@ impl ResponseError for ApiError {
             ApiError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             ApiError::RateLimited { .. }
+            | ApiError::RateLimitedFor { .. }
             | ApiError::MailLimited { .. }
             | ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::QuotaExceeded { .. }
@@ -169,7 +179,8 @@ impl ResponseError for ApiError {
             | ApiError::Unprocessable { field, message } => {
                 vec![FieldError::new(*field, message.clone())]
             }
-            ApiError::TooManyRequests { field, message, .. } => {
+            ApiError::TooManyRequests { field, message, .. }
+            | ApiError::RateLimitedFor { field, message, .. } => {
                 vec![FieldError::new(*field, message.clone())]
             }
             ApiError::QuotaExceeded { quota, limit } => vec![FieldError::new(
@@ -206,6 +217,9 @@ impl ResponseError for ApiError {
                 response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
             ApiError::RateLimited { retry_after_secs }
+            | ApiError::RateLimitedFor {
+                retry_after_secs, ..
+            }
             | ApiError::MailLimited {
                 retry_after_secs, ..
             }

@@ -5,7 +5,8 @@
 //! What "the same request" is: the method, the path with its query, and the
 //! body, digested (SHA-256). The key is the organisation's: any of its keys
 //! may retry. The first response is kept `retention.idempotency_hours` (24
-//! by default) and replayed with `Idempotent-Replayed: true`; the same key
+//! by default) and replayed with `Idempotent-Replayed: true` and the
+//! headers of [`REPLAYED_HEADERS`] it carried; the same key
 //! with another request is refused (422, field `Idempotency-Key`); a retry
 //! while the first is still running is told to come back (409 with
 //! `Retry-After`). Responses that left nothing to replay (5xx, 429) give
@@ -41,6 +42,26 @@ pub const MAX_KEY_LEN: usize = 255;
 const MAX_KEYED_BODY: usize = crate::body_limits::APPLY_BODY_BYTES;
 /// The response header on a replay.
 const REPLAYED: &str = "idempotent-replayed";
+/// The headers of a first response its replays carry again: what says
+/// where the resource is and which version the body shows (`Location`,
+/// `ETag`, which the next `If-Match` needs; `Content-Location`,
+/// `Last-Modified`), how it may be kept (`Cache-Control`: an answer with a
+/// secret in it stays `no-store`), and a deprecated route's notice
+/// (`Deprecation`, `Sunset`, `Link`). Not those about the moment of the
+/// answer (`Date`, `Retry-After`, the `RateLimit` headers, which the replay
+/// gets of its own) nor the transfer (`Content-Length`, `Content-Encoding`).
+/// The ETag layer sits inside this one, so the first response's tag is
+/// among them, and a replay (which runs no handler) answers it as it was.
+pub const REPLAYED_HEADERS: &[&str] = &[
+    "location",
+    "etag",
+    "content-location",
+    "last-modified",
+    "cache-control",
+    "deprecation",
+    "sunset",
+    "link",
+];
 /// Responses larger than this are not kept (the claim is dropped, so a
 /// retry runs again): a bound on what one key stores.
 const MAX_STORED_RESPONSE: usize = 1024 * 1024;
@@ -169,6 +190,18 @@ fn replay(stored: StoredResponse) -> HttpResponse {
     if let Some(content_type) = stored.content_type {
         res.insert_header((CONTENT_TYPE, content_type));
     }
+    for (name, value) in &stored.headers {
+        // Only the listed ones were stored; a row edited by hand cannot
+        // make a replay answer anything else.
+        let listed = REPLAYED_HEADERS.contains(&name.as_str());
+        if let (true, Ok(name), Ok(value)) = (
+            listed,
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::from_str(value),
+        ) {
+            res.append_header((name, value));
+        }
+    }
     res.insert_header((HeaderName::from_static(REPLAYED), "true"));
     res.body(stored.body)
 }
@@ -188,6 +221,7 @@ async fn record(
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let headers = replayed_headers(res.headers());
     let (res, body) = res.into_parts();
     // Bounded: our responses are JSON pages of bounded size; a body that
     // cannot be read is answered as a 500 and the key given up.
@@ -204,6 +238,7 @@ async fn record(
                 let stored = StoredResponse {
                     status: status.as_u16(),
                     content_type,
+                    headers,
                     body: body.to_vec(),
                 };
                 uptime_db::idempotency::complete(&mut conn, org_id, key, &stored).await?
@@ -225,6 +260,18 @@ async fn record(
             .map_into_boxed_body(),
     };
     ServiceResponse::new(req, res)
+}
+
+/// The [`REPLAYED_HEADERS`] of a response, as (name, value).
+fn replayed_headers(headers: &actix_web::http::header::HeaderMap) -> Vec<(String, String)> {
+    REPLAYED_HEADERS
+        .iter()
+        .flat_map(|name| {
+            headers
+                .get_all(*name)
+                .filter_map(move |value| Some((name.to_string(), value.to_str().ok()?.to_string())))
+        })
+        .collect()
 }
 
 #[cfg(test)]

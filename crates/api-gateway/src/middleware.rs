@@ -99,7 +99,20 @@ pub async fn rate_limit_headers(
         .extensions()
         .get::<crate::rate_limit::Allowance>()
         .copied();
-    if let Some(a) = allowance {
+    if let Some(mut a) = allowance {
+        // Any refusal to come back later says so in these headers too:
+        // nothing left until its `Retry-After`, whichever limit refused
+        // (the key check's token, a handler's larger charge, a line).
+        if res.status() == actix_web::http::StatusCode::TOO_MANY_REQUESTS {
+            let retry_after = res
+                .headers()
+                .get(actix_web::http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+            if let Some(retry_after) = retry_after {
+                a.remaining = 0;
+                a.reset_secs = retry_after;
+            }
+        }
         let headers = res.headers_mut();
         let mut set = |name: &'static str, value: String| {
             if let Ok(value) = HeaderValue::from_str(&value) {

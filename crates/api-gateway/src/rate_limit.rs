@@ -147,6 +147,80 @@ impl<K: Hash + Eq> RateLimiter<K> {
     }
 }
 
+/// What a request that costs many tokens was charged
+/// ([`RateLimiter::charge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charge {
+    /// Taken; where the bucket stands now.
+    Taken(Allowance),
+    /// Refused, nothing taken (what it paid before is given back): the
+    /// same request is served after `retry_after_secs` if nothing else is
+    /// spent meanwhile.
+    Refused {
+        retry_after_secs: u64,
+        /// The tokens it is charged: its cost, at most a full bucket.
+        charged: u32,
+    },
+}
+
+impl<K: Hash + Eq> RateLimiter<K> {
+    /// The most one request is ever charged: a full bucket (`burst`).
+    pub fn max_charge(&self) -> u32 {
+        self.settings.burst.max(1)
+    }
+
+    /// Charges a request of `key` that costs `cost` tokens in all, of which
+    /// it `paid` already (its own token, taken at authentication). The
+    /// charge is capped at a full bucket, so every request is one some
+    /// bucket can pay for: served when the bucket, with what it paid, holds
+    /// the charge; otherwise refused, its `paid` given back, with the wait
+    /// until a retry (which pays its own token again) finds the bucket
+    /// holding it. Never a refusal for ever, as a cost above what a bucket
+    /// can hold would be, nor a debt that locks every key of the
+    /// organisation out for `cost / per_second` seconds.
+    pub fn charge(&self, key: K, cost: u32, paid: u32) -> Charge {
+        let charged = cost.min(self.max_charge());
+        if self.settings.per_second == 0 || charged <= paid {
+            return Charge::Taken(Allowance {
+                limit: self.settings.burst,
+                remaining: self.settings.burst,
+                reset_secs: 0,
+                window_secs: 0,
+            });
+        }
+        let rate = f64::from(self.settings.per_second);
+        let burst = f64::from(self.max_charge());
+        let more = f64::from(charged - paid);
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let bucket = buckets.map.entry(key).or_insert(Bucket {
+            tokens: burst,
+            refilled_at: now,
+        });
+        bucket.tokens = (bucket.tokens
+            + now.duration_since(bucket.refilled_at).as_secs_f64() * rate)
+            .min(burst);
+        bucket.refilled_at = now;
+        if bucket.tokens >= more {
+            bucket.tokens -= more;
+            return Charge::Taken(Allowance {
+                limit: burst as u32,
+                remaining: bucket.tokens.floor() as u32,
+                reset_secs: ((burst - bucket.tokens) / rate).ceil() as u64,
+                window_secs: self.window_secs(),
+            });
+        }
+        bucket.tokens = (bucket.tokens + f64::from(paid)).min(burst);
+        let wait = ((f64::from(charged) - bucket.tokens) / rate)
+            .ceil()
+            .max(1.0) as u64;
+        Charge::Refused {
+            retry_after_secs: wait,
+            charged,
+        }
+    }
+}
+
 impl<K: Hash + Eq + Clone> RateLimiter<K> {
     /// A place in `key`'s line for heavy work, or `None` when `at_most`
     /// requests of the key are in it already (refused at once: a line that
@@ -311,6 +385,57 @@ mod tests {
             limiter.check_n(8, 50).is_err(),
             "a bucket short of full does not"
         );
+    }
+
+    /// An apply of 150 resources with a bucket of 100: its own token taken
+    /// at authentication, then the rest of a full bucket.
+    #[test]
+    fn a_charge_above_the_burst_is_served_by_a_full_bucket_and_after_its_wait_otherwise() {
+        let limiter = RateLimiter::new(RateLimitSettings {
+            per_second: 10,
+            burst: 100,
+        });
+        limiter.check(7).unwrap();
+        assert!(
+            matches!(limiter.charge(7, 150, 1), Charge::Taken(a) if a.remaining == 0),
+            "a full bucket (less the request's own token) pays for it"
+        );
+        limiter.check(7).expect_err("and is empty after");
+        // Refill a little (tests cannot wait): 40 tokens.
+        limiter
+            .buckets
+            .lock()
+            .unwrap()
+            .map
+            .get_mut(&7)
+            .unwrap()
+            .tokens = 40.0;
+        limiter.check(7).unwrap();
+        let Charge::Refused {
+            retry_after_secs,
+            charged,
+        } = limiter.charge(7, 150, 1)
+        else {
+            panic!("a bucket short of full does not pay");
+        };
+        assert_eq!(charged, 100, "capped at a full bucket");
+        assert_eq!(retry_after_secs, 6, "60 tokens short at 10 a second");
+        let tokens = limiter.buckets.lock().unwrap().map[&7].tokens;
+        assert!(
+            (40.0..40.1).contains(&tokens),
+            "its token given back: {tokens}"
+        );
+        // What the wait brings (6 s at 10 a second) is what the retry needs.
+        limiter
+            .buckets
+            .lock()
+            .unwrap()
+            .map
+            .get_mut(&7)
+            .unwrap()
+            .tokens = tokens + 60.0;
+        limiter.check(7).unwrap();
+        assert!(matches!(limiter.charge(7, 150, 1), Charge::Taken(_)));
     }
 
     fn unlimited() -> RateLimiter<i64> {

@@ -83,8 +83,7 @@ pub async fn list_page_filtered(
         query = query.filter(alert_contacts::kind.eq(kind));
     }
     if let Some(part) = name_contains {
-        query =
-            query.filter(alert_contacts::name.ilike(format!("%{}%", crate::like_literal(part))));
+        query = query.filter(crate::contains_ignoring_case("alert_contacts.name", part));
     }
     Ok(query
         .order(alert_contacts::id.asc())

@@ -12,7 +12,7 @@
 
 use crate::DbResult;
 use chrono::{DateTime, Utc};
-use diesel::sql_types::{BigInt, Bytea, Double, Nullable, SmallInt, Text};
+use diesel::sql_types::{BigInt, Bytea, Double, Jsonb, Nullable, SmallInt, Text};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
@@ -22,6 +22,10 @@ use std::time::Duration;
 pub struct StoredResponse {
     pub status: u16,
     pub content_type: Option<String>,
+    /// The headers a replay answers again (`Location`, `ETag`, ...: the
+    /// gateway chooses), as (name, value) in the order answered; empty for
+    /// responses kept before they were (`response_headers` NULL).
+    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
@@ -46,8 +50,17 @@ struct Existing {
     response_status: Option<i16>,
     #[diesel(sql_type = Nullable<Text>)]
     response_content_type: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    response_headers: Option<serde_json::Value>,
     #[diesel(sql_type = Nullable<Bytea>)]
     response_body: Option<Vec<u8>>,
+}
+
+/// `response_headers` as stored: `[[name, value], ...]`.
+fn headers_of(stored: Option<serde_json::Value>) -> Vec<(String, String)> {
+    stored
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
 }
 
 /// Claims `key` of `org_id` for the request digested as `request_sha256`.
@@ -69,12 +82,14 @@ pub async fn claim(
          VALUES ($1, $2, $3)
          ON CONFLICT (org_id, idempotency_key) DO UPDATE
             SET request_sha256 = EXCLUDED.request_sha256, created_at = now(),
-                response_status = NULL, response_content_type = NULL, response_body = NULL
+                response_status = NULL, response_content_type = NULL,
+                response_headers = NULL, response_body = NULL
           WHERE k.created_at < now() - make_interval(secs => $4)
              OR (k.response_status IS NULL
                  AND k.created_at < now() - make_interval(secs => $5)
                  AND k.request_sha256 = EXCLUDED.request_sha256)
-         RETURNING request_sha256, response_status, response_content_type, response_body",
+         RETURNING request_sha256, response_status, response_content_type, response_headers,
+                   response_body",
     )
     .bind::<BigInt, _>(org_id)
     .bind::<Text, _>(key)
@@ -87,7 +102,8 @@ pub async fn claim(
         return Ok(Claim::Claimed);
     }
     let existing: Vec<Existing> = diesel::sql_query(
-        "SELECT request_sha256, response_status, response_content_type, response_body
+        "SELECT request_sha256, response_status, response_content_type, response_headers,
+                response_body
            FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2",
     )
     .bind::<BigInt, _>(org_id)
@@ -102,11 +118,13 @@ pub async fn claim(
         Some(Existing {
             response_status: Some(status),
             response_content_type,
+            response_headers,
             response_body,
             ..
         }) => Claim::Replay(StoredResponse {
             status: status as u16,
             content_type: response_content_type,
+            headers: headers_of(response_headers),
             body: response_body.unwrap_or_default(),
         }),
         Some(_) => Claim::InFlight,
@@ -122,7 +140,8 @@ pub async fn complete(
 ) -> DbResult<()> {
     diesel::sql_query(
         "UPDATE idempotency_keys
-            SET response_status = $3, response_content_type = $4, response_body = $5
+            SET response_status = $3, response_content_type = $4, response_body = $5,
+                response_headers = $6
           WHERE org_id = $1 AND idempotency_key = $2 AND response_status IS NULL",
     )
     .bind::<BigInt, _>(org_id)
@@ -130,6 +149,7 @@ pub async fn complete(
     .bind::<SmallInt, _>(response.status as i16)
     .bind::<Nullable<Text>, _>(response.content_type.as_deref())
     .bind::<Bytea, _>(&response.body)
+    .bind::<Jsonb, _>(serde_json::json!(response.headers))
     .execute(conn)
     .await?;
     Ok(())

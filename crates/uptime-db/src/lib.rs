@@ -84,3 +84,26 @@ pub fn like_literal(text: &str) -> String {
         .replace('%', "\\%")
         .replace('_', "\\_")
 }
+
+/// The collation search compares names under: ICU's root locale, whose
+/// `lower()` knows every script. The database's own collation may be `C`
+/// (`initdb --no-locale`), whose `lower()` (and so `ILIKE`) folds ASCII
+/// only, so `überwachung` would not find "Überwachung". Its presence is
+/// checked by migration `2026-12-02-000352_unicode_case_search`.
+pub const SEARCH_COLLATION: &str = "\"und-x-icu\"";
+
+/// `column` (a qualified column name of the query's table) contains `part`
+/// in any case, in any script: both sides lowered under
+/// [`SEARCH_COLLATION`], `part` taken literally ([`like_literal`]).
+pub fn contains_ignoring_case<QS: 'static>(
+    column: &'static str,
+    part: &str,
+) -> Box<dyn diesel::BoxableExpression<QS, diesel::pg::Pg, SqlType = diesel::sql_types::Bool>> {
+    Box::new(
+        diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
+            "lower({column} COLLATE {SEARCH_COLLATION}) LIKE lower("
+        ))
+        .bind::<diesel::sql_types::Text, _>(format!("%{}%", like_literal(part)))
+        .sql(&format!(" COLLATE {SEARCH_COLLATION})")),
+    )
+}

@@ -213,8 +213,9 @@ pub struct ListFilter<'a> {
 }
 
 /// [`list_page_within`] with every test of `filter`. The organisation's
-/// index bounds the scan; the name test is a case-insensitive `LIKE` with
-/// the pattern's own `%`, `_` and `\` taken literally.
+/// index bounds the scan; the name test is a `LIKE` without case in any
+/// script ([`crate::contains_ignoring_case`]) with the pattern's own `%`,
+/// `_` and `\` taken literally.
 pub async fn list_page_filtered(
     conn: &mut AsyncPgConnection,
     reach: Reach<'_>,
@@ -233,7 +234,7 @@ pub async fn list_page_filtered(
         query = query.filter(monitors::active.eq(active));
     }
     if let Some(part) = filter.name_contains {
-        query = query.filter(monitors::name.ilike(format!("%{}%", crate::like_literal(part))));
+        query = query.filter(crate::contains_ignoring_case("monitors.name", part));
     }
     Ok(query
         .filter(monitors::id.gt(after_id.unwrap_or(0)))

@@ -128,7 +128,7 @@ pub async fn send(
 ) -> Result<Value, ApplyError> {
     let body = request(resources, prune, dry_run);
     match client
-        .post_waiting("/api/v1/apply", body, APPLY_TIMEOUT)
+        .post_apply("/api/v1/apply", body, APPLY_TIMEOUT)
         .await
     {
         Ok(answer) => Ok(answer),

@@ -48,15 +48,19 @@ impl Client {
         self.send(reqwest::Method::POST, path, body).await
     }
 
-    /// A POST that may take longer than the usual 30 seconds (an apply of
-    /// thousands of resources runs in one transaction).
-    pub async fn post_waiting(
+    /// The POST of an apply (or its dry run), which may take longer than
+    /// the usual 30 seconds (thousands of resources in one transaction).
+    /// Unlike other writes it waits out the rate limiter: an apply costs up
+    /// to a full bucket, so a plan followed by its apply meets a 429, and
+    /// repeating it is safe: a 429 did nothing, and an apply is
+    /// declarative (the same set twice is the same end state).
+    pub async fn post_apply(
         &self,
         path: &str,
         body: Value,
         timeout: Duration,
     ) -> Result<Value, ClientError> {
-        self.send_with(reqwest::Method::POST, path, Some(body), Some(timeout))
+        self.send_with(reqwest::Method::POST, path, Some(body), Some(timeout), true)
             .await
     }
 
@@ -96,7 +100,8 @@ impl Client {
         path: &str,
         body: Option<Value>,
     ) -> Result<Value, ClientError> {
-        self.send_with(method, path, body, None).await
+        let repeatable = method == reqwest::Method::GET;
+        self.send_with(method, path, body, None, repeatable).await
     }
 
     async fn send_with(
@@ -105,6 +110,7 @@ impl Client {
         path: &str,
         body: Option<Value>,
         timeout: Option<Duration>,
+        repeatable: bool,
     ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.target.api_url);
         let mut waits = 0;
@@ -126,10 +132,11 @@ impl Client {
                     url: url.clone(),
                     source,
                 })?;
-            // A read refused by the rate limiter is asked again when the
-            // API says (`Retry-After`): an export of a large organisation
-            // reads more than a bucket holds. Writes are not repeated.
-            match rate_limited_wait(&method, &res, waits) {
+            // A read (or an apply) refused by the rate limiter is asked
+            // again when the API says (`Retry-After`): an export of a large
+            // organisation reads more than a bucket holds. Other writes are
+            // not repeated.
+            match rate_limited_wait(repeatable, &res, waits) {
                 Some(wait) => {
                     waits += 1;
                     tokio::time::sleep(wait).await;
@@ -164,14 +171,11 @@ pub const MAX_RATE_LIMIT_WAITS: u32 = 20;
 /// The longest one wait, whatever `Retry-After` says.
 pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
-/// How long to wait before asking again, when `res` is a read's 429 and
-/// it has waited fewer than [`MAX_RATE_LIMIT_WAITS`] times.
-fn rate_limited_wait(
-    method: &reqwest::Method,
-    res: &reqwest::Response,
-    waits: u32,
-) -> Option<Duration> {
-    if *method != reqwest::Method::GET
+/// How long to wait before asking again, when `res` is the 429 of a
+/// `repeatable` request and it has waited fewer than
+/// [`MAX_RATE_LIMIT_WAITS`] times.
+fn rate_limited_wait(repeatable: bool, res: &reqwest::Response, waits: u32) -> Option<Duration> {
+    if !repeatable
         || res.status() != reqwest::StatusCode::TOO_MANY_REQUESTS
         || waits >= MAX_RATE_LIMIT_WAITS
     {

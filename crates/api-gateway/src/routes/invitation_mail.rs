@@ -9,7 +9,7 @@
 //! is no contact. Carrying one would change the table, the notifier and
 //! the delivery log's API. Sending here is small and loses nothing that
 //! matters: the invitation is committed before the send, the response says
-//! whether the email went out (`email.sent`, with the relay's error) and
+//! whether the email went out (`mail.sent`, with the relay's error) and
 //! carries the token so the inviter can pass it on, and
 //! `POST /invitations/{id}/resend` sends it again (with a new token).
 
@@ -130,7 +130,8 @@ async fn try_send(
 pub struct ResentInvitation {
     #[serde(flatten)]
     pub invitation: InvitationResponse,
-    pub email: EmailOutcome,
+    /// Whether the email went out (not `email`: the invitation's address).
+    pub mail: EmailOutcome,
 }
 
 /// Send an open invitation's email again, with a new token (the previous
@@ -189,10 +190,10 @@ pub async fn resend(
         .await?;
     drop(conn);
     let invitation = reissued.map_err(|refusal| limited(&state, refusal))?;
-    let email = send(&state, &invitation, &token, &user).await;
+    let mail = send(&state, &invitation, &token, &user).await;
     Ok(HttpResponse::Ok().json(ResentInvitation {
         invitation: InvitationResponse::of(invitation, Some(token)),
-        email,
+        mail,
     }))
 }
 

@@ -89,7 +89,11 @@ impl InvitationResponse {
 pub struct CreatedInvitation {
     #[serde(flatten)]
     pub invitation: InvitationResponse,
-    pub email: crate::routes::invitation_mail::EmailOutcome,
+    /// Whether the invitation email went out. Not `email`, which is the
+    /// invitation's address: a flattened key must not repeat one of the
+    /// invitation's (until 2026-12-02 it did, and every answer had `email`
+    /// twice).
+    pub mail: crate::routes::invitation_mail::EmailOutcome,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -123,7 +127,7 @@ pub struct AcceptedInvitation {
 }
 
 /// Invite someone by email to the organisation: the invitation is made,
-/// then its email sent (`email.sent`; a relay that refuses or cannot be
+/// then its email sent (`mail.sent`; a relay that refuses or cannot be
 /// reached still gives 201, with its error: pass the token on, or resend).
 /// The token is in this response only.
 #[utoipa::path(post, path = "/api/v1/invitations", operation_id = "createInvitation", tag = "members", request_body = CreateInvitation,
@@ -194,7 +198,7 @@ pub async fn create(
         .await?;
     // After the commit: the invitation exists whether or not the relay
     // takes the email (the response says which, and carries the token).
-    let email = crate::routes::invitation_mail::send(&state, &created, &token, &user).await;
+    let mail = crate::routes::invitation_mail::send(&state, &created, &token, &user).await;
     Ok(HttpResponse::Created()
         .insert_header((
             actix_web::http::header::LOCATION,
@@ -202,7 +206,7 @@ pub async fn create(
         ))
         .json(CreatedInvitation {
             invitation: InvitationResponse::of(created, Some(token)),
-            email,
+            mail,
         }))
 }
 

@@ -54,6 +54,8 @@ const PINNED: &[(&str, &str)] = &[
     ("2026-11-27-000033_alert_reminders_dependencies_flapping", "db1e86a422975145c442f2b10d22108856d7976a80e90ad3651aa4b469b3ed25"),
     ("2026-11-28-000047_resource_refs", "338f60709acb85e5546afc4bee5d990eb607e36cc7c607761f0c0a7f31992939"),
     ("2026-11-28-000048_status_page_subscriptions", "4d903567b731498aba6789586d6aa5d894dadd2a64b6c7336b4b9e324df3a8be"),
+    ("2026-12-02-000351_idempotent_response_headers", "59565cc5d69aa4a615cbcdf794d565f7117cd85b3e350227757807110538ed1e"),
+    ("2026-12-02-000352_unicode_case_search", "be81303407a275cd295099ea7dbae9bd610e3d094c71b988918aeba3411949b9"),
 ];
 
 /// SHA-256 over every file of the folder (name and content, by name), with

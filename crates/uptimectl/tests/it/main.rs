@@ -4,6 +4,7 @@
 mod apply;
 mod export;
 mod harness;
+mod plan_limits;
 mod resource_schema;
 mod rest;
 mod tap;

@@ -6,7 +6,9 @@
 //! - The body is read here, bounded by `apply.max_body_bytes` (413 past
 //!   it), and holds at most `apply.max_resources` resources (400 naming
 //!   `resources`). The request costs one rate-limit token per resource
-//!   (the first is the request's own), at most a full bucket.
+//!   (the first is the request's own), at most a full bucket: a bucket
+//!   that is full pays for any apply, one that is not answers 429 with the
+//!   wait until it is (`crate::rate_limit::RateLimiter::charge`).
 //! - A key limited by a label selector cannot apply (403): an apply manages
 //!   every resource of the organisation that carries a ref, and prunes them.
 //! - Every resource is validated, every problem answered at once (400,
@@ -75,9 +77,18 @@ pub async fn apply(
             format!("at most {} resources per apply", limits.max_resources),
         ));
     }
-    // The request's own token was taken when it was authenticated.
-    let more = u32::try_from(body.resources.len().saturating_sub(1)).unwrap_or(u32::MAX);
-    state.rate_limiter.check_n(user.org_id, more)?;
+    // One token per resource, at most a full bucket, the request's own
+    // (taken when it was authenticated) among them.
+    let cost = u32::try_from(body.resources.len()).unwrap_or(u32::MAX);
+    let what = format!("an apply of {cost} resources");
+    crate::auth::charge_request(
+        &req,
+        &state,
+        user.org_id,
+        cost,
+        "resources",
+        (&what, "resource"),
+    )?;
     match run::apply(&state, &user, body).await? {
         Ok(response) => Ok(HttpResponse::Ok().json(response)),
         Err(errors) => Ok(refusal(errors)),

@@ -10,6 +10,8 @@ use crate::error::ApiError;
 pub(super) enum Failure {
     Api(ApiError),
     Invalid(Vec<ResourceError>),
+    /// A dry run that went through: rolled back, answering its plan.
+    DryRun(Vec<crate::apply::request::PlanEntry>),
 }
 
 impl From<ApiError> for Failure {

@@ -5,7 +5,7 @@
 //! multi-row statements, the other monitors in dependency order and the
 //! policies monitors alert through, then maintenance windows and status
 //! pages, then the prunes (the other way round); last the quotas of the
-//! end state.
+//! end state. A dry run does all of it and is rolled back.
 
 use super::config_kinds::{clear_links, set_link, ManagedConfig, OtherPlan, PolicyLink};
 use super::end_state::{check_end_state, delete_contact};
@@ -301,10 +301,12 @@ pub(super) async fn apply(
                         pruned: Some(prune),
                     })
                     .collect();
-                if dry_run {
-                    entries.extend(deletes);
-                    return Ok((entries, Vec::new(), Vec::new()));
-                }
+                // A dry run goes on to write everything, checks the end
+                // state as the apply does, and is rolled back: it is refused
+                // exactly as the apply would be (the quotas, a ref taken
+                // meanwhile), so a plan can say so. Its answer is the plan
+                // as made before any write (creates without ids).
+                let planned = dry_run.then(|| entries.clone());
 
                 // Write, planning each resource again with the ids known by
                 // then (a created contact's, a created monitor's).
@@ -469,6 +471,10 @@ pub(super) async fn apply(
                     }
                 }
                 check_end_state(c, &quotas, user.org_id, before.check_load_millis).await?;
+                if let Some(mut planned) = planned {
+                    planned.extend(deletes);
+                    return Err(Failure::DryRun(planned));
+                }
                 entries.extend(deletes);
                 Ok((entries, written_monitors, deleted_monitors))
             }
@@ -478,6 +484,7 @@ pub(super) async fn apply(
     drop(conn);
     let (plan, written, deleted) = match outcome {
         Ok(done) => done,
+        Err(Failure::DryRun(plan)) => (plan, Vec::new(), Vec::new()),
         Err(Failure::Invalid(errors)) => return Ok(Err(errors)),
         Err(Failure::Api(e)) => return Err(e),
     };

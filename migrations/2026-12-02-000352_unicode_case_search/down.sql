@@ -1,0 +1,2 @@
+-- The up migration only checks that the collation exists.
+SELECT 1;
