@@ -40,11 +40,11 @@ async fn a_plan_and_an_apply_of_150_monitors_are_served_under_the_default_rate_l
         stdout(&applied).contains("Applied: 150 created, 0 updated, 0 deleted, 0 unchanged."),
         "{applied:?}"
     );
-    assert_eq!(
-        gw.list("monitors", "monitors").await.len(),
-        100,
-        "a first page of them"
-    );
+    // The bucket is empty now: a read through the CLI waits its turn.
+    let listed = gw.run(&["get", "monitors", "-o", "json"]).await;
+    assert_eq!(listed.status.code(), Some(0), "{listed:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(150), "{listed}");
 }
 
 #[tokio::test]
