@@ -69,7 +69,10 @@ fn calling(call: &str) -> Services {
         .iter()
         .filter(|service| {
             let mut sources = Vec::new();
-            rust_sources(&root().join("crates").join(service).join("src"), &mut sources);
+            rust_sources(
+                &root().join("crates").join(service).join("src"),
+                &mut sources,
+            );
             sources.iter().any(|s| s.contains(call))
         })
         .map(|s| s.to_string())
@@ -174,10 +177,7 @@ fn operations_problems(text: &str, holders: &[(&Key, Services)]) -> Vec<String> 
         let heading = format!("### {} (", key.section);
         for (i, line) in text.lines().enumerate() {
             if line.starts_with(&heading) && &services_named(line) != holders {
-                problems.push(format!(
-                    "{page}:{}: {line:?}: the code: {holders:?}",
-                    i + 1
-                ));
+                problems.push(format!("{page}:{}: {line:?}: the code: {holders:?}", i + 1));
             }
         }
     }
@@ -231,14 +231,22 @@ fn the_chart_gives_the_sealing_keys_to_their_holders_only() {
 fn the_key_rules_see_a_wrong_holder() {
     // Positive control: the sentence and the config rows as they were, and
     // a holder the page leaves out.
-    let sealing: Services = ["api-gateway", "checker", "notifier"].map(String::from).into();
+    let sealing: Services = ["api-gateway", "checker", "notifier"]
+        .map(String::from)
+        .into();
     let acks: Services = ["api-gateway", "notifier"].map(String::from).into();
     let holders = [(&KEYS[0], sealing), (&KEYS[1], acks)];
     let old = "| key | configuration | held by |\n| --- | --- | --- |\n\
                | sealing | `UPTIME_SECRETS__*` | `api-gateway` (seals), `checker` (opens) |\n";
     let problems = architecture_problems(old, &holders).join("\n");
-    assert!(problems.contains("the sealing keys are held by"), "{problems}");
-    assert!(problems.contains("0 rows for the acknowledge-link secret"), "{problems}");
+    assert!(
+        problems.contains("the sealing keys are held by"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("0 rows for the acknowledge-link secret"),
+        "{problems}"
+    );
     let ops = "| variable | default | used by | meaning |\n| --- | --- | --- | --- |\n\
                | `UPTIME_SECRETS__CURRENT_KEY_ID` | empty | api-gateway, checker | the id |\n\n\
                ### ack_links (notifier)\n";

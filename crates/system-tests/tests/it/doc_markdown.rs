@@ -100,7 +100,7 @@ pub fn tables(text: &str) -> Vec<Table> {
 }
 
 /// The tables of `text` whose header starts with `header`.
-pub fn tables_headed<'a>(text: &str, header: &[&'a str]) -> Vec<Table> {
+pub fn tables_headed(text: &str, header: &[&str]) -> Vec<Table> {
     tables(text)
         .into_iter()
         .filter(|t| t.starts_with(header))

@@ -46,7 +46,10 @@ async fn migrated_schema() -> Schema {
     .unwrap();
     let mut schema = Schema::new();
     for c in columns {
-        schema.entry(c.table_name).or_default().insert(c.column_name);
+        schema
+            .entry(c.table_name)
+            .or_default()
+            .insert(c.column_name);
     }
     schema
 }
@@ -66,9 +69,7 @@ fn problems(text: &str, schema: &Schema) -> Vec<String> {
         let at = format!("{PAGE}:{}", row.line);
         let names = backticked(&row.cells[0]);
         let [name] = names[..] else {
-            problems.push(format!(
-                "{at}: a row names {names:?}: one table per row"
-            ));
+            problems.push(format!("{at}: a row names {names:?}: one table per row"));
             continue;
         };
         if let Some(first) = described.insert(name, row.line) {
@@ -77,7 +78,9 @@ fn problems(text: &str, schema: &Schema) -> Vec<String> {
             ));
         }
         let Some(columns) = schema.get(name) else {
-            problems.push(format!("{at}: `{name}`: no such table in the migrated schema"));
+            problems.push(format!(
+                "{at}: `{name}`: no such table in the migrated schema"
+            ));
             continue;
         };
         let said: BTreeSet<String> = row
@@ -99,7 +102,10 @@ fn problems(text: &str, schema: &Schema) -> Vec<String> {
             ));
         }
     }
-    for name in schema.keys().filter(|t| !described.contains_key(t.as_str())) {
+    for name in schema
+        .keys()
+        .filter(|t| !described.contains_key(t.as_str()))
+    {
         problems.push(format!(
             "{PAGE}:{}: no row for the table `{name}` (columns {:?})",
             table.line, schema[name]
@@ -112,7 +118,9 @@ fn problems(text: &str, schema: &Schema) -> Vec<String> {
 async fn the_table_of_tables_is_the_migrated_schema() {
     let schema = migrated_schema().await;
     assert!(
-        schema.get("monitors").is_some_and(|c| c.contains("definition_version")),
+        schema
+            .get("monitors")
+            .is_some_and(|c| c.contains("definition_version")),
         "the schema read finds real columns: {schema:?}"
     );
     assert!(
@@ -143,8 +151,17 @@ fn the_table_rule_sees_twice_described_missing_and_unknown() {
                | `incidents` | recorder | `id`, `alerts`, `alert_held` | |\n";
     let found = problems(old, &schema).join("\n");
     assert!(found.contains("`api_keys` is described twice"), "{found}");
-    assert!(found.contains("does not name: [\"label_selector\"]"), "{found}");
+    assert!(
+        found.contains("does not name: [\"label_selector\"]"),
+        "{found}"
+    );
     assert!(found.contains("one table per row"), "{found}");
-    assert!(found.contains("`incidents` has no columns [\"alert_held\"]"), "{found}");
-    assert!(found.contains("no row for the table `memberships`"), "{found}");
+    assert!(
+        found.contains("`incidents` has no columns [\"alert_held\"]"),
+        "{found}"
+    );
+    assert!(
+        found.contains("no row for the table `memberships`"),
+        "{found}"
+    );
 }

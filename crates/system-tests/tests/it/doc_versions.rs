@@ -17,7 +17,7 @@
 //! - and nowhere a version the table does not have.
 
 use super::doc_markdown::{backticked, read, section_lines, tables_headed, Table};
-use regex::Regex;
+use super::doc_version_names::{entry, mentions, retired_state_changed, sentence_at, versions_in};
 use std::collections::{BTreeMap, BTreeSet};
 use uptime_contracts::versions::{Status, WireVersion, VERSIONS};
 
@@ -34,97 +34,6 @@ const WITH_VERSION_TABLE: [&str; 2] = ["docs/architecture.md", "proto-schemas/RE
 const VERSION_TABLE: [&str; 4] = ["family", "current", "previous", "retired"];
 const SUBJECTS_TABLE: [&str; 2] = ["subject", "message"];
 
-/// One version of a family named in a page.
-#[derive(Debug, Clone, PartialEq)]
-struct Mention {
-    family: &'static str,
-    version: u32,
-    /// Byte offset in the page.
-    at: usize,
-    /// 1-based.
-    line: usize,
-    text: String,
-}
-
-/// `check-due` → `CheckDue`.
-fn camel(family: &str) -> String {
-    family
-        .split('-')
-        .map(|w| w[..1].to_uppercase() + &w[1..])
-        .collect()
-}
-
-/// For each family, the ways a page names one of its versions: the schema
-/// name (`check-due.v5`, `check-due v5`), the subject's last segment
-/// (`due.v5`, which every full subject ends in) and the type (`CheckDueV5`).
-fn name_patterns(versions: &[WireVersion]) -> Vec<(&'static str, Regex)> {
-    let mut seen = BTreeSet::new();
-    let version_suffix = Regex::new(r"\.v\d+$").unwrap();
-    versions
-        .iter()
-        .filter(|v| seen.insert(v.family))
-        .map(|v| {
-            let base = version_suffix.replace(v.subject, "");
-            let segment = base.rsplit('.').next().unwrap().to_string();
-            let pattern = format!(
-                r"(?:{}[. ]v|{}\.v|{}V)(\d+)\b",
-                regex::escape(v.family),
-                regex::escape(&segment),
-                regex::escape(&camel(v.family)),
-            );
-            (v.family, Regex::new(&pattern).unwrap())
-        })
-        .collect()
-}
-
-/// Every version `text` names, in order.
-fn mentions(text: &str, versions: &[WireVersion]) -> Vec<Mention> {
-    let mut found = Vec::new();
-    for (family, pattern) in name_patterns(versions) {
-        for m in pattern.captures_iter(text) {
-            let whole = m.get(0).unwrap();
-            // `result.v3` inside `check-result.v3` is the schema name's;
-            // `changed.v1` inside `state_changed.v1` is another family's.
-            let glued = text[..whole.start()]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if glued {
-                continue;
-            }
-            found.push(Mention {
-                family,
-                version: m[1].parse().unwrap(),
-                at: whole.start(),
-                line: text[..whole.start()].matches('\n').count() + 1,
-                text: whole.as_str().to_string(),
-            });
-        }
-    }
-    found.sort_by_key(|m| m.at);
-    found
-}
-
-fn entry<'a>(versions: &'a [WireVersion], family: &str, version: u32) -> Option<&'a WireVersion> {
-    versions
-        .iter()
-        .find(|v| v.family == family && v.version == version)
-}
-
-/// The version numbers a cell names: `v5`, and ranges `v1–v3`.
-fn versions_in(cell: &str) -> BTreeSet<u32> {
-    let range = Regex::new(r"\bv(\d+)\s*(?:–|-|to)\s*v?(\d+)\b").unwrap();
-    let single = Regex::new(r"\bv(\d+)\b").unwrap();
-    let mut found = BTreeSet::new();
-    for r in range.captures_iter(cell) {
-        let (a, b): (u32, u32) = (r[1].parse().unwrap(), r[2].parse().unwrap());
-        found.extend(a..=b);
-    }
-    let rest = range.replace_all(cell, "");
-    found.extend(single.captures_iter(&rest).map(|c| c[1].parse::<u32>().unwrap()));
-    found
-}
-
 /// Where a "Live today" table (one of `tables`) disagrees with `versions`.
 fn version_table_problems(page: &str, table: &Table, versions: &[WireVersion]) -> Vec<String> {
     let mut problems = Vec::new();
@@ -135,12 +44,18 @@ fn version_table_problems(page: &str, table: &Table, versions: &[WireVersion]) -
     let mut described = BTreeSet::new();
     for row in &table.rows {
         let at = format!("{page}:{}", row.line);
-        let Some(family) = row.cells.first().and_then(|c| backticked(c).first().copied()) else {
+        let Some(family) = row
+            .cells
+            .first()
+            .and_then(|c| backticked(c).first().copied())
+        else {
             problems.push(format!("{at}: a row without a `family`"));
             continue;
         };
         let Some(known) = families.get(family) else {
-            problems.push(format!("{at}: `{family}` is no message family of versions.rs"));
+            problems.push(format!(
+                "{at}: `{family}` is no message family of versions.rs"
+            ));
             continue;
         };
         if !described.insert(family) {
@@ -148,7 +63,11 @@ fn version_table_problems(page: &str, table: &Table, versions: &[WireVersion]) -
         }
         let cell = |i: usize| row.cells.get(i).map(String::as_str).unwrap_or("");
         let of = |wanted: fn(&Status) -> bool| -> Vec<&WireVersion> {
-            known.iter().copied().filter(|v| wanted(&v.status)).collect()
+            known
+                .iter()
+                .copied()
+                .filter(|v| wanted(&v.status))
+                .collect()
         };
         let current = of(|s| *s == Status::Current);
         let previous = of(|s| matches!(s, Status::Previous { .. }));
@@ -196,10 +115,7 @@ fn version_table_problems(page: &str, table: &Table, versions: &[WireVersion]) -
         }
     }
     for family in families.keys().filter(|f| !described.contains(*f)) {
-        problems.push(format!(
-            "{page}:{}: no row for `{family}`",
-            table.line
-        ));
+        problems.push(format!("{page}:{}: no row for `{family}`", table.line));
     }
     problems
 }
@@ -213,7 +129,11 @@ fn subjects_table_problems(page: &str, table: &Table, versions: &[WireVersion]) 
     let mut rows_of = BTreeSet::new();
     for row in &table.rows {
         let at = format!("{page}:{}", row.line);
-        let Some(subject) = row.cells.first().and_then(|c| backticked(c).first().copied()) else {
+        let Some(subject) = row
+            .cells
+            .first()
+            .and_then(|c| backticked(c).first().copied())
+        else {
             continue;
         };
         let Some(v) = versions.iter().find(|v| {
@@ -236,12 +156,10 @@ fn subjects_table_problems(page: &str, table: &Table, versions: &[WireVersion]) 
                 "{at}: `{subject}` is the current version of {}: its row must say `current`",
                 v.family
             )),
-            Status::Previous { .. } if !says_previous || says_current => {
-                problems.push(format!(
-                    "{at}: `{subject}` is the previous version of {}: its row must say `previous`",
-                    v.family
-                ))
-            }
+            Status::Previous { .. } if !says_previous || says_current => problems.push(format!(
+                "{at}: `{subject}` is the previous version of {}: its row must say `previous`",
+                v.family
+            )),
             _ => {}
         }
         let whole_row = row.cells.join(" | ");
@@ -313,30 +231,6 @@ fn not_current_problems(page: &str, text: &str, versions: &[WireVersion]) -> Vec
             })
         })
         .collect()
-}
-
-/// The sentence of `text` around byte `at`: a table row or a line of a
-/// fenced block is its own; in prose, from the end of the sentence before
-/// (a `.` then white space, or a blank line) to the end of this one.
-fn sentence_at(text: &str, at: usize) -> &str {
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let fenced = text[..line_start]
-        .lines()
-        .filter(|l| l.trim_start().starts_with("```"))
-        .count()
-        % 2
-        == 1;
-    if fenced || text[line_start..].trim_start().starts_with('|') {
-        return &text[line_start..line_end];
-    }
-    let ends = Regex::new(r"\.\s|\n\s*\n").unwrap();
-    let start = ends
-        .find_iter(&text[..at])
-        .last()
-        .map_or(0, |m| m.end());
-    let end = ends.find(&text[at..]).map_or(text.len(), |m| at + m.start());
-    &text[start..end]
 }
 
 /// In operations.md (outside the upgrade notes of `## Deploying`): an
@@ -425,31 +319,9 @@ fn operations_md_calls_older_versions_previous_or_retired() {
 }
 
 // Positive controls: each rule sees the drift it is for (these are the
-// very sentences the pages had before the rules).
-
-#[test]
-fn the_name_reader_finds_every_form_and_nothing_else() {
-    let text = "`state-changed.v4`, `uptime.events.state_changed.v3`, `StateChangedV2`, \
-                state-changed v4, `check-result.v3`, `uptime.monitors.changed.v1`, \
-                `CheckResultV10`, `MonitorRefV2`, `proto-schemas/<family>.v<N>.json`";
-    let found: Vec<(&str, u32)> = mentions(text, VERSIONS)
-        .iter()
-        .map(|m| (m.family, m.version))
-        .collect();
-    assert_eq!(
-        found,
-        [
-            ("state-changed", 4),
-            ("state-changed", 3),
-            ("state-changed", 2),
-            ("state-changed", 4),
-            ("check-result", 3),
-            ("monitor-changed", 1),
-            ("check-result", 10),
-        ]
-    );
-    assert_eq!(versions_in("v4 (2026-11-27), v1–v3 (2026-11-25)"), [1, 2, 3, 4].into());
-}
+// very sentences the pages had before the rules). A retired version's
+// subject and type are spelled from the table, since the contracts test
+// (`no_source_file_names_a_retired_version`) keeps them out of source.
 
 #[test]
 fn a_stale_live_today_row_is_refused() {
@@ -457,26 +329,41 @@ fn a_stale_live_today_row_is_refused() {
                 | `state-changed` | v3 (recorder, one per change) | v2 (read by the notifier; gone after 2027-01-31) | v1 (retired 2026-11-25) |\n";
     let table = &tables_headed(text, &VERSION_TABLE)[0];
     let problems = version_table_problems("old", table, VERSIONS).join("\n");
-    assert!(problems.contains("`state-changed` current: the page says {3}, versions.rs {4}"), "{problems}");
-    assert!(problems.contains("previous: the page says {2}, versions.rs {3}"), "{problems}");
+    assert!(
+        problems.contains("`state-changed` current: the page says {3}, versions.rs {4}"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("previous: the page says {2}, versions.rs {3}"),
+        "{problems}"
+    );
     assert!(problems.contains("no row for `check-due`"), "{problems}");
 }
 
 #[test]
 fn stale_prose_and_subject_rows_are_refused() {
-    let old = "transition (a `StateChange`, `state-changed.v3`) and per certificate\n\
-               warning (an `SslWarning`, `ssl-expiring.v2`).\n\n\
-               into the unversioned type (`CheckResultV2`, `StateChangedV2`).\n";
-    let problems = not_current_problems("old", old, VERSIONS);
+    let (retired_subject, retired_type) = retired_state_changed();
+    let old = format!(
+        "transition (a `StateChange`, `state-changed.v3`) and per certificate\n\
+         warning (an `SslWarning`, `ssl-expiring.v2`).\n\n\
+         into the unversioned type (`CheckResultV2`, `{retired_type}`).\n"
+    );
+    let problems = not_current_problems("old", &old, VERSIONS);
     assert_eq!(problems.len(), 3, "{problems:#?}");
-    let rows = "| subject | message |\n| --- | --- |\n\
-                | `uptime.events.state_changed.v4` | `StateChange` (schema `StateChangedV4`; previous) |\n\
-                | `uptime.events.state_changed.v2` | `StateChangedV2` (previous) |\n";
-    let problems = subjects_table_problems("old", &tables_headed(rows, &SUBJECTS_TABLE)[0], VERSIONS)
-        .join("\n");
+    let rows = format!(
+        "| subject | message |\n| --- | --- |\n\
+         | `uptime.events.state_changed.v4` | `StateChange` (schema `StateChangedV4`; previous) |\n\
+         | `{retired_subject}` | `{retired_type}` (previous) |\n"
+    );
+    let problems =
+        subjects_table_problems("old", &tables_headed(&rows, &SUBJECTS_TABLE)[0], VERSIONS)
+            .join("\n");
     assert!(problems.contains("must say `current`"), "{problems}");
     assert!(problems.contains("was retired on 2026-11-27"), "{problems}");
-    assert!(problems.contains("no row for `uptime.checks.due.v5`"), "{problems}");
+    assert!(
+        problems.contains("no row for `uptime.checks.due.v5`"),
+        "{problems}"
+    );
 }
 
 #[test]

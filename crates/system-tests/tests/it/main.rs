@@ -9,6 +9,7 @@ mod doc_keys;
 mod doc_markdown;
 mod doc_paths;
 mod doc_tables;
+mod doc_version_names;
 mod doc_versions;
 mod end_to_end;
 mod escalation;
