@@ -48,8 +48,8 @@ export UPTIME_REGIONS__DEFAULT="${UPTIME_REGIONS__DEFAULT:-$LOCAL_REGIONS}"
 
 # The key basic-auth passwords are sealed with (issue 19): made once per
 # checkout into .local (never committed; losing it loses the stored
-# passwords), and given to the api-gateway and the checkers only
-# (scripts/up.sh). UPTIME_SECRETS__* set before `just up` are kept as well.
+# passwords), and given to the api-gateway, the checkers and the notifier
+# only (scripts/up.sh). UPTIME_SECRETS__* set before `just up` are kept as well.
 SECRETS_KEY_FILE="$LOCAL/secrets-key"
 if [ ! -s "$SECRETS_KEY_FILE" ]; then
   (umask 077 && head -c 32 /dev/urandom | base64 >"$SECRETS_KEY_FILE")

@@ -9,7 +9,7 @@
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-const SERVICES: [&str; 6] = [
+pub(super) const SERVICES: [&str; 6] = [
     "api-gateway",
     "scheduler",
     "checker",
@@ -20,9 +20,9 @@ const SERVICES: [&str; 6] = [
 const DATABASE_DRIVERS: [&str; 4] = ["diesel", "diesel-async", "tokio-postgres", "uptime-db"];
 
 /// Each workspace package's normal (non-dev, non-build) dependencies, by name.
-type Graph = BTreeMap<String, BTreeSet<String>>;
+pub(super) type Graph = BTreeMap<String, BTreeSet<String>>;
 
-fn workspace_graph() -> (Graph, Value) {
+pub(super) fn workspace_graph() -> (Graph, Value) {
     let output = std::process::Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
