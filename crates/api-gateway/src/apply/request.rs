@@ -62,7 +62,9 @@ pub struct ApplyRequest {
     /// `{"kind", "ref", "spec"}`; a (kind, ref) at most once.
     #[schema(value_type = Vec<ResourceInput>, max_items = 10000)]
     pub resources: Vec<serde_json::Value>,
-    /// Only plan: nothing is written (default `false`).
+    /// Only plan: nothing is written (default `false`). Refused exactly as
+    /// the apply would be (quotas of the end state included): the plan is
+    /// carried out and rolled back.
     #[serde(default)]
     pub dry_run: bool,
     /// Delete the organisation's resources that carry a ref and are absent

@@ -42,7 +42,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// resources that carries a ref and is absent from the set (`pruned:
 /// true` only with `prune`; resources without a ref are never touched).
 /// Not a dry run: the plan is carried out in one transaction, all or
-/// nothing, the quotas checked for the end state; an update keeps the
+/// nothing, the quotas checked for the end state (a dry run does the same
+/// and rolls back, so it is refused as the apply would be); an update keeps the
 /// resource's id and history. At most `apply.max_resources` (10,000)
 /// resources and `apply.max_body_bytes` (32 MiB) of body; one rate-limit
 /// token per resource, at most a full bucket.
@@ -51,10 +52,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     responses((status = 200, body = ApplyResponse, description = "the plan; `applied` when it was carried out"),
         (status = 400, body = ApplyRefusal, description = "`invalid request body`, nothing written: the body is not an apply; more than `apply.max_resources` resources (field `resources`); or resources refused, each problem in `errors` (index, kind, ref, field) and in `details` (`resources[<index>].<field>`)"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "quota exceeded by the end state (nothing written); or the key is limited by a label selector (`labels`)"),
+        (status = 403, body = ErrorBody, description = "quota exceeded by the end state (nothing written; a dry run answers the same); or the key is limited by a label selector (`labels`)"),
         (status = 409, body = ErrorBody, description = "a concurrent write took a ref of the set (`ref`); nothing written"),
         (status = 413, body = ErrorBody, description = "the body exceeds `apply.max_body_bytes`"),
-        (status = 429, body = ErrorBody, description = "the rate limit: one token per resource")))]
+        (status = 429, body = ErrorBody, description = "the rate limit: one token per resource, the request's own included, at most a full bucket (`rate_limit.burst`); the bucket is short of that now, and the same request is served after `Retry-After` if nothing else is spent meanwhile (field `resources` names the cost and the maximum)")))]
 pub async fn apply(
     state: web::Data<AppState>,
     user: AuthUser,

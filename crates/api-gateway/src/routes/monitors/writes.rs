@@ -310,7 +310,7 @@ pub(super) async fn rewrite(
         },
     )
     .await?;
-    Ok(written.unwrap_or_else(|| Written {
+    Ok(written.unwrap_or(Written {
         row: current.row,
         contact_ids: current.contact_ids,
         r#ref: current.r#ref,
