@@ -19,11 +19,14 @@ cd "$REPO"
 # The style bar CI holds every change to.
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast --test-threads 6 "$@"
-else
-  cargo test --workspace --no-fail-fast "$@" -- --test-threads 6
+# nextest runs each test in a process of its own, which the suite relies on
+# (tests assert process-wide metrics); built once from crates.io into
+# ~/.cargo/bin when the machine lacks it (`./dev up` does not need it).
+if ! cargo nextest --version >/dev/null 2>&1; then
+  log "installing cargo-nextest (built from crates.io, once)"
+  cargo install --quiet --locked cargo-nextest || die "installing cargo-nextest failed"
 fi
+cargo nextest run --workspace --no-fail-fast --test-threads 6 "$@"
 if [ -x "$REPO/scripts/test-deploy.sh" ]; then
   "$REPO/scripts/test-deploy.sh"
 fi
