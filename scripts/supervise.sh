@@ -51,10 +51,10 @@ while :; do
   # `wait` returns early when a trapped signal arrives; wait again until the
   # service itself has exited, and take its own exit status.
   code=0
-  wait "$child" || code=$?
+  wait "$child" 2>/dev/null || code=$?
   while kill -0 "$child" 2>/dev/null; do
     code=0
-    wait "$child" || code=$?
+    wait "$child" 2>/dev/null || code=$?
   done
   child=""
   rm -f "$RUN/$name.child.pid"
