@@ -2,7 +2,8 @@
 # `just status`: one line per service of the local stack (`just up`): up or
 # down, how long the running process has run, how many times its supervisor
 # restarted it (scripts/supervise.sh), and the last ERROR or panic line of
-# its log. Exits 1 when a service is down.
+# its log (the service's own; the supervisor's crash line when the service
+# logged none). Exits 1 when a service is down.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 source "$REPO/scripts/stack-env.sh"
 
@@ -19,8 +20,12 @@ duration() { # duration SECONDS: 3d04h, 2h05m, 4m12s, 9s
 
 last_error() { # last_error LOG: its last ERROR or panic line, colours stripped, shortened
   [ -f "$1" ] || { echo "-"; return; }
-  local line
-  line="$(grep -a -E 'ERROR|panicked' "$1" | tail -n 1 | sed -E 's/\x1b\[[0-9;]*m//g' || true)"
+  local errors line
+  errors="$(grep -a -E 'ERROR|panicked' "$1" | sed -E 's/\x1b\[[0-9;]*m//g' || true)"
+  # The service's own (a panic says why it crashed), else its supervisor's
+  # (a crash that logged nothing: killed, out of memory).
+  line="$(grep -v ' supervise.sh: ' <<<"$errors" | tail -n 1 || true)"
+  [ -n "$line" ] || line="$(tail -n 1 <<<"$errors")"
   [ -n "$line" ] || { echo "-"; return; }
   [ "${#line}" -le 200 ] || line="${line:0:197}..."
   echo "$line"

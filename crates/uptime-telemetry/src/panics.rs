@@ -79,9 +79,9 @@ pub fn exit_on_panic(service: &'static str) {
         if CONTAINED.with(Cell::get) > 0 {
             metrics::counter!("panics_contained_total").increment(1);
             tracing::error!(
-                service,
                 panic = %message,
                 location = %location,
+                service,
                 thread = %thread,
                 "panicked in contained work; its caller handles it"
             );
@@ -94,10 +94,11 @@ pub fn exit_on_panic(service: &'static str) {
             _ => String::new(),
         };
         if tracing::dispatcher::has_been_set() {
+            // The panic first: a one-line view (`just status`) shows it.
             tracing::error!(
-                service,
                 panic = %message,
                 location = %location,
+                service,
                 thread = %thread,
                 backtrace = %backtrace,
                 exit_code = PANIC_EXIT_CODE,
