@@ -13,6 +13,10 @@ up:
 down:
     scripts/down.sh
 
+# Each service of `just up`: up or down, uptime, restarts, last error line.
+status:
+    scripts/status.sh
+
 # Run every test against real PostgreSQL and NATS JetStream (installs what is missing).
 test *ARGS:
     scripts/test.sh {{ARGS}}

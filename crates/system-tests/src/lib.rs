@@ -233,6 +233,7 @@ impl Stack {
         let db = stack.env.db.settings();
         let ops = uptime_config::OpsSettings {
             listen: "127.0.0.1:0".into(),
+            ..Default::default()
         };
 
         if options.gateway {
@@ -335,6 +336,7 @@ impl Stack {
             nats: self.nats.clone(),
             ops: uptime_config::OpsSettings {
                 listen: "127.0.0.1:0".into(),
+                ..Default::default()
             },
             ..Default::default()
         };
