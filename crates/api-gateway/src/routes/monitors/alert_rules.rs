@@ -29,9 +29,10 @@ pub const MAX_FLAP_SECS: i64 = 86_400;
 pub struct Create {
     /// Repeat the down alert every this many seconds while the incident is
     /// open and unacknowledged: the deployment's floor
-    /// (`alert_rules.min_reminder_interval_secs`, 300 by default; the
-    /// served document's `minimum`) to 604800. Default: none.
-    #[schema(minimum = 300, maximum = 604800, nullable)]
+    /// (`alert_rules.min_reminder_interval_secs`, 300 by default: the
+    /// `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 604800. Default: none.
+    #[schema(minimum = 1, maximum = 604800, nullable)]
     pub reminder_interval_secs: Option<i64>,
     /// At most this many reminders per incident, 1 to 1000. Default: no
     /// limit (until acknowledged or recovered).
@@ -49,13 +50,15 @@ pub struct Create {
     /// came for `flap_stable_secs`, 2 to 100. Default: none (off).
     #[schema(minimum = 2, maximum = 100, nullable)]
     pub flap_threshold: Option<i64>,
-    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default;
-    /// the served document's `minimum`) to 86400. Default 600.
-    #[schema(minimum = 60, maximum = 86400, nullable)]
+    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
+    /// the `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 86400. Default 600.
+    #[schema(minimum = 1, maximum = 86400, nullable)]
     pub flap_window_secs: Option<i64>,
-    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default;
-    /// the served document's `minimum`) to 86400. Default 900.
-    #[schema(minimum = 60, maximum = 86400, nullable)]
+    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
+    /// the `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 86400. Default 900.
+    #[schema(minimum = 1, maximum = 86400, nullable)]
     pub flap_stable_secs: Option<i64>,
 }
 
@@ -72,7 +75,7 @@ field_group!(create Create {
 #[derive(Debug, Default, ToSchema)]
 pub struct Update {
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 300, maximum = 604800)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 604800)]
     pub reminder_interval_secs: Option<Option<i64>>,
     #[serde(default)]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 1000)]
@@ -85,10 +88,10 @@ pub struct Update {
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 2, maximum = 100)]
     pub flap_threshold: Option<Option<i64>>,
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 60, maximum = 86400)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_window_secs: Option<Option<i64>>,
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 60, maximum = 86400)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_stable_secs: Option<Option<i64>>,
 }
 
@@ -180,8 +183,10 @@ impl Floors {
 
     /// States these floors as the `minimum` of the fields they bound,
     /// wherever the OpenAPI document's schemas have them: the annotations
-    /// give production's, and a client validating against the served
-    /// document must accept what this deployment accepts.
+    /// give the absolute minimum (what any deployment may accept, for the
+    /// schema uptimectl validates files with), and a client validating
+    /// against the document this deployment serves must accept exactly
+    /// what it accepts.
     pub fn document(&self, doc: &mut serde_json::Value) {
         use serde_json::Value;
         match doc {
