@@ -22,6 +22,7 @@
 
 use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 use rrule::{Frequency, RRule, RRuleSet, Tz, Unvalidated};
+use std::collections::BTreeMap;
 
 /// The longest `RRULE` text accepted.
 pub const MAX_RULE_LEN: usize = 512;
@@ -154,7 +155,9 @@ impl Recurrence {
         }
         let slack = Duration::hours(WALL_SLACK_HOURS);
         let from = wall_clock(self.tz, now - self.duration) - slack;
-        let mut spans: Vec<Span> = Vec::new();
+        // By start: two local times on one instant (a gap's moved forward
+        // onto the hour after it) are one occurrence.
+        let mut spans: BTreeMap<DateTime<Utc>, Span> = BTreeMap::new();
         // Once `n` are found, a later local time can still be an earlier
         // instant (a gap's times move forward): look one slack further.
         let mut look_until: Option<NaiveDateTime> = None;
@@ -174,21 +177,15 @@ impl Recurrence {
             if start < self.first_start || self.until.is_some_and(|until| start > until) {
                 continue;
             }
-            let span = Span {
-                start,
-                end: start + self.duration,
-            };
-            if span.end > now {
-                spans.push(span);
-                if spans.len() == n {
+            let end = start + self.duration;
+            if end > now {
+                spans.insert(start, Span { start, end });
+                if spans.len() >= n && look_until.is_none() {
                     look_until = Some(wall + slack);
                 }
             }
         }
-        spans.sort_by_key(|span| span.start);
-        spans.dedup();
-        spans.truncate(n);
-        spans
+        spans.into_values().take(n).collect()
     }
 
     /// The occurrence open at `at`, if any.

@@ -310,3 +310,38 @@ fn until_is_an_instant() {
         Err(WindowError::Rule(_))
     ));
 }
+
+/// In the spring gap an hourly rule's 02:30 moves forward onto 03:30's
+/// instant: one occurrence, not two, and the rule still goes on.
+#[test]
+fn an_hourly_rule_across_the_spring_gap_counts_each_instant_once_and_goes_on() {
+    let rule = Schedule::from_parts(
+        utc(2027, 3, 27, 23, 30),
+        None,
+        Some("FREQ=HOURLY"),
+        Some("Europe/Berlin"),
+        Some(600),
+    )
+    .unwrap();
+    let starts: Vec<DateTime<Utc>> = rule
+        .upcoming(utc(2027, 3, 27, 23, 0), 4)
+        .iter()
+        .map(|s| s.start)
+        .collect();
+    // 00:30 and 01:30 winter time, 02:30 (does not exist: 03:30 summer
+    // time, as 03:30 itself), 04:30 summer time.
+    assert_eq!(
+        starts,
+        [
+            utc(2027, 3, 27, 23, 30),
+            utc(2027, 3, 28, 0, 30),
+            utc(2027, 3, 28, 1, 30),
+            utc(2027, 3, 28, 2, 30),
+        ]
+    );
+    assert_eq!(
+        rule.last_end(utc(2027, 3, 27, 23, 0)),
+        None,
+        "an endless rule"
+    );
+}
