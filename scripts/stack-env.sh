@@ -59,6 +59,11 @@ elif [ "$LOCAL_NATS" != single ]; then
 fi
 export UPTIME_HTTP__LISTEN="127.0.0.1:$API_PORT"
 export UPTIME_HTTP__PUBLIC_BASE_URL="$API_URL"
+# One address of the status pages for every service: the api-gateway's page
+# links and notice mails, the status-pages service's confirmation mails.
+export UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL"
+# The links alerts carry to acknowledge an incident point at the API.
+export UPTIME_ACK_LINKS__PUBLIC_BASE_URL="$API_URL"
 export UPTIME_TELEMETRY__LOG_FORMAT="${UPTIME_TELEMETRY__LOG_FORMAT:-pretty}"
 # Local development watches local things; production refuses private targets.
 export UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS=true
@@ -76,17 +81,27 @@ LOCAL_REGIONS="${LOCAL_REGIONS// /}"
 export UPTIME_REGIONS__KNOWN="${UPTIME_REGIONS__KNOWN:-$LOCAL_REGIONS}"
 export UPTIME_REGIONS__DEFAULT="${UPTIME_REGIONS__DEFAULT:-$LOCAL_REGIONS}"
 
-# The key basic-auth passwords are sealed with (issue 19): made once per
-# checkout into .local (never committed; losing it loses the stored
-# passwords), and given to the api-gateway, the checkers and the notifier
-# only (scripts/up.sh). UPTIME_SECRETS__* set before `just up` are kept as well.
+# The key basic-auth passwords and provider credentials are sealed with
+# (issue 19), and the key alerts' acknowledge links are signed with: each
+# made once per checkout into .local (never committed; losing the sealing
+# key loses the stored passwords, a new link key voids the links sent).
+# SEALING_ENV goes to the api-gateway, the checkers and the notifier;
+# SECRETS_ENV (sealing and links) to the api-gateway and the notifier only
+# (scripts/up.sh). UPTIME_SECRETS__* set before `just up` are kept as well.
 SECRETS_KEY_FILE="$LOCAL/secrets-key"
-if [ ! -s "$SECRETS_KEY_FILE" ]; then
-  (umask 077 && head -c 32 /dev/urandom | base64 >"$SECRETS_KEY_FILE")
-fi
-SECRETS_ENV=(
+ACK_LINKS_KEY_FILE="$LOCAL/ack-links-key"
+for key_file in "$SECRETS_KEY_FILE" "$ACK_LINKS_KEY_FILE"; do
+  if [ ! -s "$key_file" ]; then
+    (umask 077 && head -c 32 /dev/urandom | base64 >"$key_file")
+  fi
+done
+SEALING_ENV=(
   "UPTIME_SECRETS__CURRENT_KEY_ID=${UPTIME_SECRETS__CURRENT_KEY_ID:-local}"
   "UPTIME_SECRETS__KEYS__LOCAL=$(cat "$SECRETS_KEY_FILE")"
+)
+SECRETS_ENV=(
+  "${SEALING_ENV[@]}"
+  "UPTIME_ACK_LINKS__SECRET=${UPTIME_ACK_LINKS__SECRET:-$(cat "$ACK_LINKS_KEY_FILE")}"
 )
 
 nc_ok() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

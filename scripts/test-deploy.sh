@@ -13,6 +13,9 @@
 #      checked and unit-tested by promtool with their runbook links, the
 #      Grafana dashboard's queries, NetworkPolicies, KEDA, `helm test`,
 #      image digest, volumes, NATS credentials, the checker's grace)
+#   7. the local stack's environment (scripts/stack-env.sh, up.sh): its
+#      acknowledge-link key made once and given to the services that use
+#      it, one status-pages address for every service
 #
 # Every check is counted; the last line is "deploy: N passed, M failed" and
 # the exit status is non-zero when anything failed. Needs no cluster.
@@ -129,5 +132,43 @@ count_checks() { # FILE RC NAME
   --helm "$HELM" --chart "$CHART" --promtool "$TOOLS/bin/promtool" \
   --runbook "$REPO_ROOT/docs/runbook.md") >"$WORK/ops.out" 2>&1
 count_checks "$WORK/ops.out" $? deploy/tests/check_operations.py
+
+# 7. The local stack (`./dev up`): what scripts/stack-env.sh gives the
+#    services, sourced twice in a scratch .local as up.sh sources it.
+stack_env() { # prints VAR=value lines of a fresh shell that sourced stack-env.sh
+  env -i PATH="$PATH" HOME="$HOME" UPTIME_LOCAL_DIR="$WORK/local" bash -c '
+    source "$1/scripts/common.sh" && source "$1/scripts/stack-env.sh" &&
+    printf "%s\n" "${SECRETS_ENV[@]}" | sed "s/^/SECRETS_ENV:/" &&
+    printf "%s\n" "${SEALING_ENV[@]}" | sed "s/^/SEALING_ENV:/" &&
+    echo "STATUS_PAGES_URL=$STATUS_PAGES_URL" && env' _ "$REPO_ROOT"
+}
+local_ack_links_key() {
+  stack_env >"$WORK/env1" && stack_env >"$WORK/env2" || return 1
+  local key
+  key="$(cat "$WORK/local/ack-links-key")" || return 1
+  [[ "$(printf %s "$key" | base64 -d | wc -c)" -eq 32 ]] || { echo "not 32 bytes: $key"; return 1; }
+  [[ "$(stat -c %a "$WORK/local/ack-links-key")" == 600 ]] || { echo "readable by others"; return 1; }
+  grep -qx "SECRETS_ENV:UPTIME_ACK_LINKS__SECRET=$key" "$WORK/env1" || { echo "not in SECRETS_ENV"; return 1; }
+  cmp -s "$WORK/env1" "$WORK/env2" || { echo "a second start changed it"; diff "$WORK/env1" "$WORK/env2"; return 1; }
+  ! grep -q '^SEALING_ENV:UPTIME_ACK_LINKS' "$WORK/env1" || { echo "in SEALING_ENV (the checkers')"; return 1; }
+  grep -qx "UPTIME_ACK_LINKS__PUBLIC_BASE_URL=http://127.0.0.1:8080" "$WORK/env1" || { echo "links do not lead to the API"; return 1; }
+  # The api-gateway (checks links) and the notifier (signs them) get
+  # SECRETS_ENV; the checkers only the sealing key.
+  local up="$REPO_ROOT/scripts/up.sh"
+  grep -Eq 'start_bg api-gateway env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "api-gateway lacks it"; return 1; }
+  grep -Eq 'start_bg "\$svc" env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "notifier lacks it"; return 1; }
+  ! grep -Eq 'checker serve' <(grep SECRETS_ENV "$up") || { echo "checkers get it"; return 1; }
+}
+run "local stack: the acknowledge-link key is made once and reaches the api-gateway and the notifier" local_ack_links_key
+local_one_status_pages_address() {
+  stack_env >"$WORK/env3" || return 1
+  local url
+  url="$(sed -n 's/^STATUS_PAGES_URL=//p' "$WORK/env3")"
+  # Exported to every service: the api-gateway's notice mails and the
+  # status-pages service's confirmation mails link to the same address.
+  grep -qx "UPTIME_STATUS_PAGES__PUBLIC_BASE_URL=$url" "$WORK/env3" || { echo "not exported: $url"; return 1; }
+  ! grep -n 'UPTIME_STATUS_PAGES__PUBLIC_BASE_URL=' "$REPO_ROOT/scripts/up.sh" || { echo "set for one service only"; return 1; }
+}
+run "local stack: one status-pages address for every service's mails" local_one_status_pages_address
 
 finish

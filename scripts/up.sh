@@ -74,11 +74,12 @@ for svc in scheduler checker recorder notifier; do
       name=checker; [ "$region" = default ] || name="checker-$region"
       port=$ops; [ "$region" = "${regions[0]}" ] || { port=$checker_ops; checker_ops=$((checker_ops + 1)); }
       UPTIME_OPS__LISTEN="127.0.0.1:$port" UPTIME_CHECKER__REGION="$region" \
-        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_service "$name" env "${SECRETS_ENV[@]}" "$BIN/checker" serve
+        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_service "$name" env "${SEALING_ENV[@]}" "$BIN/checker" serve
       checker_ports="${checker_ports:+$checker_ports, }$name :$port"
     done
   elif [ "$svc" = notifier ]; then
-    # The notifier opens alert contacts' provider credentials.
+    # The notifier opens alert contacts' provider credentials and signs
+    # alerts' acknowledge links.
     UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_service "$svc" env "${SECRETS_ENV[@]}" "$BIN/$svc" serve
   else
     UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_service "$svc" "$BIN/$svc" serve
@@ -88,8 +89,7 @@ done
 UPTIME_OPS__LISTEN="127.0.0.1:$(ops_port status-pages)" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
   start_service status-pages "$BIN/status-pages" serve
 # The gateway's /metrics is on its own ops port, never on the API port.
-UPTIME_OPS__LISTEN="127.0.0.1:$(ops_port api-gateway)" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
-  start_service api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
+UPTIME_OPS__LISTEN="127.0.0.1:$(ops_port api-gateway)" start_service api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
 for _ in $(seq 1 100); do

@@ -25,6 +25,8 @@ import yaml
 import kubernetes_validate
 from kubernetes_validate import utils as kv_utils
 
+import ack_links
+
 COMPONENTS = ["api-gateway", "scheduler", "checker", "recorder", "notifier", "status-pages"]
 # Kinds that kubernetes-validate has no schema for (CRDs); checked by hand.
 CRD_KINDS = {
@@ -465,6 +467,8 @@ def check_full(label: str, docs: list[dict], *, hpa_range, existing_secret, serv
         ("ingress", lambda: check_ingress(label, docs, ingress)),
         ("secrets", lambda: check_secrets(label, docs, existing_secret)),
         ("sealing keys", lambda: check_sealing_keys(label, docs, existing_secret)),
+        ("ack links key", lambda: ack_links.check_wiring(sys.modules[__name__], label, docs,
+                                                         existing_secret)),
         ("configmap", lambda: check_configmap(label, docs, config)),
     ]:
         guarded(f"{label}: {name}", fn)
@@ -795,6 +799,7 @@ def main() -> int:
               proc.returncode != 0 and "sealingCurrentKeyId" in proc.stderr,
               f"rc={proc.returncode} {proc.stderr.strip()[:200]}")
     guarded("sealing rotation", sealing_rotation)
+    guarded("ack links key", lambda: ack_links.check_variations(sys.modules[__name__], chart))
 
     # Status pages: their own HPA (on CPU), and an Ingress for the service's
     # hosts and the pages' custom domains, routed to its http port.

@@ -14,6 +14,9 @@
 //!   store it), names not only whitespace, the exact shape of cursors and
 //!   tokens.
 //!
+//! What the deployment configures is stated as configured when served
+//! ([`serve`]): the alert rules' floors.
+//!
 //! A method a path does not serve answers `405` with an `Allow` header
 //! listing the methods it does; being about undocumented methods, it is
 //! described in `info.description` rather than on any operation.
@@ -243,8 +246,12 @@ pub fn document() -> &'static Value {
     })
 }
 
-pub async fn serve() -> HttpResponse {
-    HttpResponse::Ok().json(document())
+/// [`document`] as this deployment serves it: the alert rules' floors are
+/// the configured ones (built per request: the document is fetched rarely).
+pub async fn serve(state: actix_web::web::Data<crate::state::AppState>) -> HttpResponse {
+    let mut doc = document().clone();
+    routes::monitors::Floors::from(state.settings.alert_rules).document(&mut doc);
+    HttpResponse::Ok().json(doc)
 }
 
 fn error_response(description: &str, headers: &[(&str, &str)]) -> Value {

@@ -5,7 +5,8 @@
 //!   few seconds and swaps in a new [`snapshot::Snapshot`], pages and
 //!   badges rendered and compressed once per change;
 //! - [`serve`]: the routes, answered from the snapshot alone (ETag/304,
-//!   gzip/brotli, per-address rate limits);
+//!   gzip/brotli, per-address rate limits); [`methods`]: HEAD wherever GET
+//!   is served, 405 with `Allow` for a method a route does not serve;
 //! - [`model`], [`maintenance`] and [`render`]: what is shown and how,
 //!   free of I/O;
 //! - [`subscribe`]: email subscriptions with double opt-in, the only
@@ -16,6 +17,7 @@
 //! keeps serving the last one through a database outage.
 
 pub mod maintenance;
+pub mod methods;
 pub mod model;
 pub mod rate_limit;
 pub mod refresh;
@@ -101,6 +103,7 @@ impl StatusPages {
                 .wrap(actix_web::middleware::from_fn(
                     uptime_ops::contain_request_panics,
                 ))
+                .wrap(actix_web::middleware::from_fn(methods::head_as_get))
                 .app_data(state.clone())
                 .configure(uptime_ops::configure_probes(probes.clone()))
                 .configure(serve::configure)

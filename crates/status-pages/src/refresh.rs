@@ -149,7 +149,14 @@ async fn refresh_once(
     }
     let previous = shared.get();
     let horizon = Duration::days(i64::from(settings.maintenance_horizon_days));
-    let next = Snapshot::build(&previous, &state, aggregates, now, horizon);
+    let next = Snapshot::build(
+        &previous,
+        &state,
+        aggregates,
+        now,
+        horizon,
+        &settings.tag_authority(),
+    );
     metrics::gauge!("status_pages_pages").set(next.pages_by_slug.len() as f64);
     metrics::gauge!("status_pages_badges").set(next.badges.len() as f64);
     shared.set(next);

@@ -9,10 +9,11 @@
 //!   `uptime-{24h,7d,30d,90d}.svg`, `response-time-{24h,7d}.svg`,
 //!   `shields.json`), `Cache-Control: max-age=60`.
 
+use crate::methods::Routes;
 use crate::rate_limit::RateLimiter;
 use crate::refresh::Shared;
 use crate::render::badge::{self, Colour};
-use crate::render::Rendered;
+use crate::render::{Encoding, Rendered};
 use crate::snapshot::Snapshot;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -34,10 +35,11 @@ pub struct ServeState {
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/status/{slug}", web::get().to(page_by_slug))
-        .route("/status/{slug}/feed.atom", web::get().to(feed_by_slug))
-        .route("/badge/{token}/{file}", web::get().to(badge_file))
-        .route("/", web::get().to(page_by_host))
+    let on = |path: &str| Routes::on(web::resource(path));
+    cfg.service(on("/status/{slug}").get(page_by_slug).done())
+        .service(on("/status/{slug}/feed.atom").get(feed_by_slug).done())
+        .service(on("/badge/{token}/{file}").get(badge_file).done())
+        .service(on("/").get(page_by_host).done())
         .configure(crate::subscribe::configure);
 }
 
@@ -84,6 +86,46 @@ pub(crate) fn limited(req: &HttpRequest, state: &ServeState) -> Option<HttpRespo
 }
 
 /// The best encoding of `rendered` the request accepts.
+fn encoding_for(req: &HttpRequest, rendered: &Rendered) -> Encoding {
+    let accepts = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let takes = |name: &str| {
+        accepts.split(',').any(|part| {
+            let mut pieces = part.split(';');
+            let coding = pieces.next().unwrap_or_default().trim();
+            let refused = pieces.any(|p| p.trim().replace(' ', "") == "q=0");
+            coding.eq_ignore_ascii_case(name) && !refused
+        })
+    };
+    if takes("br") && !rendered.brotli.is_empty() {
+        Encoding::Brotli
+    } else if takes("gzip") && !rendered.gzip.is_empty() {
+        Encoding::Gzip
+    } else {
+        Encoding::Identity
+    }
+}
+
+/// Whether `If-None-Match` names `etag` (or is `*`), by the weak
+/// comparison RFC 9110 13.1.2 asks for it: `W/"x"` matches `"x"`.
+fn none_match(req: &HttpRequest, etag: &str) -> bool {
+    let opaque = |tag: &str| {
+        let tag = tag.trim();
+        tag.strip_prefix("W/").unwrap_or(tag).to_string()
+    };
+    let ours = opaque(etag);
+    req.headers()
+        .get_all(header::IF_NONE_MATCH)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|given| given.trim() == "*" || opaque(given) == ours)
+}
+
+/// `rendered` in the best encoding the request accepts, or `304` when the
+/// client holds that representation already.
 fn respond(
     req: &HttpRequest,
     status: StatusCode,
@@ -99,43 +141,24 @@ fn respond(
     if let Some(policy) = policy {
         response.insert_header((header::CONTENT_SECURITY_POLICY, policy));
     }
+    let encoding = encoding_for(req, rendered);
     if status == StatusCode::OK {
-        response.insert_header((header::ETAG, rendered.etag.as_str()));
-        let matches = req
-            .headers()
-            .get(header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                v.split(',')
-                    .any(|t| t.trim() == rendered.etag || t.trim() == "*")
-            });
-        if matches {
+        let etag = rendered.etag_for(encoding);
+        response.insert_header((header::ETAG, etag));
+        if none_match(req, etag) {
             return response.status(StatusCode::NOT_MODIFIED).finish();
         }
     }
-    let accepts = req
-        .headers()
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let takes = |name: &str| {
-        accepts.split(',').any(|part| {
-            let mut pieces = part.split(';');
-            let coding = pieces.next().unwrap_or_default().trim();
-            let refused = pieces.any(|p| p.trim().replace(' ', "") == "q=0");
-            coding.eq_ignore_ascii_case(name) && !refused
-        })
-    };
     response.content_type(rendered.content_type);
-    if takes("br") && !rendered.brotli.is_empty() {
-        response.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static("br")));
-        response.body(rendered.brotli.clone())
-    } else if takes("gzip") && !rendered.gzip.is_empty() {
-        response.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static("gzip")));
-        response.body(rendered.gzip.clone())
-    } else {
-        response.body(rendered.identity.clone())
+    let coding = match encoding {
+        Encoding::Identity => None,
+        Encoding::Gzip => Some("gzip"),
+        Encoding::Brotli => Some("br"),
+    };
+    if let Some(coding) = coding {
+        response.insert_header((header::CONTENT_ENCODING, HeaderValue::from_static(coding)));
     }
+    response.body(rendered.body(encoding))
 }
 
 fn not_found_page() -> &'static Rendered {

@@ -75,12 +75,65 @@ impl Default for ServeSettings {
     }
 }
 
+/// The year of the feeds' tag URIs: fixed, so ids never change (RFC 4151
+/// asks only that the authority held its name on that date).
+pub const TAG_YEAR: u16 = 2026;
+
 impl ServeSettings {
+    /// The authority of the feeds' `tag:` URIs (RFC 4151): the host of
+    /// `public_base_url`, lowercase, without port or user; so ids differ
+    /// from one installation to the next.
+    pub fn tag_authority(&self) -> String {
+        let url = self.public_base_url.trim();
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let authority = after_scheme
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default();
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = match host.strip_prefix('[') {
+            // An IPv6 literal is no DNS name: its colons become dashes.
+            Some(v6) => v6.split(']').next().unwrap_or_default().replace(':', "-"),
+            None => host.split(':').next().unwrap_or_default().to_string(),
+        };
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            "localhost".into()
+        } else {
+            host
+        }
+    }
+
     pub fn refresh_interval(&self) -> Duration {
         Duration::from_millis(self.refresh_ms.max(100))
     }
 
     pub fn aggregate_interval(&self) -> Duration {
         Duration::from_secs(self.aggregate_refresh_secs.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tag_authority_is_the_public_hosts_name() {
+        for (url, authority) in [
+            (
+                "https://Status.Example.com:8443/path?q",
+                "status.example.com",
+            ),
+            ("http://user:pw@pages.example.org.", "pages.example.org"),
+            ("http://127.0.0.1:8090", "127.0.0.1"),
+            ("http://[::1]:8090/", "--1"),
+            ("", "localhost"),
+        ] {
+            let settings = ServeSettings {
+                public_base_url: url.into(),
+                ..ServeSettings::default()
+            };
+            assert_eq!(settings.tag_authority(), authority, "{url}");
+        }
     }
 }

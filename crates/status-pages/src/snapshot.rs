@@ -88,6 +88,7 @@ impl Snapshot {
         aggregates: &AggregateRows,
         now: DateTime<Utc>,
         maintenance_horizon: chrono::Duration,
+        feed_authority: &str,
     ) -> Snapshot {
         let reuse = previous.renderings();
         let monitors = model::monitor_views(state, aggregates, now);
@@ -125,6 +126,7 @@ impl Snapshot {
             let page_path = format!("/status/{}", page.slug);
             let feed = crate::render::feed::render(
                 &crate::render::feed::FeedHead {
+                    authority: feed_authority,
                     page_id: page.id,
                     title: &page.title,
                     page_path: &page_path,

@@ -17,6 +17,7 @@
 //!   client (body `List-Unsubscribe=One-Click`) or the button. The row is
 //!   deleted, address and all.
 
+use crate::methods::Routes;
 use crate::serve::{client_address, limited, ServeState};
 use crate::subscribe_pages as pages;
 use actix_web::http::header::{self, ContentType};
@@ -39,20 +40,27 @@ const TOKEN_CHARS: usize = 43;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::resource("/status/{slug}/subscriptions")
-            .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
-            .route(web::post().to(subscribe)),
+        Routes::on(
+            web::resource("/status/{slug}/subscriptions")
+                .app_data(web::PayloadConfig::new(MAX_BODY_BYTES)),
+        )
+        .post(subscribe)
+        .done(),
     )
     .service(
-        web::resource("/subscriptions/confirm")
-            .route(web::get().to(confirm_form))
-            .route(web::post().to(confirm)),
+        Routes::on(web::resource("/subscriptions/confirm"))
+            .get(confirm_form)
+            .post(confirm)
+            .done(),
     )
     .service(
-        web::resource("/subscriptions/unsubscribe")
-            .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
-            .route(web::get().to(unsubscribe_form))
-            .route(web::post().to(unsubscribe)),
+        Routes::on(
+            web::resource("/subscriptions/unsubscribe")
+                .app_data(web::PayloadConfig::new(MAX_BODY_BYTES)),
+        )
+        .get(unsubscribe_form)
+        .post(unsubscribe)
+        .done(),
     );
 }
 

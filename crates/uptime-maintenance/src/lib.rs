@@ -4,18 +4,25 @@
 //! `RRULE` (expanded by the `rrule` crate) whose occurrences start at local
 //! times of an IANA zone (chrono-tz), each lasting `duration`. Local times
 //! follow the zone across DST changes: a weekly 03:00 in Europe/Berlin is
-//! 01:00 UTC in winter and 02:00 UTC in summer. A local time that does not
-//! exist (inside the spring gap) starts at the instant it would have with
-//! the offset before the gap, and one that happens twice (the autumn fold)
-//! at its first, as RFC 5545 says.
+//! 01:00 UTC in winter and 02:00 UTC in summer.
+//!
+//! The rule is expanded on the zone's wall clock (its local times, as if
+//! the zone had no offsets), and each local time becomes an instant by one
+//! rule, [`instant_of`], the RFC 5545 one: a local time that happens twice
+//! (the autumn fold) is its earlier instant, one that does not exist (the
+//! spring gap) is read with the offset before the gap, so it moves forward
+//! by the gap's length. The first start (the rule's DTSTART) is the instant
+//! given, whichever of a fold's two it is. No occurrence is ever dropped for
+//! its local time, in any zone (Havana changes its clocks at midnight).
 //!
 //! Everything a tenant gives is bounded before anything is expanded: the
 //! rule's length, no sub-hourly rule without `COUNT` or `UNTIL`, a duration
 //! of at most [`MAX_DURATION_SECS`]; and every search looks at a bounded
 //! number of occurrences ([`SEARCH_LIMIT`]). Pure: the clock is a parameter.
 
-use chrono::{DateTime, Duration, TimeZone, Utc};
-use rrule::{Frequency, RRuleSet, Tz};
+use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
+use rrule::{Frequency, RRule, RRuleSet, Tz, Unvalidated};
+use std::collections::BTreeMap;
 
 /// The longest `RRULE` text accepted.
 pub const MAX_RULE_LEN: usize = 512;
@@ -25,6 +32,11 @@ pub const MAX_DURATION_SECS: i64 = 7 * 24 * 3600;
 pub const MIN_DURATION_SECS: i64 = 60;
 /// The most occurrences one search expands.
 pub const SEARCH_LIMIT: u16 = 1000;
+/// How far an occurrence's local time can be from its instant's local time
+/// now, beyond the offset in force: a zone's offset never changed by more
+/// than a day at once (Samoa skipped 30 December 2011), so a search on the
+/// wall clock looks this much further either side and sorts by instant.
+const WALL_SLACK_HOURS: i64 = 25;
 
 /// Why a window's definition is refused; each names what to change.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,9 +73,16 @@ impl Span {
 /// A recurring window: an RRULE in a zone, from a first local start.
 #[derive(Debug, Clone)]
 pub struct Recurrence {
-    set: RRuleSet,
+    /// The rule on the zone's wall clock: its "UTC" times are local times.
+    wall_set: RRuleSet,
     tz: chrono_tz::Tz,
     duration: Duration,
+    /// The first start as given, and its local time: that occurrence is
+    /// this instant even when its local time is ambiguous.
+    first_start: DateTime<Utc>,
+    first_wall: NaiveDateTime,
+    /// `UNTIL`, an instant: no occurrence starts after it.
+    until: Option<DateTime<Utc>>,
 }
 
 impl Recurrence {
@@ -89,50 +108,84 @@ impl Recurrence {
         if rule.contains(['\n', '\r']) || rule.to_ascii_uppercase().contains("DTSTART") {
             return Err(WindowError::RuleLines);
         }
-        let local = first_start.with_timezone(&tz);
-        let text = format!(
-            "DTSTART;TZID={}:{}\nRRULE:{rule}",
-            tz.name(),
-            local.format("%Y%m%dT%H%M%S")
-        );
-        let set: RRuleSet = text
+        let mut parsed: RRule<Unvalidated> = rule
             .parse()
             .map_err(|e: rrule::RRuleError| WindowError::Rule(e.to_string()))?;
-        for r in set.get_rrule() {
+        let first_wall = wall_clock(tz, first_start);
+        let until = match parsed.get_until() {
+            None => None,
+            // RFC 5545: with a zoned DTSTART, UNTIL is UTC; a local one
+            // would be read in the machine's zone.
+            Some(until) if until.timezone() != Tz::UTC => {
+                return Err(WindowError::Rule(
+                    "UNTIL must be a UTC date-time (e.g. 20271231T000000Z)".to_string(),
+                ))
+            }
+            Some(until) => {
+                let until = until.with_timezone(&Utc);
+                parsed = parsed.until(as_wall(wall_clock(tz, until)));
+                Some(until)
+            }
+        };
+        let wall_set = parsed
+            .build(as_wall(first_wall))
+            .map_err(|e| WindowError::Rule(e.to_string()))?;
+        for r in wall_set.get_rrule() {
             let sub_hourly = matches!(r.get_freq(), Frequency::Minutely | Frequency::Secondly);
             if sub_hourly && r.get_count().is_none() && r.get_until().is_none() {
                 return Err(WindowError::Unbounded);
             }
         }
         Ok(Self {
-            set,
+            wall_set: wall_set.limit(),
             tz,
             duration: Duration::seconds(duration_secs),
+            first_start,
+            first_wall,
+            until,
         })
     }
 
     /// The next `n` occurrences (at most [`SEARCH_LIMIT`]) that have not
     /// ended by `now`: the open one first, if any.
     pub fn upcoming(&self, now: DateTime<Utc>, n: u16) -> Vec<Span> {
-        let from = self.in_zone(now - self.duration);
-        let result = self
-            .set
-            .clone()
-            .after(from)
-            .all(n.min(SEARCH_LIMIT).saturating_add(1));
-        result
-            .dates
-            .into_iter()
-            .map(|start| {
-                let start = start.with_timezone(&Utc);
-                Span {
-                    start,
-                    end: start + self.duration,
+        let n = usize::from(n.min(SEARCH_LIMIT));
+        if n == 0 {
+            return Vec::new();
+        }
+        let slack = Duration::hours(WALL_SLACK_HOURS);
+        let from = wall_clock(self.tz, now - self.duration) - slack;
+        // By start: two local times on one instant (a gap's moved forward
+        // onto the hour after it) are one occurrence.
+        let mut spans: BTreeMap<DateTime<Utc>, Span> = BTreeMap::new();
+        // Once `n` are found, a later local time can still be an earlier
+        // instant (a gap's times move forward): look one slack further.
+        let mut look_until: Option<NaiveDateTime> = None;
+        for wall in &self.wall_set {
+            let wall = wall.naive_utc();
+            if wall < from {
+                continue;
+            }
+            if look_until.is_some_and(|last| wall > last) {
+                break;
+            }
+            let start = if wall == self.first_wall {
+                self.first_start
+            } else {
+                instant_of(self.tz, wall)
+            };
+            if start < self.first_start || self.until.is_some_and(|until| start > until) {
+                continue;
+            }
+            let end = start + self.duration;
+            if end > now {
+                spans.insert(start, Span { start, end });
+                if spans.len() >= n && look_until.is_none() {
+                    look_until = Some(wall + slack);
                 }
-            })
-            .filter(|span| span.end > now)
-            .take(usize::from(n))
-            .collect()
+            }
+        }
+        spans.into_values().take(n).collect()
     }
 
     /// The occurrence open at `at`, if any.
@@ -141,9 +194,35 @@ impl Recurrence {
             .into_iter()
             .find(|span| span.contains(at))
     }
+}
 
-    fn in_zone(&self, at: DateTime<Utc>) -> DateTime<Tz> {
-        Tz::Tz(self.tz).from_utc_datetime(&at.naive_utc())
+/// The local time of `at` in `tz`.
+fn wall_clock(tz: chrono_tz::Tz, at: DateTime<Utc>) -> NaiveDateTime {
+    at.with_timezone(&tz).naive_local()
+}
+
+/// A local time as the `rrule` crate's UTC time: the wall-clock frame the
+/// rule is expanded in.
+fn as_wall(local: NaiveDateTime) -> DateTime<Tz> {
+    Tz::UTC.from_utc_datetime(&local)
+}
+
+/// The instant of the local time `local` in `tz`, as RFC 5545 reads a
+/// recurrence instance: a repeated local time (the autumn fold) is its
+/// earlier instant; a local time that does not exist (the spring gap) is
+/// read with the offset in force before the gap, so it moves forward by the
+/// gap (02:30 on a Berlin spring day is 03:30 summer time).
+pub fn instant_of(tz: chrono_tz::Tz, local: NaiveDateTime) -> DateTime<Utc> {
+    match tz.from_local_datetime(&local) {
+        LocalResult::Single(at) | LocalResult::Ambiguous(at, _) => at.with_timezone(&Utc),
+        LocalResult::None => {
+            // A day earlier is before the gap and after any change before it
+            // (no zone has changed twice in a day and a half).
+            let before = tz
+                .offset_from_utc_datetime(&(local - Duration::days(1)))
+                .fix();
+            Utc.from_utc_datetime(&(local - Duration::seconds(i64::from(before.local_minus_utc()))))
+        }
     }
 }
 

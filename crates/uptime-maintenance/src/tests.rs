@@ -212,3 +212,136 @@ fn stored_parts_make_the_schedule_and_say_when_it_can_no_longer_open() {
         Schedule::from_parts(utc(2026, 5, 4, 2, 0), None, Some("FREQ=DAILY"), None, None).is_err()
     );
 }
+
+/// The window: its first start is the first 02:15 of the autumn
+/// fold in Berlin (31 October 2027, 00:15 UTC), an instant like any other.
+/// Expected instants: python 3 `zoneinfo` with `fold=0` (the earlier of a
+/// repeated local time; the offset before a gap), as RFC 5545 resolves them.
+#[test]
+fn a_first_start_in_the_autumn_fold_is_its_instant() {
+    for first in [utc(2027, 10, 31, 0, 15), utc(2027, 10, 31, 1, 15)] {
+        let rule = Recurrence::parse(
+            "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2",
+            "Europe/Berlin",
+            first,
+            1800,
+        )
+        .unwrap_or_else(|e| panic!("{first}: {e}"));
+        // The first occurrence is the start given (either 02:15), the next
+        // a week later at 02:15 winter time.
+        assert_eq!(
+            starts(&rule.upcoming(utc(2027, 10, 30, 0, 0), 2)),
+            [first, utc(2027, 11, 7, 1, 15)]
+        );
+    }
+}
+
+#[test]
+fn a_later_local_time_in_the_autumn_fold_is_its_earlier_instant() {
+    let rule = Recurrence::parse(
+        "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2",
+        "Europe/Berlin",
+        utc(2027, 10, 3, 0, 15),
+        1800,
+    )
+    .unwrap();
+    assert_eq!(
+        starts(&rule.upcoming(utc(2027, 10, 25, 0, 0), 2)),
+        [utc(2027, 10, 31, 0, 15), utc(2027, 11, 7, 1, 15)]
+    );
+    assert!(rule.open_at(utc(2027, 10, 31, 0, 20)).is_some());
+    assert!(rule.open_at(utc(2027, 10, 31, 1, 20)).is_none());
+}
+
+/// Havana changes its clocks at midnight: 00:30 is repeated on 7 November
+/// 2027 and skipped on 14 March 2027. Neither day loses its window.
+#[test]
+fn a_zone_that_changes_at_midnight_keeps_every_occurrence() {
+    let rule = Recurrence::parse(
+        "FREQ=DAILY;BYHOUR=0",
+        "America/Havana",
+        utc(2027, 1, 1, 5, 30),
+        600,
+    )
+    .unwrap();
+    assert_eq!(
+        starts(&rule.upcoming(utc(2027, 3, 13, 0, 0), 3)),
+        [
+            utc(2027, 3, 13, 5, 30),
+            utc(2027, 3, 14, 5, 30),
+            utc(2027, 3, 15, 4, 30),
+        ]
+    );
+    assert_eq!(
+        starts(&rule.upcoming(utc(2027, 11, 6, 0, 0), 3)),
+        [
+            utc(2027, 11, 6, 4, 30),
+            utc(2027, 11, 7, 4, 30),
+            utc(2027, 11, 8, 5, 30),
+        ]
+    );
+}
+
+#[test]
+fn until_is_an_instant() {
+    // Daily 02:15 Berlin until the first 02:15 of the fold: that one is the last.
+    let rule = Recurrence::parse(
+        "FREQ=DAILY;UNTIL=20271031T001500Z",
+        "Europe/Berlin",
+        utc(2027, 10, 29, 0, 15),
+        600,
+    )
+    .unwrap();
+    assert_eq!(
+        starts(&rule.upcoming(utc(2027, 10, 1, 0, 0), 5)),
+        [
+            utc(2027, 10, 29, 0, 15),
+            utc(2027, 10, 30, 0, 15),
+            utc(2027, 10, 31, 0, 15),
+        ]
+    );
+    assert!(matches!(
+        Recurrence::parse(
+            "FREQ=DAILY;UNTIL=20271031T001500",
+            "Europe/Berlin",
+            utc(2027, 10, 29, 0, 15),
+            600,
+        ),
+        Err(WindowError::Rule(_))
+    ));
+}
+
+/// In the spring gap an hourly rule's 02:30 moves forward onto 03:30's
+/// instant: one occurrence, not two, and the rule still goes on.
+#[test]
+fn an_hourly_rule_across_the_spring_gap_counts_each_instant_once_and_goes_on() {
+    let rule = Schedule::from_parts(
+        utc(2027, 3, 27, 23, 30),
+        None,
+        Some("FREQ=HOURLY"),
+        Some("Europe/Berlin"),
+        Some(600),
+    )
+    .unwrap();
+    let starts: Vec<DateTime<Utc>> = rule
+        .upcoming(utc(2027, 3, 27, 23, 0), 4)
+        .iter()
+        .map(|s| s.start)
+        .collect();
+    // 00:30 and 01:30 winter time, 02:30 (does not exist: 03:30 summer
+    // time, as 03:30 itself), 04:30 summer time.
+    assert_eq!(
+        starts,
+        [
+            utc(2027, 3, 27, 23, 30),
+            utc(2027, 3, 28, 0, 30),
+            utc(2027, 3, 28, 1, 30),
+            utc(2027, 3, 28, 2, 30),
+        ]
+    );
+    assert_eq!(
+        rule.last_end(utc(2027, 3, 27, 23, 0)),
+        None,
+        "an endless rule"
+    );
+}

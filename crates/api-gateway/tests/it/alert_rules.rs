@@ -170,3 +170,77 @@ async fn a_bulk_create_refuses_alert_rules_naming_the_item() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(fields(&body), ["monitors[1].flap_threshold"]);
 }
+
+/// Every `minimum` the served document gives `field`, wherever a schema
+/// has it (create, update, apply and bulk bodies alike).
+fn documented_minimums(doc: &Value, field: &str, found: &mut Vec<i64>) {
+    match doc {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = map.get("properties") {
+                if let Some(min) = properties.get(field).and_then(|p| p.get("minimum")) {
+                    found.push(min.as_i64().unwrap_or(i64::MIN));
+                }
+            }
+            for value in map.values() {
+                documented_minimums(value, field, found);
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| documented_minimums(v, field, found)),
+        _ => {}
+    }
+}
+
+/// A client validating against the served document accepts what this
+/// deployment accepts: the floors it states are the configured ones, and
+/// a value at the floor is created.
+#[tokio::test]
+async fn the_served_document_states_the_deployments_floors() {
+    for (reminder_floor, flap_floor) in [(300, 60), (5, 2)] {
+        let app = spawn_app_with(|s| {
+            s.alert_rules.min_reminder_interval_secs = reminder_floor;
+            s.alert_rules.min_flap_secs = flap_floor;
+        })
+        .await;
+        let doc: Value = app
+            .client
+            .get(app.url("/api/v1/openapi.json"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        for (field, floor) in [
+            ("reminder_interval_secs", reminder_floor),
+            ("flap_window_secs", flap_floor),
+            ("flap_stable_secs", flap_floor),
+        ] {
+            let mut found = Vec::new();
+            documented_minimums(&doc["components"], field, &mut found);
+            // At least the create and the update body.
+            assert!(found.len() >= 2, "{field}: {found:?}");
+            assert!(
+                found.iter().all(|min| *min == i64::from(floor)),
+                "{field} with a floor of {floor}: the document says {found:?}"
+            );
+        }
+        let (_, key) = app.new_user("acme").await;
+        let (status, body) = create(
+            &app,
+            &key,
+            json!({"reminder_interval_secs": reminder_floor, "flap_threshold": 3,
+                   "flap_window_secs": flap_floor, "flap_stable_secs": flap_floor}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = create(
+            &app,
+            &key,
+            json!({"reminder_interval_secs": reminder_floor - 1}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    }
+}

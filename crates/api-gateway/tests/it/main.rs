@@ -30,6 +30,7 @@ mod key_cache;
 mod key_use;
 mod labels;
 mod limits;
+mod maintenance_windows;
 mod manual_checks;
 mod members;
 mod monitor_filters;

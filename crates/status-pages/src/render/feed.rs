@@ -1,10 +1,14 @@
 //! A page's notices as an Atom feed (RFC 4287): the feed's `id`, `title`,
 //! `updated`, `author` and `link rel="self"`; an entry per notice with its
 //! `id`, `title`, `updated`, `link` to the page and its updates as text
-//! `content`, newest notice first.
+//! `content`, newest notice first. Ids are RFC 4151 tag URIs under the
+//! deployment's own host (`tag:status.example.com,2026:notice/123`):
+//! permanent and unique across installations (notice ids are unique in
+//! one).
 
 use super::escape;
 use crate::model::NoticeView;
+use crate::settings::TAG_YEAR;
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::fmt::Write;
 
@@ -14,6 +18,8 @@ fn rfc3339(at: DateTime<Utc>) -> String {
 
 /// What the feed says of its page.
 pub struct FeedHead<'a> {
+    /// The tag URIs' authority ([`crate::settings::ServeSettings::tag_authority`]).
+    pub authority: &'a str,
     pub page_id: i64,
     pub title: &'a str,
     /// The page's URL path (`/status/{slug}`): links are relative to the
@@ -31,11 +37,12 @@ pub fn render(head: &FeedHead<'_>, notices: &[NoticeView]) -> String {
         .max()
         .unwrap_or(head.page_updated);
     let title = escape(head.title);
+    let authority = escape(head.authority);
     let mut xml = String::with_capacity(4096);
     let _ = write!(
         xml,
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\
-         <id>urn:uptime:status-page:{}</id><title>{title}: notices</title><updated>{}</updated>\
+         <id>tag:{authority},{TAG_YEAR}:status-page/{}</id><title>{title}: notices</title><updated>{}</updated>\
          <author><name>{title}</name></author>\
          <link rel=\"self\" type=\"application/atom+xml\" href=\"{}/feed.atom\"/>\
          <link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>",
@@ -59,11 +66,10 @@ pub fn render(head: &FeedHead<'_>, notices: &[NoticeView]) -> String {
         }
         let _ = write!(
             xml,
-            "<entry><id>urn:uptime:status-page:{}:notice:{}</id><title>{} [{}]</title>\
+            "<entry><id>tag:{authority},{TAG_YEAR}:notice/{}</id><title>{} [{}]</title>\
              <updated>{}</updated><published>{}</published>\
              <link rel=\"alternate\" type=\"text/html\" href=\"{}#notice-{}\"/>\
              <content type=\"text\">{}</content></entry>",
-            head.page_id,
             notice.id,
             escape(&notice.title),
             notice.state,

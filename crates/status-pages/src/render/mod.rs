@@ -27,6 +27,14 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The content codings a body is served in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Identity,
+    Gzip,
+    Brotli,
+}
+
 /// A response body in every encoding a client may take.
 #[derive(Debug, Clone)]
 pub struct Rendered {
@@ -36,6 +44,11 @@ pub struct Rendered {
     pub identity: Bytes,
     pub gzip: Bytes,
     pub brotli: Bytes,
+    /// The gzip and brotli bodies' own strong validators: each encoding is
+    /// another representation, with other bytes (RFC 9110 8.8.3), so a
+    /// cache must never take one for the other.
+    etag_gzip: String,
+    etag_brotli: String,
 }
 
 impl Rendered {
@@ -46,8 +59,29 @@ impl Rendered {
         format!("\"{}\"", hex::encode(&digest[..12]))
     }
 
+    /// The validator of the body in `encoding`.
+    pub fn etag_for(&self, encoding: Encoding) -> &str {
+        match encoding {
+            Encoding::Identity => &self.etag,
+            Encoding::Gzip => &self.etag_gzip,
+            Encoding::Brotli => &self.etag_brotli,
+        }
+    }
+
+    /// The body in `encoding`.
+    pub fn body(&self, encoding: Encoding) -> Bytes {
+        match encoding {
+            Encoding::Identity => self.identity.clone(),
+            Encoding::Gzip => self.gzip.clone(),
+            Encoding::Brotli => self.brotli.clone(),
+        }
+    }
+
     pub fn new(content_type: &'static str, body: String) -> Self {
         let etag = Self::etag_of(body.as_bytes());
+        // `"<digest>-gzip"`: the identity tag with the coding inside its quotes.
+        let tagged = |coding: &str| format!("{}-{coding}\"", etag.trim_end_matches('"'));
+        let (etag_gzip, etag_brotli) = (tagged("gzip"), tagged("br"));
         let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
         let gzip = match gzip.write_all(body.as_bytes()).and_then(|_| gzip.finish()) {
             Ok(bytes) => Bytes::from(bytes),
@@ -64,6 +98,8 @@ impl Rendered {
             identity: Bytes::from(body),
             gzip,
             brotli: Bytes::from(brotli),
+            etag_gzip,
+            etag_brotli,
         }
     }
 }

@@ -1,13 +1,15 @@
 //! The status page: server-rendered HTML that needs no JavaScript. Each
-//! monitor shows its name and state, 90 daily bars (each a focusable list
-//! item whose `aria-label` gives the day's figure, shown on hover and on
-//! keyboard focus by CSS) and its response time over the last
-//! day as an inline SVG line. Nothing else of a monitor is shown: no target,
-//! no options.
+//! monitor shows its name and state, 90 daily bars (the last 30 on narrow
+//! screens, where the scale names 30 days and the 30-day figure; each
+//! bar's figure shown on hover by CSS), every day's figure as text in a
+//! disclosure (one tab stop, for keyboards and screen readers: the bars are
+//! no tab stops and hidden from assistive technology), and its response
+//! time over the last day as an inline SVG line. Nothing else of a monitor
+//! is shown: no target, no options. A skip link leads to the monitors.
 //!
-//! Colours meet WCAG AA: text on its background is at least 4.5:1 and
-//! bars at least 3:1, in the light and the dark scheme
-//! (`prefers-color-scheme`).
+//! Colours meet WCAG AA: text on its background is at least 4.5:1, bars
+//! and the borders of form controls at least 3:1 (1.4.11), in the light
+//! and the dark scheme (`prefers-color-scheme`).
 
 use super::escape;
 use crate::maintenance::MaintenanceView;
@@ -16,9 +18,9 @@ use chrono::{DateTime, Utc};
 use std::fmt::Write;
 
 pub(crate) const STYLE: &str = r#"
-:root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--card:#f6f8fa;--line:#d1d9e0;
+:root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--card:#f6f8fa;--line:#d1d9e0;--control:#818b98;
 --up:#1a7f37;--degraded:#9a6700;--down:#cf222e;--pending:#59636e;--none:#818b98}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#f0f6fc;--muted:#9198a1;--card:#151b23;--line:#3d444d;
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#f0f6fc;--muted:#9198a1;--card:#151b23;--line:#3d444d;--control:#767d86;
 --up:#3fb950;--degraded:#d29922;--down:#f85149;--pending:#9198a1;--none:#656c76}}
 *{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 main{max-width:56rem;margin:0 auto;padding:1rem}header{display:flex;gap:1rem;align-items:center;margin:1rem 0}
@@ -33,15 +35,17 @@ header img{max-height:3rem;max-width:8rem}h1{font-size:1.6rem;margin:0}h2{font-s
 ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 0;height:2rem;position:relative}
 ol.bars li{flex:1;border-radius:1px;background:var(--none);min-width:1px}
 ol.bars li.up{background:var(--up)}ol.bars li.minor{background:var(--degraded)}ol.bars li.major{background:var(--down)}
-ol.bars li:focus{outline:2px solid var(--fg);outline-offset:1px}
-ol.bars li:hover::after,ol.bars li:focus::after{content:attr(aria-label);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
+ol.bars li:hover::after{content:attr(data-tip);position:absolute;left:0;top:2.2rem;background:var(--fg);color:var(--bg);
 padding:.2rem .5rem;border-radius:.25rem;font-size:.85rem;white-space:nowrap;z-index:1}
-.scale{display:flex;justify-content:space-between;font-size:.8rem}
+.scale{display:flex;justify-content:space-between;font-size:.8rem}.narrow{display:none}
+details.days{font-size:.85rem;margin:.25rem 0}details.days ol{columns:12rem;margin:.25rem 0;padding-left:1.25rem}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.skip{position:absolute;left:.5rem;top:-4rem;padding:.5rem 1rem;background:var(--fg);color:var(--bg);border-radius:.25rem;z-index:2}.skip:focus{top:.5rem}
 svg.latency{width:100%;height:3rem;display:block}.latency-caption{font-size:.8rem;margin:.5rem 0 .25rem}svg.latency polyline{fill:none;stroke:var(--up);stroke-width:2;vector-effect:non-scaling-stroke}
 .incident{border-left:4px solid var(--down)}.maintenance{border-left:4px solid var(--pending)}
-input,button{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:.25rem;padding:.25rem .5rem}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
+input,button{font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--control);border-radius:.25rem;padding:.25rem .5rem}.notice{border-left:4px solid var(--degraded)}.notice h3{margin:0 0 .25rem;font-size:1.05rem}
 a{color:inherit}footer{margin:2rem 0;font-size:.85rem}
-@media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}}
+@media (max-width:30rem){ol.bars li:nth-child(-n+60){display:none}.wide{display:none}.narrow{display:inline}}
 "#;
 
 /// What the page's header shows.
@@ -85,7 +89,7 @@ pub fn render(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{title}</title><link rel=\"alternate\" type=\"application/atom+xml\" title=\"Notices\" href=\"{feed}\">\
-         <style>{STYLE}</style></head><body><main><header>"
+         <style>{STYLE}</style></head><body><a class=\"skip\" href=\"#monitors\">Skip to the monitors</a><main><header>"
     );
     if let Some(logo) = head.logo_url {
         let _ = write!(html, "<img src=\"{}\" alt=\"\">", escape(logo));
@@ -106,6 +110,8 @@ pub fn render(
     render_notices(&mut html, "notices", "Notices", &open);
     render_incidents(&mut html, groups);
     render_maintenance(&mut html, maintenance);
+    // The skip link's target (focusable by it, not by Tab).
+    html.push_str("<div id=\"monitors\" tabindex=\"-1\">");
     for group in groups {
         let _ = write!(html, "<section><h2>{}</h2>", escape(&group.name));
         for monitor in &group.monitors {
@@ -113,6 +119,7 @@ pub fn render(
         }
         html.push_str("</section>");
     }
+    html.push_str("</div>");
     render_notices(&mut html, "history", "Past notices", &past);
     if let Some(path) = head.subscribe_path {
         render_subscribe_form(&mut html, path);
@@ -250,42 +257,60 @@ fn render_monitor(html: &mut String, monitor: &MonitorView) {
         let _ = write!(html, " title=\"since {}\"", time(since));
     }
     let _ = write!(html, ">{}</span></div>", state_text(monitor.state));
-    let _ = write!(
-        html,
-        "<ol class=\"bars\" aria-label=\"{name}: uptime by day over the last 90 days\">"
-    );
-    for bar in &monitor.bars {
-        let (class, tip) = match bar.percent() {
-            None => ("none", format!("{}: no data", bar.day)),
-            Some(p) => (
-                if p >= 100.0 {
-                    "up"
-                } else if p >= 99.0 {
-                    "minor"
-                } else {
-                    "major"
-                },
-                format!("{}: {} up", bar.day, super::badge::format_percent(p)),
-            ),
-        };
-        // One attribute per bar (90 per monitor): the accessible name,
-        // which the CSS tooltip shows on hover and focus.
-        let _ = write!(
-            html,
-            "<li class=\"{class}\" tabindex=\"0\" aria-label=\"{tip}\"></li>"
-        );
+    // The bars are a picture of the figures below: hidden from assistive
+    // technology and no tab stops (90 per monitor), each day's figure
+    // shown on hover (`data-tip`) and given as text in the disclosure.
+    html.push_str("<ol class=\"bars\" aria-hidden=\"true\">");
+    let tips: Vec<(&str, String)> = monitor.bars.iter().map(bar_tip).collect();
+    for (class, tip) in &tips {
+        let _ = write!(html, "<li class=\"{class}\" data-tip=\"{tip}\"></li>");
     }
-    html.push_str("</ol><div class=\"scale muted\"><span>90 days ago</span>");
-    if let Some(uptime) = monitor.uptime_90d {
-        let _ = write!(
-            html,
-            "<span>{} uptime</span>",
-            super::badge::format_percent(uptime)
-        );
+    // Narrow screens show the last 30 bars (STYLE): the scale says so.
+    let figure =
+        |uptime: Option<f64>| uptime.map(|u| format!("{} uptime", super::badge::format_percent(u)));
+    html.push_str(
+        "</ol><div class=\"scale muted\"><span><span class=\"wide\">90 days ago</span>\
+         <span class=\"narrow\">30 days ago</span></span>",
+    );
+    let (wide, narrow) = (figure(monitor.uptime_90d), figure(monitor.uptime_30d));
+    if wide.is_some() || narrow.is_some() {
+        html.push_str("<span>");
+        if let Some(wide) = wide {
+            let _ = write!(html, "<span class=\"wide\">{wide}</span>");
+        }
+        if let Some(narrow) = narrow {
+            let _ = write!(html, "<span class=\"narrow\">{narrow}</span>");
+        }
+        html.push_str("</span>");
     }
     html.push_str("<span>Today</span></div>");
+    let _ = write!(
+        html,
+        "<details class=\"days\"><summary>Uptime by day<span class=\"visually-hidden\"> of {name}</span></summary><ol>"
+    );
+    for (_, tip) in tips.iter().rev() {
+        let _ = write!(html, "<li>{tip}</li>");
+    }
+    html.push_str("</ol></details>");
     render_latency(html, monitor);
     html.push_str("</div>");
+}
+
+/// A day's bar: its class (colour) and its figure as text.
+fn bar_tip(bar: &crate::model::DayBar) -> (&'static str, String) {
+    match bar.percent() {
+        None => ("none", format!("{}: no data", bar.day)),
+        Some(p) => (
+            if p >= 100.0 {
+                "up"
+            } else if p >= 99.0 {
+                "minor"
+            } else {
+                "major"
+            },
+            format!("{}: {} up", bar.day, super::badge::format_percent(p)),
+        ),
+    }
 }
 
 /// The last day's hourly mean response times as a line (hours without
@@ -314,33 +339,31 @@ fn render_latency(html: &mut String, monitor: &MonitorView) {
         mean.round(),
         (LATENCY_HOURS - 1) * 10
     );
-    let mut segment = String::new();
-    let flush = |segment: &mut String, html: &mut String| {
-        if segment.contains(' ') {
-            let _ = write!(html, "<polyline points=\"{}\"/>", segment.trim());
-        } else if !segment.is_empty() {
-            // A single point: a short flat line so it shows.
-            let point = segment.trim();
-            if let Some((x, y)) = point.split_once(',') {
-                let x: f64 = x.parse().unwrap_or(0.0);
-                let _ = write!(html, "<polyline points=\"{},{y} {},{y}\"/>", x, x + 2.0);
-            }
+    // Runs of consecutive hours with results, each a polyline; an hour
+    // alone (a new monitor, or one checked less than hourly) gets a short
+    // flat mark, since a polyline of one point draws nothing.
+    let width = ((LATENCY_HOURS - 1) * 10) as f64;
+    let mut run: Vec<(f64, f64)> = Vec::new();
+    let flush = |run: &mut Vec<(f64, f64)>, html: &mut String| {
+        if let [(x, y)] = run[..] {
+            let (from, to) = ((x - 3.0).max(0.0), (x + 3.0).min(width));
+            *run = vec![(from, y), (to, y)];
         }
-        segment.clear();
+        if !run.is_empty() {
+            let points: Vec<String> = run.iter().map(|(x, y)| format!("{x},{y:.1}")).collect();
+            let _ = write!(html, "<polyline points=\"{}\"/>", points.join(" "));
+        }
+        run.clear();
     };
     for (i, point) in monitor.latency.iter().enumerate() {
+        let x = (i * 10) as f64;
         match point {
-            Some(ms) if max > 0.0 => {
-                let y = 95.0 - 90.0 * ms / max;
-                let _ = write!(segment, "{},{:.1} ", i * 10, y);
-            }
-            Some(_) => {
-                let _ = write!(segment, "{},95 ", i * 10);
-            }
-            None => flush(&mut segment, html),
+            Some(ms) if max > 0.0 => run.push((x, 95.0 - 90.0 * ms / max)),
+            Some(_) => run.push((x, 95.0)),
+            None => flush(&mut run, html),
         }
     }
-    flush(&mut segment, html);
+    flush(&mut run, html);
     html.push_str("</svg>");
 }
 
@@ -355,3 +378,7 @@ pub fn not_found() -> String {
          Check the link you were given.</p></main></body></html>"
     )
 }
+
+#[cfg(test)]
+#[path = "page_tests.rs"]
+mod tests;

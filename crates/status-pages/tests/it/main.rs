@@ -4,6 +4,7 @@
 mod badges;
 mod browser;
 mod common;
+mod methods;
 mod notices;
 mod pages;
 mod subscriptions;

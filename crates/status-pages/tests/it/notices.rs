@@ -1,7 +1,7 @@
 //! Notices on a page and in its Atom feed, which must be Atom: RFC 4287's
 //! required elements, in its namespace, with RFC 3339 dates.
 
-use crate::common::spawn;
+use crate::common::{spawn, spawn_with};
 use reqwest::StatusCode;
 
 const ATOM: &str = "http://www.w3.org/2005/Atom";
@@ -112,4 +112,53 @@ async fn notices_show_on_the_page_and_its_history_and_the_feed_is_atom() {
         service.get("/status/nope/feed.atom").await.status(),
         StatusCode::NOT_FOUND
     );
+}
+
+/// RFC 4151 tag URIs under the deployment's own authority (the host of its
+/// public base URL), so ids are unique across installations: two services
+/// with the same page and notice ids give different ids.
+#[tokio::test]
+async fn feed_and_entry_ids_are_tag_uris_of_the_deployments_host() {
+    let mut ids_by_host = Vec::new();
+    for base in ["https://Status.Example.com:8443/", "http://127.0.0.1:8090"] {
+        let service = spawn_with(|s| s.status_pages.public_base_url = base.into()).await;
+        let org = service.organisation("acme").await;
+        service.page(org, "acme", "[]").await;
+        service
+            .sql(
+                "WITH p AS (SELECT id, org_id FROM status_pages WHERE slug = 'acme') \
+                 INSERT INTO status_page_notices (page_id, org_id, title, state) \
+                 SELECT id, org_id, 'Slow logins', 'identified' FROM p",
+            )
+            .await;
+        service.refreshed().await;
+        let xml = service
+            .get("/status/acme/feed.atom")
+            .await
+            .text()
+            .await
+            .unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let feed = doc.root_element();
+        let feed_id = child(feed, "id").unwrap().text().unwrap().to_string();
+        let entry = child(feed, "entry").expect("an entry");
+        let entry_id = child(entry, "id").unwrap().text().unwrap().to_string();
+        ids_by_host.push((feed_id, entry_id));
+    }
+    let [(feed_a, entry_a), (feed_b, entry_b)] = &ids_by_host[..] else {
+        unreachable!()
+    };
+    for (id, prefix) in [
+        (feed_a, "tag:status.example.com,2026:status-page/"),
+        (entry_a, "tag:status.example.com,2026:notice/"),
+        (feed_b, "tag:127.0.0.1,2026:status-page/"),
+        (entry_b, "tag:127.0.0.1,2026:notice/"),
+    ] {
+        assert!(id.starts_with(prefix), "{id} is not under {prefix}");
+        let specific = &id[prefix.len()..];
+        assert!(
+            !specific.is_empty() && specific.bytes().all(|b| b.is_ascii_digit()),
+            "{id}"
+        );
+    }
 }

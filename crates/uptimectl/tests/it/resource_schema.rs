@@ -33,3 +33,31 @@ fn the_committed_schema_is_the_one_generated_from_the_gateways_openapi_document(
         );
     }
 }
+
+/// The committed schema validates files before any server sees them, for
+/// every deployment: it holds the alert rules to their absolute minimum (a
+/// deployment's floor is its own, 300 s and 60 s by default, and its
+/// server's 400 names it), so a file a lower-floored deployment accepts is
+/// never refused here.
+#[test]
+fn the_schema_refuses_no_alert_rule_a_deployment_may_accept() {
+    let validators = uptimectl::resource_schema::SpecValidators::get();
+    let monitor = |rules: serde_json::Value| {
+        let mut spec =
+            serde_json::json!({"name": "m", "type": "http", "target": "https://example.com"});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(rules.as_object().unwrap().clone());
+        validators.errors(uptimectl::kinds::Kind::Monitor, &spec)
+    };
+    let low = serde_json::json!({"reminder_interval_secs": 5, "flap_threshold": 3,
+                                 "flap_window_secs": 2, "flap_stable_secs": 2});
+    assert_eq!(monitor(low), Vec::<(String, String)>::new());
+    let errors = monitor(serde_json::json!({"reminder_interval_secs": 0}));
+    assert!(
+        errors
+            .iter()
+            .any(|(field, _)| field == "spec.reminder_interval_secs"),
+        "{errors:?}"
+    );
+}

@@ -206,10 +206,13 @@ Secrets
 
 {{/*
 Secret env entries. Call with (dict "secretName" NAME "root" $ "smtp" BOOL
-"sealing" BOOL). UPTIME_SMTP__PASSWORD is optional: absent from the Secret =
-no SMTP auth. "sealing" adds the keys basic-auth passwords and alert
-contacts' provider credentials are sealed with
+"sealing" BOOL "ackLinks" BOOL). UPTIME_SMTP__PASSWORD is optional: absent
+from the Secret = no SMTP auth. "sealing" adds the keys basic-auth passwords
+and alert contacts' provider credentials are sealed with
 (UPTIME_SECRETS__KEYS__<ID>: the config crate lowercases the id back).
+"ackLinks" adds the key alerts' acknowledge links are signed with; optional
+in an existing Secret (absent: alerts carry no link, as before the chart
+made one), always present in the chart's own.
 */}}
 {{- define "uptime.secretEnv" -}}
 - name: UPTIME_DATABASE__URL
@@ -235,6 +238,16 @@ contacts' provider credentials are sealed with
       name: {{ $.secretName }}
       key: {{ printf "sealing-key-%s" . }}
 {{- end }}
+{{- end }}
+{{- if .ackLinks }}
+- name: UPTIME_ACK_LINKS__SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secretName }}
+      key: {{ .root.Values.secrets.ackLinksSecretKey }}
+      {{- if .root.Values.secrets.existingSecret }}
+      optional: true
+      {{- end }}
 {{- end }}
 {{- end }}
 
@@ -279,6 +292,8 @@ UPTIME_TELEMETRY__OTLP_ENDPOINT: {{ . | quote }}
 UPTIME_SAFETY__ALLOW_PRIVATE_TARGETS: {{ .Values.safety.allowPrivateTargets | quote }}
 {{- with .Values.http.publicBaseUrl }}
 UPTIME_HTTP__PUBLIC_BASE_URL: {{ . | quote }}
+{{- /* The acknowledge links the notifier writes into alerts lead to the API. */}}
+UPTIME_ACK_LINKS__PUBLIC_BASE_URL: {{ . | quote }}
 {{- end }}
 {{- with .Values.scheduler }}
 UPTIME_SCHEDULER__SHARDS: {{ .shards | int64 | quote }}

@@ -529,3 +529,7 @@ impl Scheduled {
 pub fn changes_schedule(when: &When) -> bool {
     when.is_given()
 }
+
+#[cfg(test)]
+#[path = "body_tests.rs"]
+mod tests;

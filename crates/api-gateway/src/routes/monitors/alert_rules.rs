@@ -28,9 +28,11 @@ pub const MAX_FLAP_SECS: i64 = 86_400;
 #[derive(Debug, Default, ToSchema)]
 pub struct Create {
     /// Repeat the down alert every this many seconds while the incident is
-    /// open and unacknowledged: 300 (the deployment's
-    /// `alert_rules.min_reminder_interval_secs`) to 604800. Default: none.
-    #[schema(minimum = 300, maximum = 604800, nullable)]
+    /// open and unacknowledged: the deployment's floor
+    /// (`alert_rules.min_reminder_interval_secs`, 300 by default: the
+    /// `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 604800. Default: none.
+    #[schema(minimum = 1, maximum = 604800, nullable)]
     pub reminder_interval_secs: Option<i64>,
     /// At most this many reminders per incident, 1 to 1000. Default: no
     /// limit (until acknowledged or recovered).
@@ -48,11 +50,15 @@ pub struct Create {
     /// came for `flap_stable_secs`, 2 to 100. Default: none (off).
     #[schema(minimum = 2, maximum = 100, nullable)]
     pub flap_threshold: Option<i64>,
-    /// 60 (the deployment's `alert_rules.min_flap_secs`) to 86400. Default 600.
-    #[schema(minimum = 60, maximum = 86400, nullable)]
+    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
+    /// the `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 86400. Default 600.
+    #[schema(minimum = 1, maximum = 86400, nullable)]
     pub flap_window_secs: Option<i64>,
-    /// 60 (the deployment's `alert_rules.min_flap_secs`) to 86400. Default 900.
-    #[schema(minimum = 60, maximum = 86400, nullable)]
+    /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
+    /// the `minimum` of the document a deployment serves; 1 in documents of
+    /// every deployment) to 86400. Default 900.
+    #[schema(minimum = 1, maximum = 86400, nullable)]
     pub flap_stable_secs: Option<i64>,
 }
 
@@ -69,7 +75,7 @@ field_group!(create Create {
 #[derive(Debug, Default, ToSchema)]
 pub struct Update {
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 300, maximum = 604800)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 604800)]
     pub reminder_interval_secs: Option<Option<i64>>,
     #[serde(default)]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 1000)]
@@ -82,10 +88,10 @@ pub struct Update {
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 2, maximum = 100)]
     pub flap_threshold: Option<Option<i64>>,
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 60, maximum = 86400)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_window_secs: Option<Option<i64>>,
     #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 60, maximum = 86400)]
+    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_stable_secs: Option<Option<i64>>,
 }
 
@@ -155,6 +161,55 @@ impl From<crate::settings::AlertRuleSettings> for Floors {
         Self {
             min_reminder_interval_secs: i64::from(s.min_reminder_interval_secs),
             min_flap_secs: i64::from(s.min_flap_secs),
+        }
+    }
+}
+
+/// The fields each floor bounds.
+const REMINDER_FIELDS: &[&str] = &["reminder_interval_secs"];
+const FLAP_FIELDS: &[&str] = &["flap_window_secs", "flap_stable_secs"];
+
+impl Floors {
+    /// The shortest reminder interval accepted.
+    pub fn reminder_interval_secs(&self) -> i64 {
+        self.min_reminder_interval_secs
+            .clamp(1, MAX_REMINDER_INTERVAL_SECS)
+    }
+
+    /// The shortest flapping window and stable time accepted.
+    pub fn flap_secs(&self) -> i64 {
+        self.min_flap_secs.clamp(1, MAX_FLAP_SECS)
+    }
+
+    /// States these floors as the `minimum` of the fields they bound,
+    /// wherever the OpenAPI document's schemas have them: the annotations
+    /// give the absolute minimum (what any deployment may accept, for the
+    /// schema uptimectl validates files with), and a client validating
+    /// against the document this deployment serves must accept exactly
+    /// what it accepts.
+    pub fn document(&self, doc: &mut serde_json::Value) {
+        use serde_json::Value;
+        match doc {
+            Value::Object(map) => {
+                if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                    for (fields, floor) in [
+                        (REMINDER_FIELDS, self.reminder_interval_secs()),
+                        (FLAP_FIELDS, self.flap_secs()),
+                    ] {
+                        for field in fields {
+                            if let Some(min) = properties
+                                .get_mut(*field)
+                                .and_then(|p| p.get_mut("minimum"))
+                            {
+                                *min = floor.into();
+                            }
+                        }
+                    }
+                }
+                map.values_mut().for_each(|v| self.document(v));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.document(v)),
+            _ => {}
         }
     }
 }
@@ -241,10 +296,8 @@ fn rules_of(
     floors: Floors,
     problems: &mut Problems,
 ) -> AlertRules {
-    let flap_floor = floors.min_flap_secs.clamp(1, MAX_FLAP_SECS);
-    let reminder_floor = floors
-        .min_reminder_interval_secs
-        .clamp(1, MAX_REMINDER_INTERVAL_SECS);
+    let flap_floor = floors.flap_secs();
+    let reminder_floor = floors.reminder_interval_secs();
     let before = depends_on.len();
     depends_on.sort_unstable();
     depends_on.dedup();

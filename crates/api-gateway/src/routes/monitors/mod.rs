@@ -83,6 +83,7 @@ pub use draft::{
 };
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
+pub use alert_rules::Floors;
 pub(crate) use apply_kind::{
     announce_all, delete_monitor, execute_monitor, insert_plain, plan_monitor, ManagedMonitors,
     MonitorPlan, MonitorWrites,

@@ -5,6 +5,7 @@
 //! `UPTIME_UPDATE_SCREENSHOT=1`; always under the target dir).
 
 mod cdp;
+mod layout;
 
 use crate::common::spawn_with_database;
 use api_gateway::settings::GatewaySettings;
@@ -167,7 +168,7 @@ async fn a_real_browser_shows_the_apis_states_ninety_bars_and_a_state_change_wit
         "degraded"
     );
     let tip = browser
-        .eval("document.querySelector('ol.bars li:last-child').getAttribute('aria-label')")
+        .eval("document.querySelector('ol.bars li:last-child').dataset.tip")
         .await;
     assert!(tip.as_str().unwrap().ends_with("% up"), "{tip}");
 
