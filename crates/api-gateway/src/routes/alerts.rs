@@ -321,7 +321,14 @@ pub async fn deliveries(
         .await?
         .ok_or(ApiError::NotFound)?;
     let rows =
-        uptime_db::deliveries::page_for_contact(&mut conn, contact.id, after, limit + 1).await?;
+        uptime_db::deliveries::page_for_contact(
+            &mut conn,
+            contact.id,
+            Some(user.reach()),
+            after,
+            limit + 1,
+        )
+        .await?;
     let (rows, next_cursor) =
         crate::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
     Ok(HttpResponse::Ok().json(DeliveryList {

@@ -257,7 +257,7 @@ pub async fn list(
         monitor_id: query.monitor_id,
     };
     let mut conn = state.conn().await?;
-    let rows = db::list_page(&mut conn, user.org_id, &filter, after, limit + 1).await?;
+    let rows = db::list_page(&mut conn, user.reach(), &filter, after, limit + 1).await?;
     let (rows, next_cursor) = positions::paginate(rows, limit, |i| (i.started_at, i.id));
     Ok(HttpResponse::Ok().json(IncidentList {
         incidents: rows.into_iter().map(Into::into).collect(),
@@ -276,7 +276,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = incident_id(&id)?;
     let mut conn = state.conn().await?;
-    let incident = db::get(&mut conn, Some(user.org_id), id)
+    let incident = db::get(&mut conn, Some(user.reach()), id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(IncidentResponse::from(incident)))
@@ -302,7 +302,7 @@ pub async fn acknowledge(
     let incident = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                match db::acknowledge(c, Some(user.org_id), id, &by, Utc::now()).await? {
+                match db::acknowledge(c, Some(user.reach()), id, &by, Utc::now()).await? {
                     Acknowledged::Now(incident) => {
                         let changes = serde_json::json!({
                             "incident_id": {"before": null, "after": incident.id},

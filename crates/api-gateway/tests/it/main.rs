@@ -44,6 +44,7 @@ mod provider_contacts;
 mod quotas;
 mod regions;
 mod results_retention;
+mod selector_reach;
 mod sealed_passwords;
 mod status_page_subscribers;
 mod status_pages;
