@@ -542,7 +542,7 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
     });
     for (name, class) in classes {
         match class {
-            Class::Unrelated(_) => {}
+            Class::Unrelated(why) => assert!(!why.is_empty(), "{name}"),
             Class::Named(probes) => {
                 for (scoped, other) in probes {
                     probed += 1;
