@@ -149,13 +149,13 @@ pub async fn send_test(
     let started = Instant::now();
     let result = sender
         .send(
-            Destination {
+            Destination::of_contact(
                 channel,
-                value: &contact.value,
-                signing_secret: contact.signing_secret.as_deref(),
-                secret: secret.as_ref().map(|s| s.as_str()),
-                options: &options,
-            },
+                &contact.value,
+                contact.signing_secret.as_deref(),
+                secret.as_ref().map(|s| s.as_str()),
+                &options,
+            ),
             Outgoing::Alert {
                 delivery_id: delivery.id,
                 event: &event,

@@ -51,3 +51,4 @@ mod status_pages;
 mod stream_limits;
 mod tenant_metrics;
 mod verification_mail;
+mod webhook_urls;
