@@ -60,9 +60,9 @@ impl AuthUser {
     /// Whether `selector` (a JSON object) selects only monitors the key
     /// reaches: it holds every pair of the key's selector, if any.
     pub fn holds_selector(&self, selector: &Value) -> bool {
-        self.label_selector.as_deref().is_none_or(|key| {
-            Selector(Labels::from_json(selector)).within(&key.selector)
-        })
+        self.label_selector
+            .as_deref()
+            .is_none_or(|key| Selector(Labels::from_json(selector)).within(&key.selector))
     }
 }
 

@@ -320,15 +320,14 @@ pub async fn deliveries(
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows =
-        uptime_db::deliveries::page_for_contact(
-            &mut conn,
-            contact.id,
-            Some(user.reach()),
-            after,
-            limit + 1,
-        )
-        .await?;
+    let rows = uptime_db::deliveries::page_for_contact(
+        &mut conn,
+        contact.id,
+        Some(user.reach()),
+        after,
+        limit + 1,
+    )
+    .await?;
     let (rows, next_cursor) =
         crate::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
     Ok(HttpResponse::Ok().json(DeliveryList {

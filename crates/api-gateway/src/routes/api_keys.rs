@@ -247,9 +247,11 @@ fn new_key_selector(
     Ok(Some(asked.to_json()))
 }
 
-/// List unrevoked API keys in id order, a page at a time (never the raw
-/// keys): the caller's own, or, with the `admin` scope (owners and
-/// admins), every member's.
+/// List API keys: the caller's own, or every member's with the `admin` scope.
+///
+/// Unrevoked keys in id order, a page at a time, never the raw keys. A key
+/// with the `admin` scope (an owner's or an admin's) sees every member's
+/// keys; any other key only its holder's.
 #[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
@@ -278,8 +280,10 @@ pub async fn list(
     }))
 }
 
-/// One unrevoked key (never the raw key): the caller's own, or, with the
-/// `admin` scope, any member's.
+/// Read an API key: the caller's own, or any member's with the `admin` scope.
+///
+/// Never the raw key. Another member's key read with a narrower key is
+/// `403` naming `scope`.
 #[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -301,8 +305,9 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
 }
 
-/// Revoke a key: the caller's own, or, with the `admin` scope, any
-/// member's. It is refused from the next request on, by every replica.
+/// Revoke an API key: the caller's own, or any member's with the `admin` scope.
+///
+/// It is refused from the next request on, by every replica.
 #[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]

@@ -130,7 +130,10 @@ async fn only_admin_keys_see_other_members_keys() {
     let app = spawn_app().await;
     let (org, owner) = app.new_user("acme").await;
     let owner_read = app.key_for(org, org, Scope::Read).await;
-    let mut keys = vec![("owner", org, owner.clone(), true), ("owner (read key)", org, owner_read, false)];
+    let mut keys = vec![
+        ("owner", org, owner.clone(), true),
+        ("owner (read key)", org, owner_read, false),
+    ];
     for (name, role, scope, all) in [
         ("admin", Role::Admin, Scope::Admin, true),
         ("editor", Role::Editor, Scope::Write, false),

@@ -197,26 +197,36 @@ fn classify(w: &World, method: &str, path: &str) -> Option<Class> {
                     .any(|d| d["monitor_id"] == w.outside)
             },
         ),
-        (_, p) if p.starts_with("/api/v1/alert-contacts") => {
+        ("GET" | "POST", "/api/v1/alert-contacts")
+        | ("GET" | "PATCH" | "DELETE", "/api/v1/alert-contacts/{id}")
+        | ("GET" | "PUT" | "DELETE", "/api/v1/alert-contacts/by-ref/{ref}")
+        | ("POST", "/api/v1/alert-contacts/{id}/resend-verification")
+        | ("POST", "/api/v1/alert-contacts/{id}/test") => {
             Unrelated("contacts are the organisation's; their deliveries are classified above")
         }
-        (_, p) if p.starts_with("/api/v1/escalation-policies") => {
+        ("GET" | "POST", "/api/v1/escalation-policies")
+        | ("GET" | "PATCH" | "DELETE", "/api/v1/escalation-policies/{id}")
+        | ("GET" | "PUT" | "DELETE", "/api/v1/escalation-policies/by-ref/{ref}") => {
             Unrelated("a policy names contacts; monitors name it, on their own routes")
         }
-        (_, p)
-            if p.starts_with("/api/v1/api-keys")
-                || p.starts_with("/api/v1/members")
-                || p.starts_with("/api/v1/invitations")
-                || p.starts_with("/api/v1/organisation")
-                || p == "/api/v1/regions"
-                || p == "/api/v1/usage" =>
-        {
+        ("GET" | "POST", "/api/v1/api-keys")
+        | ("GET" | "DELETE", "/api/v1/api-keys/{id}")
+        | ("GET", "/api/v1/members")
+        | ("GET" | "PATCH" | "DELETE", "/api/v1/members/{id}")
+        | ("GET" | "POST", "/api/v1/invitations")
+        | ("GET" | "DELETE", "/api/v1/invitations/{id}")
+        | ("POST", "/api/v1/invitations/{id}/resend")
+        | ("GET" | "PATCH" | "DELETE", "/api/v1/organisation")
+        | ("GET", "/api/v1/regions")
+        | ("GET", "/api/v1/usage") => {
             Unrelated("the organisation's members, keys, regions and quota figures")
         }
         ("GET", "/api/v1/audit-log") => Listed(get("/api/v1/audit-log".into()), |w, page| {
-            page["entries"].as_array().unwrap().iter().any(|e| {
-                e["resource_kind"] == "monitor" && e["resource_id"] == w.outside
-            })
+            page["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["resource_kind"] == "monitor" && e["resource_id"] == w.outside)
         }),
         ("GET", "/api/v1/incidents") => Listed(get("/api/v1/incidents".into()), |w, page| {
             page["incidents"]
@@ -267,34 +277,34 @@ fn classify(w: &World, method: &str, path: &str) -> Option<Class> {
             outside: m(
                 Method::PUT,
                 format!("/api/v1/maintenance-windows/by-ref/{OUTSIDE_WINDOW_REF}"),
-                Some(json!({"name": "mine", "label_selector": {"team": "payments"},
-                    "duration_minutes": 10})),
+                Some(
+                    json!({"name": "mine", "label_selector": {"team": "payments"},
+                    "duration_minutes": 10}),
+                ),
             ),
             own: m(
                 Method::POST,
                 "/api/v1/maintenance-windows".into(),
-                Some(json!({"name": "mine", "label_selector": {"team": "payments"},
-                    "duration_minutes": 10, "ref": OWN_WINDOW_REF})),
+                Some(
+                    json!({"name": "mine", "label_selector": {"team": "payments"},
+                    "duration_minutes": 10, "ref": OWN_WINDOW_REF}),
+                ),
             ),
         },
-        ("GET", "/api/v1/status-pages") => {
-            Listed(get("/api/v1/status-pages".into()), |w, page| {
-                ids_in(page, "status_pages", "id").contains(&w.outside_page)
-            })
-        }
+        ("GET", "/api/v1/status-pages") => Listed(get("/api/v1/status-pages".into()), |w, page| {
+            ids_in(page, "status_pages", "id").contains(&w.outside_page)
+        }),
         ("POST", "/api/v1/status-pages") => Named(vec![same(m(
             Method::POST,
             "/api/v1/status-pages".into(),
             Some(json!({"slug": "mine-page", "title": "Mine",
                 "groups": [{"name": "g", "monitor_ids": [x]}]})),
         ))]),
-        ("GET" | "DELETE", "/api/v1/status-pages/by-ref/{ref}") => {
-            Named(vec![same(m(
-                Method::from_bytes(method.as_bytes()).unwrap(),
-                format!("/api/v1/status-pages/by-ref/{OUTSIDE_PAGE_REF}"),
-                None,
-            ))])
-        }
+        ("GET" | "DELETE", "/api/v1/status-pages/by-ref/{ref}") => Named(vec![same(m(
+            Method::from_bytes(method.as_bytes()).unwrap(),
+            format!("/api/v1/status-pages/by-ref/{OUTSIDE_PAGE_REF}"),
+            None,
+        ))]),
         ("PUT", "/api/v1/status-pages/by-ref/{ref}") => RefTaken {
             outside: m(
                 Method::PUT,
@@ -308,7 +318,16 @@ fn classify(w: &World, method: &str, path: &str) -> Option<Class> {
                     "ref": OWN_PAGE_REF})),
             ),
         },
-        (method, p) if p.starts_with("/api/v1/status-pages/{id}") => {
+        (
+            method,
+            p @ ("/api/v1/status-pages/{id}"
+            | "/api/v1/status-pages/{id}/access-token"
+            | "/api/v1/status-pages/{id}/notices"
+            | "/api/v1/status-pages/{id}/notices/{notice_id}"
+            | "/api/v1/status-pages/{id}/notices/{notice_id}/updates"
+            | "/api/v1/status-pages/{id}/subscribers"
+            | "/api/v1/status-pages/{id}/subscribers/{subscriber_id}"),
+        ) => {
             let concrete = p
                 .replace("{id}", &w.outside_page.to_string())
                 .replace("{notice_id}", &w.outside_notice.to_string())
@@ -358,9 +377,8 @@ async fn world(app: &TestApp) -> World {
         .as_str()
         .unwrap()
         .to_string();
-    let webhook = |name: &str| {
-        json!({"name": name, "type": "webhook", "value": "http://127.0.0.1:9/hook"})
-    };
+    let webhook =
+        |name: &str| json!({"name": name, "type": "webhook", "value": "http://127.0.0.1:9/hook"});
     let contact = created(app, &full, "/api/v1/alert-contacts", webhook("a")).await["id"]
         .as_i64()
         .unwrap();
@@ -514,8 +532,8 @@ async fn send(app: &TestApp, key: &str, p: &Probe) -> (StatusCode, Value) {
 }
 
 #[tokio::test]
-async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_gets_on_every_route(
-) {
+async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_gets_on_every_route()
+{
     let app = spawn_app().await;
     let w = world(&app).await;
     let mut unclassified = Vec::new();
@@ -603,7 +621,10 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
 
     // Nothing of the outside monitor changed on the way.
     let (status, incident) = app
-        .get(&format!("/api/v1/incidents/{}", w.outside_incident), &w.full)
+        .get(
+            &format!("/api/v1/incidents/{}", w.outside_incident),
+            &w.full,
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     assert!(incident["acknowledged"].is_null(), "{incident}");

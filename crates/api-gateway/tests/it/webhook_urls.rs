@@ -166,7 +166,10 @@ async fn credential_urls_are_sealed_answered_redacted_and_still_delivered() {
         assert_eq!(status, StatusCode::OK, "{kind}: {patched}");
         let (_, sealed) = stored(&app, id).await;
         let opened = keyring()
-            .open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, &sealed.unwrap())
+            .open(
+                uptime_secrets::Purpose::ALERT_CONTACT_SECRET,
+                &sealed.unwrap(),
+            )
             .unwrap();
         assert_eq!(opened.as_str(), new_url);
         let (_, log) = app.get("/api/v1/audit-log", &key).await;
@@ -226,7 +229,10 @@ async fn a_url_stored_in_plain_text_is_sealed_at_the_next_start_with_a_key() {
     let (value, seal) = stored(&keyless, id).await;
     assert_eq!(value, shown);
     let opened = keyring
-        .open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, &seal.unwrap())
+        .open(
+            uptime_secrets::Purpose::ALERT_CONTACT_SECRET,
+            &seal.unwrap(),
+        )
         .unwrap();
     assert_eq!(opened.as_str(), url);
     let again = uptime_db::contacts_sealing::seal_contact_addresses(

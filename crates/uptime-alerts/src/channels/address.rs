@@ -39,7 +39,11 @@ pub fn redact(url: &str) -> String {
         .map(|q| q.split('&').filter(|p| !p.is_empty()).collect())
         .unwrap_or_default();
     let is_sig = |pair: &&str| pair.split('=').next() == Some("sig");
-    let mut shown = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap_or_default());
+    let mut shown = format!(
+        "{}://{}",
+        parsed.scheme(),
+        parsed.host_str().unwrap_or_default()
+    );
     if let Some(port) = parsed.port() {
         shown.push_str(&format!(":{port}"));
     }
@@ -47,7 +51,13 @@ pub fn redact(url: &str) -> String {
         shown.push_str(parsed.path());
         pairs
             .iter()
-            .map(|p| if is_sig(p) { format!("sig={MASK}") } else { p.to_string() })
+            .map(|p| {
+                if is_sig(p) {
+                    format!("sig={MASK}")
+                } else {
+                    p.to_string()
+                }
+            })
             .collect()
     } else {
         match parsed.path().trim_end_matches('/').rsplit_once('/') {
@@ -161,6 +171,9 @@ mod tests {
         assert_eq!(legacy.value, "https://discord.com/api/webhooks/1/t");
         let telegram =
             Destination::of_contact(Channel::Telegram, "@ops_team", None, Some("1:k"), &options);
-        assert_eq!((telegram.value, telegram.secret), ("@ops_team", Some("1:k")));
+        assert_eq!(
+            (telegram.value, telegram.secret),
+            ("@ops_team", Some("1:k"))
+        );
     }
 }

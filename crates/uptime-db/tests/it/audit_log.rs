@@ -64,7 +64,7 @@ async fn an_entry_is_written_with_its_outbox_message() {
         None,
         10,
     )
-        .await
-        .unwrap();
+    .await
+    .unwrap();
     assert_eq!(listed, [entry]);
 }

@@ -291,7 +291,7 @@ pub(crate) async fn insert(
         .await?;
     }
     let row = uptime_db::contacts::create(c, new).await?;
-    crate::refs::set_on_create(c, RefKind::AlertContact, &user, row.id, r#ref).await?;
+    crate::refs::set_on_create(c, RefKind::AlertContact, user, row.id, r#ref).await?;
     let shown =
         audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
     audit::record(
@@ -320,7 +320,7 @@ pub(crate) async fn rewrite(
     let row = uptime_db::contacts::update(c, user.org_id, id, update)
         .await?
         .ok_or(ApiError::NotFound)?;
-    crate::refs::set_if_new(c, RefKind::AlertContact, &user, id, stored_ref, r#ref).await?;
+    crate::refs::set_if_new(c, RefKind::AlertContact, user, id, stored_ref, r#ref).await?;
     let after =
         audit::shown(&ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string)));
     audit::record(

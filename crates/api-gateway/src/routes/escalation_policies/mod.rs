@@ -131,7 +131,7 @@ async fn insert(
     }
     check_contacts(c, user.org_id, def).await?;
     let policy = db::create(c, user.org_id, def).await?;
-    crate::refs::set_on_create(c, REF_KIND, &user, policy.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, policy.id, r#ref).await?;
     audit::record(
         c,
         user,

@@ -112,18 +112,17 @@ pub async fn put_window_by_ref(
     let (row, created) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored =
-                    match uptime_db::refs::find(c, REF_KIND, user.org_id, &given_ref).await? {
-                        None => None,
-                        // Held by a window out of the key's reach: a ref
-                        // that is not free, as for a create.
-                        Some(id) => Some(visible(c, &user, id, true).await.map_err(
-                            |e| match e {
-                                ApiError::NotFound => crate::refs::taken(REF_KIND, &user),
-                                other => other,
-                            },
-                        )?),
-                    };
+                let stored = match uptime_db::refs::find(c, REF_KIND, user.org_id, &given_ref)
+                    .await?
+                {
+                    None => None,
+                    // Held by a window out of the key's reach: a ref
+                    // that is not free, as for a create.
+                    Some(id) => Some(visible(c, &user, id, true).await.map_err(|e| match e {
+                        ApiError::NotFound => crate::refs::taken(REF_KIND, &user),
+                        other => other,
+                    })?),
+                };
                 let Some(stored) = stored else {
                     let definition = checked_create(c, &user, body, now, false).await?;
                     if_match.check_absent()?;

@@ -21,6 +21,7 @@ pub(crate) use by_ref::{execute_window, plan_window, WindowPlan};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
+use crate::reach::Named;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
@@ -30,7 +31,6 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uptime_db::maintenance::{self as db, MaintenanceWindow, WindowDefinition};
 use uptime_db::refs::RefKind;
-use crate::reach::Named;
 
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
 const REF_KIND: RefKind = RefKind::MaintenanceWindow;
@@ -181,7 +181,7 @@ async fn insert(
         });
     }
     let row = db::create(c, user.org_id, definition).await?;
-    crate::refs::set_on_create(c, REF_KIND, &user, row.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, row.id, r#ref).await?;
     let shown = audit::shown(&shown(row.clone(), r#ref, now));
     audit::record(
         c,

@@ -90,7 +90,7 @@ pub(super) async fn insert(
         row = uptime_db::alerting::set_rules(c, row.id, rules).await?;
     }
     uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
-    crate::refs::set_on_create(c, RefKind::Monitor, &user, row.id, r#ref.as_deref()).await?;
+    crate::refs::set_on_create(c, RefKind::Monitor, user, row.id, r#ref.as_deref()).await?;
     let written = Written {
         row,
         contact_ids,
@@ -245,7 +245,7 @@ pub(super) async fn rewrite(
     crate::refs::set_if_new(
         c,
         RefKind::Monitor,
-        &user,
+        user,
         id,
         current.r#ref.as_deref(),
         r#ref.as_deref(),

@@ -82,7 +82,7 @@ pub(super) async fn insert(
                 field: "slug",
                 message: "another status page has this slug or custom domain".into(),
             })?;
-    crate::refs::set_on_create(c, REF_KIND, &user, created.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, created.id, r#ref).await?;
     audit::record(
         c,
         user,
