@@ -12,42 +12,10 @@ use crate::common::{spawn_app, TestApp};
 use api_gateway::authz::{self, Access};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use uptime_db::incidents::{IncidentAlert, NewIncident};
-use uuid::Uuid;
 
-/// The outside monitor's ref, window's and page's.
-const OUTSIDE_REF: &str = "search-api";
-const OUTSIDE_WINDOW_REF: &str = "search-window";
-const OUTSIDE_PAGE_REF: &str = "search-page";
-/// The refs of the selector key's own monitor, window and page.
-const OWN_REF: &str = "payments-api";
-const OWN_WINDOW_REF: &str = "payments-window";
-const OWN_PAGE_REF: &str = "payments-page";
+mod world;
 
-/// Organisation A: an unlimited key, a `team=payments` key, one monitor of
-/// each team and everything of the outside (`team=search`) monitor.
-/// Organisation B: a key, its own monitor and contact.
-struct World {
-    /// A's owner, unlimited.
-    full: String,
-    /// A's owner's key limited to `team=payments`, admin scope (so no
-    /// route refuses it for its scope).
-    scoped: String,
-    /// B's owner.
-    other: String,
-    /// The selector key's own monitor (team=payments).
-    own_monitor: i64,
-    /// B's monitor: what B's key uses where the selector key uses its own.
-    other_monitor: i64,
-    /// The contact of A both monitors alert.
-    contact: i64,
-    other_contact: i64,
-    outside: i64,
-    outside_incident: Uuid,
-    outside_window: i64,
-    outside_page: i64,
-    outside_notice: i64,
-}
+use world::*;
 
 /// A request, for the caller whose things `own_*` name.
 #[derive(Clone)]
@@ -222,11 +190,16 @@ fn classify(w: &World, method: &str, path: &str) -> Option<Class> {
             Unrelated("the organisation's members, keys, regions and quota figures")
         }
         ("GET", "/api/v1/audit-log") => Listed(get("/api/v1/audit-log".into()), |w, page| {
-            page["entries"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["resource_kind"] == "monitor" && e["resource_id"] == w.outside)
+            // The outside monitor's entries, and the window's and page's
+            // naming it.
+            page["entries"].as_array().unwrap().iter().any(|e| {
+                let about =
+                    |kind: &str, id: i64| e["resource_kind"] == kind && e["resource_id"] == id;
+                about("monitor", w.outside)
+                    || about("monitor_badge", w.outside)
+                    || about("maintenance_window", w.outside_window)
+                    || about("status_page", w.outside_page)
+            })
         }),
         ("GET", "/api/v1/incidents") => Listed(get("/api/v1/incidents".into()), |w, page| {
             page["incidents"]
@@ -349,183 +322,6 @@ fn classify(w: &World, method: &str, path: &str) -> Option<Class> {
     })
 }
 
-fn ids_in(page: &Value, list: &str, field: &str) -> Vec<i64> {
-    page[list]
-        .as_array()
-        .unwrap_or_else(|| panic!("{list} in {page}"))
-        .iter()
-        .filter_map(|item| item[field].as_i64())
-        .collect()
-}
-
-async fn created(app: &TestApp, key: &str, path: &str, body: Value) -> Value {
-    let (status, answer) = app.post(path, key, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{path}: {answer}");
-    answer
-}
-
-async fn world(app: &TestApp) -> World {
-    let (org, full) = app.new_user("acme").await;
-    let (_, other) = app.new_user("rival").await;
-    let scoped = created(
-        app,
-        &full,
-        "/api/v1/api-keys",
-        json!({"name": "payments", "label_selector": {"team": "payments"}}),
-    )
-    .await["key"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let webhook =
-        |name: &str| json!({"name": name, "type": "webhook", "value": "http://127.0.0.1:9/hook"});
-    let contact = created(app, &full, "/api/v1/alert-contacts", webhook("a")).await["id"]
-        .as_i64()
-        .unwrap();
-    let other_contact = created(app, &other, "/api/v1/alert-contacts", webhook("b")).await["id"]
-        .as_i64()
-        .unwrap();
-    let monitor = |labels: Value, r#ref: &str, contact: i64| {
-        json!({"name": r#ref, "type": "tcp", "target": "127.0.0.1:9", "labels": labels,
-            "ref": r#ref, "alert_contact_ids": [contact]})
-    };
-    let own_monitor = created(
-        app,
-        &full,
-        "/api/v1/monitors",
-        monitor(json!({"team": "payments"}), OWN_REF, contact),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-    let outside = created(
-        app,
-        &full,
-        "/api/v1/monitors",
-        monitor(json!({"team": "search"}), OUTSIDE_REF, contact),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-    let other_monitor = created(
-        app,
-        &other,
-        "/api/v1/monitors",
-        monitor(json!({"team": "payments"}), OWN_REF, other_contact),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-    let (status, badge) = app
-        .post(
-            &format!("/api/v1/monitors/{outside}/badge-token"),
-            &full,
-            json!({}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{badge}");
-    let outside_window = created(
-        app,
-        &full,
-        "/api/v1/maintenance-windows",
-        json!({"name": "search upgrade", "monitor_ids": [outside], "duration_minutes": 60,
-            "ref": OUTSIDE_WINDOW_REF}),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-    let outside_page = created(
-        app,
-        &full,
-        "/api/v1/status-pages",
-        json!({"slug": "search-status", "title": "Search", "ref": OUTSIDE_PAGE_REF,
-            "groups": [{"name": "Search", "monitor_ids": [outside]}]}),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-    // The selector key's own window and page, whose refs it may clash with.
-    created(
-        app,
-        &scoped,
-        "/api/v1/maintenance-windows",
-        json!({"name": "payments deploy", "label_selector": {"team": "payments"},
-            "duration_minutes": 60, "ref": OWN_WINDOW_REF}),
-    )
-    .await;
-    created(
-        app,
-        &scoped,
-        "/api/v1/status-pages",
-        json!({"slug": "payments-status", "title": "Payments", "ref": OWN_PAGE_REF,
-            "groups": [{"name": "Payments", "selector": {"team": "payments"}}]}),
-    )
-    .await;
-    let outside_notice = created(
-        app,
-        &full,
-        &format!("/api/v1/status-pages/{outside_page}/notices"),
-        json!({"title": "Slow search", "body": "Looking."}),
-    )
-    .await["id"]
-        .as_i64()
-        .unwrap();
-
-    // An incident of the outside monitor, as the recorder opens one, and its
-    // alert to the shared contact, as the notifier's intake writes it.
-    let outside_incident = Uuid::new_v4();
-    let mut conn = uptime_db::pool::conn(&app.state.pool).await.unwrap();
-    let event_id = Uuid::new_v4();
-    uptime_db::incidents::open(
-        &mut conn,
-        &[NewIncident {
-            id: outside_incident,
-            org_id: org,
-            monitor_id: outside,
-            started_at: chrono::Utc::now(),
-            resolved_at: None,
-            cause: Some("connection refused".into()),
-            alerts: vec![IncidentAlert {
-                event_id,
-                kind: "transition".into(),
-                status: "down".into(),
-                at: chrono::Utc::now(),
-                held: None,
-            }],
-        }],
-    )
-    .await
-    .unwrap();
-    uptime_db::deliveries::intake::create_for_events(
-        &mut conn,
-        &[uptime_db::deliveries::intake::IntakeEvent {
-            event_id,
-            monitor_id: outside,
-            event_type: "monitor.down".into(),
-            payload: "{}".into(),
-            severity: 2,
-            incident_id: Some(outside_incident),
-            escalates: false,
-        }],
-    )
-    .await
-    .unwrap();
-    World {
-        full,
-        scoped,
-        other,
-        own_monitor,
-        other_monitor,
-        contact,
-        other_contact,
-        outside,
-        outside_incident,
-        outside_window,
-        outside_page,
-        outside_notice,
-    }
-}
-
 async fn send(app: &TestApp, key: &str, p: &Probe) -> (StatusCode, Value) {
     app.call(p.method.clone(), &p.path, Some(key), p.body.clone())
         .await
@@ -619,6 +415,28 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
     assert!(probed > 40, "{probed} probes");
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 
+    // What is its own stays in sight: its page's and window's entries, its
+    // monitor in the metrics.
+    let (_, log) = app.get("/api/v1/audit-log", &w.scoped).await;
+    let kinds: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["resource_kind"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"status_page") && kinds.contains(&"maintenance_window"),
+        "{log}"
+    );
+    let (_, metrics) = app.get("/api/v1/metrics", &w.scoped).await;
+    assert!(
+        metrics
+            .as_str()
+            .unwrap()
+            .contains(&format!("monitor_id=\"{}\"", w.own_monitor)),
+        "{metrics}"
+    );
+
     // Nothing of the outside monitor changed on the way.
     let (status, incident) = app
         .get(
@@ -632,5 +450,4 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
         .get(&format!("/api/v1/monitors/{}", w.outside), &w.full)
         .await;
     assert_eq!(status, StatusCode::OK);
-    let _ = w.other_contact;
 }
