@@ -437,6 +437,22 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
         "{metrics}"
     );
 
+    // Its own monitor's incident names no monitor out of its reach.
+    let own = format!("/api/v1/incidents/{}", w.own_incident);
+    let (_, seen) = app.get(&own, &w.full).await;
+    assert_eq!(seen["blocked_by"], json!([w.outside]), "{seen}");
+    let (_, seen) = app.get(&own, &w.scoped).await;
+    assert_eq!(seen["blocked_by"], json!([]), "{seen}");
+    let (_, listed) = app.get("/api/v1/incidents", &w.scoped).await;
+    assert!(
+        listed["incidents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["blocked_by"] == json!([])),
+        "{listed}"
+    );
+
     // Nothing of the outside monitor changed on the way.
     let (status, incident) = app
         .get(

@@ -35,6 +35,9 @@ pub struct World {
     pub contact: i64,
     pub outside: i64,
     pub outside_incident: Uuid,
+    /// An incident of its own monitor, held behind the outside one (which
+    /// a key without a selector made it depend on).
+    pub own_incident: Uuid,
     pub outside_window: i64,
     pub outside_page: i64,
     pub outside_notice: i64,
@@ -188,6 +191,31 @@ pub async fn world(app: &TestApp) -> World {
     )
     .await
     .unwrap();
+    let own_incident = Uuid::new_v4();
+    uptime_db::incidents::open(
+        &mut conn,
+        &[NewIncident {
+            id: own_incident,
+            org_id: org,
+            monitor_id: own_monitor,
+            started_at: chrono::Utc::now(),
+            resolved_at: None,
+            cause: None,
+            alerts: vec![],
+        }],
+    )
+    .await
+    .unwrap();
+    {
+        use diesel::prelude::*;
+        use diesel_async::RunQueryDsl;
+        use uptime_db::schema::incidents;
+        diesel::update(incidents::table.filter(incidents::id.eq(own_incident)))
+            .set(incidents::blocked_by.eq(vec![outside]))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
     uptime_db::deliveries::intake::create_for_events(
         &mut conn,
         &[uptime_db::deliveries::intake::IntakeEvent {
@@ -211,6 +239,7 @@ pub async fn world(app: &TestApp) -> World {
         contact,
         outside,
         outside_incident,
+        own_incident,
         outside_window,
         outside_page,
         outside_notice,
