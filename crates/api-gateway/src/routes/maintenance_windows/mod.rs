@@ -87,7 +87,7 @@ async fn check_monitors(
 #[utoipa::path(post, path = "/api/v1/maintenance-windows", operation_id = "createMaintenanceWindow", tag = "maintenance-windows", request_body = CreateWindow,
     security(("bearer" = [])),
     responses((status = 201, body = WindowResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels names monitor ids or a selector outside its own"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)"),
         (status = 413, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,

@@ -437,6 +437,23 @@ async fn a_selector_key_gets_for_an_outside_monitor_what_another_organisation_ge
         "{metrics}"
     );
 
+    // A window or page naming its own monitors by id is its own to make.
+    let (status, window) = app
+        .post(
+            "/api/v1/maintenance-windows",
+            &w.scoped,
+            json!({"name": "mine", "monitor_ids": [w.own_monitor], "duration_minutes": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{window}");
+    let (status, _) = app
+        .get(
+            &format!("/api/v1/maintenance-windows/{}", window["id"]),
+            &w.scoped,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
     // Its own monitor's incident names no monitor out of its reach.
     let own = format!("/api/v1/incidents/{}", w.own_incident);
     let (_, seen) = app.get(&own, &w.full).await;
