@@ -123,14 +123,24 @@ pub const ROUTES: &[RouteAccess] = &[
     route("POST", "/api/v1/alert-contacts/{id}/test", WRITE),
     route("GET", "/api/v1/alert-contacts/{id}/deliveries", READ),
     route("GET", "/api/v1/alert-contacts/verify/{token}", PUBLIC),
-    route("GET", "/api/v1/api-keys", READ),
+    noted(
+        "GET",
+        "/api/v1/api-keys",
+        READ,
+        "the caller's own keys; every member's with admin",
+    ),
     noted(
         "POST",
         "/api/v1/api-keys",
         WRITE,
         "the new key's scope is at most the caller's",
     ),
-    route("GET", "/api/v1/api-keys/{id}", READ),
+    noted(
+        "GET",
+        "/api/v1/api-keys/{id}",
+        READ,
+        "another member's key needs admin",
+    ),
     noted(
         "DELETE",
         "/api/v1/api-keys/{id}",

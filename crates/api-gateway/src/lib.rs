@@ -21,6 +21,7 @@ pub mod principal;
 pub mod query_params;
 pub mod quotas;
 pub mod rate_limit;
+pub mod reach;
 pub mod refs;
 pub mod routes;
 pub mod sealing;

@@ -71,6 +71,13 @@ impl AuthUser {
         }
     }
 
+    /// Whether the caller may see and revoke other members' keys: a key
+    /// with the admin scope (an owner's or an admin's). Others see and
+    /// revoke only their own.
+    pub fn may_manage_keys_of_others(&self) -> bool {
+        self.scope >= Scope::Admin
+    }
+
     /// Whether a monitor with `labels` is one the caller may create or
     /// leave behind: it holds the key's selector, if any.
     pub fn may_hold(&self, labels: &Labels) -> bool {

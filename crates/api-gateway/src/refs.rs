@@ -4,6 +4,7 @@
 //! a file, a Kubernetes resource or a provider that manages a resource by
 //! its ref must never find it renamed under it.
 
+use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::validation::Problems;
@@ -59,10 +60,25 @@ pub fn check_path(path_ref: &str, body_ref: Option<String>) -> Result<(), ApiErr
 }
 
 /// The 409 for a ref another resource of the organisation and kind has.
-pub fn taken(kind: RefKind) -> ApiError {
+///
+/// A ref is unique in the organisation, so a key with a label selector may
+/// give one that a resource out of its reach holds. It gets the same
+/// answer whatever holds the ref (a resource it reaches or one it does
+/// not): a ref that is not free, which does not say what has it, so the
+/// answer confirms nothing the key could not otherwise see.
+pub fn taken(kind: RefKind, user: &AuthUser) -> ApiError {
+    let message = if user.label_selector.is_some() {
+        format!(
+            "this {} ref is not free in the organisation; choose another (a key limited by \
+             labels is not told what has it)",
+            noun(kind)
+        )
+    } else {
+        format!("another {} of the organisation has this ref", noun(kind))
+    };
     ApiError::ConflictOn {
         field: "ref",
-        message: format!("another {} of the organisation has this ref", noun(kind)),
+        message,
     }
 }
 
@@ -124,9 +140,9 @@ pub fn noun(kind: RefKind) -> &'static str {
 }
 
 /// [`RefError`] as the API answers it.
-pub fn from_db(kind: RefKind, error: RefError) -> ApiError {
+pub fn from_db(kind: RefKind, user: &AuthUser, error: RefError) -> ApiError {
     match error {
-        RefError::Taken => taken(kind),
+        RefError::Taken => taken(kind, user),
         RefError::Db(e) => e.into(),
     }
 }
@@ -137,22 +153,22 @@ pub fn from_db(kind: RefKind, error: RefError) -> ApiError {
 pub async fn set_on_create(
     c: &mut AsyncPgConnection,
     kind: RefKind,
-    org_id: i64,
+    user: &AuthUser,
     id: i64,
     given: Option<&str>,
 ) -> Result<(), ApiError> {
     let Some(given) = given else {
         return Ok(());
     };
-    if uptime_db::refs::find(c, kind, org_id, given)
+    if uptime_db::refs::find(c, kind, user.org_id, given)
         .await?
         .is_some()
     {
-        return Err(taken(kind));
+        return Err(taken(kind, user));
     }
-    uptime_db::refs::set(c, kind, org_id, id, given)
+    uptime_db::refs::set(c, kind, user.org_id, id, given)
         .await
-        .map_err(|e| from_db(kind, e))
+        .map_err(|e| from_db(kind, user, e))
 }
 
 /// The ref after a PATCH's `ref` (absent `None`, `null` `Some(None)`):
@@ -183,13 +199,13 @@ pub fn patched(
 pub async fn set_if_new(
     c: &mut AsyncPgConnection,
     kind: RefKind,
-    org_id: i64,
+    user: &AuthUser,
     id: i64,
     stored: Option<&str>,
     after: Option<&str>,
 ) -> Result<(), ApiError> {
     match (stored, after) {
-        (None, Some(new)) => set_on_create(c, kind, org_id, id, Some(new)).await,
+        (None, Some(new)) => set_on_create(c, kind, user, id, Some(new)).await,
         _ => Ok(()),
     }
 }

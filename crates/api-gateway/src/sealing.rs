@@ -4,7 +4,8 @@
 //! sealed and their plain text cleared, and values sealed with a key that
 //! is no longer `secrets.current_key_id` are sealed again (key rotation,
 //! docs/operations.md); alert contacts' provider credentials are re-sealed
-//! the same way (`uptime_db::contacts_sealing`). Before serving, because a PATCH of a row whose
+//! the same way (`uptime_db::contacts_sealing`), and Slack, Teams and Discord
+//! webhook URLs still in plain text are sealed. Before serving, because a PATCH of a row whose
 //! password is still in plain text would not see it (the API reads only
 //! the sealed column) and would drop it.
 //!
@@ -65,6 +66,26 @@ pub async fn seal_stored_passwords(
         resealed = contacts.resealed,
         unopenable = contacts.unopenable,
         "stored alert contact credentials sealed with the current key"
+    );
+    // Webhook URLs that are credentials, still in plain text (stored before
+    // they were sealed, or by a gateway without a key).
+    let kinds: Vec<&str> = uptime_alerts::Channel::ALL
+        .into_iter()
+        .filter(|c| c.address_is_credential())
+        .map(|c| c.as_str())
+        .collect();
+    let addresses = uptime_db::contacts_sealing::seal_contact_addresses(
+        pool,
+        keyring,
+        &kinds,
+        &uptime_alerts::address::redact,
+        BATCH_SIZE,
+    )
+    .await?;
+    metrics::counter!("secrets_contact_addresses_sealed_total").increment(addresses);
+    tracing::info!(
+        sealed = addresses,
+        "webhook URLs that are credentials sealed"
     );
     Ok(report)
 }

@@ -204,13 +204,15 @@ impl Worker {
         let options = ProviderOptions::from_json(&contact.options)?;
         // Opened just before the request and wiped when dropped; never logged.
         let secret = self.open_secret(contact)?;
-        let to = Destination {
+        // A webhook URL that is a credential (Slack, Teams, Discord) is
+        // the opened secret, not the stored (redacted) value.
+        let to = Destination::of_contact(
             channel,
-            value: &contact.value,
-            signing_secret: contact.signing_secret.as_deref(),
-            secret: secret.as_ref().map(|s| s.as_str()),
-            options: &options,
-        };
+            &contact.value,
+            contact.signing_secret.as_deref(),
+            secret.as_ref().map(|s| s.as_str()),
+            &options,
+        );
         let invalid =
             |e: serde_json::Error| SendError::permanent(format!("stored payload is invalid: {e}"));
         if d.kind == deliveries::acknowledge::KIND_ACKNOWLEDGE {

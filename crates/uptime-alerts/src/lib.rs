@@ -19,7 +19,7 @@ pub mod signing;
 
 pub use ack_link::{AckClaim, AckLinkError, AckLinks};
 pub use channels::providers::{OpsgenieRegion, ProviderOptions};
-pub use channels::{Channel, Destination, ListMail, Outgoing, Sender, Sent};
+pub use channels::{address, Channel, Destination, ListMail, Outgoing, Sender, Sent};
 pub use error::{Retry, SendError, SetupError};
 pub use event::{
     AcknowledgeRequest, AlertEvent, EventType, InvitationRequest, VerificationRequest,

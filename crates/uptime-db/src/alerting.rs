@@ -74,20 +74,6 @@ pub async fn dependency_edges(
         .await?)
 }
 
-/// Which of `ids` are monitors of `org_id`.
-pub async fn owned_monitor_ids(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    ids: &[i64],
-) -> DbResult<Vec<i64>> {
-    Ok(monitors::table
-        .filter(monitors::org_id.eq(org_id))
-        .filter(monitors::id.eq_any(ids))
-        .select(monitors::id)
-        .load(conn)
-        .await?)
-}
-
 /// Of `ids`, the monitors that hold their dependents' alerts now: active
 /// and down, or failing on their way to down (a failure not confirmed yet:
 /// the parent's confirmation may be a check behind its children's).

@@ -5,12 +5,13 @@
 //! Read newest first, a page at a time, with filters ([`list_page`]);
 //! pruned by age ([`delete_older_than`], uptime-retention).
 
+use crate::reach::Reach;
 use crate::recording::NewOutboxEvent;
 use crate::schema::{audit_log, outbox_events};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Timestamptz};
+use diesel::sql_types::{BigInt, Bool, Jsonb, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uptime_contracts::audit::AuditRecordedV1;
 use uptime_contracts::Message;
@@ -91,18 +92,60 @@ pub struct AuditFilter {
     pub until: Option<DateTime<Utc>>,
 }
 
-/// Up to `limit` of the organisation's entries matching `filter`, newest
-/// first (by id), those with an id below `before_id` when given.
+/// The monitor ids an entry names: its resource (a monitor, a monitor's
+/// badge), and every id under a `monitor_id`, `monitor_ids` (a bulk
+/// create, a window, a page's groups) or `depends_on` in its changes.
+const NAMED_MONITORS: &str = "SELECT audit_log.resource_id AS id \
+        WHERE audit_log.resource_kind IN ('monitor', 'monitor_badge') \
+    UNION ALL SELECT (v #>> '{}')::bigint FROM jsonb_path_query(audit_log.changes, \
+        'strict $.**.monitor_id.** ? (@.type() == \"number\")') v \
+    UNION ALL SELECT (v #>> '{}')::bigint FROM jsonb_path_query(audit_log.changes, \
+        'strict $.**.monitor_ids.** ? (@.type() == \"number\")') v \
+    UNION ALL SELECT (v #>> '{}')::bigint FROM jsonb_path_query(audit_log.changes, \
+        'strict $.**.depends_on.** ? (@.type() == \"number\")') v";
+
+/// The label selectors an entry of a window or a page names (a window's
+/// `label_selector`, a page's groups' `selector`), before and after.
+const NAMED_SELECTORS: &str = "SELECT v FROM jsonb_path_query(audit_log.changes, \
+        'lax $.label_selector.* ? (@.type() == \"object\")') v \
+        WHERE audit_log.resource_kind IN ('maintenance_window', 'status_page') \
+    UNION ALL SELECT v FROM jsonb_path_query(audit_log.changes, \
+        'strict $.**.selector ? (@.type() == \"object\")') v \
+        WHERE audit_log.resource_kind IN ('maintenance_window', 'status_page')";
+
+/// Up to `limit` of the entries matching `filter` of the organisation the
+/// caller reaches, newest first (by id), those with an id below `before_id`
+/// when given. A caller limited by a label selector sees only the entries
+/// whose named monitors it all reaches now (one deleted since is reached by
+/// nobody) and whose named selectors hold its own: an entry about anything
+/// of a monitor out of its reach is another organisation's to it.
 pub async fn list_page(
     conn: &mut AsyncPgConnection,
-    org_id: i64,
+    reach: Reach<'_>,
     filter: &AuditFilter,
     before_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<AuditEntry>> {
     let mut query = audit_log::table
-        .filter(audit_log::org_id.eq(org_id))
+        .filter(audit_log::org_id.eq(reach.org_id))
         .into_boxed();
+    if let Some(selector) = reach.narrowing() {
+        query = query
+            .filter(reach.around_reached_ids(
+                &format!(
+                    "NOT EXISTS (SELECT 1 FROM ({NAMED_MONITORS}) named \
+                     WHERE named.id IS NOT NULL AND named.id NOT IN ("
+                ),
+                "))",
+            ))
+            .filter(
+                diesel::dsl::sql::<Bool>(&format!(
+                    "NOT EXISTS (SELECT 1 FROM ({NAMED_SELECTORS}) named(v) WHERE NOT named.v @> "
+                ))
+                .bind::<Jsonb, _>(selector.clone())
+                .sql(")"),
+            );
+    }
     if let Some(before) = before_id {
         query = query.filter(audit_log::id.lt(before));
     }

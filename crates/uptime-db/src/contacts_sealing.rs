@@ -7,6 +7,10 @@
 //! in id order, keyset-paged), so replicas starting together share the work
 //! and never do a row twice. `updated_at` is left alone: what the contact
 //! is stays the same.
+//!
+//! Webhook URLs that are credentials (Slack, Teams, Discord) are sealed in
+//! the same column; rows from before that, or written without a key, are
+//! sealed at the start too ([`seal_contact_addresses`]).
 
 use crate::monitors::sealing::{SealingError, SealingReport};
 use crate::pool::{conn, Pool};
@@ -95,4 +99,64 @@ async fn rotation_batch(
     report.resealed += resealed;
     report.unopenable += unopenable;
     Ok(last)
+}
+
+/// Seals the addresses that are credentials (webhook URLs of the `kinds`
+/// given: Slack, Teams, Discord) still stored in plain text in `value`,
+/// written before addresses were sealed or by a gateway without a key:
+/// each is sealed into `secret_sealed` and `value` keeps `redact` of it,
+/// in one statement per row, `batch_size` rows per transaction. How many
+/// it sealed.
+pub async fn seal_contact_addresses(
+    pool: &Pool,
+    keyring: &Keyring,
+    kinds: &[&str],
+    redact: &(dyn Fn(&str) -> String + Sync),
+    batch_size: i64,
+) -> Result<u64, SealingError> {
+    let batch_size = batch_size.max(1);
+    let mut conn = conn(pool).await?;
+    let kinds: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+    let mut sealed = 0;
+    let mut after = i64::MIN;
+    loop {
+        let kinds = &kinds;
+        let (last, done) = conn
+            .transaction::<_, SealingError, _>(|c| {
+                async move {
+                    let rows: Vec<(i64, String)> = alert_contacts::table
+                        .filter(alert_contacts::kind.eq_any(kinds))
+                        .filter(alert_contacts::secret_sealed.is_null())
+                        .filter(alert_contacts::id.gt(after))
+                        .order(alert_contacts::id.asc())
+                        .limit(batch_size)
+                        .select((alert_contacts::id, alert_contacts::value))
+                        .for_update()
+                        .load(c)
+                        .await?;
+                    let last = rows.last().map(|(id, _)| *id);
+                    let mut done = 0;
+                    for (id, value) in rows {
+                        let value = uptime_secrets::Zeroizing::new(value);
+                        let seal = keyring.seal(PURPOSE, &value).map_err(SealingError::Seal)?;
+                        diesel::update(alert_contacts::table.filter(alert_contacts::id.eq(id)))
+                            .set((
+                                alert_contacts::secret_sealed.eq(seal),
+                                alert_contacts::value.eq(redact(&value)),
+                            ))
+                            .execute(c)
+                            .await?;
+                        done += 1;
+                    }
+                    Ok((last, done))
+                }
+                .scope_boxed()
+            })
+            .await?;
+        sealed += done;
+        match last {
+            Some(last) => after = last,
+            None => return Ok(sealed),
+        }
+    }
 }

@@ -420,21 +420,33 @@ pub async fn list_for_contact(
     contact_id: i64,
     limit: i64,
 ) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
-    page_for_contact(conn, contact_id, None, limit).await
+    page_for_contact(conn, contact_id, None, None, limit).await
 }
 
 /// At most `limit` of the contact's deliveries, newest first (by
 /// `created_at`, then `id`), those after `after` (a delivery's `created_at`
-/// and `id`) in that order; each with its attempts (oldest first).
+/// and `id`) in that order; each with its attempts (oldest first). With
+/// `reach`, only those about no monitor (tests, verification emails) or
+/// about a monitor it covers.
 pub async fn page_for_contact(
     conn: &mut AsyncPgConnection,
     contact_id: i64,
+    reach: Option<crate::reach::Reach<'_>>,
     after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> DbResult<Vec<(AlertDelivery, Vec<DeliveryAttempt>)>> {
     let mut query = alert_deliveries::table
         .filter(alert_deliveries::contact_id.eq(contact_id))
         .into_boxed();
+    if let Some(reach) = reach.filter(|r| r.is_limited()) {
+        query = query.filter(
+            alert_deliveries::monitor_id
+                .is_null()
+                .or(alert_deliveries::monitor_id
+                    .assume_not_null()
+                    .eq_any(reach.monitor_ids())),
+        );
+    }
     if let Some((at, id)) = after {
         query = query.filter(
             alert_deliveries::created_at

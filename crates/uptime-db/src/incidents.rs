@@ -5,6 +5,7 @@
 //! reads one and acknowledges ([`list_page`], [`get`], [`acknowledge`]);
 //! retention prunes resolved ones ([`delete_resolved_before`]).
 
+use crate::reach::Reach;
 use crate::schema::incidents;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
@@ -179,19 +180,30 @@ pub struct IncidentFilter {
     pub monitor_id: Option<i64>,
 }
 
-/// Up to `limit` of the organisation's incidents matching `filter`, newest
-/// first by start (then id), those after the cursor `after` (the last item
-/// of the previous page) when given.
+/// The incidents of the monitors `reach` covers (`None`: every
+/// organisation's, for a signed link, which names the incident itself).
+fn reached(reach: Option<Reach<'_>>) -> incidents::BoxedQuery<'_, diesel::pg::Pg> {
+    let mut query = incidents::table.into_boxed();
+    if let Some(reach) = reach {
+        query = query.filter(incidents::org_id.eq(reach.org_id));
+        if reach.is_limited() {
+            query = query.filter(incidents::monitor_id.eq_any(reach.monitor_ids()));
+        }
+    }
+    query
+}
+
+/// Up to `limit` of the incidents of the monitors the caller reaches
+/// matching `filter`, newest first by start (then id), those after the
+/// cursor `after` (the last item of the previous page) when given.
 pub async fn list_page(
     conn: &mut AsyncPgConnection,
-    org_id: i64,
+    reach: Reach<'_>,
     filter: &IncidentFilter,
     after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> DbResult<Vec<Incident>> {
-    let mut query = incidents::table
-        .filter(incidents::org_id.eq(org_id))
-        .into_boxed();
+    let mut query = reached(Some(reach));
     if let Some((started, id)) = after {
         query = query.filter(
             incidents::started_at
@@ -226,17 +238,15 @@ pub async fn list_page(
         .await?)
 }
 
-/// The organisation's incident `id` (`None`: none, or another's).
+/// Incident `id`, if the caller reaches its monitor (`None`: any
+/// organisation's, for a signed link).
 pub async fn get(
     conn: &mut AsyncPgConnection,
-    org_id: Option<i64>,
+    reach: Option<Reach<'_>>,
     id: Uuid,
 ) -> DbResult<Option<Incident>> {
-    let mut query = incidents::table.filter(incidents::id.eq(id)).into_boxed();
-    if let Some(org) = org_id {
-        query = query.filter(incidents::org_id.eq(org));
-    }
-    Ok(query
+    Ok(reached(reach)
+        .filter(incidents::id.eq(id))
         .select(Incident::as_select())
         .first(conn)
         .await
@@ -264,15 +274,16 @@ pub enum Acknowledged {
     NotFound,
 }
 
-/// Acknowledges incident `id` of `org_id` (`None`: any organisation, for a
-/// signed link, which names the incident itself) at `at`. Resolved
+/// Acknowledges incident `id` if the caller reaches its monitor (`None`:
+/// any organisation's, for a signed link, which names the incident itself)
+/// at `at`. Resolved
 /// incidents can be acknowledged too (someone looked at it). The first
 /// acknowledgement of an open incident also writes the deliveries that tell
 /// its PagerDuty and Opsgenie contacts ([`crate::deliveries::acknowledge`]):
 /// call it inside a transaction.
 pub async fn acknowledge(
     conn: &mut AsyncPgConnection,
-    org_id: Option<i64>,
+    reach: Option<Reach<'_>>,
     id: Uuid,
     by: &Acknowledger,
     at: DateTime<Utc>,
@@ -291,33 +302,25 @@ pub async fn acknowledge(
         incidents::acknowledged_by_key_prefix.eq(prefix),
         incidents::acknowledged_by_contact_id.eq(contact),
     );
-    let unacknowledged = incidents::table
+    // An update cannot take a boxed query: the row is picked by a subquery.
+    let picked = reached(reach)
         .filter(incidents::id.eq(id))
-        .filter(incidents::acknowledged_at.is_null());
-    let updated: Option<Incident> = match org_id {
-        Some(org) => {
-            diesel::update(unacknowledged.filter(incidents::org_id.eq(org)))
-                .set(values)
-                .returning(Incident::as_returning())
-                .get_result(conn)
-                .await
-        }
-        None => {
-            diesel::update(unacknowledged)
-                .set(values)
-                .returning(Incident::as_returning())
-                .get_result(conn)
-                .await
-        }
-    }
-    .optional()?;
+        .filter(incidents::acknowledged_at.is_null())
+        .select(incidents::id);
+    let updated: Option<Incident> = diesel::update(incidents::table)
+        .filter(incidents::id.eq_any(picked))
+        .set(values)
+        .returning(Incident::as_returning())
+        .get_result(conn)
+        .await
+        .optional()?;
     if let Some(incident) = updated {
         // In the caller's transaction: the providers are told exactly when
         // the acknowledgement commits.
         crate::deliveries::acknowledge::create_for_incident(conn, incident.id).await?;
         return Ok(Acknowledged::Now(incident));
     }
-    Ok(match get(conn, org_id, id).await? {
+    Ok(match get(conn, reach, id).await? {
         Some(incident) => Acknowledged::Already(incident),
         None => Acknowledged::NotFound,
     })

@@ -22,6 +22,7 @@ pub mod monitors;
 pub mod organisations;
 pub mod pool;
 pub mod quotas;
+pub mod reach;
 pub mod recording;
 pub mod refs;
 pub mod results;

@@ -75,50 +75,24 @@ pub async fn create_labelled(
 
 /// The stored form of no labels.
 pub fn no_labels() -> serde_json::Value {
-    serde_json::Value::Object(Default::default())
+    crate::reach::no_labels()
 }
 
-/// Which of an organisation's monitors a caller reaches: all of them, or,
-/// for an API key with a label selector, only those whose labels hold every
-/// pair of it. A monitor out of reach is answered like one that does not
-/// exist (as another organisation's is).
-#[derive(Debug, Clone, Copy)]
-pub struct Reach<'a> {
-    pub org_id: i64,
-    /// A JSON object of key -> value (`uptime_labels::Selector`).
-    pub selector: Option<&'a serde_json::Value>,
-}
+pub use crate::reach::Reach;
 
-impl<'a> Reach<'a> {
-    /// Every monitor of the organisation.
-    pub fn org(org_id: i64) -> Self {
-        Self {
-            org_id,
-            selector: None,
-        }
-    }
-}
-
-type BoxedMonitors<'a> = monitors::BoxedQuery<'a, diesel::pg::Pg>;
-
-/// `monitors` of the organisation whose labels hold `selector` and `filter`
-/// (each a JSON object; `None`, or `{}`, holds for every monitor). A
-/// non-empty test also says `labels <> '{}'`, the predicate of the partial
-/// GIN index (migration 000021), so the planner may use it.
-fn within<'a>(reach: Reach<'a>, filter: Option<&'a serde_json::Value>) -> BoxedMonitors<'a> {
-    let mut query = monitors::table
-        .filter(monitors::org_id.eq(reach.org_id))
-        .into_boxed();
-    let tests = [reach.selector, filter];
-    let mut any = false;
-    for test in tests.into_iter().flatten() {
-        if test.as_object().is_some_and(|o| !o.is_empty()) {
-            query = query.filter(monitors::labels.contains(test));
-            any = true;
-        }
-    }
-    if any {
-        query = query.filter(monitors::labels.ne(no_labels()));
+/// `monitors` the caller reaches whose labels hold `filter` (a JSON
+/// object; `None`, or `{}`, holds for every monitor).
+fn within<'a>(
+    reach: Reach<'a>,
+    filter: Option<&'a serde_json::Value>,
+) -> crate::reach::BoxedMonitors<'a> {
+    let mut query = reach.monitors();
+    if let Some(test) = filter.filter(|t| t.as_object().is_some_and(|o| !o.is_empty())) {
+        // `labels <> '{}'`: the partial GIN index's predicate (migration
+        // 000021), so the planner may use it.
+        query = query
+            .filter(monitors::labels.contains(test))
+            .filter(monitors::labels.ne(no_labels()));
     }
     query
 }

@@ -190,31 +190,6 @@ pub async fn delete(
     Ok(rows.into_iter().next())
 }
 
-/// Which of `ids` are monitors of the organisation that carry `selector`'s
-/// labels (a JSON object; `None`: any).
-pub async fn monitors_within(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    selector: Option<&serde_json::Value>,
-    ids: &[i64],
-) -> DbResult<Vec<i64>> {
-    #[derive(QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = BigInt)]
-        id: i64,
-    }
-    let rows: Vec<Id> = diesel::sql_query(
-        "SELECT id FROM monitors WHERE org_id = $1 AND id = ANY($2::BIGINT[]) \
-           AND ($3::jsonb IS NULL OR labels @> $3::jsonb)",
-    )
-    .bind::<BigInt, _>(org_id)
-    .bind::<diesel::sql_types::Array<BigInt>, _>(ids)
-    .bind::<Nullable<Jsonb>, _>(selector)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().map(|r| r.id).collect())
-}
-
 /// Which unique field another page (not `except_id`) holds already:
 /// `slug` or `custom_domain`.
 pub async fn taken(

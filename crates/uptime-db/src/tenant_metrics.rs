@@ -3,9 +3,10 @@
 //! monitor row's runtime columns, the daily rollup), in one statement, so
 //! a scrape costs one query however many monitors there are.
 
+use crate::reach::Reach;
 use crate::DbResult;
 use chrono::{DateTime, NaiveDate, Utc};
-use diesel::sql_types::{BigInt, Bool, Date, Integer, Nullable, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Bool, Date, Integer, Jsonb, Nullable, Text, Timestamptz};
 use diesel::QueryableByName;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
@@ -46,19 +47,19 @@ pub struct MonitorFigures {
     pub up_30d: i64,
 }
 
-/// The figures of the organisation's monitors, lowest id first, at most
-/// `limit` of them; `today` is the UTC day the windows end on.
+/// The figures of the monitors the caller reaches, lowest id first, at
+/// most `limit` of them; `today` is the UTC day the windows end on.
 pub async fn monitor_figures(
     conn: &mut AsyncPgConnection,
-    org_id: i64,
+    reach: Reach<'_>,
     today: NaiveDate,
     limit: i64,
 ) -> DbResult<Vec<MonitorFigures>> {
     // The rollup is read by its primary key (monitor_id, day) for the
     // organisation's monitors and 30 days, summed per window in one pass.
-    let rows = diesel::sql_query(
+    let rows = diesel::sql_query(format!(
         "WITH picked AS ( \
-             SELECT id FROM monitors WHERE org_id = $1 ORDER BY id LIMIT $3 \
+             SELECT id FROM monitors p WHERE {} ORDER BY id LIMIT $3 \
          ), rollup AS ( \
              SELECT d.monitor_id, \
                  COALESCE(sum(d.total_checks) FILTER (WHERE d.day = $2), 0)::bigint AS total_1d, \
@@ -79,10 +80,12 @@ pub async fn monitor_figures(
          FROM picked p JOIN monitors m ON m.id = p.id \
          LEFT JOIN rollup r ON r.monitor_id = m.id \
          ORDER BY m.id",
-    )
-    .bind::<BigInt, _>(org_id)
+        Reach::sql_test("p", "$1", "$4")
+    ))
+    .bind::<BigInt, _>(reach.org_id)
     .bind::<Date, _>(today)
     .bind::<BigInt, _>(limit)
+    .bind::<Nullable<Jsonb>, _>(reach.bind())
     .load(conn)
     .await?;
     Ok(rows)

@@ -45,6 +45,8 @@ impl Reply {
 pub struct ReceivedRequest {
     pub method: String,
     pub path: String,
+    /// The query string, as sent (without `?`).
+    pub query: Option<String>,
     /// Names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
@@ -181,6 +183,7 @@ async fn respond(
     let request = ReceivedRequest {
         method: parts.method.to_string(),
         path: parts.uri.path().to_string(),
+        query: parts.uri.query().map(str::to_string),
         headers: parts
             .headers
             .iter()

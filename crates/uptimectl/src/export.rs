@@ -156,8 +156,12 @@ pub fn spec_of(
     let secrets: Vec<_> = SECRET_FIELDS.iter().filter(|s| s.kind == kind).collect();
     for secret in &secrets {
         // A response's secret field says whether one is stored (`"set"`),
-        // which is not a value to send back.
-        remove_at(&mut response, secret.path);
+        // or is redacted (a contact's `value` beside `value_redacted`),
+        // which is not a value to send back. A field the response shows
+        // with no such flag (an email contact's `value`) is kept.
+        if value_at(item, secret.stored_flag).is_some() {
+            remove_at(&mut response, secret.path);
+        }
     }
     let defs = Defs::get();
     let mut spec = match defs.spec(kind) {

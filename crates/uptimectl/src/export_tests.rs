@@ -163,3 +163,22 @@ fn sets_of_refs_are_sorted_by_ref_and_a_pages_monitors_keep_their_order() {
         json!(["monitor-5", "a-web"])
     );
 }
+
+#[test]
+fn a_redacted_webhook_url_is_exported_from_the_environment_and_a_plain_one_as_it_is() {
+    let refs = HashMap::new();
+    let slack = json!({"id": 4, "ref": "chat", "name": "Chat", "type": "slack",
+        "value": "https://hooks.slack.com/services/T1/B2/[redacted]", "value_redacted": true,
+        "verified": true});
+    let spec = spec_of(Kind::AlertContact, "chat", &slack, &refs);
+    assert_eq!(
+        spec["value"],
+        json!({"from_env": "UPTIME_SECRET_ALERTCONTACT_CHAT_VALUE"}),
+        "{spec}"
+    );
+    assert!(spec.get("value_redacted").is_none(), "{spec}");
+    let email = json!({"id": 5, "ref": "ops", "name": "Ops", "type": "email",
+        "value": "ops@example.com", "verified": true});
+    let spec = spec_of(Kind::AlertContact, "ops", &email, &refs);
+    assert_eq!(spec["value"], "ops@example.com", "{spec}");
+}

@@ -181,8 +181,9 @@ pub const REF_FIELDS: &[RefField] = &[
     },
 ];
 
-/// A write-only field: given on create, never answered. Files may give it
-/// as `{from_env: VAR}`; `export` always writes it that way.
+/// A write-only field: given on create, never answered (or answered
+/// redacted). Files may give it as `{from_env: VAR}`; `export` always
+/// writes it that way when the response says one is stored.
 #[derive(Debug, Clone, Copy)]
 pub struct SecretField {
     pub kind: Kind,
@@ -206,6 +207,16 @@ pub const SECRET_FIELDS: &[SecretField] = &[
         property: "secret",
         stored_flag: &["secret"],
         stored_value: |v| v == "set",
+    },
+    // Slack, Teams and Discord URLs: answered redacted (`value_redacted`),
+    // other contacts' `value` as it is.
+    SecretField {
+        kind: Kind::AlertContact,
+        path: &["value"],
+        schema: "CreateContact",
+        property: "value",
+        stored_flag: &["value_redacted"],
+        stored_value: |v| v == &serde_json::Value::Bool(true),
     },
     SecretField {
         kind: Kind::Monitor,

@@ -149,13 +149,13 @@ pub async fn send_test(
     let started = Instant::now();
     let result = sender
         .send(
-            Destination {
+            Destination::of_contact(
                 channel,
-                value: &contact.value,
-                signing_secret: contact.signing_secret.as_deref(),
-                secret: secret.as_ref().map(|s| s.as_str()),
-                options: &options,
-            },
+                &contact.value,
+                contact.signing_secret.as_deref(),
+                secret.as_ref().map(|s| s.as_str()),
+                &options,
+            ),
             Outgoing::Alert {
                 delivery_id: delivery.id,
                 event: &event,
@@ -320,8 +320,14 @@ pub async fn deliveries(
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows =
-        uptime_db::deliveries::page_for_contact(&mut conn, contact.id, after, limit + 1).await?;
+    let rows = uptime_db::deliveries::page_for_contact(
+        &mut conn,
+        contact.id,
+        Some(user.reach()),
+        after,
+        limit + 1,
+    )
+    .await?;
     let (rows, next_cursor) =
         crate::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
     Ok(HttpResponse::Ok().json(DeliveryList {

@@ -31,8 +31,11 @@ pub struct CreateApiKey {
     #[serde(default)]
     pub scope: Option<KeyScope>,
     /// Limits the key to the monitors whose labels hold every pair given
-    /// (e.g. `{"team": "payments"}` for a CI job): other monitors are `404`
-    /// to it, as another organisation's are, and it may only create or
+    /// (e.g. `{"team": "payments"}` for a CI job): other monitors and
+    /// everything of them (results, incidents, deliveries, metrics,
+    /// windows and status pages naming them, audit entries) are `404` to
+    /// it or absent from its lists, as another organisation's are; a ref
+    /// one of them holds is the `409` of any taken ref. It may only create or
     /// change monitors whose labels keep holding it (else `403`, field
     /// `labels`). Keys and values as monitor labels have them, at most 32
     /// pairs. A key with a selector issues keys with at least its own pairs
@@ -244,8 +247,11 @@ fn new_key_selector(
     Ok(Some(asked.to_json()))
 }
 
-/// List the caller's unrevoked API keys in id order, a page at a time
-/// (never the raw keys).
+/// List API keys: the caller's own, or every member's with the `admin` scope.
+///
+/// Unrevoked keys in id order, a page at a time, never the raw keys. A key
+/// with the `admin` scope (an owner's or an admin's) sees every member's
+/// keys; any other key only its holder's.
 #[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
@@ -260,6 +266,7 @@ pub async fn list(
     let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.org_id)
         .await?
         .into_iter()
+        .filter(|k| user.may_manage_keys_of_others() || k.user_id == user.user_id)
         .filter(|k| page.after_id.is_none_or(|after| k.id > after))
         .take(usize::try_from(page.limit + 1).unwrap_or(usize::MAX))
         .collect();
@@ -273,7 +280,10 @@ pub async fn list(
     }))
 }
 
-/// One of the caller's unrevoked keys (never the raw key).
+/// Read an API key: the caller's own, or any member's with the `admin` scope.
+///
+/// Never the raw key. Another member's key read with a narrower key is
+/// `403` naming `scope`.
 #[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -287,11 +297,17 @@ pub async fn get(
     let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
+        return Err(crate::authz::forbidden(
+            "reading another member's key needs the admin scope",
+        ));
+    }
     Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
 }
 
-/// Revoke one of the caller's keys; it is refused from the next request on,
-/// by every replica.
+/// Revoke an API key: the caller's own, or any member's with the `admin` scope.
+///
+/// It is refused from the next request on, by every replica.
 #[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", security(("bearer" = [])),
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -306,7 +322,7 @@ pub async fn revoke(
     let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    if key.user_id != user.user_id && user.scope < Scope::Admin {
+    if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
         return Err(crate::authz::forbidden(
             "revoking another member's key needs the admin scope",
         ));

@@ -74,7 +74,10 @@ pub struct AuditLogPage {
     pub next_cursor: Option<String>,
 }
 
-/// The organisation's audit log, newest first.
+/// The organisation's audit log, newest first. A key with a label selector
+/// sees only the entries about what it reaches: an entry naming a monitor
+/// it does not reach (one deleted since included), or a window's or page's
+/// selector wider than its own, is left out.
 #[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log", security(("bearer" = [])),
     params(AuditQuery),
     responses((status = 200, body = AuditLogPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
@@ -120,7 +123,7 @@ pub async fn list(
     // Newest first: the cursor is the last id shown, the next page is below it.
     let rows = uptime_db::audit_log::list_page(
         &mut conn,
-        user.org_id,
+        user.reach(),
         &filter,
         page.after_id,
         page.limit + 1,

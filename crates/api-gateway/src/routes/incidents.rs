@@ -213,6 +213,28 @@ pub struct IncidentList {
     pub next_cursor: Option<String>,
 }
 
+/// `incidents` as the caller is shown them: `blocked_by` names only the
+/// monitors the caller reaches (a monitor it reaches may depend on one a
+/// key without a selector linked it to).
+async fn shown(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user: &AuthUser,
+    mut incidents: Vec<Incident>,
+) -> Result<Vec<IncidentResponse>, ApiError> {
+    let reach = user.reach();
+    if reach.is_limited() {
+        let named: Vec<i64> = incidents
+            .iter()
+            .flat_map(|i| i.blocked_by.clone())
+            .collect();
+        let reached = reach.reached_among(conn, &named).await?;
+        for incident in &mut incidents {
+            incident.blocked_by.retain(|id| reached.contains(id));
+        }
+    }
+    Ok(incidents.into_iter().map(Into::into).collect())
+}
+
 /// The incident id in a path: one that is not a UUID names no incident.
 pub fn incident_id(text: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
@@ -257,10 +279,10 @@ pub async fn list(
         monitor_id: query.monitor_id,
     };
     let mut conn = state.conn().await?;
-    let rows = db::list_page(&mut conn, user.org_id, &filter, after, limit + 1).await?;
+    let rows = db::list_page(&mut conn, user.reach(), &filter, after, limit + 1).await?;
     let (rows, next_cursor) = positions::paginate(rows, limit, |i| (i.started_at, i.id));
     Ok(HttpResponse::Ok().json(IncidentList {
-        incidents: rows.into_iter().map(Into::into).collect(),
+        incidents: shown(&mut conn, &user, rows).await?,
         next_cursor,
     }))
 }
@@ -276,10 +298,11 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = incident_id(&id)?;
     let mut conn = state.conn().await?;
-    let incident = db::get(&mut conn, Some(user.org_id), id)
+    let incident = db::get(&mut conn, Some(user.reach()), id)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(IncidentResponse::from(incident)))
+    let shown = shown(&mut conn, &user, vec![incident]).await?;
+    Ok(HttpResponse::Ok().json(&shown[0]))
 }
 
 /// Acknowledge an incident: someone is on it. Reminders stop; the first
@@ -299,10 +322,11 @@ pub async fn acknowledge(
         key_prefix: user.key_prefix.as_str().to_string(),
     };
     let mut conn = state.conn().await?;
+    let acting = &user;
     let incident = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                match db::acknowledge(c, Some(user.org_id), id, &by, Utc::now()).await? {
+                match db::acknowledge(c, Some(acting.reach()), id, &by, Utc::now()).await? {
                     Acknowledged::Now(incident) => {
                         let changes = serde_json::json!({
                             "incident_id": {"before": null, "after": incident.id},
@@ -312,7 +336,7 @@ pub async fn acknowledge(
                         // Incident ids are UUIDs: the entry names it in `changes`.
                         audit::record(
                             c,
-                            &user,
+                            acting,
                             audit::action::ACKNOWLEDGE,
                             audit::kind::INCIDENT,
                             None,
@@ -328,5 +352,6 @@ pub async fn acknowledge(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Ok().json(IncidentResponse::from(incident)))
+    let shown = shown(&mut conn, &user, vec![incident]).await?;
+    Ok(HttpResponse::Ok().json(&shown[0]))
 }

@@ -1,10 +1,12 @@
-//! `GET /api/v1/metrics`: the caller's monitors as OpenMetrics, for the
-//! organisation's own Prometheus (like Healthchecks', Gatus' and Uptime
-//! Kuma's metrics endpoints), behind an API key with `read` scope.
+//! `GET /api/v1/metrics`: the caller's monitors (those its key reaches) as
+//! OpenMetrics, for the organisation's own Prometheus (like Healthchecks',
+//! Gatus' and Uptime Kuma's metrics endpoints), behind an API key with
+//! `read` scope.
 //!
 //! Bounded in cost: a page is built from what the recorder already keeps
 //! (each monitor row's runtime columns and the daily rollup) by one query,
-//! whatever the number of monitors, and kept per organisation for
+//! whatever the number of monitors, and kept per organisation and key
+//! selector for
 //! `tenant_metrics.cache_secs`: scrapers polling faster than that, however
 //! many, cost no query. The request also counts against the organisation's
 //! API rate limit like any other. At most `tenant_metrics.max_monitors`
@@ -25,9 +27,11 @@ use uptime_db::tenant_metrics::MonitorFigures;
 /// OpenMetrics 1.0, which Prometheus asks for first.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// Built pages by organisation. `Bytes`, so serving a cached page clones a
-/// reference count, not the page.
-pub type PageCache = moka::sync::Cache<i64, web::Bytes>;
+/// Built pages by organisation and key selector (its JSON text; empty:
+/// none), since a key with a selector is shown only the monitors it
+/// reaches. `Bytes`, so serving a cached page clones a reference count,
+/// not the page.
+pub type PageCache = moka::sync::Cache<(i64, String), web::Bytes>;
 
 pub fn page_cache(settings: &crate::settings::TenantMetricsSettings) -> PageCache {
     moka::sync::Cache::builder()
@@ -40,7 +44,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/metrics").get(get));
 }
 
-/// The caller's monitors as OpenMetrics text.
+/// The caller's monitors as OpenMetrics text: those its key reaches (a key
+/// with a label selector sees only the monitors whose labels hold it).
 ///
 /// Per monitor (labels `monitor_id`, `monitor` (its name), `type`):
 /// `uptime_monitor_up` (1 up or degraded, 0 down; absent while pending or
@@ -61,7 +66,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         (status = 401, body = ErrorBody),
         (status = 429, body = ErrorBody)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
-    let page = match state.tenant_metrics.get(&user.org_id) {
+    let reach = user.reach();
+    let cache_key = (
+        user.org_id,
+        reach.bind().map(|s| s.to_string()).unwrap_or_default(),
+    );
+    let page = match state.tenant_metrics.get(&cache_key) {
         Some(page) => page,
         None => {
             let limit = state.settings.tenant_metrics.max_monitors.max(1);
@@ -69,7 +79,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
             // One more than shown tells whether the page is truncated.
             let mut rows = uptime_db::tenant_metrics::monitor_figures(
                 &mut conn,
-                user.org_id,
+                reach,
                 chrono::Utc::now().date_naive(),
                 limit + 1,
             )
@@ -78,7 +88,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
             let truncated = rows.len() as i64 > limit;
             rows.truncate(limit as usize);
             let page = web::Bytes::from(render(&rows, truncated));
-            state.tenant_metrics.insert(user.org_id, page.clone());
+            state.tenant_metrics.insert(cache_key, page.clone());
             page
         }
     };

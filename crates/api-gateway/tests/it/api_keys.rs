@@ -119,3 +119,66 @@ async fn last_used_at_is_recorded() {
     // The request that listed was itself a use of the key.
     assert!(list["api_keys"][0]["last_used_at"].is_string(), "{list}");
 }
+
+/// Who sees whose keys (issue 35): a key with the admin scope (an owner's
+/// or an admin's) lists and reads every member's keys; any other key only
+/// its holder's own, and reading another member's key is refused naming
+/// the scope, as revoking one is.
+#[tokio::test]
+async fn only_admin_keys_see_other_members_keys() {
+    use uptime_db::organisations::{Role, Scope};
+    let app = spawn_app().await;
+    let (org, owner) = app.new_user("acme").await;
+    let owner_read = app.key_for(org, org, Scope::Read).await;
+    let mut keys = vec![
+        ("owner", org, owner.clone(), true),
+        ("owner (read key)", org, owner_read, false),
+    ];
+    for (name, role, scope, all) in [
+        ("admin", Role::Admin, Scope::Admin, true),
+        ("editor", Role::Editor, Scope::Write, false),
+        ("viewer", Role::Viewer, Scope::Read, false),
+    ] {
+        let (user, _) = app.new_user(name).await;
+        app.add_member(org, user, role).await;
+        keys.push((name, user, app.key_for(org, user, scope).await, all));
+    }
+    let (_, everything) = app.get("/api/v1/api-keys", &owner).await;
+    let all: Vec<(i64, i64)> = everything["api_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["id"].as_i64().unwrap(), k["user_id"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(all.len(), 5, "{everything}");
+    for (name, user, key, sees_all) in &keys {
+        let (status, page) = app.get("/api/v1/api-keys", key).await;
+        assert_eq!(status, StatusCode::OK, "{name}: {page}");
+        let holders: Vec<i64> = page["api_keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["user_id"].as_i64().unwrap())
+            .collect();
+        if *sees_all {
+            assert_eq!(holders.len(), all.len(), "{name} sees every key: {page}");
+        } else {
+            assert!(
+                !holders.is_empty() && holders.iter().all(|h| h == user),
+                "{name} sees only its holder's keys: {page}"
+            );
+        }
+        for (id, holder) in &all {
+            let (status, body) = app.get(&format!("/api/v1/api-keys/{id}"), key).await;
+            if *sees_all || holder == user {
+                assert_eq!(status, StatusCode::OK, "{name} reads key {id}: {body}");
+            } else {
+                assert_eq!(
+                    (status, &body["details"][0]["field"]),
+                    (StatusCode::FORBIDDEN, &json!("scope")),
+                    "{name} reads another member's key {id}: {body}"
+                );
+            }
+        }
+    }
+}

@@ -241,3 +241,51 @@ fn parse_time(v: &Value) -> chrono::DateTime<Utc> {
         .unwrap()
         .with_timezone(&Utc)
 }
+
+/// A Slack URL is a credential (issue 35): the gateway seals it with the
+/// contact's credentials and keeps only its redaction in `value`. The
+/// notifier opens it and posts to the whole URL.
+#[tokio::test]
+async fn a_sealed_slack_url_is_opened_and_posted_to() {
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    let world = World::start().await;
+    let user = world.user("ops").await;
+    let monitor = world.monitor(user, "Shop", true).await;
+    let slack = WebhookReceiver::start().await;
+    let url = slack.url("/services/T0/B0/s3cret");
+    let contact = world
+        .contact(
+            user,
+            monitor.id,
+            "slack",
+            &uptime_alerts::address::redact(&url),
+            true,
+        )
+        .await;
+    let secrets = uptime_testkit::secrets::test_secrets();
+    let keyring = uptime_secrets::Keyring::from_settings(&secrets)
+        .unwrap()
+        .unwrap();
+    let sealed = keyring
+        .seal(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, &url)
+        .unwrap();
+    diesel::update(
+        uptime_db::schema::alert_contacts::table
+            .filter(uptime_db::schema::alert_contacts::id.eq(contact.id)),
+    )
+    .set(uptime_db::schema::alert_contacts::secret_sealed.eq(sealed))
+    .execute(&mut *world.conn().await)
+    .await
+    .unwrap();
+    let mut settings = world.settings();
+    settings.secrets = secrets;
+    let _notifier = Running::start(settings).await;
+
+    let at = Utc::now();
+    let event = change(&monitor, MonitorStatus::Up, MonitorStatus::Down, at, at);
+    world.publish_change(&event).await;
+    let got = slack.wait_for(1, DEADLINE).await;
+    assert_eq!(got[0].path, "/services/T0/B0/s3cret");
+    assert!(got[0].json()["text"].as_str().unwrap().contains("Shop"));
+}

@@ -172,7 +172,7 @@ async fn an_unacknowledged_incident_reaches_step_two_after_its_delay_and_stops_w
     let mut conn = world.conn().await;
     uptime_db::incidents::acknowledge(
         &mut conn,
-        Some(org),
+        Some(uptime_db::reach::Reach::org(org)),
         incident,
         &Acknowledger::Key {
             user_id: org,

@@ -23,7 +23,7 @@ async fn open_incident(h: &Harness, monitor_id: i64) -> Option<incidents::Incide
     let org = h.monitor_row(monitor_id).await.org_id;
     incidents::list_page(
         &mut *h.conn().await,
-        org,
+        uptime_db::reach::Reach::org(org),
         &IncidentFilter {
             monitor_id: Some(monitor_id),
             ..IncidentFilter::default()

@@ -12,7 +12,7 @@ async fn incidents_of(h: &Harness, org_id: i64, monitor_id: i64) -> Vec<incident
     let mut conn = h.conn().await;
     incidents::list_page(
         &mut conn,
-        org_id,
+        uptime_db::reach::Reach::org(org_id),
         &IncidentFilter {
             monitor_id: Some(monitor_id),
             ..IncidentFilter::default()

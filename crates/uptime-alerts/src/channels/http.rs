@@ -127,8 +127,10 @@ impl HttpChannel {
     }
 
     async fn post(&self, url: &str, headers: HeaderMap, body: Vec<u8>) -> Result<Sent, SendError> {
+        // The URL is never quoted: a Slack webhook's is its credential, and
+        // errors are logged and kept in the delivery log.
         let parsed = url::Url::parse(url)
-            .map_err(|e| SendError::permanent(format!("invalid URL {url:?}: {e}")))?;
+            .map_err(|e| SendError::permanent(format!("the contact's URL is invalid: {e}")))?;
         self.check_url(&parsed)?;
         let response = self
             .client
@@ -138,7 +140,7 @@ impl HttpChannel {
             .body(body)
             .send()
             .await
-            .map_err(|e| self.request_error(&e))?;
+            .map_err(|e| self.request_error(&e.without_url()))?;
         classify(response, Answer::Webhook).await
     }
 

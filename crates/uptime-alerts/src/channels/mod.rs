@@ -1,6 +1,7 @@
 //! Sending: one [`Sender`] per process, holding the HTTP client (with the
 //! safety rules) and the SMTP transport.
 
+pub mod address;
 mod email;
 mod http;
 pub mod providers;

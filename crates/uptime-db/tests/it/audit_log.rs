@@ -57,8 +57,14 @@ async fn an_entry_is_written_with_its_outbox_message() {
         (entry.id, org, Some(42), entry.changes.clone())
     );
 
-    let listed = audit_log::list_page(&mut conn, org, &AuditFilter::default(), None, 10)
-        .await
-        .unwrap();
+    let listed = audit_log::list_page(
+        &mut conn,
+        uptime_db::reach::Reach::org(org),
+        &AuditFilter::default(),
+        None,
+        10,
+    )
+    .await
+    .unwrap();
     assert_eq!(listed, [entry]);
 }

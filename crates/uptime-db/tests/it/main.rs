@@ -9,5 +9,6 @@ mod monitor_columns;
 mod monitor_counts;
 mod organisations_migration;
 mod partitioned_results;
+mod reach;
 mod sealed_contact_secrets;
 mod sealed_passwords;

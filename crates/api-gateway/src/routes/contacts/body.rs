@@ -187,7 +187,9 @@ pub struct CreateContact {
     pub kind: ContactType,
     /// email: an address (at most 254 characters). slack, webhook, teams,
     /// discord: an `https://` URL (`http://` only where private targets are
-    /// allowed), at most 2048 characters. telegram: the chat id. ntfy: the
+    /// allowed), at most 2048 characters; slack, teams and discord URLs are
+    /// credentials (whoever has one can post to the channel): write-only,
+    /// kept encrypted, answered redacted. telegram: the chat id. ntfy: the
     /// topic. pushover: the user key. Left out for pagerduty and opsgenie.
     #[serde(default)]
     #[schema(min_length = 1, max_length = 2048)]
@@ -238,7 +240,9 @@ pub struct UpdateContact {
     #[serde(default, rename = "type", deserialize_with = "double_option")]
     #[schema(value_type = ContactType, required = false)]
     pub kind: Option<Option<ContactType>>,
-    /// A new email address makes the contact unverified and sends a new verification link.
+    /// A new email address makes the contact unverified and sends a new
+    /// verification link. slack, teams, discord: a new URL replaces the
+    /// stored one; the redacted form responses show, repeated, keeps it.
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = String, required = false, min_length = 1, max_length = 2048)]
     pub value: Option<Option<String>>,
@@ -292,8 +296,16 @@ pub struct ContactResponse {
     #[serde(rename = "type")]
     pub kind: ContactType,
     pub name: String,
-    /// Empty for pagerduty and opsgenie contacts.
+    /// Empty for pagerduty and opsgenie contacts. slack, teams, discord:
+    /// the URL redacted (`value_redacted`), its credential (a Teams URL's
+    /// `sig` value, else the last path segment: a Slack or Discord token)
+    /// replaced by `[redacted]`, user info dropped:
+    /// `https://hooks.slack.com/services/T0001/B0002/[redacted]`.
     pub value: String,
+    /// slack, teams, discord only, always `true`: `value` is redacted; the
+    /// URL itself is write-only and never answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_redacted: Option<bool>,
     /// Only verified contacts receive alerts.
     pub verified: bool,
     /// Email contacts only: whether a verification link for the current
@@ -344,7 +356,8 @@ impl ContactResponse {
             user_id: c.org_id,
             kind,
             name: c.name,
-            value: c.value,
+            value: super::values::shown_value(kind, &c.value),
+            value_redacted: super::values::address_is_credential(kind).then_some(true),
             verified: c.verified,
             verification_link_sent: (kind == ContactType::Email)
                 .then_some(c.verification_token_sha256.is_some()),

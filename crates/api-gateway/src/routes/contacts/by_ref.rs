@@ -77,10 +77,7 @@ pub(crate) fn plan_contact(
     keyring: Option<&uptime_secrets::Keyring>,
 ) -> Result<PlannedContact, ApiError> {
     body.ref_ = Some(r#ref.to_string());
-    let secret_stored = stored
-        .as_ref()
-        .is_some_and(|s| s.row.secret_sealed.is_some());
-    let validated = writes::validate(body, allow_private, secret_stored)?;
+    let validated = writes::validate(body, allow_private, stored.as_ref().map(|s| &s.row))?;
     let Some(stored) = stored else {
         let (new, _) = validated.into_new(org_id, keyring)?;
         return Ok(PlannedContact::Create { new: Box::new(new) });

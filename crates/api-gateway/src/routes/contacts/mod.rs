@@ -143,7 +143,7 @@ pub async fn create(
     body: crate::validation::Json<CreateContact>,
 ) -> Result<HttpResponse, ApiError> {
     let allow_private = state.settings.safety.allow_private_targets;
-    let validated = writes::validate(body.into_inner(), allow_private, false)?;
+    let validated = writes::validate(body.into_inner(), allow_private, None)?;
     let kind = validated.kind;
     let (new, r#ref) = validated.into_new(user.org_id, state.keyring.as_deref())?;
     let quotas = state.settings.quotas.clone();
@@ -281,8 +281,14 @@ pub async fn update(
                     }
                 }
                 let name = not_null(&mut problems, "name", patch.name);
-                let value =
-                    not_null(&mut problems, "value", patch.value).map(|v| v.trim().to_string());
+                // The redacted address a response showed, repeated, keeps
+                // the stored one.
+                let value = not_null(&mut problems, "value", patch.value)
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| {
+                        !(values::address_is_credential(kind)
+                            && *v == values::shown_value(kind, &stored.value))
+                    });
                 if let Some(name) = &name {
                     problems.check_len("name", name, MAX_NAME_CHARS);
                 }
@@ -311,7 +317,7 @@ pub async fn update(
                 );
                 let event_kinds = match patch.events {
                     Some(events) => stored_event_kinds(&mut problems, events),
-                    None => stored.event_kinds,
+                    None => stored.event_kinds.clone(),
                 };
                 problems.into_result()?;
                 let stored_options = ProviderOptions::from_json(&stored.options)
@@ -323,24 +329,28 @@ pub async fn update(
                     },
                     server: server.unwrap_or(stored_options.server),
                 };
-                let secret_sealed = match secret {
-                    Some(Some(plain)) => Some(values::restated_or_sealed(
-                        keyring.as_deref(),
-                        stored.secret_sealed.as_deref(),
-                        plain,
-                    )?),
-                    Some(None) => None,
-                    None => stored.secret_sealed,
-                };
-
                 // Only a new address sends a link: repeating the current one
                 // must not be a way to mail it again (that is the resend
                 // endpoint's job, within the limits).
                 let address_changed = value.as_ref().is_some_and(|v| *v != stored.value);
                 let send_verification = kind == ContactType::Email && address_changed;
+                let (value, secret_sealed) = if values::address_is_credential(kind) {
+                    writes::address_columns(value, &stored, keyring.as_deref())?
+                } else {
+                    let sealed = match secret {
+                        Some(Some(plain)) => Some(values::restated_or_sealed(
+                            keyring.as_deref(),
+                            stored.secret_sealed.as_deref(),
+                            plain,
+                        )?),
+                        Some(None) => None,
+                        None => stored.secret_sealed.clone(),
+                    };
+                    (value.unwrap_or_else(|| stored.value.clone()), sealed)
+                };
                 let changes = ContactUpdate {
                     name: name.map_or(stored.name, |n| n.trim().to_string()),
-                    value: value.unwrap_or(stored.value),
+                    value,
                     verified: if send_verification {
                         false
                     } else {

@@ -36,18 +36,44 @@ pub(crate) fn secret_kind(kind: ContactType) -> Option<(&'static str, bool)> {
     }
 }
 
-/// Whether a type's `value` is itself a credential: a webhook URL whose
-/// path or query carries the token (Slack's, Discord's, a Teams Workflows
-/// URL's `sig=`). The audit log records only that such a value changed.
-pub(crate) fn value_is_credential(kind: ContactType) -> bool {
-    matches!(
-        kind,
-        ContactType::Slack | ContactType::Discord | ContactType::Teams
-    )
-}
-
 pub(crate) fn takes_secret(kind: ContactType) -> bool {
     secret_kind(kind).is_some()
+}
+
+/// Whether the contact's address (`value`) is a credential: a Slack, Teams
+/// or Discord webhook URL, which whoever reads it can post with
+/// (`uptime_alerts::address`). It is write-only like `secret`: sealed into
+/// the credential column and answered redacted.
+pub(crate) fn address_is_credential(kind: ContactType) -> bool {
+    kind.channel().address_is_credential()
+}
+
+/// `value` as responses show it: redacted when it is a credential.
+pub(crate) fn shown_value(kind: ContactType, stored: &str) -> String {
+    if address_is_credential(kind) {
+        uptime_alerts::address::redact(stored)
+    } else {
+        stored.to_string()
+    }
+}
+
+/// The `value` and `secret_sealed` columns of a contact whose address is
+/// the credential `url`: the URL sealed, the value column holding its
+/// redaction (what reads show; nothing is opened to answer them). Without
+/// a secrets key it is kept as given, as before addresses were sealed (and
+/// sealed by the gateway's first start with a key: `crate::sealing`).
+pub(crate) fn stored_address(
+    keyring: Option<&uptime_secrets::Keyring>,
+    url: String,
+) -> Result<(String, Option<String>), ApiError> {
+    let Some(keyring) = keyring else {
+        return Ok((url, None));
+    };
+    let url = uptime_secrets::Zeroizing::new(url);
+    let sealed = keyring
+        .seal(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, &url)
+        .map_err(|e| ApiError::Internal(format!("sealing a contact's address: {e}")))?;
+    Ok((uptime_alerts::address::redact(&url), Some(sealed)))
 }
 
 /// Adds a problem unless `value` suits a contact of type `kind`.
@@ -61,6 +87,14 @@ pub(crate) fn check_value(
         allow_http: allow_private,
         allow_private_hosts: allow_private,
     };
+    if address_is_credential(kind) && uptime_alerts::address::is_redacted(value) {
+        problems.add(
+            "value",
+            "is a redacted URL, as responses show it: give the whole URL (or, to keep the \
+             stored one, leave value out or repeat the redacted form unchanged)",
+        );
+        return;
+    }
     let refusal = match kind {
         ContactType::Email => check_email(value).err(),
         ContactType::Slack | ContactType::Webhook | ContactType::Teams => {
@@ -245,7 +279,7 @@ pub(crate) fn restated_or_sealed(
 }
 
 /// Whether `sealed` holds `plain` (never when it cannot be opened here).
-fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
+pub(crate) fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
     keyring
         .and_then(|k| {
             k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)

@@ -46,21 +46,34 @@ pub(crate) struct Validated {
     pub(crate) r#ref: Option<String>,
 }
 
-/// Reads a create body, or 400 naming every problem. `secret_stored`: a
-/// replacement over a contact that has its credential, which a body that
-/// does not restate it keeps (so it is not required).
+/// Reads a create body, or 400 naming every problem. `stored`: the contact
+/// a replacement goes over, whose credential (and address, when that is a
+/// credential: `values::address_is_credential`) a body that does not
+/// restate it keeps, so it is not required; repeating the redacted address
+/// a response showed keeps it too.
 pub(crate) fn validate(
     req: CreateContact,
     allow_private: bool,
-    secret_stored: bool,
+    stored: Option<&AlertContact>,
 ) -> Result<Validated, ApiError> {
-    let value = req.value.as_deref().map(str::trim).map(str::to_string);
+    let secret_stored = stored.is_some_and(|s| s.secret_sealed.is_some());
+    let address_kept = values::address_is_credential(req.kind) && stored.is_some();
+    let value = req
+        .value
+        .as_deref()
+        .map(str::trim)
+        .map(str::to_string)
+        .filter(|given| {
+            !(address_kept
+                && stored.is_some_and(|s| *given == values::shown_value(req.kind, &s.value)))
+        });
     let secret = req.secret.map(|s| s.trim().to_string());
     let server = req.server.map(|s| s.trim().to_string());
     let mut problems = Problems::new();
     problems.check_len("name", &req.name, MAX_NAME_CHARS);
     match (&value, takes_value(req.kind)) {
         (Some(value), _) => check_value(&mut problems, req.kind, value, allow_private),
+        (None, true) if address_kept => {}
         (None, true) => problems.add(
             "value",
             format!("is required for {} contacts", req.kind.as_str()),
@@ -109,15 +122,20 @@ impl Validated {
         org_id: i64,
         keyring: Option<&uptime_secrets::Keyring>,
     ) -> Result<(NewAlertContact, Option<String>), ApiError> {
-        let secret_sealed = self
-            .secret
-            .map(|s| values::seal_secret(keyring, s))
-            .transpose()?;
+        let (value, secret_sealed) = if values::address_is_credential(self.kind) {
+            values::stored_address(keyring, self.value.unwrap_or_default())?
+        } else {
+            let sealed = self
+                .secret
+                .map(|s| values::seal_secret(keyring, s))
+                .transpose()?;
+            (self.value.unwrap_or_default(), sealed)
+        };
         let new = NewAlertContact {
             org_id,
             kind: self.kind.as_str().to_string(),
             name: self.name,
-            value: self.value.unwrap_or_default(),
+            value,
             verified: self.kind != ContactType::Email,
             verification_token_sha256: None,
             signing_secret: (self.kind == ContactType::Webhook).then(values::new_signing_secret),
@@ -145,15 +163,19 @@ impl Validated {
                 "cannot be changed; create a new contact instead",
             ));
         }
-        let secret_sealed = match self.secret {
-            None => stored.secret_sealed.clone(),
-            Some(given) => Some(values::restated_or_sealed(
-                keyring,
-                stored.secret_sealed.as_deref(),
-                given,
-            )?),
+        let (value, secret_sealed) = if values::address_is_credential(self.kind) {
+            address_columns(self.value, stored, keyring)?
+        } else {
+            let sealed = match self.secret {
+                None => stored.secret_sealed.clone(),
+                Some(given) => Some(values::restated_or_sealed(
+                    keyring,
+                    stored.secret_sealed.as_deref(),
+                    given,
+                )?),
+            };
+            (self.value.unwrap_or_default(), sealed)
         };
-        let value = self.value.unwrap_or_default();
         let send_verification = self.kind == ContactType::Email && value != stored.value;
         let update = ContactUpdate {
             name: self.name,
@@ -182,11 +204,38 @@ impl Validated {
 /// its request field.
 pub(crate) fn audited(row: &AlertContact, r#ref: Option<&str>) -> Result<Value, ApiError> {
     let response = ContactResponse::from_row(row.clone())?.with_ref(r#ref.map(str::to_string));
-    let mut secrets = vec![("secret", row.secret_sealed.as_deref())];
-    if ContactType::from_db(&row.kind).is_ok_and(values::value_is_credential) {
-        secrets.push(("value", Some(row.value.as_str())));
+    // A webhook URL that is a credential is sealed in the credential's
+    // column: what changes with it is the `value`.
+    let field = if values::address_is_credential(ContactType::from_db(&row.kind)?) {
+        "value"
+    } else {
+        "secret"
+    };
+    Ok(audit::audited(&response, &[(field, row.secret_sealed.as_deref())]))
+}
+
+/// The `value` and `secret_sealed` columns after a write giving `given` as
+/// the address of `stored`, a contact whose address is a credential: kept
+/// when not restated or restated as it is (the seal too, so nothing
+/// changes), sealed anew otherwise.
+pub(super) fn address_columns(
+    given: Option<String>,
+    stored: &AlertContact,
+    keyring: Option<&uptime_secrets::Keyring>,
+) -> Result<(String, Option<String>), ApiError> {
+    let kept = || (stored.value.clone(), stored.secret_sealed.clone());
+    match given {
+        None => Ok(kept()),
+        Some(given)
+            if match &stored.secret_sealed {
+                Some(sealed) => values::opens_to(keyring, sealed, &given),
+                None => given == stored.value,
+            } =>
+        {
+            Ok(kept())
+        }
+        Some(given) => values::stored_address(keyring, given),
     }
-    Ok(audit::audited(&response, &secrets))
 }
 
 /// What writing `update` over `stored` (shown as `stored_shown`) changes,
@@ -209,11 +258,21 @@ pub(crate) fn changes_of(
     let shown = ContactResponse::from_row(after)?.with_ref(r#ref.map(str::to_string));
     let mut found = changes::diff(stored_shown, &audit::shown(&shown), SPEC_FIELDS);
     if update.secret_sealed != stored.secret_sealed {
-        found.push(changes::secret(
-            "secret",
-            stored.secret_sealed.is_some(),
-            update.secret_sealed.is_some(),
-        ));
+        // A webhook URL that is a credential is sealed in the credential's
+        // column: what changed is the `value`.
+        let kind = ContactType::from_db(&stored.kind)?;
+        let field = if values::address_is_credential(kind) {
+            "value"
+        } else {
+            "secret"
+        };
+        if !found.iter().any(|change| change.field == field) {
+            found.push(changes::secret(
+                field,
+                stored.secret_sealed.is_some(),
+                update.secret_sealed.is_some(),
+            ));
+        }
     }
     Ok(found)
 }
@@ -239,7 +298,7 @@ pub(crate) async fn insert(
         .await?;
     }
     let row = uptime_db::contacts::create(c, new).await?;
-    crate::refs::set_on_create(c, RefKind::AlertContact, user.org_id, row.id, r#ref).await?;
+    crate::refs::set_on_create(c, RefKind::AlertContact, user, row.id, r#ref).await?;
     let shown = audited(&row, r#ref)?;
     audit::record(
         c,
@@ -280,7 +339,7 @@ pub(crate) async fn rewrite(
                 crate::refs::set_if_new(
                     c,
                     RefKind::AlertContact,
-                    user.org_id,
+                    user,
                     id,
                     stored_ref,
                     r#ref,

@@ -131,7 +131,7 @@ async fn insert(
     }
     check_contacts(c, user.org_id, def).await?;
     let policy = db::create(c, user.org_id, def).await?;
-    crate::refs::set_on_create(c, REF_KIND, user.org_id, policy.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, policy.id, r#ref).await?;
     audit::record(
         c,
         user,
@@ -266,6 +266,8 @@ pub async fn update(
                 problems.into_result()?;
                 check_contacts(c, user.org_id, &def).await?;
                 let (stored_ref, new_ref, def) = (stored_ref.as_deref(), r#ref.as_deref(), &def);
+                // The closure below runs inside `audit::update`, which borrows `user` too.
+                let who = &user;
                 let written = audit::update(
                     c,
                     &user,
@@ -280,7 +282,7 @@ pub async fn update(
                             crate::refs::set_if_new(
                                 c,
                                 REF_KIND,
-                                user.org_id,
+                                who,
                                 id,
                                 stored_ref,
                                 new_ref,

@@ -92,9 +92,8 @@ async fn rewrite(
         (status = 201, body = WindowResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels names monitor ids or a selector outside its own"),
-        (status = 404, body = ErrorBody, description = "the window with this ref is out of the key's reach (label selector)"),
-        (status = 409, body = ErrorBody, description = "another request created a window with this ref meanwhile (`ref`)"),
+        (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own"),
+        (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a window with it meanwhile, or, for a key with a label selector, a window out of its reach has it (the message does not say which)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no window has this ref"),
         (status = 413, body = ErrorBody)))]
 pub async fn put_window_by_ref(
@@ -113,11 +112,17 @@ pub async fn put_window_by_ref(
     let (row, created) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let stored =
-                    match uptime_db::refs::find(c, REF_KIND, user.org_id, &given_ref).await? {
-                        None => None,
-                        Some(id) => Some(visible(c, &user, id, true).await?),
-                    };
+                let stored = match uptime_db::refs::find(c, REF_KIND, user.org_id, &given_ref)
+                    .await?
+                {
+                    None => None,
+                    // Held by a window out of the key's reach: a ref
+                    // that is not free, as for a create.
+                    Some(id) => Some(visible(c, &user, id, true).await.map_err(|e| match e {
+                        ApiError::NotFound => crate::refs::taken(REF_KIND, &user),
+                        other => other,
+                    })?),
+                };
                 let Some(stored) = stored else {
                     let definition = checked_create(c, &user, body, now, false).await?;
                     if_match.check_absent()?;

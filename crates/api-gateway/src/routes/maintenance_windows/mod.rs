@@ -4,9 +4,10 @@
 //! effect within its interval, and deleting or editing an open window ends
 //! its occurrence then (what it held is released).
 //!
-//! A key with a label selector manages only windows that select by labels
-//! within its own selector and name no monitor ids (it could not vouch for
-//! monitors outside its reach).
+//! A key with a label selector manages only windows within its reach
+//! (`crate::reach`): each monitor id one it reaches, the label selector at
+//! least as narrow as its own. Other windows are another organisation's to
+//! it.
 
 mod body;
 pub mod by_ref;
@@ -20,6 +21,7 @@ pub(crate) use by_ref::{execute_window, plan_window, WindowPlan};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
+use crate::reach::Named;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
@@ -29,7 +31,6 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use uptime_db::maintenance::{self as db, MaintenanceWindow, WindowDefinition};
 use uptime_db::refs::RefKind;
-use uptime_labels::{Labels, Selector};
 
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
 const REF_KIND: RefKind = RefKind::MaintenanceWindow;
@@ -52,19 +53,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// Whether the caller may see and manage `window`: every key may, unless it
-/// is limited by a label selector (then only label-selected windows within
-/// it, without ids).
-fn reaches(user: &AuthUser, monitor_ids: &[i64], selector: Option<&serde_json::Value>) -> bool {
-    let Some(key_selector) = user.reach().selector else {
-        return true;
-    };
-    let key_selector = Selector(Labels::from_json(key_selector));
-    monitor_ids.is_empty()
-        && selector.is_some_and(|s| Selector(Labels::from_json(s)).within(&key_selector))
+/// 403 unless the window's selector (if any) selects only monitors the
+/// caller reaches; its ids were checked, each must name a monitor the
+/// caller reaches (400 otherwise, as for one that does not exist).
+fn check_selector(user: &AuthUser, selector: Option<&serde_json::Value>) -> Result<(), ApiError> {
+    if selector.is_some_and(|s| !user.holds_selector(s)) {
+        return Err(outside_reach());
+    }
+    Ok(())
 }
 
-/// Checks that every id names a monitor of the organisation.
+/// Checks that every id names a monitor the caller reaches.
 async fn check_monitors(
     conn: &mut AsyncPgConnection,
     user: &AuthUser,
@@ -88,7 +87,7 @@ async fn check_monitors(
 #[utoipa::path(post, path = "/api/v1/maintenance-windows", operation_id = "createMaintenanceWindow", tag = "maintenance-windows", request_body = CreateWindow,
     security(("bearer" = [])),
     responses((status = 201, body = WindowResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels names monitor ids or a selector outside its own"),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)"),
         (status = 413, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -155,9 +154,7 @@ async fn checked_create(
     let Some(scheduled) = scheduled else {
         return Err(ApiError::Internal("a schedule without problems".into()));
     };
-    if !reaches(user, &ids, selector.as_ref()) {
-        return Err(outside_reach());
-    }
+    check_selector(user, selector.as_ref())?;
     Ok(scheduled.definition(
         req.name.trim().to_string(),
         ids,
@@ -184,7 +181,7 @@ async fn insert(
         });
     }
     let row = db::create(c, user.org_id, definition).await?;
-    crate::refs::set_on_create(c, REF_KIND, user.org_id, row.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, row.id, r#ref).await?;
     let shown = audit::shown(&shown(row.clone(), r#ref, now));
     audit::record(
         c,
@@ -225,7 +222,8 @@ fn stored_definition(row: &MaintenanceWindow) -> WindowDefinition {
 fn outside_reach() -> ApiError {
     ApiError::Forbidden {
         field: "label_selector",
-        message: "a key limited by labels manages only windows selecting within its labels, without monitor_ids".into(),
+        message: "a key limited by labels manages only windows whose label_selector holds its own"
+            .into(),
     }
 }
 
@@ -248,13 +246,16 @@ pub async fn list(
     )
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |w| w.id);
+    let rows = crate::reach::covered(&mut conn, &user, rows, |w| {
+        Named::window(&w.monitor_ids, w.label_selector.as_ref())
+    })
+    .await?;
     let now = Utc::now();
     let ids: Vec<i64> = rows.iter().map(|w| w.id).collect();
     let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
     Ok(HttpResponse::Ok().json(WindowList {
         maintenance_windows: rows
             .into_iter()
-            .filter(|w| reaches(&user, &w.monitor_ids, w.label_selector.as_ref()))
             .map(|w| {
                 let r#ref = refs.remove(&w.id);
                 WindowResponse::of(w, now).with_ref(r#ref)
@@ -275,8 +276,12 @@ async fn visible(
     } else {
         db::get(conn, user.org_id, id).await?
     };
-    row.filter(|w| reaches(user, &w.monitor_ids, w.label_selector.as_ref()))
-        .ok_or(ApiError::NotFound)
+    let row = row.ok_or(ApiError::NotFound)?;
+    let named = Named::window(&row.monitor_ids, row.label_selector.as_ref());
+    if !crate::reach::covers(conn, user, &named).await? {
+        return Err(ApiError::NotFound);
+    }
+    Ok(row)
 }
 
 /// Read one maintenance window, with its next occurrences.
@@ -322,12 +327,14 @@ pub async fn update(
                 let before = audit::shown(&shown(stored.clone(), stored_ref.as_deref(), now));
                 let (stored_ref, new_ref) = (stored_ref.as_deref(), r#ref.as_deref());
                 let definition = &definition;
+                // The closure below runs inside `audit::update`, which borrows `user` too.
+                let who = &user;
                 let written = audit::update(c, &user, AUDIT_KIND, Some(id), &before, move |c| {
                     async move {
                         let row = db::update(c, user.org_id, id, definition)
                             .await?
                             .ok_or(ApiError::NotFound)?;
-                        crate::refs::set_if_new(c, REF_KIND, user.org_id, id, stored_ref, new_ref)
+                        crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
                             .await?;
                         let after = audit::shown(&shown(row.clone(), new_ref, now));
                         Ok((row, after))
@@ -389,9 +396,7 @@ async fn merged(
     let Some(scheduled) = scheduled else {
         return Err(ApiError::Internal("a schedule without problems".into()));
     };
-    if !reaches(user, &ids, selector.as_ref()) {
-        return Err(outside_reach());
-    }
+    check_selector(user, selector.as_ref())?;
     let effect = effect.unwrap_or(if stored.effect == "pause" {
         Effect::Pause
     } else {

@@ -7,6 +7,7 @@
 //! and a monitor that leaves them off costs nothing more per check.
 
 use super::fields::field_group;
+use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::validation::Problems;
 use diesel_async::AsyncPgConnection;
@@ -337,12 +338,14 @@ fn rules_of(
     }
 }
 
-/// 400 naming `depends_on` unless every id is another monitor of `org_id`
-/// and the new edges of `monitor_id` (`None`: not created yet, so nothing
-/// can depend on it) close no cycle.
+/// 400 naming `depends_on` unless every id is another monitor the caller
+/// reaches (one out of a label-limited key's reach is refused as one that
+/// does not exist, as another organisation's is) and the new edges of
+/// `monitor_id` (`None`: not created yet, so nothing can depend on it)
+/// close no cycle.
 pub(super) async fn check_dependencies(
     conn: &mut AsyncPgConnection,
-    org_id: i64,
+    user: &AuthUser,
     monitor_id: Option<i64>,
     depends_on: &[i64],
 ) -> Result<(), ApiError> {
@@ -355,10 +358,10 @@ pub(super) async fn check_dependencies(
             "a monitor cannot depend on itself",
         ));
     }
-    let owned = uptime_db::alerting::owned_monitor_ids(conn, org_id, depends_on).await?;
+    let reached = user.reach().reached_among(conn, depends_on).await?;
     let unknown: Vec<String> = depends_on
         .iter()
-        .filter(|id| !owned.contains(id))
+        .filter(|id| !reached.contains(id))
         .map(|id| id.to_string())
         .collect();
     if !unknown.is_empty() {
@@ -370,13 +373,27 @@ pub(super) async fn check_dependencies(
     let Some(id) = monitor_id else {
         return Ok(());
     };
-    let mut graph: HashMap<i64, Vec<i64>> = uptime_db::alerting::dependency_edges(conn, org_id)
-        .await?
-        .into_iter()
-        .collect();
+    // The whole organisation's graph: a cycle may pass through monitors the
+    // key does not reach, and is refused all the same.
+    let mut graph: HashMap<i64, Vec<i64>> =
+        uptime_db::alerting::dependency_edges(conn, user.org_id)
+            .await?
+            .into_iter()
+            .collect();
     graph.insert(id, depends_on.to_vec());
     if let Some(path) = cycle_through(&graph, id) {
-        let shown: Vec<String> = path.iter().map(i64::to_string).collect();
+        let on_path = user.reach().reached_among(conn, &path).await?;
+        // Monitors out of reach are not named.
+        let shown: Vec<String> = path
+            .iter()
+            .map(|id| {
+                if on_path.contains(id) {
+                    id.to_string()
+                } else {
+                    "…".to_string()
+                }
+            })
+            .collect();
         return Err(ApiError::invalid_field(
             "depends_on",
             format!("would close a cycle: {}", shown.join(" -> ")),

@@ -198,7 +198,7 @@ pub(crate) async fn insert_plain(
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     uptime_db::refs::set_many(c, RefKind::Monitor, user.org_id, &ids, &refs)
         .await
-        .map_err(|e| crate::refs::from_db(RefKind::Monitor, e))?;
+        .map_err(|e| crate::refs::from_db(RefKind::Monitor, user, e))?;
     audit::record(
         c,
         user,

@@ -385,7 +385,7 @@ async fn create_all(
                         rows.len()
                     )));
                 }
-                set_refs(c, user.org_id, &rows, &given_refs).await?;
+                set_refs(c, &user, &rows, &given_refs).await?;
                 // One entry for the request, naming every monitor it made:
                 // an entry per monitor would double a bulk import's writes.
                 let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
@@ -429,7 +429,7 @@ async fn create_all(
 /// the batch back.
 async fn set_refs(
     c: &mut diesel_async::AsyncPgConnection,
-    org_id: i64,
+    user: &AuthUser,
     rows: &[uptime_db::models::Monitor],
     refs: &[Option<String>],
 ) -> Result<(), ApiError> {
@@ -439,9 +439,9 @@ async fn set_refs(
         .filter_map(|(row, r)| Some((row.id, r.clone()?)))
         .unzip();
     let kind = uptime_db::refs::RefKind::Monitor;
-    uptime_db::refs::set_many(c, kind, org_id, &ids, &refs)
+    uptime_db::refs::set_many(c, kind, user.org_id, &ids, &refs)
         .await
-        .map_err(|e| crate::refs::from_db(kind, e))
+        .map_err(|e| crate::refs::from_db(kind, user, e))
 }
 
 #[cfg(test)]

@@ -161,8 +161,7 @@ pub(super) async fn execute(
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, as for a create or an update"),
-        (status = 404, body = ErrorBody, description = "the monitor with this ref is out of the key's reach (label selector)"),
-        (status = 409, body = ErrorBody, description = "another request created a monitor with this ref meanwhile (`ref`)"),
+        (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a monitor with it meanwhile, or, for a key with a label selector, a monitor out of its reach has it (the message does not say which)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no monitor has this ref"),
         (status = 413, body = ErrorBody)))]
 pub async fn put_by_ref(
@@ -184,9 +183,11 @@ pub async fn put_by_ref(
                     match uptime_db::refs::find(c, RefKind::Monitor, user.org_id, &r#ref).await? {
                         None => (None, None),
                         Some(id) => {
+                            // Held by a monitor out of the key's reach: a
+                            // ref that is not free, as for a create.
                             let (current, tag) = Current::load(c, &user, id, &settings.regions)
                                 .await?
-                                .ok_or(ApiError::NotFound)?;
+                                .ok_or_else(|| crate::refs::taken(RefKind::Monitor, &user))?;
                             (Some(current), Some(tag))
                         }
                     };

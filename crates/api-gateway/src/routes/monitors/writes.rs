@@ -98,7 +98,7 @@ pub(super) async fn insert(
         crate::quotas::ensure_room_for_monitors(c, &settings.quotas, user.org_id, 1, load).await?;
     }
     let contact_ids = checked_contact_ids(c, user.org_id, contact_ids).await?;
-    alert_rules::check_dependencies(c, user.org_id, None, &rules.depends_on).await?;
+    alert_rules::check_dependencies(c, user, None, &rules.depends_on).await?;
     let labels = (!labels.is_empty()).then(|| labels.to_json());
     let mut row = uptime_db::monitors::create_labelled(c, new, labels).await?;
     // Only a monitor that sets any rule writes them.
@@ -106,7 +106,7 @@ pub(super) async fn insert(
         row = uptime_db::alerting::set_rules(c, row.id, rules).await?;
     }
     uptime_db::monitors::replace_contacts(c, row.id, &contact_ids).await?;
-    crate::refs::set_on_create(c, RefKind::Monitor, user.org_id, row.id, r#ref.as_deref()).await?;
+    crate::refs::set_on_create(c, RefKind::Monitor, user, row.id, r#ref.as_deref()).await?;
     let written = Written {
         row,
         contact_ids,
@@ -244,10 +244,12 @@ pub(super) async fn rewrite(
         reset_runtime_at: watched_changed.then(Utc::now),
     };
     if rules.depends_on != stored.depends_on {
-        alert_rules::check_dependencies(c, user.org_id, Some(id), &rules.depends_on).await?;
+        alert_rules::check_dependencies(c, user, Some(id), &rules.depends_on).await?;
     }
     let stored_rules = AlertRules::of(stored);
     let current_ref = &current;
+    // The closure below runs inside `audit::update`, which borrows `user` too.
+    let who = user;
     let written = audit::update(
         c,
         user,
@@ -282,7 +284,7 @@ pub(super) async fn rewrite(
                 crate::refs::set_if_new(
                     c,
                     RefKind::Monitor,
-                    user.org_id,
+                    who,
                     id,
                     current.r#ref.as_deref(),
                     r#ref.as_deref(),

@@ -88,7 +88,7 @@ pub(super) async fn insert(
                 field: "slug",
                 message: "another status page has this slug or custom domain".into(),
             })?;
-    crate::refs::set_on_create(c, REF_KIND, user.org_id, created.id, r#ref).await?;
+    crate::refs::set_on_create(c, REF_KIND, user, created.id, r#ref).await?;
     audit::record(
         c,
         user,
@@ -165,7 +165,7 @@ async fn rewrite(
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
-        (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile)"),
+        (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile, or, for a key with a label selector, a page out of its reach has it; the message does not say which)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no page has this ref"),
         (status = 413, body = ErrorBody)))]
 pub async fn put_status_page_by_ref(
@@ -191,7 +191,14 @@ pub async fn put_status_page_by_ref(
                 let stored =
                     match uptime_db::refs::find(c, REF_KIND, user.org_id, &given_ref).await? {
                         None => None,
-                        Some(id) => uptime_db::status_pages::get(c, user.org_id, id, true).await?,
+                        // Held by a page out of the key's reach: a ref
+                        // that is not free, as for a create.
+                        Some(id) => Some(super::reached_page(c, &user, id, true).await.map_err(
+                            |e| match e {
+                                ApiError::NotFound => crate::refs::taken(REF_KIND, &user),
+                                other => other,
+                            },
+                        )?),
                     };
                 let Some(stored) = stored else {
                     check_reach(c, &user, &page).await?;

@@ -16,6 +16,7 @@ pub mod subscribers;
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
+use crate::reach::Named;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
@@ -64,8 +65,8 @@ fn new_access_token() -> (String, String) {
     (token, digest)
 }
 
-/// The groups' monitor ids must be the caller's (within the key's label
-/// selector, if any), and their selectors no wider than the key's.
+/// The groups' monitor ids must be monitors the caller reaches, and their
+/// selectors no wider than the key's (`crate::reach`).
 async fn check_reach(
     conn: &mut AsyncPgConnection,
     user: &AuthUser,
@@ -74,9 +75,7 @@ async fn check_reach(
     let mut problems = Problems::new();
     let wanted = page.monitor_ids();
     if !wanted.is_empty() {
-        let selector = user.label_selector.as_deref().map(|s| &s.json);
-        let found =
-            uptime_db::status_pages::monitors_within(conn, user.org_id, selector, &wanted).await?;
+        let found = user.reach().reached_among(conn, &wanted).await?;
         for (i, group) in page.groups.iter().enumerate() {
             if let Some(missing) = group.monitor_ids.iter().find(|id| !found.contains(id)) {
                 problems.add(
@@ -91,8 +90,8 @@ async fn check_reach(
             let Some(selector) = &group.selector else {
                 continue;
             };
-            let selector = uptime_labels::Selector(uptime_labels::Labels(selector.clone()));
-            if !selector.within(&key.selector) {
+            let selector = uptime_labels::Labels(selector.clone()).to_json();
+            if !user.holds_selector(&selector) {
                 problems.add(
                     &format!("groups[{i}].selector"),
                     format!("must include this key's own selector ({})", key.selector),
@@ -182,6 +181,8 @@ pub async fn list(
     )
     .await?;
     let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
+    let rows =
+        crate::reach::covered(&mut conn, &user, rows, |p| Named::page_groups(&p.groups)).await?;
     let base_url = &state.settings.status_pages.public_base_url;
     let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
     let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
@@ -207,9 +208,7 @@ pub async fn get(
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
-    let page = uptime_db::status_pages::get(&mut conn, user.org_id, id.into_inner(), false)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let page = reached_page(&mut conn, &user, id.into_inner(), false).await?;
     let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, page.id).await?;
     Ok(HttpResponse::Ok().json(
         StatusPageResponse::of(page, &state.settings.status_pages.public_base_url, None)
@@ -240,9 +239,7 @@ pub async fn update(
     let updated = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                let before = uptime_db::status_pages::get(c, user.org_id, id, true)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
+                let before = reached_page(c, &user, id, true).await?;
                 let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
                 let groups = match body.groups {
                     Some(groups) => groups,
@@ -271,6 +268,8 @@ pub async fn update(
                 let (stored_ref, new_ref, page, groups) =
                     (stored_ref.as_deref(), r#ref.as_deref(), &page, &groups);
                 let private = body.private;
+                // The closure below runs inside `audit::update`, which borrows `user` too.
+                let who = &user;
                 let written = audit::update(
                     c,
                     &user,
@@ -299,7 +298,7 @@ pub async fn update(
                             crate::refs::set_if_new(
                                 c,
                                 REF_KIND,
-                                user.org_id,
+                                who,
                                 id,
                                 stored_ref,
                                 new_ref,
@@ -365,6 +364,7 @@ pub async fn delete(
     let mut conn = state.conn().await?;
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
+            reached_page(c, &user, id, true).await?;
             let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
             by_ref::remove(c, &user, id, stored_ref.as_deref()).await
         }
@@ -396,6 +396,7 @@ pub async fn rotate_access_token(
     let mut conn = state.conn().await?;
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
+            reached_page(c, &user, id, true).await?;
             uptime_db::status_pages::set_access_token(c, user.org_id, id, Some(&digest))
                 .await?
                 .ok_or(ApiError::NotFound)?;
@@ -418,14 +419,30 @@ pub async fn rotate_access_token(
     }))
 }
 
-/// The organisation's page `page_id` (404 otherwise): what the notices and
-/// subscribers routes check before touching anything of a page.
+/// The page `page_id` if the caller reaches it (404 otherwise: another
+/// organisation's, or one showing a monitor out of a label-limited key's
+/// reach, `crate::reach`), locked with `for_update`.
+pub(super) async fn reached_page(
+    conn: &mut AsyncPgConnection,
+    user: &AuthUser,
+    page_id: i64,
+    for_update: bool,
+) -> Result<uptime_db::status_pages::StatusPage, ApiError> {
+    let page = uptime_db::status_pages::get(conn, user.org_id, page_id, for_update)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    if !crate::reach::covers(conn, user, &Named::page_groups(&page.groups)).await? {
+        return Err(ApiError::NotFound);
+    }
+    Ok(page)
+}
+
+/// [`reached_page`], unlocked: what the notices and subscribers routes
+/// check before touching anything of a page.
 pub(super) async fn own_page(
     conn: &mut AsyncPgConnection,
     user: &AuthUser,
     page_id: i64,
 ) -> Result<uptime_db::status_pages::StatusPage, ApiError> {
-    uptime_db::status_pages::get(conn, user.org_id, page_id, false)
-        .await?
-        .ok_or(ApiError::NotFound)
+    reached_page(conn, user, page_id, false).await
 }
