@@ -279,7 +279,11 @@ pub(crate) fn restated_or_sealed(
 }
 
 /// Whether `sealed` holds `plain` (never when it cannot be opened here).
-pub(crate) fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &str, plain: &str) -> bool {
+pub(crate) fn opens_to(
+    keyring: Option<&uptime_secrets::Keyring>,
+    sealed: &str,
+    plain: &str,
+) -> bool {
     keyring
         .and_then(|k| {
             k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)

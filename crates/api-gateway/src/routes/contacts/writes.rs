@@ -211,7 +211,10 @@ pub(crate) fn audited(row: &AlertContact, r#ref: Option<&str>) -> Result<Value, 
     } else {
         "secret"
     };
-    Ok(audit::audited(&response, &[(field, row.secret_sealed.as_deref())]))
+    Ok(audit::audited(
+        &response,
+        &[(field, row.secret_sealed.as_deref())],
+    ))
 }
 
 /// The `value` and `secret_sealed` columns after a write giving `given` as
@@ -336,15 +339,8 @@ pub(crate) async fn rewrite(
                 let row = uptime_db::contacts::update(c, user.org_id, id, update)
                     .await?
                     .ok_or(ApiError::NotFound)?;
-                crate::refs::set_if_new(
-                    c,
-                    RefKind::AlertContact,
-                    user,
-                    id,
-                    stored_ref,
-                    r#ref,
-                )
-                .await?;
+                crate::refs::set_if_new(c, RefKind::AlertContact, user, id, stored_ref, r#ref)
+                    .await?;
                 let after = audited(&row, r#ref)?;
                 Ok((row, after))
             }

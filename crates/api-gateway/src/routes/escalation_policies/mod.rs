@@ -279,15 +279,8 @@ pub async fn update(
                             let policy = db::replace(c, user.org_id, id, def)
                                 .await?
                                 .ok_or(ApiError::NotFound)?;
-                            crate::refs::set_if_new(
-                                c,
-                                REF_KIND,
-                                who,
-                                id,
-                                stored_ref,
-                                new_ref,
-                            )
-                            .await?;
+                            crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
+                                .await?;
                             let after = shown(&policy, new_ref);
                             Ok((policy, after))
                         }

@@ -334,8 +334,7 @@ pub async fn update(
                         let row = db::update(c, user.org_id, id, definition)
                             .await?
                             .ok_or(ApiError::NotFound)?;
-                        crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
-                            .await?;
+                        crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref).await?;
                         let after = audit::shown(&shown(row.clone(), new_ref, now));
                         Ok((row, after))
                     }

@@ -295,15 +295,8 @@ pub async fn update(
                             .ok_or(ApiError::NotFound)?;
                             let (updated, token) =
                                 set_privacy(c, user.org_id, updated, private).await?;
-                            crate::refs::set_if_new(
-                                c,
-                                REF_KIND,
-                                who,
-                                id,
-                                stored_ref,
-                                new_ref,
-                            )
-                            .await?;
+                            crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
+                                .await?;
                             let after = by_ref::audited(updated.clone(), new_ref);
                             Ok(((updated, token), after))
                         }
