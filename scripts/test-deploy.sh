@@ -155,8 +155,8 @@ local_ack_links_key() {
   # The api-gateway (checks links) and the notifier (signs them) get
   # SECRETS_ENV; the checkers only the sealing key.
   local up="$REPO_ROOT/scripts/up.sh"
-  grep -Eq 'start_bg api-gateway env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "api-gateway lacks it"; return 1; }
-  grep -Eq 'start_bg "\$svc" env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "notifier lacks it"; return 1; }
+  grep -Eq 'start_service api-gateway env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "api-gateway lacks it"; return 1; }
+  grep -Eq 'start_service "\$svc" env "\$\{SECRETS_ENV\[@\]\}"' "$up" || { echo "notifier lacks it"; return 1; }
   ! grep -Eq 'checker serve' <(grep SECRETS_ENV "$up") || { echo "checkers get it"; return 1; }
 }
 run "local stack: the acknowledge-link key is made once and reaches the api-gateway and the notifier" local_ack_links_key
