@@ -4,7 +4,12 @@ PG_PORT="${UPTIME_LOCAL_PG_PORT:-55432}"
 NATS_PORT="${UPTIME_LOCAL_NATS_PORT:-4222}"
 NATS_MONITOR_PORT="${UPTIME_LOCAL_NATS_MONITOR_PORT:-8222}"
 SMTP_PORT="${UPTIME_LOCAL_SMTP_PORT:-2525}"
-API_URL="http://127.0.0.1:8080"
+API_PORT="${UPTIME_LOCAL_API_PORT:-8080}"
+API_URL="http://127.0.0.1:$API_PORT"
+# Each service's ops port (/healthz /readyz /metrics): the gateway on the
+# base, then scheduler +1, checker +2, recorder +3, notifier +4,
+# status-pages +5; the checkers of further regions from base +10 up.
+OPS_PORT_BASE="${UPTIME_LOCAL_OPS_PORT_BASE:-9100}"
 STATUS_PAGES_PORT="${UPTIME_LOCAL_STATUS_PAGES_PORT:-8090}"
 STATUS_PAGES_URL="http://127.0.0.1:$STATUS_PAGES_PORT"
 
@@ -27,7 +32,7 @@ elif [ "$LOCAL_NATS" != single ]; then
   echo "UPTIME_LOCAL_NATS: '$LOCAL_NATS' is neither 'single' nor 'cluster'" >&2
   exit 1
 fi
-export UPTIME_HTTP__LISTEN="127.0.0.1:8080"
+export UPTIME_HTTP__LISTEN="127.0.0.1:$API_PORT"
 export UPTIME_HTTP__PUBLIC_BASE_URL="$API_URL"
 export UPTIME_TELEMETRY__LOG_FORMAT="${UPTIME_TELEMETRY__LOG_FORMAT:-pretty}"
 # Local development watches local things; production refuses private targets.

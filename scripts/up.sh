@@ -38,9 +38,9 @@ fi
 # dev profile) then reuses every dependency this built. A stack for figures:
 # UPTIME_LOCAL_RELEASE=1 just up (`just bench` always builds release).
 if [[ "${UPTIME_LOCAL_RELEASE:-0}" == 1 ]]; then
-  PROFILE_ARGS=(--release) BIN="$REPO/target/release"
+  PROFILE_ARGS=(--release) BIN="${CARGO_TARGET_DIR:-$REPO/target}/release"
 else
-  PROFILE_ARGS=() BIN="$REPO/target/debug"
+  PROFILE_ARGS=() BIN="${CARGO_TARGET_DIR:-$REPO/target}/debug"
 fi
 log "building the services (${PROFILE_ARGS[*]:-debug})"
 cargo build "${PROFILE_ARGS[@]}" --quiet --manifest-path "$REPO/Cargo.toml" \
@@ -54,11 +54,11 @@ for region in "${regions[@]}"; do
   [[ "$region" =~ ^[a-z0-9][a-z0-9-]{0,31}$ ]] \
     || die "UPTIME_LOCAL_REGIONS: '$region' is not a region name (a-z, 0-9, '-'; at most 32)"
 done
-ops=9101
+ops=$((OPS_PORT_BASE + 1))
 for svc in scheduler checker recorder notifier; do
   if [ "$svc" = checker ]; then
-    # One checker per region: the first on :9102, the others on :9110 and up.
-    checker_ops=9110
+    # One checker per region: the first on base +2, the others from base +10 up.
+    checker_ops=$((OPS_PORT_BASE + 10))
     for region in "${regions[@]}"; do
       name=checker; [ "$region" = default ] || name="checker-$region"
       port=$ops; [ "$region" = "${regions[0]}" ] || { port=$checker_ops; checker_ops=$((checker_ops + 1)); }
@@ -75,10 +75,10 @@ for svc in scheduler checker recorder notifier; do
   ops=$((ops + 1))
 done
 # Status pages and badges: their own service, reading PostgreSQL only.
-UPTIME_OPS__LISTEN="127.0.0.1:9105" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
+UPTIME_OPS__LISTEN="127.0.0.1:$((OPS_PORT_BASE + 5))" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
   start_bg status-pages "$BIN/status-pages" serve
 # The gateway's /metrics is on its own ops port, never on the API port.
-UPTIME_OPS__LISTEN="127.0.0.1:9100" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
+UPTIME_OPS__LISTEN="127.0.0.1:$OPS_PORT_BASE" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
   start_bg api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
@@ -98,7 +98,7 @@ Everything is running (logs in $RUN/, stop with \`just down\`).
   NATS           $UPTIME_NATS__URL   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>'; UPTIME_LOCAL_NATS=cluster just up: three nodes, R3)
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
-  Service ops    api-gateway :9100, scheduler :9101, $checker_ports, recorder :9103, notifier :9104, status-pages :9105 (/healthz /readyz /metrics)
+  Service ops    api-gateway :$OPS_PORT_BASE, scheduler :$((OPS_PORT_BASE + 1)), $checker_ports, recorder :$((OPS_PORT_BASE + 3)), notifier :$((OPS_PORT_BASE + 4)), status-pages :$((OPS_PORT_BASE + 5)) (/healthz /readyz /metrics)
   Regions        $UPTIME_REGIONS__KNOWN (UPTIME_LOCAL_REGIONS="eu,us,ap" just up: one checker each)
 
 Demo user's API key:
