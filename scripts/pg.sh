@@ -7,10 +7,7 @@ cmd="$1"; name="$2"; port="${3:-55432}"
 
 if [ "$(id -u)" = 0 ]; then
   # Somewhere the postgres user can always reach, whatever the checkout's permissions.
-  # A state dir of its own (UPTIME_LOCAL_DIR, as the soak's stack has) gets
-  # clusters of its own: the same name must not reach the checkout's `dev`.
-  owner="$REPO"; [ "$LOCAL" = "$REPO/.local" ] || owner="$LOCAL"
-  base="/tmp/uptime-pg-$(printf '%s' "$owner" | sha1sum | cut -c1-10)"
+  base="/tmp/uptime-pg-$(printf '%s' "$REPO" | sha1sum | cut -c1-10)"
   run_pg() { runuser -u postgres -- "$@"; }
 else
   base="$LOCAL/pg"

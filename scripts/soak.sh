@@ -12,7 +12,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 "$REPO/scripts/install-deps.sh"
-tools_local="$LOCAL"
+tools_local="$TOOLS_DIR"
 
 # 20 free ports in a row: PostgreSQL, NATS and its monitoring, SMTP, the
 # API, status pages, then the services' ops ports from +10.
@@ -32,16 +32,15 @@ export UPTIME_LOCAL_OPS_PORT_BASE=$((base + 10)) UPTIME_LOCAL_NATS_ROUTE_PORT=$(
 unset UPTIME_LOCAL_NATS UPTIME_LOCAL_REGIONS UPTIME_LOCAL_RELEASE UPTIME_REGIONS__KNOWN UPTIME_REGIONS__DEFAULT
 
 soak_local="$(mktemp -d /tmp/uptime-soak.XXXXXX)"
-# The checkout's tools (nats-server, aiosmtpd), not a fresh download per run.
-mkdir -p "$tools_local/py" "$tools_local/pip"
-ln -s "$tools_local/py" "$soak_local/py"
-ln -s "$tools_local/pip" "$soak_local/pip"
-export UPTIME_LOCAL_DIR="$soak_local" UPTIME_SOAK_REPO="$REPO"
+# The checkout's tools (nats-server, aiosmtpd), not a fresh download per
+# run; a PostgreSQL cluster of this run's own.
+export UPTIME_LOCAL_DIR="$soak_local" UPTIME_LOCAL_TOOLS_DIR="$tools_local" UPTIME_SOAK_REPO="$REPO"
+export UPTIME_LOCAL_PG_CLUSTER="soak-$$"
 
 cleanup() {
   local status=$?
   "$REPO/scripts/down.sh" >/dev/null 2>&1 || true
-  "$REPO/scripts/pg.sh" destroy dev >/dev/null 2>&1 || true
+  "$REPO/scripts/pg.sh" destroy "$UPTIME_LOCAL_PG_CLUSTER" >/dev/null 2>&1 || true
   if [ "$status" = 0 ] && [ "${UPTIME_SOAK_KEEP:-0}" != 1 ]; then
     rm -rf "$soak_local"
   else

@@ -1,17 +1,42 @@
 # Addresses and configuration of the local stack (`just up`), as UPTIME_*
 # variables the services read. Source after common.sh.
+#
+# Every port can be moved, so a second stack (UPTIME_LOCAL_DIR=another
+# directory) runs beside the first: UPTIME_LOCAL_{PG,NATS,NATS_MONITOR,
+# NATS_ROUTE,SMTP,API,STATUS_PAGES}_PORT and UPTIME_LOCAL_OPS_PORT_BASE (the
+# services' ops ports: api-gateway at the base, scheduler +1, checker +2,
+# recorder +3, notifier +4, status-pages +5, the checkers of further
+# regions +10 and up).
 PG_PORT="${UPTIME_LOCAL_PG_PORT:-55432}"
 NATS_PORT="${UPTIME_LOCAL_NATS_PORT:-4222}"
 NATS_MONITOR_PORT="${UPTIME_LOCAL_NATS_MONITOR_PORT:-8222}"
 SMTP_PORT="${UPTIME_LOCAL_SMTP_PORT:-2525}"
 API_PORT="${UPTIME_LOCAL_API_PORT:-8080}"
 API_URL="http://127.0.0.1:$API_PORT"
-# Each service's ops port (/healthz /readyz /metrics): the gateway on the
-# base, then scheduler +1, checker +2, recorder +3, notifier +4,
-# status-pages +5; the checkers of further regions from base +10 up.
-OPS_PORT_BASE="${UPTIME_LOCAL_OPS_PORT_BASE:-9100}"
 STATUS_PAGES_PORT="${UPTIME_LOCAL_STATUS_PAGES_PORT:-8090}"
 STATUS_PAGES_URL="http://127.0.0.1:$STATUS_PAGES_PORT"
+OPS_PORT_BASE="${UPTIME_LOCAL_OPS_PORT_BASE:-9100}"
+ops_port() { # ops_port SERVICE: its ops listener's port
+  case "$1" in
+    api-gateway) echo "$OPS_PORT_BASE" ;;
+    scheduler) echo $((OPS_PORT_BASE + 1)) ;;
+    checker) echo $((OPS_PORT_BASE + 2)) ;;
+    recorder) echo $((OPS_PORT_BASE + 3)) ;;
+    notifier) echo $((OPS_PORT_BASE + 4)) ;;
+    status-pages) echo $((OPS_PORT_BASE + 5)) ;;
+    *) die "no ops port for $1" ;;
+  esac
+}
+# The PostgreSQL cluster (scripts/pg.sh): `dev` for the checkout's own
+# stack, one of its own for a stack in another UPTIME_LOCAL_DIR (the
+# clusters of a root user all live in one directory per checkout).
+if [ -n "${UPTIME_LOCAL_PG_CLUSTER:-}" ]; then
+  PG_CLUSTER="$UPTIME_LOCAL_PG_CLUSTER"
+elif [ "$LOCAL" = "$REPO/.local" ]; then
+  PG_CLUSTER=dev
+else
+  PG_CLUSTER="dev-$(printf '%s' "$LOCAL" | sha1sum | cut -c1-10)"
+fi
 
 export UPTIME_DATABASE__URL="postgres://postgres@127.0.0.1:$PG_PORT/uptime"
 export UPTIME_NATS__URL="nats://127.0.0.1:$NATS_PORT"

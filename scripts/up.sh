@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `just up`: PostgreSQL, NATS with JetStream, an SMTP sink, migrations and every
-# service, all on loopback; then a demo user whose API key is printed.
+# service, all on loopback; then a demo user whose API key is printed. Each
+# service runs under scripts/supervise.sh, which restarts it when it exits
+# (`just status` shows uptimes, restarts and last errors). Ports and the
+# state directory move with UPTIME_LOCAL_* (scripts/stack-env.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 source "$REPO/scripts/stack-env.sh"
 
@@ -8,8 +11,8 @@ source "$REPO/scripts/stack-env.sh"
 pip_tool aiosmtpd aiosmtpd
 "$REPO/scripts/down.sh" --services-only
 
-log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-"$REPO/scripts/pg.sh" start dev "$PG_PORT"
+log "starting PostgreSQL on 127.0.0.1:$PG_PORT (cluster $PG_CLUSTER)"
+"$REPO/scripts/pg.sh" start "$PG_CLUSTER" "$PG_PORT"
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='uptime'" | grep -q 1 \
   || psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE uptime" >/dev/null
 
@@ -17,6 +20,12 @@ start_bg() { # start_bg NAME COMMAND...: runs in the background, logs to $RUN/NA
   local name="$1"; shift
   nohup "$@" >"$RUN/$name.log" 2>&1 &
   echo $! >"$RUN/$name.pid"
+}
+
+start_service() { # start_service NAME COMMAND...: start_bg under the supervisor
+  local name="$1"; shift
+  rm -f "$RUN/$name.restarts" "$RUN/$name.started" "$RUN/$name.child.pid"
+  start_bg "$name" "$REPO/scripts/supervise.sh" "$name" "$@"
 }
 
 if [ "$NATS_NODES" = 1 ]; then
@@ -30,17 +39,18 @@ else
 fi
 if ! nc_ok 127.0.0.1 "$SMTP_PORT"; then
   log "starting an SMTP sink on 127.0.0.1:$SMTP_PORT (mail lands in $RUN/smtp-sink.log)"
-  PYTHONPATH="$LOCAL/pip/aiosmtpd" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
+  PYTHONPATH="$TOOLS_DIR/pip/aiosmtpd" start_bg smtp-sink python3 -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT"
 fi
 
 # The demo runs debug builds: they compile in a fraction of a release
 # build's time, and `just test` (which builds its dependencies with the same
 # dev profile) then reuses every dependency this built. A stack for figures:
 # UPTIME_LOCAL_RELEASE=1 just up (`just bench` always builds release).
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 if [[ "${UPTIME_LOCAL_RELEASE:-0}" == 1 ]]; then
-  PROFILE_ARGS=(--release) BIN="${CARGO_TARGET_DIR:-$REPO/target}/release"
+  PROFILE_ARGS=(--release) BIN="$TARGET_DIR/release"
 else
-  PROFILE_ARGS=() BIN="${CARGO_TARGET_DIR:-$REPO/target}/debug"
+  PROFILE_ARGS=() BIN="$TARGET_DIR/debug"
 fi
 log "building the services (${PROFILE_ARGS[*]:-debug})"
 cargo build "${PROFILE_ARGS[@]}" --quiet --manifest-path "$REPO/Cargo.toml" \
@@ -54,32 +64,32 @@ for region in "${regions[@]}"; do
   [[ "$region" =~ ^[a-z0-9][a-z0-9-]{0,31}$ ]] \
     || die "UPTIME_LOCAL_REGIONS: '$region' is not a region name (a-z, 0-9, '-'; at most 32)"
 done
-ops=$((OPS_PORT_BASE + 1))
 for svc in scheduler checker recorder notifier; do
+  ops="$(ops_port "$svc")"
   if [ "$svc" = checker ]; then
-    # One checker per region: the first on base +2, the others from base +10 up.
+    # One checker per region: the first on the checker's ops port, the
+    # others on the base + 10 and up.
     checker_ops=$((OPS_PORT_BASE + 10))
     for region in "${regions[@]}"; do
       name=checker; [ "$region" = default ] || name="checker-$region"
       port=$ops; [ "$region" = "${regions[0]}" ] || { port=$checker_ops; checker_ops=$((checker_ops + 1)); }
       UPTIME_OPS__LISTEN="127.0.0.1:$port" UPTIME_CHECKER__REGION="$region" \
-        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_bg "$name" env "${SECRETS_ENV[@]}" "$BIN/checker" serve
+        UPTIME_CHECKER__INSTANCE_ID="$name-local" start_service "$name" env "${SECRETS_ENV[@]}" "$BIN/checker" serve
       checker_ports="${checker_ports:+$checker_ports, }$name :$port"
     done
   elif [ "$svc" = notifier ]; then
     # The notifier opens alert contacts' provider credentials.
-    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" env "${SECRETS_ENV[@]}" "$BIN/$svc" serve
+    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_service "$svc" env "${SECRETS_ENV[@]}" "$BIN/$svc" serve
   else
-    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_bg "$svc" "$BIN/$svc" serve
+    UPTIME_OPS__LISTEN="127.0.0.1:$ops" start_service "$svc" "$BIN/$svc" serve
   fi
-  ops=$((ops + 1))
 done
 # Status pages and badges: their own service, reading PostgreSQL only.
-UPTIME_OPS__LISTEN="127.0.0.1:$((OPS_PORT_BASE + 5))" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
-  start_bg status-pages "$BIN/status-pages" serve
+UPTIME_OPS__LISTEN="127.0.0.1:$(ops_port status-pages)" UPTIME_STATUS_PAGES__LISTEN="127.0.0.1:$STATUS_PAGES_PORT" \
+  start_service status-pages "$BIN/status-pages" serve
 # The gateway's /metrics is on its own ops port, never on the API port.
-UPTIME_OPS__LISTEN="127.0.0.1:$OPS_PORT_BASE" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
-  start_bg api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
+UPTIME_OPS__LISTEN="127.0.0.1:$(ops_port api-gateway)" UPTIME_STATUS_PAGES__PUBLIC_BASE_URL="$STATUS_PAGES_URL" \
+  start_service api-gateway env "${SECRETS_ENV[@]}" "$BIN/api-gateway" serve
 
 log "waiting for the API at $API_URL"
 for _ in $(seq 1 100); do
@@ -91,14 +101,16 @@ curl -fsS "$API_URL/readyz" >/dev/null || { tail -20 "$RUN/api-gateway.log"; die
 key="$("$BIN/api-gateway" create-user --name demo 2>/dev/null | tail -n 1)"
 cat <<MSG
 
-Everything is running (logs in $RUN/, stop with \`just down\`).
+Everything is running, each service under a supervisor that restarts it
+(logs in $RUN/; \`just status\` shows each service, its uptime, restarts and
+last error; stop with \`just down\`).
 
   API            $API_URL   (OpenAPI: $API_URL/api/v1/openapi.json)
   Status pages   $STATUS_PAGES_URL/status/{slug}   (POST $API_URL/api/v1/status-pages)
   NATS           $UPTIME_NATS__URL   (tap it: just tap, or $BIN/uptimectl tap 'uptime.>'; UPTIME_LOCAL_NATS=cluster just up: three nodes, R3)
   PostgreSQL     $UPTIME_DATABASE__URL
   Mail (sink)    $RUN/smtp-sink.log
-  Service ops    api-gateway :$OPS_PORT_BASE, scheduler :$((OPS_PORT_BASE + 1)), $checker_ports, recorder :$((OPS_PORT_BASE + 3)), notifier :$((OPS_PORT_BASE + 4)), status-pages :$((OPS_PORT_BASE + 5)) (/healthz /readyz /metrics)
+  Service ops    api-gateway :$(ops_port api-gateway), scheduler :$(ops_port scheduler), $checker_ports, recorder :$(ops_port recorder), notifier :$(ops_port notifier), status-pages :$(ops_port status-pages) (/healthz /readyz /metrics)
   Regions        $UPTIME_REGIONS__KNOWN (UPTIME_LOCAL_REGIONS="eu,us,ap" just up: one checker each)
 
 Demo user's API key:

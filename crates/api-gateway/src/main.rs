@@ -52,6 +52,8 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
             let _telemetry = uptime_telemetry::init("api-gateway", &settings.telemetry)?;
+            // A panic in any task ends the process, logged, for its supervisor to restart.
+            uptime_telemetry::exit_on_panic("api-gateway");
             let app = Application::build(settings).await?;
             tracing::info!(addr = %app.addr(), ops = %app.ops_addr(), "api-gateway listening");
             app.run_until(uptime_ops::shutdown_token()).await?;

@@ -99,6 +99,7 @@ impl Default for GatewaySettings {
             // and gateways started side by side (tests) do not collide.
             ops: OpsSettings {
                 listen: "127.0.0.1:0".into(),
+                ..Default::default()
             },
             heartbeat_limit: HeartbeatLimitSettings::default(),
             auth: AuthSettings::default(),

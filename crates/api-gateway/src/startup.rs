@@ -75,6 +75,11 @@ impl Application {
                 .wrap(actix_web::middleware::from_fn(
                     crate::middleware::request_metrics,
                 ))
+                // Outermost: a panic in one request does not end the
+                // process (every other panic does: `uptime_telemetry::panics`).
+                .wrap(actix_web::middleware::from_fn(
+                    uptime_ops::contain_request_panics,
+                ))
                 .app_data(app_state.clone())
                 .app_data(json_config(MAX_BODY_BYTES))
                 .app_data(web::PathConfig::default().error_handler(extractors::path))

@@ -64,6 +64,8 @@ pub struct CheckerService {
     worker: Arc<Worker>,
     consumer: uptime_consumer::Consumer,
     presence: presence::Presence,
+    /// Ticked every presence renewal (`/readyz`).
+    renewals: uptime_ops::Progress,
     region: String,
     ops: uptime_ops::OpsServer,
 }
@@ -112,7 +114,13 @@ impl CheckerService {
             ttl,
         );
 
-        let readiness = uptime_ops::Readiness::new().with_nats(&client);
+        // The consumer's loop and the presence renewals: `/readyz` says
+        // when either stops coming round.
+        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
+        let renewals = watchdog.register("checker presence", presence.renew_every());
+        let readiness = uptime_ops::Readiness::new()
+            .with_nats(&client)
+            .with_watchdog(&watchdog);
         let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
             .map_err(CheckerError::Ops)?;
 
@@ -128,7 +136,8 @@ impl CheckerService {
             consumer,
             streams::CHECKS_STREAM,
             consumer_label,
-        );
+        )
+        .watched_by(&watchdog);
         let worker = Arc::new(Worker {
             probes,
             js,
@@ -144,6 +153,7 @@ impl CheckerService {
             worker,
             consumer,
             presence,
+            renewals,
             region: section.region.clone(),
             ops,
         })
@@ -172,7 +182,8 @@ impl CheckerService {
         let renewing = tokio::spawn({
             let presence = presence.clone();
             let shutdown = shutdown.clone();
-            async move { presence.renew_until(shutdown).await }
+            let renewals = self.renewals;
+            async move { presence.renew_until(shutdown, renewals).await }
         });
         // Also reports `nats_consumer_pending{consumer="checker"}` (or
         // `checker-<region>`): the signal to add checkers.

@@ -47,8 +47,9 @@ impl Presence {
     }
 
     /// Renews the entry until `shutdown` (a failed renewal is logged and
-    /// retried at the next tick: NATS may be briefly away).
-    pub async fn renew_until(&self, shutdown: CancellationToken) {
+    /// retried at the next tick: NATS may be briefly away), ticking
+    /// `renewals` at each.
+    pub async fn renew_until(&self, shutdown: CancellationToken, renewals: uptime_ops::Progress) {
         let mut ticks = tokio::time::interval(self.renew_every());
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // The first tick is immediate; the entry was put at start.
@@ -57,6 +58,7 @@ impl Presence {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = ticks.tick() => {
+                    renewals.tick();
                     if let Err(e) = self.announce().await {
                         tracing::warn!(error = %e, region = %self.region,
                             "renewing this checker's presence failed; retrying at the next renewal");

@@ -68,6 +68,7 @@ pub struct Notifier {
     ack_links: Option<uptime_alerts::AckLinks>,
     keyring: Option<Arc<uptime_secrets::Keyring>>,
     ops: uptime_ops::OpsServer,
+    watchdog: uptime_ops::Watchdog,
 }
 
 impl Notifier {
@@ -123,11 +124,15 @@ impl Notifier {
             })
             .await
             .map_err(|e| NotifierError::JetStream(e.to_string()))?;
+        // The intake's consumer loop, the delivery worker's, the escalation
+        // sweep's and the page mailer's: `/readyz` says when one stops.
+        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
         let ops = uptime_ops::OpsServer::bind(
             &settings.ops.listen,
             uptime_ops::Readiness::new()
                 .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&nats),
+                .with_nats(&nats)
+                .with_watchdog(&watchdog),
         )?;
         Ok(Self {
             settings,
@@ -138,6 +143,7 @@ impl Notifier {
             ack_links,
             keyring,
             ops,
+            watchdog,
         })
     }
 
@@ -200,7 +206,12 @@ impl Notifier {
             self.consumer,
             streams::EVENTS_STREAM,
             streams::NOTIFIER_CONSUMER,
-        );
+        )
+        .watched_by(&self.watchdog);
+        let watchdog = &self.watchdog;
+        let worker_rounds = watchdog.register("notifier delivery worker", tuning.poll_interval());
+        let sweep_rounds = watchdog.register("notifier escalation sweep", sweep.interval);
+        let mailer_rounds = watchdog.register("notifier page mailer", tuning.poll_interval());
         let (ops, _, _, _, _) = tokio::join!(
             ops,
             intake::run(
@@ -212,9 +223,9 @@ impl Notifier {
                 },
                 shutdown.clone(),
             ),
-            worker.run(shutdown.clone()),
-            sweep.run(shutdown.clone()),
-            page_mailer.run(shutdown.clone()),
+            worker.run(shutdown.clone(), worker_rounds),
+            sweep.run(shutdown.clone(), sweep_rounds),
+            page_mailer.run(shutdown.clone(), mailer_rounds),
         );
         if let Err(e) = ops {
             tracing::warn!(error = %e, "ops server stopped with an error");

@@ -43,12 +43,14 @@ pub struct Worker {
 
 impl Worker {
     /// Runs until `shutdown`, then lets the attempts in flight finish (each
-    /// is bounded by its channel's timeout).
-    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+    /// is bounded by its channel's timeout). Ticks `progress` every time
+    /// the loop comes round.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken, progress: uptime_ops::Progress) {
         self.release_earlier_leases(&shutdown).await;
         let mut in_flight: JoinSet<()> = JoinSet::new();
         let concurrency = self.concurrency.max(1);
         while !shutdown.is_cancelled() {
+            progress.tick();
             let free = concurrency.saturating_sub(in_flight.len());
             let mut claimed_all = false;
             if free > 0 {

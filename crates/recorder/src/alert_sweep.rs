@@ -288,6 +288,7 @@ pub async fn run(
     every: Duration,
     limit: i64,
     shutdown: CancellationToken,
+    progress: uptime_ops::Progress,
 ) {
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -296,6 +297,7 @@ pub async fn run(
             _ = shutdown.cancelled() => return,
             _ = ticker.tick() => {}
         }
+        progress.tick();
         match sweep(&pool, Utc::now(), limit).await {
             Ok(swept) => {
                 metrics::counter!("alerts_swept_total", "kind" => "reminder")

@@ -68,6 +68,7 @@ pub struct Recorder {
     js: jetstream::Context,
     consumer: jetstream::consumer::PullConsumer,
     ops: uptime_ops::OpsServer,
+    watchdog: uptime_ops::Watchdog,
 }
 
 impl Recorder {
@@ -92,11 +93,15 @@ impl Recorder {
             ))
             .await
             .map_err(|e| RecorderError::JetStream(e.to_string()))?;
+        // The consumer's loop and every sweeper's: `/readyz` says when one
+        // stops coming round.
+        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
         let ops = uptime_ops::OpsServer::bind(
             &settings.ops.listen,
             uptime_ops::Readiness::new()
                 .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&nats),
+                .with_nats(&nats)
+                .with_watchdog(&watchdog),
         )?;
         Ok(Self {
             settings,
@@ -105,6 +110,7 @@ impl Recorder {
             js,
             consumer,
             ops,
+            watchdog,
         })
     }
 
@@ -118,15 +124,18 @@ impl Recorder {
         let options = &self.settings.recorder;
         let ops_addr = self.ops.addr;
         let ops = tokio::spawn(self.ops.run(shutdown.clone()));
+        let watchdog = &self.watchdog;
+        let relay_interval = Duration::from_millis(options.relay_interval_ms.max(10));
         let relay = tokio::spawn(outbox::run_relay(
             self.pool.clone(),
             self.js.clone(),
             outbox::RelayConfig {
-                interval: Duration::from_millis(options.relay_interval_ms.max(10)),
+                interval: relay_interval,
                 min_age: Duration::from_millis(options.relay_min_age_ms),
                 batch: 500,
             },
             shutdown.clone(),
+            watchdog.register("recorder outbox relay", relay_interval),
         ));
         // Retention rounds, on one replica at a time (a lease); a round in
         // progress stops after its current batch on shutdown.
@@ -144,6 +153,7 @@ impl Recorder {
             options.round_sweep_interval(),
             i64::from(options.round_sweep_batch.max(1)),
             shutdown.clone(),
+            watchdog.register("recorder round sweeper", options.round_sweep_interval()),
         ));
         // Maintenance windows, on one replica at a time (a lock per round).
         let maintenance = tokio::spawn(maintenance::run_sweeper(
@@ -151,6 +161,10 @@ impl Recorder {
             self.js.clone(),
             options.maintenance_sweep_interval(),
             shutdown.clone(),
+            watchdog.register(
+                "recorder maintenance sweeper",
+                options.maintenance_sweep_interval(),
+            ),
         ));
         // Reminders and held alerts to release, on every replica (they
         // share the work through row locks).
@@ -160,6 +174,7 @@ impl Recorder {
             options.alert_sweep_interval(),
             i64::from(options.alert_sweep_batch.max(1)),
             shutdown.clone(),
+            watchdog.register("recorder alert sweeper", options.alert_sweep_interval()),
         ));
         tracing::info!(ops = %ops_addr, "recorder started");
         consumer::run(
@@ -168,7 +183,8 @@ impl Recorder {
                 self.consumer,
                 streams::RESULTS_STREAM,
                 streams::RECORDER_CONSUMER,
-            ),
+            )
+            .watched_by(watchdog),
             consumer::BatchHandler {
                 pool: self.pool.clone(),
                 js: self.js.clone(),

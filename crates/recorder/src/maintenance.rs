@@ -302,6 +302,7 @@ pub async fn run_sweeper(
     js: async_nats::jetstream::Context,
     every: Duration,
     shutdown: CancellationToken,
+    progress: uptime_ops::Progress,
 ) {
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -310,6 +311,7 @@ pub async fn run_sweeper(
             _ = shutdown.cancelled() => return,
             _ = ticker.tick() => {}
         }
+        progress.tick();
         match sweep_once(&pool, Utc::now()).await {
             Ok(out) => {
                 metrics::counter!("maintenance_alerts_released_total")

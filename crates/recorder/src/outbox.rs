@@ -87,6 +87,7 @@ pub async fn run_relay(
     js: jetstream::Context,
     config: RelayConfig,
     shutdown: CancellationToken,
+    progress: uptime_ops::Progress,
 ) {
     let mut ticker = tokio::time::interval(config.interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -95,6 +96,7 @@ pub async fn run_relay(
             _ = shutdown.cancelled() => break,
             _ = ticker.tick() => {}
         }
+        progress.tick();
         match relay_once(&pool, &js, config).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(republished = n, "outbox relay published stranded events"),

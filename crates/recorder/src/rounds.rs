@@ -265,6 +265,7 @@ pub async fn run_sweeper(
     every: Duration,
     limit: i64,
     shutdown: CancellationToken,
+    progress: uptime_ops::Progress,
 ) {
     let mut presence = None;
     let mut ticker = tokio::time::interval(every);
@@ -274,6 +275,7 @@ pub async fn run_sweeper(
             _ = shutdown.cancelled() => return,
             _ = ticker.tick() => {}
         }
+        progress.tick();
         if presence.is_none() {
             match uptime_contracts::presence::open_or_create(&js, presence_ttl).await {
                 Ok(store) => presence = Some(store),

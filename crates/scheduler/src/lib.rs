@@ -76,11 +76,13 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let replicas = settings.nats.stream_replicas.max(1);
     lease::driver::bucket(&js, replicas).await?;
 
+    let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
     let ops = uptime_ops::OpsServer::bind(
         &settings.ops.listen,
         uptime_ops::Readiness::new()
             .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-            .with_nats(&client),
+            .with_nats(&client)
+            .with_watchdog(&watchdog),
     )?;
     tracing::info!(ops = %ops.addr, "scheduler started");
     let ops_task = tokio::spawn(ops.run(shutdown.clone()));
@@ -88,6 +90,7 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     Scheduler::new(pool, js, settings.scheduler)
         .with_regions(settings.regions)
         .with_lease_replicas(replicas)
+        .watched_by(&watchdog)
         .run(shutdown.clone())
         .await;
     shutdown.cancel();

@@ -4,7 +4,7 @@
 use crate::clock::Clock;
 use crate::lease::driver;
 use crate::settings::ScheduleSettings;
-use crate::shell::Engine;
+use crate::shell::{Engine, LONGEST_SLEEP};
 use crate::stats::SchedulerStats;
 use async_nats::jetstream;
 use std::sync::Arc;
@@ -30,6 +30,8 @@ pub struct Scheduler {
     lease_clock: Clock,
     /// Copies of the lease bucket (`nats.stream_replicas`).
     lease_replicas: usize,
+    /// Where the engine's and the lease driver's loops report progress.
+    watchdog: Option<uptime_ops::Watchdog>,
 }
 
 impl Scheduler {
@@ -43,7 +45,15 @@ impl Scheduler {
             clock: Clock::system(),
             lease_clock: Clock::system(),
             lease_replicas: 1,
+            watchdog: None,
         }
+    }
+
+    /// Registers the engine's loop and the lease driver's with `watchdog`,
+    /// so that `/readyz` says when either stops coming round.
+    pub fn watched_by(mut self, watchdog: &uptime_ops::Watchdog) -> Self {
+        self.watchdog = Some(watchdog.clone());
+        self
     }
 
     /// Reads time from `clock` instead of the system clock (tests move it
@@ -92,6 +102,17 @@ impl Scheduler {
             self.lease_clock.clone(),
             self.stats.clone(),
         );
+        let (engine_rounds, lease_rounds) = match &self.watchdog {
+            Some(watchdog) => (
+                watchdog.register("scheduler engine", LONGEST_SLEEP),
+                watchdog.register(
+                    "scheduler leases",
+                    Duration::from_millis(self.config.lease_timing().renew_every_ms as u64),
+                ),
+            ),
+            None => Default::default(),
+        };
+        let lease_driver = lease_driver.watched_by(lease_rounds);
         let leases_stop = CancellationToken::new();
         // One task: the driver runs while the engine awaits anything, and
         // dropping this future stops both (a crash, for the tests).
@@ -106,7 +127,8 @@ impl Scheduler {
                     self.stats.clone(),
                     self.clock.clone(),
                 )
-                .with_lease_clock(self.lease_clock.clone());
+                .with_lease_clock(self.lease_clock.clone())
+                .watched_by(engine_rounds.clone());
                 let ended = engine.run(&mut link, restarted_through, &shutdown).await;
                 self.stats.set_shards(0);
                 match ended {

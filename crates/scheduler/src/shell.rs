@@ -35,6 +35,9 @@ const IDS_PER_QUERY: usize = 10_000;
 const CHANGES_PER_BATCH: usize = 1_000;
 /// A query that takes longer counts as failed (and is retried).
 const DB_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest the loop sleeps, however far the next due instant: it comes
+/// round (and ticks its progress for `/readyz`) at least this often.
+pub(crate) const LONGEST_SLEEP: Duration = Duration::from_secs(10);
 /// How long in-flight publishes may take to be acknowledged at shutdown.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
 /// Change feed errors logged (see `crate::throttle`).
@@ -73,6 +76,8 @@ pub(crate) struct Engine {
     /// was published just before (reported with the progress: a shard
     /// given up is released with it, see `lease::replica`).
     stopped: Arc<BTreeMap<u16, Stopped>>,
+    /// Ticked every time the loop comes round (`/readyz`).
+    rounds: uptime_ops::Progress,
 }
 
 impl Engine {
@@ -100,6 +105,7 @@ impl Engine {
             grants: None,
             dropped: BTreeMap::new(),
             stopped: Arc::default(),
+            rounds: uptime_ops::Progress::unwatched(),
             pool,
             js,
             config,
@@ -113,6 +119,12 @@ impl Engine {
 
     pub fn with_lease_clock(mut self, clock: Clock) -> Self {
         self.lease_clock = clock;
+        self
+    }
+
+    /// Ticks `rounds` every time the loop comes round.
+    pub fn watched_by(mut self, rounds: uptime_ops::Progress) -> Self {
+        self.rounds = rounds;
         self
     }
 
@@ -147,8 +159,11 @@ impl Engine {
                 self.round().await
             };
             link.progress.send_replace(self.progress());
-            let wait = (wake - self.clock.now_ms()).max(0) as u64;
-            let sleep = tokio::time::sleep(Duration::from_millis(wait));
+            self.rounds.tick();
+            // An early round is harmless (every change event and ack
+            // brings one): the planner does what is due by then.
+            let wait = Duration::from_millis((wake - self.clock.now_ms()).max(0) as u64);
+            let sleep = tokio::time::sleep(wait.min(LONGEST_SLEEP));
             tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => break Ok(()),

@@ -46,6 +46,8 @@ pub struct StatusPages {
     server: actix_web::dev::Server,
     addr: SocketAddr,
     ops: uptime_ops::OpsServer,
+    /// Ticked by every refresh (`/readyz`).
+    refreshes: uptime_ops::Progress,
 }
 
 impl StatusPages {
@@ -55,7 +57,15 @@ impl StatusPages {
         let pool = uptime_db::connect(&settings.database)?;
         let shared = refresh::Shared::default();
         let ready = shared.clone();
-        let readiness = uptime_ops::Readiness::new().with_check("snapshot", move || {
+        // The refresh loop: `/readyz` says when it stops coming round (the
+        // pages would go on showing an old snapshot).
+        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
+        let refreshes = watchdog.register(
+            "status-pages refresh",
+            settings.status_pages.refresh_interval(),
+        );
+        let readiness = uptime_ops::Readiness::new().with_watchdog(&watchdog);
+        let readiness = readiness.with_check("snapshot", move || {
             let loaded = ready.generation() > 0;
             async move {
                 if loaded {
@@ -86,6 +96,11 @@ impl StatusPages {
         let probes = readiness.clone();
         let mut server = actix_web::HttpServer::new(move || {
             actix_web::App::new()
+                // A panic in one request does not end the process (every
+                // other panic does: `uptime_telemetry::panics`).
+                .wrap(actix_web::middleware::from_fn(
+                    uptime_ops::contain_request_panics,
+                ))
                 .app_data(state.clone())
                 .configure(uptime_ops::configure_probes(probes.clone()))
                 .configure(serve::configure)
@@ -104,6 +119,7 @@ impl StatusPages {
             shared,
             addr,
             ops,
+            refreshes,
         })
     }
 
@@ -128,6 +144,7 @@ impl StatusPages {
             self.shared.clone(),
             self.settings.status_pages.clone(),
             shutdown.clone(),
+            self.refreshes,
         ));
         let ops = tokio::spawn(self.ops.run(shutdown.clone()));
         let handle = self.server.handle();

@@ -95,11 +95,13 @@ pub async fn run(
     shared: Shared,
     settings: crate::settings::ServeSettings,
     shutdown: CancellationToken,
+    progress: uptime_ops::Progress,
 ) {
     let mut aggregates = AggregateRows::default();
     let mut covered: HashSet<i64> = HashSet::new();
     let mut aggregated_at: Option<Instant> = None;
     loop {
+        progress.tick();
         let started = Instant::now();
         match refresh_once(
             &pool,

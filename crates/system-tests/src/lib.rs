@@ -234,6 +234,7 @@ impl Stack {
         let db = stack.env.db.settings();
         let ops = uptime_config::OpsSettings {
             listen: "127.0.0.1:0".into(),
+            ..Default::default()
         };
 
         if options.gateway {
@@ -336,6 +337,7 @@ impl Stack {
             nats: self.nats.clone(),
             ops: uptime_config::OpsSettings {
                 listen: "127.0.0.1:0".into(),
+                ..Default::default()
             },
             ..Default::default()
         };

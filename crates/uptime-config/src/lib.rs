@@ -159,12 +159,23 @@ pub enum LogFormat {
 #[serde(default)]
 pub struct OpsSettings {
     pub listen: String,
+    /// `/readyz` is 503 once a main loop of the service (a scheduling
+    /// round, a consumer's pull, a sweep) has not come round for this long
+    /// (or three of its own periods, if longer): `uptime_ops::Watchdog`.
+    pub stall_after_secs: u64,
+}
+
+impl OpsSettings {
+    pub fn stall_after(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.stall_after_secs.max(1))
+    }
 }
 
 impl Default for OpsSettings {
     fn default() -> Self {
         Self {
             listen: "0.0.0.0:9090".into(),
+            stall_after_secs: 120,
         }
     }
 }

@@ -66,6 +66,8 @@ impl Consumer {
                     Next::Shutdown => break 'pull,
                 }
             }
+            // An idle pull that expired is progress too: the loop is alive.
+            self.progress.tick();
             if batch.is_empty() {
                 continue;
             }
@@ -88,6 +90,7 @@ impl Consumer {
             let span = crate::trace::batch_span(name, &deliveries);
             let work = handler(deliveries.clone()).instrument(span);
             with_progress(&deliveries, self.progress_every(), work).await;
+            self.progress.tick();
         }
         tracing::info!(consumer = name, "consumer stopped");
     }

@@ -88,9 +88,14 @@ impl Consumer {
             loop {
                 let message = match request.next(name, &shutdown).await {
                     Next::Message(message) => message,
-                    Next::Done => break,
+                    Next::Done => {
+                        // An idle pull that expired is progress too.
+                        self.progress.tick();
+                        break;
+                    }
                     Next::Shutdown => break 'pull,
                 };
+                self.progress.tick();
                 let delivery = Delivery::new(*message, self.shared.clone());
                 // The request asked for exactly as many messages as there are permits.
                 let Some(permit) = permits.pop() else {
@@ -102,13 +107,18 @@ impl Consumer {
                     continue;
                 };
                 let span = crate::trace::message_span(name, &delivery);
-                let work = handler(delivery.clone());
+                // A panicking handler fails its message only (redelivered),
+                // not the process: see `uptime_telemetry::panics`.
+                let work = uptime_telemetry::contain_async(handler(delivery.clone()));
                 let (every, abandon) = (self.progress_every(), abandon.clone());
+                // Handlers finishing while every slot is taken (no pull
+                // ends meanwhile) are the loop's progress.
+                let progress = self.progress.clone();
                 in_flight.spawn(
                     async move {
                         let _slot = permit;
                         tokio::select! {
-                            _ = with_progress(std::slice::from_ref(&delivery), every, work) => {}
+                            _ = with_progress(std::slice::from_ref(&delivery), every, work) => progress.tick(),
                             _ = abandon.cancelled() => delivery.nak(None).await,
                         }
                     }

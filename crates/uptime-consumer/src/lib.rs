@@ -20,6 +20,10 @@
 //!   outlives its expiry by far (a connection lost mid-pull) is abandoned.
 //! - **Lag**: `nats_consumer_pending` / `nats_consumer_ack_pending` are
 //!   reported while the consumer runs.
+//! - **Progress**: with [`Consumer::watched_by`], every pull that ends (idle
+//!   ones too, every few seconds), every message received and every handler
+//!   or batch finished ticks the consumer's loop for `/readyz`
+//!   (`uptime_ops::progress`).
 
 mod batches;
 pub mod dead;
@@ -45,6 +49,7 @@ const LAG_EVERY: Duration = Duration::from_secs(15);
 pub struct Consumer {
     pull: PullConsumer,
     shared: Arc<Shared>,
+    progress: uptime_ops::Progress,
 }
 
 /// What every [`Delivery`] of one consumer shares.
@@ -78,7 +83,15 @@ impl Consumer {
         Self {
             pull,
             shared: Arc::new(shared),
+            progress: uptime_ops::Progress::unwatched(),
         }
+    }
+
+    /// Registers this consumer's loop (`consumer <name>`) with `watchdog`:
+    /// `/readyz` says when it stops coming round.
+    pub fn watched_by(mut self, watchdog: &uptime_ops::Watchdog) -> Self {
+        self.progress = watchdog.register(format!("consumer {}", self.name()), pull::PULL_EXPIRES);
+        self
     }
 
     /// The durable consumer's name.

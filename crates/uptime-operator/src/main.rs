@@ -36,6 +36,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
             let _telemetry = uptime_telemetry::init("uptime-operator", &settings.telemetry)?;
+            uptime_telemetry::exit_on_panic("uptime-operator");
             uptime_operator::run(settings, uptime_ops::shutdown_token())
                 .await
                 .context("uptime-operator failed")?;

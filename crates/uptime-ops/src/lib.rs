@@ -2,13 +2,18 @@
 //!
 //! - `/healthz`: the process is alive (always 200 while it serves).
 //! - `/readyz`: every dependency check passes (200) or not (503), with the
-//!   result of each check in the body.
+//!   result of each check in the body; with a [`Watchdog`], one of them is
+//!   whether the service's loops are still going round ([`progress`]).
 //! - `/metrics`: Prometheus text format.
 //!
 //! Every service runs an [`OpsServer`] on its `ops.listen` address. The
 //! api-gateway also mounts [`configure_probes`] (`/healthz` and `/readyz`,
 //! never `/metrics`) into its public app, for load balancers that can only
 //! reach the API port.
+
+pub mod progress;
+
+pub use progress::{MonotonicClock, Progress, Watchdog};
 
 use actix_web::{web, HttpResponse};
 use futures::future::BoxFuture;
@@ -94,6 +99,16 @@ impl Readiness {
         })
     }
 
+    /// Ready while every loop registered with `watchdog` makes progress
+    /// (the check `progress`; its error names each stalled loop).
+    pub fn with_watchdog(self, watchdog: &Watchdog) -> Self {
+        let watchdog = watchdog.clone();
+        self.with_check("progress", move || {
+            let checked = watchdog.check();
+            async move { checked }
+        })
+    }
+
     /// Runs every check; `(all passed, {name: "ok" | error})`.
     pub async fn evaluate(&self) -> (bool, serde_json::Value) {
         let results =
@@ -161,6 +176,18 @@ pub fn configure_probes(readiness: Readiness) -> impl FnOnce(&mut web::ServiceCo
     }
 }
 
+/// A middleware for public HTTP servers: a panic while a request is handled
+/// does not end the process (see `uptime_telemetry::panics`). It unwinds
+/// into actix-web's worker, which the server replaces, as it did before the
+/// services exited on panics: one request's bug must not let a client stop
+/// every replica. (The panic is logged and counted all the same.)
+pub async fn contain_request_panics(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody>,
+) -> Result<actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>, actix_web::Error> {
+    uptime_telemetry::contain_async(next.call(req)).await
+}
+
 /// A bound ops server: its address, and the future that serves until `shutdown`.
 pub struct OpsServer {
     pub addr: std::net::SocketAddr,
@@ -224,8 +251,8 @@ pub fn shutdown_token() -> CancellationToken {
 }
 
 /// The `main` of a service whose one command is `serve` (also the default):
-/// parse the command line, load the layered configuration, start telemetry,
-/// run until SIGTERM. A macro, not a function, so each binary keeps its own
+/// parse the command line, load the layered configuration, start telemetry
+/// (and exit on any panic), run until SIGTERM. A macro, not a function, so each binary keeps its own
 /// `--help` text and its `anyhow` edge (libraries here return typed errors).
 ///
 /// `service_main!("recorder", "Uptime recorder: ...", "Record check results (the default).", RecorderSettings, recorder::run);`
@@ -254,6 +281,9 @@ macro_rules! service_main {
             match cli.command.unwrap_or(Command::Serve) {
                 Command::Serve => {
                     let _telemetry = uptime_telemetry::init($name, &settings.telemetry)?;
+                    // A panic in any task ends the process, logged, so that
+                    // its supervisor restarts it (see `uptime_telemetry::panics`).
+                    uptime_telemetry::exit_on_panic($name);
                     $run(settings, $crate::shutdown_token())
                         .await
                         .context(concat!($name, " failed"))?;

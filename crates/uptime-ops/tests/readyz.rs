@@ -51,3 +51,34 @@ async fn a_zero_ttl_evaluates_every_probe() {
     }
     assert_eq!(runs.load(Ordering::SeqCst), 3);
 }
+
+#[tokio::test]
+async fn a_stalled_loop_makes_readyz_503_naming_it_until_it_comes_round() {
+    use std::sync::atomic::AtomicU64;
+    use uptime_ops::{MonotonicClock, Watchdog};
+    let now = Arc::new(AtomicU64::new(0));
+    let watchdog =
+        Watchdog::with_clock(Duration::from_secs(60), MonotonicClock::manual(now.clone()));
+    let engine = watchdog.register("scheduler engine", Duration::from_secs(10));
+    let (base, _) = serve(|r| r.with_cache_ttl(Duration::ZERO).with_watchdog(&watchdog)).await;
+    let body = readyz(&base).await;
+    assert_eq!(body["checks"]["progress"], "ok");
+
+    now.store(61_000, Ordering::SeqCst);
+    let res = reqwest::get(format!("{base}/readyz")).await.unwrap();
+    assert_eq!(res.status(), 503);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["status"], "not ready");
+    assert_eq!(
+        body["checks"]["progress"],
+        "scheduler engine has made no progress for 61 s (stalled after 60 s)"
+    );
+    assert_eq!(body["checks"]["dependency"], "ok", "the others still pass");
+    // `/healthz` is the process, not its loops: a restart is the
+    // supervisor's call, not a probe's.
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status(), 200);
+
+    engine.tick();
+    assert_eq!(readyz(&base).await["checks"]["progress"], "ok");
+}

@@ -7,8 +7,13 @@
 //!   exported over OTLP/gRPC only when `telemetry.otlp_endpoint` is set.
 //! - Metrics: the `metrics` facade with a Prometheus recorder; [`metrics_handle`]
 //!   renders the text format for `/metrics`.
+//! - Panics: [`exit_on_panic`] logs a panic and ends the process, so that a
+//!   supervisor restarts it ([`panics`]).
 
 pub mod nats;
+pub mod panics;
+
+pub use panics::{contain, contain_async, exit_on_panic, PANIC_EXIT_CODE};
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;

@@ -93,7 +93,9 @@ pub(super) async fn on_budget<T: Send + 'static>(
         // The turn is given back when the work ends, not when the budget
         // does: a thread still busy still uses its CPU.
         let _turn = turn;
-        work()
+        // A panic fails this check, not the checker (see below and
+        // `uptime_telemetry::panics`).
+        uptime_telemetry::contain(work)
     });
     match tokio::time::timeout(budget, task).await {
         Ok(Ok(answer)) => Ok(answer),

@@ -36,6 +36,7 @@ async fn a_200_passes_and_the_result_carries_the_due_check() {
     assert_eq!(ready.status(), 200);
     let ready: serde_json::Value = ready.json().await.unwrap();
     assert_eq!(ready["checks"]["nats"], "ok");
+    assert_eq!(ready["checks"]["progress"], "ok", "its loops are watched");
     let metrics = reqwest::get(format!("{ops}/metrics"))
         .await
         .unwrap()

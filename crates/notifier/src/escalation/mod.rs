@@ -56,8 +56,10 @@ pub struct Sweep {
 
 impl Sweep {
     /// Sweeps until `shutdown`; a full batch is followed by another at once.
-    pub async fn run(&self, shutdown: CancellationToken) {
+    /// Ticks `progress` every sweep.
+    pub async fn run(&self, shutdown: CancellationToken, progress: uptime_ops::Progress) {
         while !shutdown.is_cancelled() {
+            progress.tick();
             let full = match self.once(Utc::now()).await {
                 Ok(outcome) => outcome.due as i64 >= self.batch,
                 Err(e) => {

@@ -36,10 +36,12 @@ pub struct PageMailer {
 }
 
 impl PageMailer {
-    /// Runs until `shutdown`, then lets the sends in flight finish.
-    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+    /// Runs until `shutdown`, then lets the sends in flight finish. Ticks
+    /// `progress` every round.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken, progress: uptime_ops::Progress) {
         self.release_earlier_leases().await;
         while !shutdown.is_cancelled() {
+            progress.tick();
             let claimed = async {
                 let mut conn = uptime_db::pool::conn(&self.pool).await?;
                 mails::claim_due(

@@ -300,6 +300,7 @@ async fn ops_server_reports_ready() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["checks"]["postgres"], "ok");
     assert_eq!(body["checks"]["nats"], "ok");
+    assert_eq!(body["checks"]["progress"], "ok", "its loops are watched");
 }
 
 trait TruncMicros {

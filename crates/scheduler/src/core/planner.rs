@@ -5,19 +5,20 @@
 use super::catchup::{Catchup, CatchupPolicy};
 use super::config_cache::{CacheTally, ConfigCache};
 use super::heartbeats;
-use super::messages::{self, Ready, Snapshot};
+use super::messages::Ready;
 use super::shards::Owned;
 use super::{DbFailed, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
-use crate::queue::{Due, DueQueue, Kind};
+use crate::queue::{Due, DueQueue};
 use crate::slots;
 use crate::timing::Timing;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, HashSet, VecDeque};
 use uptime_config::RegionsSettings;
-use uptime_db::schedule::{CheckConfig, MonitorTiming};
+use uptime_db::schedule::MonitorTiming;
 
 mod outage;
 mod ownership;
+mod stage;
 
 /// How long the scheduler waits before retrying after a failed query.
 pub(crate) const DB_RETRY_MS: i64 = 500;
@@ -79,7 +80,13 @@ pub(crate) struct Planner {
     /// while backing off.
     changes_arrived: bool,
     phase: Phase,
+    /// The read handed out last and not answered yet. Set only when the
+    /// [`Step::Read`] is returned, never while steps queued before it are
+    /// still in the outbox.
     awaiting: Option<Awaiting>,
+    /// Heartbeat deadlines fired this round, to re-read once the
+    /// publications fired with them are handed out.
+    heartbeats_due: Vec<Due>,
     /// Publications and reports decided but not handed out yet.
     outbox: VecDeque<Step>,
     /// Where a monitor naming no regions is checked from.
@@ -109,6 +116,7 @@ impl Planner {
             changes_arrived: false,
             phase: Phase::Changes,
             awaiting: None,
+            heartbeats_due: Vec::new(),
             outbox: VecDeque::new(),
             regions: RegionsSettings::default(),
             owned: Owned::everything(),
@@ -211,8 +219,12 @@ impl Planner {
                 }
                 Phase::Heartbeats => {
                     self.phase = Phase::Resync;
-                    if let Some(Awaiting::Heartbeats(dues)) = &self.awaiting {
+                    // The outbox is empty here: what `fire` queued has been
+                    // handed out, so the read is the only step outstanding.
+                    if !self.heartbeats_due.is_empty() {
+                        let dues = std::mem::take(&mut self.heartbeats_due);
                         let ids = dues.iter().map(|d| d.monitor_id).collect();
+                        self.awaiting = Some(Awaiting::Heartbeats(dues));
                         return Step::Read(Read::Heartbeats(ids));
                     }
                 }
@@ -302,140 +314,19 @@ impl Planner {
         }
     }
 
-    /// Takes what is due within the lookahead off the timeline; asks for the
-    /// configuration of the checked monitors among it.
-    fn stage(&mut self, now: i64) -> Option<Read> {
-        // A read failed a moment ago: stage from the configuration cache
-        // alone (no query), at the staging pace, so that a read failing
-        // every round (a change, a resync page) delays no cached check.
-        let backing_off = now < self.db_backoff_until;
-        let urgent = self.queue.next_due_at().is_some_and(|due| due <= now);
-        if now < self.next_stage_at && (backing_off || !urgent) {
-            return None;
-        }
-        self.next_stage_at = now + (self.lookahead_ms / 4).max(10);
-        let mut staged = Vec::new();
-        while let Some(due) = self.queue.pop_due_until(now + self.lookahead_ms) {
-            staged.push(due);
-        }
-        if staged.is_empty() {
-            return None;
-        }
-        if backing_off {
-            for due in self.serve_from_cache(staged) {
-                self.queue.requeue(due);
-            }
-            return None;
-        }
-        let checked: Vec<i64> = staged
-            .iter()
-            .filter(|d| self.queue.entry(d.monitor_id).map(|e| e.kind) == Some(Kind::Checked))
-            .map(|d| d.monitor_id)
-            .collect();
-        if checked.is_empty() {
-            // Only heartbeat deadlines: nothing to read now.
-            self.configs_read(staged, Vec::new());
-            return None;
-        }
-        self.awaiting = Some(Awaiting::CheckConfigs(staged));
-        Some(Read::CheckConfigs(checked))
-    }
-
-    fn configs_read(&mut self, staged: Vec<Due>, configs: Vec<CheckConfig>) {
-        let mut configs: HashMap<i64, CheckConfig> =
-            configs.into_iter().map(|c| (c.id, c)).collect();
-        let mut removed = false;
-        for due in staged {
-            let Some(entry) = self.queue.entry(due.monitor_id).copied() else {
-                continue;
-            };
-            if entry.kind == Kind::Heartbeat {
-                self.ready.push(Reverse(Ready {
-                    due,
-                    snapshot: None,
-                }));
-                continue;
-            }
-            let Some(config) = configs.remove(&due.monitor_id) else {
-                // Paused or deleted, and the change event has not arrived (or was lost).
-                removed |= self.queue.remove(due.monitor_id);
-                self.config_cache.remove(due.monitor_id);
-                continue;
-            };
-            if Kind::of(config.kind) != Kind::Checked
-                || config.interval_secs.max(1) as u32 != entry.interval_secs
-            {
-                // Changed without (or ahead of) its event: start over from the row.
-                self.pending_changes.insert(due.monitor_id);
-                self.config_cache.remove(due.monitor_id);
-                continue;
-            }
-            self.config_cache
-                .set_paused(due.monitor_id, config.paused_for_maintenance());
-            if config.paused_for_maintenance() {
-                // A `pause` maintenance window: no check in this slot; the
-                // monitor stays on the timeline and its next slot is tried.
-                let interval_ms = i64::from(entry.interval_secs) * 1000;
-                self.queue.requeue(Due {
-                    due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
-                    ..due
-                });
-                continue;
-            }
-            // The one row-to-round function the api-gateway uses too (the
-            // password passed on sealed, as stored); a row it refuses is a
-            // bug (the API validates), logged and skipped.
-            let round = messages::round_of(&due, entry.interval_secs, config.definition_version);
-            match uptime_db::monitors::sealed_round_checks(&config, &self.regions, round) {
-                Ok(round) => {
-                    if let Some(check) = round.first() {
-                        self.config_cache.store(
-                            due.monitor_id,
-                            entry.interval_secs,
-                            config.definition_version,
-                            config.regions.as_deref(),
-                            &check.spec,
-                        );
-                    }
-                    self.ready.push(Reverse(Ready {
-                        due,
-                        snapshot: Some(Snapshot { round }),
-                    }))
-                }
-                Err(error @ uptime_db::monitors::SpecError::PasswordNotSealed { .. }) => {
-                    // Not a bug: a password stored before passwords were sealed, which the
-                    // api-gateway seals at its start (moments into an
-                    // upgrade). A check without it would fail for nothing,
-                    // so this slot is skipped and the next one tried.
-                    tracing::warn!(monitor_id = due.monitor_id, %error, "skipping this slot");
-                    self.config_cache.remove(due.monitor_id);
-                    let interval_ms = i64::from(entry.interval_secs) * 1000;
-                    self.queue.requeue(Due {
-                        due_at_ms: slots::slot_after(due.monitor_id, interval_ms, due.due_at_ms),
-                        ..due
-                    });
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        monitor_id = due.monitor_id,
-                        %error,
-                        "monitor row cannot be checked; skipping it"
-                    );
-                    removed |= self.queue.remove(due.monitor_id);
-                    self.config_cache.remove(due.monitor_id);
-                }
-            }
-        }
-        if removed {
-            self.report_size();
-        }
-    }
-
     /// Publishes everything in `ready` that is due, putting each checked
     /// monitor back on the timeline at its next slot; collects the heartbeat
-    /// deadlines among it for re-reading.
+    /// deadlines among it in `heartbeats_due`, read in the next phase.
+    ///
+    /// Those deadlines once went straight into `awaiting` while the checks
+    /// fired with them were still queued, and the next call to `next`
+    /// asserted that no read was outstanding: a debug build crashed when a
+    /// check and a deadline were due in one pass. A release build lost
+    /// nothing: the queued checks went out, then the deadlines were read in
+    /// the same round, as now (the core test
+    /// `a_heartbeat_deadline_and_a_check_due_in_one_pass_both_go_out`
+    /// passes with debug assertions off before and after the fix).
     fn fire(&mut self, now: i64) {
-        let mut heartbeats = Vec::new();
         while self
             .ready
             .peek()
@@ -464,11 +355,8 @@ impl Planner {
                         ..due
                     });
                 }
-                None => heartbeats.push(due),
+                None => self.heartbeats_due.push(due),
             }
-        }
-        if !heartbeats.is_empty() {
-            self.awaiting = Some(Awaiting::Heartbeats(heartbeats));
         }
     }
 

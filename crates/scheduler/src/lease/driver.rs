@@ -41,6 +41,8 @@ pub struct Driver {
     grants: watch::Sender<Grants>,
     progress: watch::Receiver<EngineProgress>,
     stats: Arc<SchedulerStats>,
+    /// Ticked every lease round (`/readyz`: see `uptime_ops::progress`).
+    rounds: uptime_ops::Progress,
 }
 
 /// A driver for a new replica (a fresh random id) and the engine's link to it.
@@ -63,6 +65,7 @@ pub fn new(
             grants,
             progress,
             stats,
+            rounds: uptime_ops::Progress::unwatched(),
         },
         LeaseLink {
             grants: grants_rx,
@@ -84,6 +87,12 @@ pub async fn bucket(js: &jetstream::Context, replicas: usize) -> Result<kv::Stor
 }
 
 impl Driver {
+    /// Ticks `rounds` every lease round.
+    pub fn watched_by(mut self, rounds: uptime_ops::Progress) -> Self {
+        self.rounds = rounds;
+        self
+    }
+
     /// Keeps the leases until `stop`; then gives them all up (the engine has
     /// stopped by then) and removes the member key.
     pub async fn run(mut self, stop: CancellationToken) {
@@ -185,6 +194,7 @@ impl Driver {
         });
         *next_tick = self.clock.now_ms().max(now) + self.replica_timing().renew_every_ms;
         self.stats.record_lease_round();
+        self.rounds.tick();
     }
 
     fn replica_timing(&self) -> LeaseTiming {

@@ -40,6 +40,7 @@ async fn the_service_reports_ready_and_leading_and_stops_on_the_token() {
     let body: serde_json::Value = ready.json().await.unwrap();
     assert_eq!(body["checks"]["postgres"], "ok");
     assert_eq!(body["checks"]["nats"], "ok");
+    assert_eq!(body["checks"]["progress"], "ok", "its loops are watched");
     let metrics = client
         .get(format!("http://127.0.0.1:{port}/metrics"))
         .send()

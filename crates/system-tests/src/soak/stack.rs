@@ -119,7 +119,9 @@ fn key_from(lines: &[String]) -> Option<String> {
     lines[at + 1..].iter().map(|l| l.trim()).find(|l| l.starts_with("upt_")).map(str::to_string)
 }
 
-/// What the run directory says of one service.
+/// What the run directory says of one service (`scripts/supervise.sh`
+/// keeps `NAME.pid`, the supervisor, `NAME.child.pid`, the service,
+/// `NAME.restarts` and `NAME.started`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceState {
     pub name: &'static str,
@@ -140,11 +142,15 @@ pub fn service_states(config: &StackConfig) -> Vec<ServiceState> {
     SERVICES
         .iter()
         .map(|(name, _)| {
-            let pid: Option<u32> = read_number(&run.join(format!("{name}.pid")));
+            // Under a supervisor (`NAME.pid`), the service is `NAME.child.pid`.
+            let supervisor: Option<u32> = read_number(&run.join(format!("{name}.pid")));
+            let child: Option<u32> = read_number(&run.join(format!("{name}.child.pid")));
+            let running = |pid: Option<u32>| pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+            let pid = child.or(supervisor);
             ServiceState {
                 name,
                 pid,
-                alive: pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists()),
+                alive: running(supervisor) && running(pid),
                 restarts: read_number(&run.join(format!("{name}.restarts"))),
                 started: read_number(&run.join(format!("{name}.started"))),
             }

@@ -210,3 +210,34 @@ fn a_run_in_the_hour_dst_skips_is_expected_right_after_the_gap() {
         vec![utc("2027-03-14T07:05:00Z"), utc("2027-03-15T06:35:00Z")]
     );
 }
+
+#[test]
+fn a_heartbeat_deadline_and_a_check_due_in_one_pass_both_go_out() {
+    // The check's slot and the heartbeat's deadline fall on the same
+    // instant, so one pass fires both: the check is queued for publishing
+    // and the deadline must be re-read after it. (The planner once marked
+    // the re-read outstanding while the check was still queued, and its
+    // next call asserted that no read was outstanding: a debug build
+    // crashed here.)
+    let check_slot = crate::slots::slot_after(2, TEN_S, NOW);
+    let mut checked = http(2, 10, NOW - 100 * TEN_S);
+    checked.timing.last_checked_at = Some(at(NOW));
+    // Silent since it was created: its deadline is created + 10 s + 1 s.
+    let deadline = check_slot;
+    let mut world = World::with([heartbeat(1, 10, 1, deadline - 11_000), checked]);
+    let mut planner = loaded(&mut world, NOW);
+    world.run(&mut planner, NOW, deadline - 1);
+    assert!(world.missed(1).is_empty() && world.checks(2).is_empty());
+
+    world.run(&mut planner, deadline - 1, deadline);
+    let checks = world.checks(2);
+    assert_eq!(checks.len(), 1, "the check went out");
+    assert_eq!((checks[0].0, due_ms(&checks[0].1)), (deadline, check_slot));
+    let missed = world.missed(1);
+    assert_eq!(missed.len(), 1, "the deadline was re-read and reported");
+    assert_eq!(missed[0].0, deadline, "in the same pass, not a round later");
+    assert_eq!(missed[0].1.checked_at, at(deadline));
+    // And both go on: the next slot and the next silent period.
+    world.run(&mut planner, deadline, deadline + TEN_S);
+    assert_eq!((world.checks(2).len(), world.missed(1).len()), (2, 2));
+}

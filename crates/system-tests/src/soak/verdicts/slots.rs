@@ -4,7 +4,8 @@
 //! scheduled result, those that may have one (a boundary the pipeline
 //! crosses at a moment nobody can pin to the millisecond: a pause, a
 //! window, a deletion, the catch-up of the slot just before a monitor was
-//! created or resumed) and those that must have none (paused, deleted),
+//! created or resumed; a new monitor's first check, due at its creation
+//! instant) and those that must have none (paused, deleted),
 //! against the scheduled results stored.
 
 use scheduler::slots::{slot_at_or_after, slot_at_or_before};
@@ -128,6 +129,7 @@ const MAX_PROBLEMS: usize = 40;
 pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> SlotVerdict {
     let by_id: HashMap<i64, &MonitorLife> = lives.iter().map(|l| (l.monitor_id, l)).collect();
     let mut rows: HashMap<(i64, i64), usize> = HashMap::new();
+    let mut created: HashMap<i64, usize> = HashMap::new();
     let mut verdict = SlotVerdict::default();
     let problem = |verdict: &mut SlotVerdict, p: SlotProblem| {
         if verdict.problems.len() < MAX_PROBLEMS {
@@ -137,6 +139,12 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
     for &(monitor_id, due) in results {
         let Some(life) = by_id.get(&monitor_id) else { continue };
         if due >= until_ms {
+            continue;
+        }
+        if due == life.created_ms {
+            // A new monitor's first check is due at its creation instant
+            // (`scheduler::timing`), unless its first slot came first.
+            *created.entry(monitor_id).or_default() += 1;
             continue;
         }
         if slot_at_or_after(monitor_id, life.interval_ms, due) != due {
@@ -174,6 +182,14 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
                 problem(&mut verdict, p("doubled", n));
             }
             due += life.interval_ms;
+        }
+    }
+    for (monitor_id, n) in created {
+        verdict.boundary_checked += 1;
+        if n > 1 {
+            verdict.doubled += n - 1;
+            let due_ms = by_id[&monitor_id].created_ms;
+            problem(&mut verdict, SlotProblem { monitor_id, due_ms, what: "first check doubled", rows: n });
         }
     }
     // Rows left are of slots before the latest one preceding creation.
@@ -250,6 +266,17 @@ mod tests {
         assert_eq!(v.boundary_checked, 1);
         dues.push(before - I);
         assert_eq!(judge(&[l.clone()], &rows(&l, &dues), 1_100_000).unwanted, 1);
+    }
+
+    #[test]
+    fn a_first_check_at_the_creation_instant_is_on_schedule_once() {
+        let l = life(1_000_123);
+        let mut dues = slots(&l, 1_000_123, 1_100_000);
+        dues.push(1_000_123);
+        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        assert!(v.clean(), "{v:?}");
+        dues.push(1_000_123);
+        assert_eq!(judge(&[l.clone()], &rows(&l, &dues), 1_100_000).doubled, 1);
     }
 
     #[test]
