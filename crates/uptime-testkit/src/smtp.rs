@@ -83,9 +83,7 @@ pub struct SmtpServer {
 impl SmtpServer {
     /// Listens on `127.0.0.1` on a free port.
     pub async fn start() -> Self {
-        Self::start_on(0)
-            .await
-            .expect("bind the test SMTP server")
+        Self::start_on(0).await.expect("bind the test SMTP server")
     }
 
     /// Listens on `127.0.0.1:port` (0: a free one), for a stack that is told

@@ -33,7 +33,12 @@ impl Api {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()?;
-        Ok(Self { http, base: base.to_string(), key: key.to_string(), findings: Default::default() })
+        Ok(Self {
+            http,
+            base: base.to_string(),
+            key: key.to_string(),
+            findings: Default::default(),
+        })
     }
 
     pub fn finding(&self, what: String) {
@@ -43,14 +48,23 @@ impl Api {
 
     /// `method path` with `key`; the answer's status and JSON body (`null`
     /// when it has none).
-    pub async fn call_as(&self, key: &str, method: Method, path: &str, body: Option<&Value>) -> anyhow::Result<(StatusCode, Value)> {
+    pub async fn call_as(
+        &self,
+        key: &str,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<(StatusCode, Value)> {
         let url = format!("{}{path}", self.base);
         for _ in 0..RATE_LIMIT_RETRIES {
             let mut request = self.http.request(method.clone(), &url).bearer_auth(key);
             if let Some(body) = body {
                 request = request.json(body);
             }
-            let response = request.send().await.with_context(|| format!("{method} {path}"))?;
+            let response = request
+                .send()
+                .await
+                .with_context(|| format!("{method} {path}"))?;
             let status = response.status();
             let retry_after = response
                 .headers()
@@ -61,10 +75,15 @@ impl Api {
             self.findings.lock().expect("findings").calls += 1;
             if status == StatusCode::TOO_MANY_REQUESTS {
                 self.findings.lock().expect("findings").rate_limited += 1;
-                tokio::time::sleep(Duration::from_secs(retry_after.unwrap_or(1).clamp(1, 10))).await;
+                tokio::time::sleep(Duration::from_secs(retry_after.unwrap_or(1).clamp(1, 10)))
+                    .await;
                 continue;
             }
-            let value = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+            let value = if text.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&text).unwrap_or(Value::String(text))
+            };
             if status.is_server_error() {
                 self.finding(format!("{method} {path}: {status} {value}"));
             }
@@ -73,13 +92,24 @@ impl Api {
         anyhow::bail!("{method} {path}: still rate limited after {RATE_LIMIT_RETRIES} waits")
     }
 
-    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> anyhow::Result<(StatusCode, Value)> {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> anyhow::Result<(StatusCode, Value)> {
         self.call_as(&self.key, method, path, body).await
     }
 
     /// The call, which must answer `want`; anything else is a finding and
     /// an error.
-    pub async fn expect(&self, method: Method, path: &str, body: Option<&Value>, want: StatusCode) -> anyhow::Result<Value> {
+    pub async fn expect(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        want: StatusCode,
+    ) -> anyhow::Result<Value> {
         let (status, value) = self.call(method.clone(), path, body).await?;
         if status != want {
             let what = format!("{method} {path}: {status} (expected {want}) {value}");
@@ -90,7 +120,8 @@ impl Api {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        self.expect(Method::POST, path, Some(body), StatusCode::CREATED).await
+        self.expect(Method::POST, path, Some(body), StatusCode::CREATED)
+            .await
     }
 
     pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
@@ -99,7 +130,12 @@ impl Api {
 
     /// A GET without a key (status pages, badges, pings): the status and body.
     pub async fn get_public(&self, url: &str) -> anyhow::Result<(StatusCode, String)> {
-        let response = self.http.get(url).send().await.with_context(|| format!("GET {url}"))?;
+        let response = self
+            .http
+            .get(url)
+            .send()
+            .await
+            .with_context(|| format!("GET {url}"))?;
         let status = response.status();
         Ok((status, response.text().await.unwrap_or_default()))
     }

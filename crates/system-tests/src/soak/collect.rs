@@ -49,14 +49,28 @@ pub struct Events {
     pub unreadable: Vec<String>,
 }
 
+/// An outbox row: subject, payload, written, published.
+type OutboxRow = (
+    String,
+    serde_json::Value,
+    DateTime<Utc>,
+    Option<DateTime<Utc>>,
+);
+
 fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
 impl Db {
     pub fn connect(url: &str) -> anyhow::Result<Self> {
-        let settings = uptime_config::DatabaseSettings { url: url.to_string(), max_connections: 4, ..Default::default() };
-        Ok(Self { pool: uptime_db::pool::connect(&settings)? })
+        let settings = uptime_config::DatabaseSettings {
+            url: url.to_string(),
+            max_connections: 4,
+            ..Default::default()
+        };
+        Ok(Self {
+            pool: uptime_db::pool::connect(&settings)?,
+        })
     }
 
     pub async fn results(&self, ids: &[i64], since: DateTime<Utc>) -> anyhow::Result<Results> {
@@ -64,14 +78,21 @@ impl Db {
         let rows: Vec<(i64, String, String, Option<DateTime<Utc>>)> = check_results::table
             .filter(check_results::monitor_id.eq_any(ids))
             .filter(check_results::slot_at.ge(since))
-            .select((check_results::monitor_id, check_results::trigger, check_results::reporter, check_results::due_at))
+            .select((
+                check_results::monitor_id,
+                check_results::trigger,
+                check_results::reporter,
+                check_results::due_at,
+            ))
             .load(&mut *conn)
             .await?;
         let mut results = Results::default();
         for (monitor, trigger, reporter, due) in rows {
             match (trigger.as_str(), due) {
                 ("scheduled", Some(due)) => results.scheduled.push((monitor, ms(due))),
-                ("heartbeat", Some(due)) if reporter == "scheduler" => results.missed.push((monitor, ms(due))),
+                ("heartbeat", Some(due)) if reporter == "scheduler" => {
+                    results.missed.push((monitor, ms(due)))
+                }
                 ("manual", _) => *results.manual.entry(monitor).or_default() += 1,
                 _ => {}
             }
@@ -81,9 +102,14 @@ impl Db {
 
     pub async fn events(&self, ids: &[i64]) -> anyhow::Result<Events> {
         let mut conn = uptime_db::pool::conn(&self.pool).await?;
-        let rows: Vec<(String, serde_json::Value, DateTime<Utc>, Option<DateTime<Utc>>)> = outbox_events::table
+        let rows: Vec<OutboxRow> = outbox_events::table
             .filter(outbox_events::monitor_id.eq_any(ids))
-            .select((outbox_events::subject, outbox_events::payload, outbox_events::created_at, outbox_events::published_at))
+            .select((
+                outbox_events::subject,
+                outbox_events::payload,
+                outbox_events::created_at,
+                outbox_events::published_at,
+            ))
             .load(&mut *conn)
             .await?;
         let mut events = Events::default();
@@ -129,7 +155,10 @@ impl Db {
 
     /// Every event's alert kind and hold, for the coverage figures:
     /// (monitor, alert kind, held) of each state change.
-    pub async fn alert_kinds(&self, ids: &[i64]) -> anyhow::Result<Vec<(i64, String, Option<String>)>> {
+    pub async fn alert_kinds(
+        &self,
+        ids: &[i64],
+    ) -> anyhow::Result<Vec<(i64, String, Option<String>)>> {
         let mut conn = uptime_db::pool::conn(&self.pool).await?;
         let rows: Vec<(String, serde_json::Value)> = outbox_events::table
             .filter(outbox_events::monitor_id.eq_any(ids))
@@ -139,18 +168,35 @@ impl Db {
         Ok(rows
             .into_iter()
             .filter_map(|(subject, payload)| {
-                let c = state_changed::decode(&subject, &serde_json::to_vec(&payload).ok()?).ok()?;
-                Some((c.monitor.id, c.alert.as_str().to_string(), c.held.map(|h| h.as_str().to_string())))
+                let c =
+                    state_changed::decode(&subject, &serde_json::to_vec(&payload).ok()?).ok()?;
+                Some((
+                    c.monitor.id,
+                    c.alert.as_str().to_string(),
+                    c.held.map(|h| h.as_str().to_string()),
+                ))
             })
             .collect())
     }
 
     pub async fn incidents(&self, ids: &[i64]) -> anyhow::Result<Vec<Incident>> {
         let mut conn = uptime_db::pool::conn(&self.pool).await?;
-        type Row = (Uuid, i64, DateTime<Utc>, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+        type Row = (
+            Uuid,
+            i64,
+            DateTime<Utc>,
+            Option<DateTime<Utc>>,
+            Option<DateTime<Utc>>,
+        );
         let rows: Vec<Row> = incidents::table
             .filter(incidents::monitor_id.eq_any(ids))
-            .select((incidents::id, incidents::monitor_id, incidents::started_at, incidents::acknowledged_at, incidents::resolved_at))
+            .select((
+                incidents::id,
+                incidents::monitor_id,
+                incidents::started_at,
+                incidents::acknowledged_at,
+                incidents::resolved_at,
+            ))
             .load(&mut *conn)
             .await?;
         Ok(rows
@@ -159,7 +205,10 @@ impl Db {
                 id,
                 monitor_id,
                 started_ms: ms(started),
-                fact: IncidentFact { acknowledged_ms: acked.map(ms), resolved_ms: resolved.map(ms) },
+                fact: IncidentFact {
+                    acknowledged_ms: acked.map(ms),
+                    resolved_ms: resolved.map(ms),
+                },
             })
             .collect())
     }
@@ -167,7 +216,11 @@ impl Db {
     /// The spans of window `window_id` as the pipeline saw them: from the
     /// occurrence's start (marked up to a sweep later) to the sweep that
     /// closed it (`until` while open).
-    pub async fn pause_spans(&self, window_id: i64, until: DateTime<Utc>) -> anyhow::Result<Vec<Off>> {
+    pub async fn pause_spans(
+        &self,
+        window_id: i64,
+        until: DateTime<Utc>,
+    ) -> anyhow::Result<Vec<Off>> {
         let mut conn = uptime_db::pool::conn(&self.pool).await?;
         let rows: Vec<(DateTime<Utc>, Option<DateTime<Utc>>)> = maintenance_spans::table
             .filter(maintenance_spans::window_id.eq(window_id))
@@ -176,7 +229,11 @@ impl Db {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(from, closed)| Off { from: ms(from), to: ms(closed.unwrap_or(until)), late_ms: SWEEP_LATE_MS })
+            .map(|(from, closed)| Off {
+                from: ms(from),
+                to: ms(closed.unwrap_or(until)),
+                late_ms: SWEEP_LATE_MS,
+            })
             .collect())
     }
 }

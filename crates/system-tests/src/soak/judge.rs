@@ -58,7 +58,11 @@ impl Sources<'_> {
     /// Each failing window of `phases` as an outage, each ending when the
     /// next begins at the latest.
     fn outage_windows(&self, phases: &Phases) -> Vec<(i64, i64)> {
-        let mut windows: Vec<(i64, i64)> = phases.0.iter().map(|(f, t)| (self.wall_ms(*f), self.wall_ms(*t) + NOTICE_MS)).collect();
+        let mut windows: Vec<(i64, i64)> = phases
+            .0
+            .iter()
+            .map(|(f, t)| (self.wall_ms(*f), self.wall_ms(*t) + NOTICE_MS))
+            .collect();
         for i in 1..windows.len() {
             windows[i - 1].1 = windows[i - 1].1.min(windows[i].0);
         }
@@ -73,7 +77,11 @@ fn heartbeat_outages(life: &HeartbeatLife, until_ms: i64) -> Vec<(i64, i64)> {
     let mut windows = Vec::new();
     let mut last_miss: Option<i64> = None;
     for m in misses {
-        let success_between = last_miss.is_some_and(|l| life.pings.iter().any(|(t, p)| *p == Ping::Success && *t > l && *t < m));
+        let success_between = last_miss.is_some_and(|l| {
+            life.pings
+                .iter()
+                .any(|(t, p)| *p == Ping::Success && *t > l && *t < m)
+        });
         if last_miss.is_none() || success_between {
             windows.push((m - heartbeats::TOLERANCE_MS, m + 10_000));
         }
@@ -93,8 +101,16 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     let until_ms = s.until.timestamp_millis();
     let since = s.start_wall - chrono::Duration::minutes(30);
     let ledger = s.ledger.lock().expect("ledger").clone();
-    let ids: Vec<i64> = ledger.lives.keys().chain(ledger.heartbeats.keys()).copied().collect();
-    let mut j = Judgement { monitors: ids.len(), ..Judgement::default() };
+    let ids: Vec<i64> = ledger
+        .lives
+        .keys()
+        .chain(ledger.heartbeats.keys())
+        .copied()
+        .collect();
+    let mut j = Judgement {
+        monitors: ids.len(),
+        ..Judgement::default()
+    };
 
     // Slots, with the pause window as the pipeline saw it.
     let mut lives: Vec<slots::MonitorLife> = ledger.lives.values().cloned().collect();
@@ -114,14 +130,21 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     for (monitor, queued) in &ledger.manual_checks {
         let stored = results.manual.get(monitor).copied().unwrap_or(0);
         if stored != *queued {
-            j.problems.push(format!("monitor {monitor}: {queued} manual checks queued, {stored} recorded"));
+            j.problems.push(format!(
+                "monitor {monitor}: {queued} manual checks queued, {stored} recorded"
+            ));
         }
     }
 
     // Alerts.
     let events = s.db.events(&ids).await?;
     j.events = events.facts.len();
-    j.problems.extend(events.unreadable.iter().map(|e| format!("unreadable event {e}")));
+    j.problems.extend(
+        events
+            .unreadable
+            .iter()
+            .map(|e| format!("unreadable event {e}")),
+    );
     let incidents = s.db.incidents(&ids).await?;
     let inputs = AlertInputs {
         events: events.facts.clone(),
@@ -137,11 +160,21 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     j.other_mail = other_mail;
     j.alerts = alerts::judge(&owed, &receipts);
     if events.unpublished > 0 {
-        j.problems.push(format!("{} events still unpublished in the outbox", events.unpublished));
+        j.problems.push(format!(
+            "{} events still unpublished in the outbox",
+            events.unpublished
+        ));
     }
 
     // Outages: every phase one incident, nothing else.
-    let name_of = |id: i64| ledger.monitors.iter().find(|(_, v)| **v == id).map(|(n, _)| n.to_string()).unwrap_or(format!("monitor {id}"));
+    let name_of = |id: i64| {
+        ledger
+            .monitors
+            .iter()
+            .find(|(_, v)| **v == id)
+            .map(|(n, _)| n.to_string())
+            .unwrap_or(format!("monitor {id}"))
+    };
     let plan = s.plan;
     let no_phases = Phases(Vec::new());
     let switched: [(&str, &Phases); 10] = [
@@ -161,12 +194,23 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
         let name = name_of(*id);
         let phases = switched.iter().find(|(n, _)| *n == name).map(|(_, p)| *p);
         let windows = phases.map(|p| s.outage_windows(p)).unwrap_or_default();
-        outages.push(Outages { monitor_id: *id, name, windows });
+        outages.push(Outages {
+            monitor_id: *id,
+            name,
+            windows,
+        });
     }
     for life in &hb_lives {
-        outages.push(Outages { monitor_id: life.monitor_id, name: name_of(life.monitor_id), windows: heartbeat_outages(life, until_ms) });
+        outages.push(Outages {
+            monitor_id: life.monitor_id,
+            name: name_of(life.monitor_id),
+            windows: heartbeat_outages(life, until_ms),
+        });
     }
-    let started = collect::by_monitor(&incidents).into_iter().map(|(m, list)| (m, list.iter().map(|i| i.started_ms).collect())).collect();
+    let started = collect::by_monitor(&incidents)
+        .into_iter()
+        .map(|(m, list)| (m, list.iter().map(|i| i.started_ms).collect()))
+        .collect();
     j.phases = phases::judge(&outages, &started, until_ms);
 
     j.coverage = coverage(s, &ledger, &events.facts, &receipts).await?;
@@ -180,38 +224,112 @@ async fn coverage(
     facts: &[alerts::EventFact],
     receipts: &[alerts::Receipt],
 ) -> anyhow::Result<Vec<(String, bool)>> {
-    let ids: Vec<i64> = ledger.lives.keys().chain(ledger.heartbeats.keys()).copied().collect();
+    let ids: Vec<i64> = ledger
+        .lives
+        .keys()
+        .chain(ledger.heartbeats.keys())
+        .copied()
+        .collect();
     let kinds = s.db.alert_kinds(&ids).await?;
-    let count = |alert: &str, held: Option<&str>| kinds.iter().filter(|(_, a, h)| a == alert && h.as_deref() == held).count();
-    let held = |reason: &str| kinds.iter().filter(|(_, _, h)| h.as_deref() == Some(reason)).count();
+    let count = |alert: &str, held: Option<&str>| {
+        kinds
+            .iter()
+            .filter(|(_, a, h)| a == alert && h.as_deref() == held)
+            .count()
+    };
+    let held = |reason: &str| {
+        kinds
+            .iter()
+            .filter(|(_, _, h)| h.as_deref() == Some(reason))
+            .count()
+    };
     let of = |name: &str| ledger.monitors.get(name).copied().unwrap_or(-1);
-    let event_of = |name: &str, event_type: &str| facts.iter().filter(|f| f.monitor_id == of(name) && f.event_type == Some(event_type)).count();
+    let event_of = |name: &str, event_type: &str| {
+        facts
+            .iter()
+            .filter(|f| f.monitor_id == of(name) && f.event_type == Some(event_type))
+            .count()
+    };
     let counted = |what: &str| ledger.counts.get(what).copied().unwrap_or(0);
     let escalated_downs: Vec<uuid::Uuid> = facts
         .iter()
-        .filter(|f| f.monitor_id == of("escalated") && f.event_type == Some("monitor.down") && f.held.is_none())
+        .filter(|f| {
+            f.monitor_id == of("escalated")
+                && f.event_type == Some("monitor.down")
+                && f.held.is_none()
+        })
         .map(|f| f.event_id)
         .collect();
-    let second_told = receipts.iter().any(|r| r.receiver.contains("oncall@") && r.event_id.is_some_and(|e| escalated_downs.contains(&e)));
+    let second_told = receipts.iter().any(|r| {
+        r.receiver.contains("oncall@") && r.event_id.is_some_and(|e| escalated_downs.contains(&e))
+    });
     let refused_then_received = s.receivers.refusing.received().len() > REFUSED_FIRST;
     let plan = s.plan;
     let mut c: Vec<(String, bool)> = vec![
-        ("a certificate warning, once (tls)".into(), event_of("tls-expiring", "ssl.expiring") == 1),
-        ("a degraded response (latency_warn_ms)".into(), event_of("slow", "monitor.degraded") >= 1),
-        ("alerts held by maintenance".into(), held("maintenance") >= 1),
-        ("alerts held behind a parent".into(), held("blocked_by_parent") >= 1),
-        ("a released alert".into(), count("released", None) >= 1),
-        ("escalation: the second step told".into(), second_told),
-        ("a webhook refused, retried and delivered".into(), refused_then_received),
-        ("a test alert".into(), ledger.test_alerts.values().sum::<usize>() == 1),
-        ("status pages and badges viewed".into(), counted("views") > 0),
-        ("API keys issued, used and revoked".into(), counted("keys revoked") > 0),
-        ("an incident acknowledged".into(), counted("acknowledged") > 0),
+        (
+            "a certificate warning, once (tls)".into(),
+            event_of("tls-expiring", "ssl.expiring") == 1,
+        ),
+        (
+            "a webhook refused, retried and delivered".into(),
+            refused_then_received,
+        ),
+        (
+            "a test alert".into(),
+            ledger.test_alerts.values().sum::<usize>() == 1,
+        ),
+        (
+            "status pages and badges viewed".into(),
+            counted("views") > 0,
+        ),
+        (
+            "API keys issued, used and revoked".into(),
+            counted("keys revoked") > 0,
+        ),
         ("manual checks".into(), !ledger.manual_checks.is_empty()),
-        ("heartbeat deadlines missed".into(), ledger.heartbeats.values().all(|h| !expected_misses(h, s.until.timestamp_millis()).is_empty())),
+        (
+            "heartbeat deadlines missed".into(),
+            ledger
+                .heartbeats
+                .values()
+                .all(|h| !expected_misses(h, s.until.timestamp_millis()).is_empty()),
+        ),
         ("bulk-created monitors".into(), !ledger.bulk.is_empty()),
-        ("applied monitors".into(), ledger.contacts.contains_key("applied")),
+        (
+            "applied monitors".into(),
+            ledger.contacts.contains_key("applied"),
+        ),
     ];
+    // What the plan ran (a short run leaves some out).
+    let ran = |phases: &Phases| !phases.0.is_empty();
+    if ran(&plan.slow) {
+        c.push((
+            "a degraded response (latency_warn_ms)".into(),
+            event_of("slow", "monitor.degraded") >= 1,
+        ));
+    }
+    if ran(&plan.silenced) {
+        c.push((
+            "alerts held by maintenance".into(),
+            held("maintenance") >= 1,
+        ));
+    }
+    if ran(&plan.child) {
+        c.push((
+            "alerts held behind a parent".into(),
+            held("blocked_by_parent") >= 1,
+        ));
+    }
+    if ran(&plan.silenced) || ran(&plan.child) || plan.flaps() {
+        c.push(("a released alert".into(), count("released", None) >= 1));
+    }
+    if ran(&plan.escalated) {
+        c.push(("escalation: the second step told".into(), second_told));
+        c.push((
+            "an incident acknowledged".into(),
+            counted("acknowledged") > 0,
+        ));
+    }
     if plan.flaps() {
         c.push(("a flapping alert".into(), count("flapping", None) >= 1));
         c.push(("alerts held while flapping".into(), held("flapping") >= 1));
@@ -224,7 +342,11 @@ async fn coverage(
 
 /// Looks until nothing is missing any more or `timeout` passed, then once
 /// more after `settle` (a late second copy shows then).
-pub async fn drain(s: &Sources<'_>, timeout: Duration, settle: Duration) -> anyhow::Result<(Judgement, Duration)> {
+pub async fn drain(
+    s: &Sources<'_>,
+    timeout: Duration,
+    settle: Duration,
+) -> anyhow::Result<(Judgement, Duration)> {
     let started = tokio::time::Instant::now();
     loop {
         let j = look(s).await?;

@@ -44,25 +44,47 @@ pub struct Ledger {
 }
 
 fn time_ms(v: &Value, field: &str) -> anyhow::Result<i64> {
-    let text = v[field].as_str().with_context(|| format!("no {field} in {v}"))?;
+    let text = v[field]
+        .as_str()
+        .with_context(|| format!("no {field} in {v}"))?;
     Ok(text.parse::<DateTime<Utc>>()?.timestamp_millis())
 }
 
 impl Ledger {
     /// Records a monitor as the API answered its creation.
     pub fn created(&mut self, monitor: &Value, contacts: &[i64]) -> anyhow::Result<i64> {
-        let id = monitor["id"].as_i64().with_context(|| format!("no id in {monitor}"))?;
+        let id = monitor["id"]
+            .as_i64()
+            .with_context(|| format!("no id in {monitor}"))?;
         let created_ms = time_ms(monitor, "created_at")?;
         let interval_secs = monitor["interval_secs"].as_i64().context("interval_secs")?;
         if monitor["type"] == "heartbeat" {
             let period = match monitor["schedule"].as_str() {
                 Some(cron) => Period::Cron(Schedule::parse(cron, monitor["timezone"].as_str())?),
-                None => Period::Interval { secs: u32::try_from(interval_secs)? },
+                None => Period::Interval {
+                    secs: u32::try_from(interval_secs)?,
+                },
             };
-            let grace_secs = u32::try_from(monitor["timeout_secs"].as_i64().context("timeout_secs")?)?;
-            self.heartbeats.insert(id, HeartbeatLife { monitor_id: id, period, grace_secs, created_ms, pings: Vec::new() });
+            let grace_secs =
+                u32::try_from(monitor["timeout_secs"].as_i64().context("timeout_secs")?)?;
+            self.heartbeats.insert(
+                id,
+                HeartbeatLife {
+                    monitor_id: id,
+                    period,
+                    grace_secs,
+                    created_ms,
+                    pings: Vec::new(),
+                },
+            );
         } else {
-            let life = MonitorLife { monitor_id: id, interval_ms: interval_secs * 1000, created_ms, deleted_ms: None, off: Vec::new() };
+            let life = MonitorLife {
+                monitor_id: id,
+                interval_ms: interval_secs * 1000,
+                created_ms,
+                deleted_ms: None,
+                off: Vec::new(),
+            };
             self.lives.insert(id, life);
         }
         if !contacts.is_empty() {
@@ -80,7 +102,11 @@ impl Ledger {
     /// The user paused `id` at `from_ms` and resumed it at `to_ms`.
     pub fn paused(&mut self, id: i64, from_ms: i64, to_ms: i64) {
         if let Some(life) = self.lives.get_mut(&id) {
-            life.off.push(Off { from: from_ms, to: to_ms, late_ms: 0 });
+            life.off.push(Off {
+                from: from_ms,
+                to: to_ms,
+                late_ms: 0,
+            });
         }
     }
 
@@ -95,10 +121,16 @@ impl Ledger {
     }
 
     pub fn monitor(&self, name: &str) -> i64 {
-        *self.monitors.get(name).unwrap_or_else(|| panic!("no monitor {name}"))
+        *self
+            .monitors
+            .get(name)
+            .unwrap_or_else(|| panic!("no monitor {name}"))
     }
 
     pub fn contact(&self, name: &str) -> i64 {
-        *self.contacts.get(name).unwrap_or_else(|| panic!("no contact {name}"))
+        *self
+            .contacts
+            .get(name)
+            .unwrap_or_else(|| panic!("no contact {name}"))
     }
 }

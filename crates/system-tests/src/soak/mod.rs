@@ -27,6 +27,7 @@ pub mod report;
 pub mod setup;
 pub mod stack;
 pub mod targets;
+pub mod timeline;
 pub mod verdicts;
 pub mod workload;
 
@@ -42,8 +43,14 @@ pub const MIN_SECS: u64 = 120;
 /// Runs the soak; `Ok(true)` when every verdict held.
 pub async fn run() -> anyhow::Result<bool> {
     let began = Instant::now();
-    let secs: u64 = std::env::var("UPTIME_SOAK_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(600);
-    anyhow::ensure!(secs >= MIN_SECS, "UPTIME_SOAK_SECS={secs}: at least {MIN_SECS}");
+    let secs: u64 = std::env::var("UPTIME_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(600);
+    anyhow::ensure!(
+        secs >= MIN_SECS,
+        "UPTIME_SOAK_SECS={secs}: at least {MIN_SECS}"
+    );
     let config = stack::StackConfig::from_env()?;
     let soak_dir = config.local.join("soak");
     std::fs::create_dir_all(&soak_dir)?;
@@ -67,18 +74,31 @@ pub async fn run() -> anyhow::Result<bool> {
     let receivers = receivers::Receivers::start(config.smtp_port).await?;
     let ca = soak_dir.join("targets-ca.pem");
     targets.write_cas(&ca)?;
-    eprintln!("soak: starting the stack (scripts/up.sh) in {}", config.local.display());
+    eprintln!(
+        "soak: starting the stack (scripts/up.sh) in {}",
+        config.local.display()
+    );
     let stack_began = Instant::now();
-    let extra = [("UPTIME_CHECKER__EXTRA_ROOT_CA_PEM", ca.display().to_string())];
+    let extra = [(
+        "UPTIME_CHECKER__EXTRA_ROOT_CA_PEM",
+        ca.display().to_string(),
+    )];
     let key = stack::up(&config, &extra, &soak_dir.join("up.log")).await?;
     let stack_secs = stack_began.elapsed().as_secs_f64();
     let services_at_start = stack::service_states(&config);
     let api = api::Api::new(&config.api_url(), &key)?;
 
     let mut setup_ledger = ledger::Ledger::default();
-    let views = setup::run(&api, &plan, &targets, &receivers, &config.status_pages_url(), &mut setup_ledger)
-        .await
-        .context("setting up the workload")?;
+    let views = setup::run(
+        &api,
+        &plan,
+        &targets,
+        &receivers,
+        &config.status_pages_url(),
+        &mut setup_ledger,
+    )
+    .await
+    .context("setting up the workload")?;
     let ledger = Arc::new(Mutex::new(setup_ledger));
     let steady_url = targets.steady.url("");
     let start = Instant::now();
@@ -104,7 +124,11 @@ pub async fn run() -> anyhow::Result<bool> {
         tokio::time::sleep(Duration::from_secs(5)).await;
         for s in stack::service_states(&config) {
             if !s.alive && reported_dead.insert(s.name) {
-                eprintln!("soak: {} is not running ({:.0} s in)", s.name, start.elapsed().as_secs_f64());
+                eprintln!(
+                    "soak: {} is not running ({:.0} s in)",
+                    s.name,
+                    start.elapsed().as_secs_f64()
+                );
             }
         }
         let done = start.elapsed().as_secs();
@@ -116,15 +140,28 @@ pub async fn run() -> anyhow::Result<bool> {
     let until = start_wall + chrono::Duration::seconds(secs as i64);
 
     let db = collect::Db::connect(&config.database_url())?;
-    let sources = judge::Sources { db: &db, plan: &plan, ledger: &ledger, receivers: &receivers, start_wall, until };
-    let (judgement, drained) = judge::drain(&sources, Duration::from_secs(180), Duration::from_secs(10)).await?;
+    let sources = judge::Sources {
+        db: &db,
+        plan: &plan,
+        ledger: &ledger,
+        receivers: &receivers,
+        start_wall,
+        until,
+    };
+    let (judgement, drained) =
+        judge::drain(&sources, Duration::from_secs(180), Duration::from_secs(10)).await?;
     switching.abort();
 
     let services_at_end = stack::service_states(&config);
     let unhealthy = stack::unhealthy(&config, &api.http).await;
     let logs: Vec<(&str, verdicts::logs::LogScan)> = stack::SERVICES
         .iter()
-        .map(|(name, _)| (*name, verdicts::logs::scan(name, &stack::log_of(&config, name), verdicts::logs::ALLOWED)))
+        .map(|(name, _)| {
+            (
+                *name,
+                verdicts::logs::scan(name, &stack::log_of(&config, name), verdicts::logs::ALLOWED),
+            )
+        })
         .collect();
     let findings = std::mem::take(&mut *api.findings.lock().expect("findings"));
     let report = report::Report {

@@ -140,7 +140,12 @@ impl Plan {
             child,
             reminder: fits(&reminder).then_some(reminder),
             escalated: Phases(vec![phase(90.0, 160.0, 130.0)]),
-            flapping: Phases(vec![flap(0.0, 15.0), flap(30.0, 45.0), flap(60.0, 75.0), flap(90.0, 180.0)]),
+            flapping: Phases(vec![
+                flap(0.0, 15.0),
+                flap(30.0, 45.0),
+                flap(60.0, 75.0),
+                flap(90.0, 180.0),
+            ]),
             paused: (at(200.0), at(200.0) + (60.0 * scale).max(40.0)),
             late_monitor: (at(100.0), at(400.0)),
             bulk_at: at(30.0),
@@ -224,7 +229,7 @@ fn interval_heartbeat_pings(plan: &Plan, scale: f64) -> Vec<(f64, Ping)> {
             pings.push((now, Ping::Fail));
             continue;
         }
-        if n % 4 == 0 && now >= 3.0 {
+        if n.is_multiple_of(4) && now >= 3.0 {
             pings.push((now - 3.0, Ping::Start));
         }
         pings.push((now, Ping::Success));
@@ -326,7 +331,11 @@ mod tests {
     #[test]
     fn the_interval_job_pauses_starts_an_unfinished_run_and_fails_once() {
         let plan = Plan::new(600);
-        let fails = plan.hb_pings.iter().filter(|(_, p)| *p == Ping::Fail).count();
+        let fails = plan
+            .hb_pings
+            .iter()
+            .filter(|(_, p)| *p == Ping::Fail)
+            .count();
         assert_eq!(fails, 1);
         // Between the pings that end a run: the silence, and the run left unfinished.
         let ends: Vec<f64> = plan
@@ -340,7 +349,11 @@ mod tests {
             .map(|w| w[1] - w[0])
             .filter(|gap| *gap > HB_PING_EVERY_SECS)
             .collect();
-        assert_eq!(gaps, vec![105.0, 45.0], "the silence, and the unfinished run");
+        assert_eq!(
+            gaps,
+            vec![105.0, 45.0],
+            "the silence, and the unfinished run"
+        );
         assert!(plan.hb_pings.windows(2).all(|w| w[0].0 < w[1].0));
     }
 

@@ -46,7 +46,11 @@ impl Receivers {
         })?;
         let refusing = WebhookReceiver::start().await;
         refusing.script(std::iter::repeat_n(Reply::status(503), REFUSED_FIRST));
-        Ok(Self { webhooks: WebhookReceiver::start().await, refusing, smtp })
+        Ok(Self {
+            webhooks: WebhookReceiver::start().await,
+            refusing,
+            smtp,
+        })
     }
 
     /// The verification links mailed to `address` so far.
@@ -76,7 +80,10 @@ impl Receivers {
             } else {
                 body["event_id"].as_str().and_then(|id| id.parse().ok())
             };
-            Receipt { receiver: name, event_id }
+            Receipt {
+                receiver: name,
+                event_id,
+            }
         };
         for r in self.webhooks.received() {
             receipts.push(webhook(&r, webhook_receiver(&r.path)));
@@ -87,13 +94,19 @@ impl Receivers {
         }
         let mut other_mail = 0;
         for mail in self.smtp.received() {
-            if mail.header("subject").is_some_and(|s| s.starts_with("Verify")) {
+            if mail
+                .header("subject")
+                .is_some_and(|s| s.starts_with("Verify"))
+            {
                 continue;
             }
             match email_event_id(&mail.text_body()) {
                 Some(id) => {
                     for to in &mail.rcpt_to {
-                        receipts.push(Receipt { receiver: email_receiver(to), event_id: Some(id) });
+                        receipts.push(Receipt {
+                            receiver: email_receiver(to),
+                            event_id: Some(id),
+                        });
                     }
                 }
                 None => other_mail += 1,
@@ -110,7 +123,10 @@ mod tests {
     #[test]
     fn an_email_alert_names_its_event() {
         let id = Uuid::from_u128(5);
-        assert_eq!(email_event_id(&format!("Down\n\nEvent id: {id}\n")), Some(id));
+        assert_eq!(
+            email_event_id(&format!("Down\n\nEvent id: {id}\n")),
+            Some(id)
+        );
         assert_eq!(email_event_id("no id here"), None);
     }
 }

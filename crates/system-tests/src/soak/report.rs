@@ -29,7 +29,9 @@ impl Report {
             .map(|end| {
                 let start = self.services_at_start.iter().find(|s| s.name == end.name);
                 let counted = end.restarts.unwrap_or(0);
-                let replaced = start.is_some_and(|s| s.pid != end.pid || (s.started.is_some() && s.started != end.started));
+                let replaced = start.is_some_and(|s| {
+                    s.pid != end.pid || (s.started.is_some() && s.started != end.started)
+                });
                 (end.name, counted.max(u64::from(replaced)), end.alive)
             })
             .collect()
@@ -63,7 +65,12 @@ impl Report {
         }
         f.extend(j.phases.problems.iter().map(|p| format!("outages: {p}")));
         f.extend(j.problems.iter().cloned());
-        f.extend(j.coverage.iter().filter(|(_, ok)| !ok).map(|(what, _)| format!("not exercised: {what}")));
+        f.extend(
+            j.coverage
+                .iter()
+                .filter(|(_, ok)| !ok)
+                .map(|(what, _)| format!("not exercised: {what}")),
+        );
         f.extend(self.findings.problems.iter().map(|p| format!("API: {p}")));
         f
     }
@@ -83,23 +90,59 @@ impl Report {
         println!("  slots            due {}, checked {}, doubled {}, missed {} (also: {} at boundaries, {} unwanted, {} off schedule)", s.due, s.checked, s.doubled, s.missed, s.boundary_checked, s.unwanted, s.off_schedule);
         println!("  heartbeats       deadlines missed {}, reported {}, doubled {}, not reported {}, reported but not missed {}", h.due, h.reported, h.doubled, h.missed, h.unexpected);
         println!("  alerts           expected {} (+{} that may come), sent {}, missing {}, doubled {}, unexpected {}", a.expected, a.optional, a.sent, a.missing, a.doubled, a.unexpected);
-        println!("  outages          {} made, {} seen as exactly one incident", j.phases.outages, j.phases.seen_once);
-        let per_service: Vec<String> = self.restarts().iter().map(|(n, r, alive)| format!("{n} {r}{}", if *alive { "" } else { " (dead)" })).collect();
+        println!(
+            "  outages          {} made, {} seen as exactly one incident",
+            j.phases.outages, j.phases.seen_once
+        );
+        let per_service: Vec<String> = self
+            .restarts()
+            .iter()
+            .map(|(n, r, alive)| format!("{n} {r}{}", if *alive { "" } else { " (dead)" }))
+            .collect();
         println!("  restarts         {restarts} ({})", per_service.join(", "));
-        let (lines, errors, panics): (usize, usize, usize) = self.logs.iter().fold((0, 0, 0), |acc, (_, l)| (acc.0 + l.lines, acc.1 + l.errors.len(), acc.2 + l.panics.len()));
+        let (lines, errors, panics): (usize, usize, usize) =
+            self.logs.iter().fold((0, 0, 0), |acc, (_, l)| {
+                (
+                    acc.0 + l.lines,
+                    acc.1 + l.errors.len(),
+                    acc.2 + l.panics.len(),
+                )
+            });
         println!("  logs             {lines} lines, {errors} unexpected ERROR, {panics} panics");
         for (name, scan) in &self.logs {
             for (i, n) in &scan.allowed {
-                println!("                   {name}: {n} allowed ERROR ({}: {})", ALLOWED[*i].contains, ALLOWED[*i].reason);
+                println!(
+                    "                   {name}: {n} allowed ERROR ({}: {})",
+                    ALLOWED[*i].contains, ALLOWED[*i].reason
+                );
             }
         }
-        let mut counts: Vec<String> = self.counts.iter().filter(|(k, _)| !k.ends_with("_id")).map(|(k, v)| format!("{k} {v}")).collect();
+        let mut counts: Vec<String> = self
+            .counts
+            .iter()
+            .filter(|(k, _)| !k.ends_with("_id"))
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         counts.sort();
-        println!("  API              {} calls, {} rate-limited and retried; {}", self.findings.calls, self.findings.rate_limited, counts.join(", "));
-        println!("  mail             {} other than alerts and verification links", j.other_mail);
+        println!(
+            "  API              {} calls, {} rate-limited and retried; {}",
+            self.findings.calls,
+            self.findings.rate_limited,
+            counts.join(", ")
+        );
+        println!(
+            "  mail             {} other than alerts and verification links",
+            j.other_mail
+        );
         let covered = j.coverage.iter().filter(|(_, ok)| *ok).count();
-        println!("  coverage         {covered} of {} features exercised", j.coverage.len());
-        println!("  run time         {:.0} s in all (drain {:.0} s)", self.total_secs, self.drained_secs);
+        println!(
+            "  coverage         {covered} of {} features exercised",
+            j.coverage.len()
+        );
+        println!(
+            "  run time         {:.0} s in all (drain {:.0} s)",
+            self.total_secs, self.drained_secs
+        );
         let failures = self.failures();
         if failures.is_empty() {
             println!("soak: PASSED");

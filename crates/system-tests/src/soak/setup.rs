@@ -28,19 +28,54 @@ enum Channel {
 }
 
 const CONTACTS: &[ContactSpec] = &[
-    ContactSpec { name: "all", channel: Channel::Webhook("/all"), events: None, min_severity: "info" },
-    ContactSpec { name: "critical", channel: Channel::Webhook("/critical"), events: None, min_severity: "critical" },
-    ContactSpec { name: "downs", channel: Channel::Webhook("/downs"), events: Some(&["down"]), min_severity: "info" },
-    ContactSpec { name: "retried", channel: Channel::Refusing("/retried"), events: None, min_severity: "info" },
-    ContactSpec { name: "ops-mail", channel: Channel::Email("ops@soak.test"), events: None, min_severity: "info" },
+    ContactSpec {
+        name: "all",
+        channel: Channel::Webhook("/all"),
+        events: None,
+        min_severity: "info",
+    },
+    ContactSpec {
+        name: "critical",
+        channel: Channel::Webhook("/critical"),
+        events: None,
+        min_severity: "critical",
+    },
+    ContactSpec {
+        name: "downs",
+        channel: Channel::Webhook("/downs"),
+        events: Some(&["down"]),
+        min_severity: "info",
+    },
+    ContactSpec {
+        name: "retried",
+        channel: Channel::Refusing("/retried"),
+        events: None,
+        min_severity: "info",
+    },
+    ContactSpec {
+        name: "ops-mail",
+        channel: Channel::Email("ops@soak.test"),
+        events: None,
+        min_severity: "info",
+    },
     ContactSpec {
         name: "recoveries-mail",
         channel: Channel::Email("recoveries@soak.test"),
         events: Some(&["up", "degraded"]),
         min_severity: "info",
     },
-    ContactSpec { name: "oncall-first", channel: Channel::Webhook("/oncall-first"), events: None, min_severity: "info" },
-    ContactSpec { name: "oncall-second", channel: Channel::Email("oncall@soak.test"), events: None, min_severity: "info" },
+    ContactSpec {
+        name: "oncall-first",
+        channel: Channel::Webhook("/oncall-first"),
+        events: None,
+        min_severity: "info",
+    },
+    ContactSpec {
+        name: "oncall-second",
+        channel: Channel::Email("oncall@soak.test"),
+        events: None,
+        min_severity: "info",
+    },
 ];
 
 /// The event type of a contact's `events` entry.
@@ -62,7 +97,14 @@ fn severity_rank(s: &str) -> u8 {
 }
 
 /// Records a contact the API made.
-pub fn record_contact(ledger: &mut Ledger, name: &'static str, id: i64, receiver: String, events: Option<&[&str]>, min_severity: &str) {
+pub fn record_contact(
+    ledger: &mut Ledger,
+    name: &'static str,
+    id: i64,
+    receiver: String,
+    events: Option<&[&str]>,
+    min_severity: &str,
+) {
     ledger.contacts.insert(name, id);
     ledger.contact_facts.push(ContactFact {
         id,
@@ -75,28 +117,54 @@ pub fn record_contact(ledger: &mut Ledger, name: &'static str, id: i64, receiver
 async fn contacts(api: &Api, receivers: &Receivers, ledger: &mut Ledger) -> anyhow::Result<()> {
     for spec in CONTACTS {
         let (kind, value, receiver) = match spec.channel {
-            Channel::Webhook(path) => ("webhook", receivers.webhooks.url(path), receivers::webhook_receiver(path)),
-            Channel::Refusing(path) => ("webhook", receivers.refusing.url(path), receivers::refusing_receiver(path)),
-            Channel::Email(address) => ("email", address.to_string(), receivers::email_receiver(address)),
+            Channel::Webhook(path) => (
+                "webhook",
+                receivers.webhooks.url(path),
+                receivers::webhook_receiver(path),
+            ),
+            Channel::Refusing(path) => (
+                "webhook",
+                receivers.refusing.url(path),
+                receivers::refusing_receiver(path),
+            ),
+            Channel::Email(address) => (
+                "email",
+                address.to_string(),
+                receivers::email_receiver(address),
+            ),
         };
         let mut body = json!({"name": spec.name, "type": kind, "value": value, "min_severity": spec.min_severity});
         if let Some(events) = spec.events {
             body["events"] = json!(events);
         }
         let contact = api.post("/api/v1/alert-contacts", &body).await?;
-        record_contact(ledger, spec.name, id_of(&contact)?, receiver, spec.events, spec.min_severity);
+        record_contact(
+            ledger,
+            spec.name,
+            id_of(&contact)?,
+            receiver,
+            spec.events,
+            spec.min_severity,
+        );
     }
     // Email contacts receive alerts once the link mailed to them is followed.
     for spec in CONTACTS {
-        let Channel::Email(address) = spec.channel else { continue };
-        let link = wait_for(Duration::from_secs(60), || receivers.verification_links(address).pop())
-            .await
-            .ok_or_else(|| anyhow::anyhow!("no verification mail reached {address}"))?;
+        let Channel::Email(address) = spec.channel else {
+            continue;
+        };
+        let link = wait_for(Duration::from_secs(60), || {
+            receivers.verification_links(address).pop()
+        })
+        .await
+        .ok_or_else(|| anyhow::anyhow!("no verification mail reached {address}"))?;
         let (status, body) = api.get_public(&link).await?;
         anyhow::ensure!(status.is_success(), "verifying {address}: {status} {body}");
         let id = ledger.contact(spec.name);
         let contact = api.get(&format!("/api/v1/alert-contacts/{id}")).await?;
-        anyhow::ensure!(contact["verified"] == true, "{address} not verified after its link: {contact}");
+        anyhow::ensure!(
+            contact["verified"] == true,
+            "{address} not verified after its link: {contact}"
+        );
     }
     Ok(())
 }
@@ -122,23 +190,41 @@ fn monitors(plan: &Plan, t: &Targets) -> Vec<(&'static str, Value, &'static [&'s
         merge(&mut body, extra);
         body
     };
-    let steady = |name: &str, interval: i64| {
-        json!({"name": name, "type": "http", "target": t.steady.url(&format!("/{name}")), "interval_secs": interval})
-    };
+    let steady = |name: &str, interval: i64| json!({"name": name, "type": "http", "target": t.steady.url(&format!("/{name}")), "interval_secs": interval});
     let assertions = json!([
         {"source": "status_code", "comparison": "equals", "target": 200},
         {"source": "json_body", "property": "$.status", "comparison": "equals", "target": "ok"},
         {"source": "header", "property": "content-type", "comparison": "contains", "target": "json"},
         {"source": "response_time", "comparison": "less_than", "target": 5000},
     ]);
-    let tls_target = |target: &uptime_testkit::tls_target::TlsTarget| format!("127.0.0.1:{}", target.addr().port());
+    let tls_target = |target: &uptime_testkit::tls_target::TlsTarget| {
+        format!("127.0.0.1:{}", target.addr().port())
+    };
     let _ = plan;
     vec![
-        ("http-assert", { let mut b = steady("http-assert", 10); b["assertions"] = assertions.clone(); b }, &["all", "ops-mail"]),
+        (
+            "http-assert",
+            {
+                let mut b = steady("http-assert", 10);
+                b["assertions"] = assertions.clone();
+                b
+            },
+            &["all", "ops-mail"],
+        ),
         (
             "http-flip",
-            http("http-flip", json!({"confirmation_count": 2, "assertions": assertions, "labels": {"page": "public"}})),
-            &["all", "critical", "downs", "retried", "ops-mail", "recoveries-mail"],
+            http(
+                "http-flip",
+                json!({"confirmation_count": 2, "assertions": assertions, "labels": {"page": "public"}}),
+            ),
+            &[
+                "all",
+                "critical",
+                "downs",
+                "retried",
+                "ops-mail",
+                "recoveries-mail",
+            ],
         ),
         (
             "keyword",
@@ -146,33 +232,71 @@ fn monitors(plan: &Plan, t: &Targets) -> Vec<(&'static str, Value, &'static [&'s
                    "keyword": targets::KEYWORD, "keyword_type": "contains"}),
             &["all", "downs"],
         ),
-        ("tcp", json!({"name": "tcp", "type": "tcp", "target": format!("127.0.0.1:{}", t.tcp.port), "interval_secs": 10}), &["all"]),
-        ("tls-valid", json!({"name": "tls-valid", "type": "tls", "target": tls_target(&t.tls_valid), "interval_secs": 10}), &["all"]),
+        (
+            "tcp",
+            json!({"name": "tcp", "type": "tcp", "target": format!("127.0.0.1:{}", t.tcp.port), "interval_secs": 10}),
+            &["all"],
+        ),
+        (
+            "tls-valid",
+            json!({"name": "tls-valid", "type": "tls", "target": tls_target(&t.tls_valid), "interval_secs": 10}),
+            &["all"],
+        ),
         (
             "tls-expiring",
             json!({"name": "tls-expiring", "type": "tls", "target": tls_target(&t.tls_expiring), "interval_secs": 10, "ssl_warn_days": 30}),
             &["all", "critical", "ops-mail"],
         ),
-        ("https", json!({"name": "https", "type": "http", "target": t.https.url("/"), "interval_secs": 10}), &[]),
+        (
+            "https",
+            json!({"name": "https", "type": "http", "target": t.https.url("/"), "interval_secs": 10}),
+            &[],
+        ),
         (
             "dns",
             json!({"name": "dns", "type": "dns", "target": targets::DNS_NAME, "interval_secs": 10, "dns_record_type": "A",
                    "dns_expected": [targets::DNS_ADDRESS], "dns_server": t.dns.addr().to_string()}),
             &["all"],
         ),
-        ("icmp", json!({"name": "icmp", "type": "icmp", "target": "127.0.0.1", "interval_secs": 10}), &["all"]),
-        ("slow", http("slow", json!({"latency_warn_ms": targets::LATENCY_WARN_MS})), &["all", "critical", "recoveries-mail"]),
-        ("silenced", http("silenced", json!({"labels": {"soak": "silenced"}})), &["all"]),
+        (
+            "icmp",
+            json!({"name": "icmp", "type": "icmp", "target": "127.0.0.1", "interval_secs": 10}),
+            &["all"],
+        ),
+        (
+            "slow",
+            http("slow", json!({"latency_warn_ms": targets::LATENCY_WARN_MS})),
+            &["all", "critical", "recoveries-mail"],
+        ),
+        (
+            "silenced",
+            http("silenced", json!({"labels": {"soak": "silenced"}})),
+            &["all"],
+        ),
         ("paused-by-window", steady("paused-by-window", 10), &[]),
         ("parent", http("parent", json!({})), &["all"]),
         // `depends_on` is filled in once the parent exists.
-        ("child", http("child", json!({"confirmation_count": 2})), &["all"]),
-        ("reminded", http("reminded", json!({"reminder_interval_secs": plan::REMINDER_SECS, "reminder_max": 1})), &["all", "ops-mail"]),
+        (
+            "child",
+            http("child", json!({"confirmation_count": 2})),
+            &["all"],
+        ),
+        (
+            "reminded",
+            http(
+                "reminded",
+                json!({"reminder_interval_secs": plan::REMINDER_SECS, "reminder_max": 1}),
+            ),
+            &["all", "ops-mail"],
+        ),
         ("escalated", http("escalated", json!({})), &[]),
         (
             "flapping",
-            http("flapping", json!({"flap_threshold": plan::FLAP_THRESHOLD, "flap_window_secs": plan::FLAP_WINDOW_SECS,
-                                    "flap_stable_secs": plan::FLAP_STABLE_SECS})),
+            http(
+                "flapping",
+                json!({"flap_threshold": plan::FLAP_THRESHOLD, "flap_window_secs": plan::FLAP_WINDOW_SECS,
+                                    "flap_stable_secs": plan::FLAP_STABLE_SECS}),
+            ),
             &["all"],
         ),
         ("manual", steady("manual", 300), &[]),
@@ -206,7 +330,8 @@ pub async fn run(
     status_pages_url: &str,
     ledger: &mut Ledger,
 ) -> anyhow::Result<Vec<String>> {
-    t.steady.set_response_headers(&[("content-type", "application/json")]);
+    t.steady
+        .set_response_headers(&[("content-type", "application/json")]);
     contacts(api, receivers, ledger).await?;
     for (name, mut body, contact_names) in monitors(plan, t) {
         let contacts: Vec<i64> = contact_names.iter().map(|c| ledger.contact(c)).collect();
@@ -225,7 +350,10 @@ pub async fn run(
     }
     // The escalation policy: the first step at once, the second after 60 s,
     // and once more from the start (repeat_count 1) unless acknowledged.
-    let (first, second) = (ledger.contact("oncall-first"), ledger.contact("oncall-second"));
+    let (first, second) = (
+        ledger.contact("oncall-first"),
+        ledger.contact("oncall-second"),
+    );
     let policy = api
         .post(
             "/api/v1/escalation-policies",
@@ -245,13 +373,19 @@ pub async fn run(
     ledger.policies.insert(
         escalated,
         PolicyFact {
-            steps: vec![(vec![first], plan::ESCALATION_DELAY_SECS), (vec![second], plan::ESCALATION_DELAY_SECS)],
+            steps: vec![
+                (vec![first], plan::ESCALATION_DELAY_SECS),
+                (vec![second], plan::ESCALATION_DELAY_SECS),
+            ],
             repeat_count: 1,
         },
     );
     // A status page of some monitors by id and the public ones by label,
     // and a badge of one.
-    let core: Vec<i64> = ["http-flip", "keyword", "tcp", "dns", "hb-interval"].iter().map(|n| ledger.monitor(n)).collect();
+    let core: Vec<i64> = ["http-flip", "keyword", "tcp", "dns", "hb-interval"]
+        .iter()
+        .map(|n| ledger.monitor(n))
+        .collect();
     let page = api
         .post(
             "/api/v1/status-pages",
@@ -262,9 +396,20 @@ pub async fn run(
         .await?;
     ledger.counts.insert("status_page_id", id_of(&page)? as u64);
     let badge = api
-        .expect(Method::POST, &format!("/api/v1/monitors/{}/badge-token", ledger.monitor("http-flip")), None, StatusCode::OK)
+        .expect(
+            Method::POST,
+            &format!(
+                "/api/v1/monitors/{}/badge-token",
+                ledger.monitor("http-flip")
+            ),
+            None,
+            StatusCode::OK,
+        )
         .await?;
-    let mut views = vec![format!("{status_pages_url}/status/soak"), format!("{status_pages_url}/status/soak/feed.atom")];
+    let mut views = vec![
+        format!("{status_pages_url}/status/soak"),
+        format!("{status_pages_url}/status/soak/feed.atom"),
+    ];
     for name in ["status", "uptime-24h", "shields"] {
         if let Some(url) = badge["urls"][name].as_str() {
             views.push(url.to_string());

@@ -44,7 +44,9 @@ fn env_port(name: &str) -> anyhow::Result<u16> {
 
 impl StackConfig {
     pub fn from_env() -> anyhow::Result<Self> {
-        let local = PathBuf::from(std::env::var("UPTIME_LOCAL_DIR").context("UPTIME_LOCAL_DIR is not set")?);
+        let local = PathBuf::from(
+            std::env::var("UPTIME_LOCAL_DIR").context("UPTIME_LOCAL_DIR is not set")?,
+        );
         let repo = match std::env::var("UPTIME_SOAK_REPO") {
             Ok(r) => PathBuf::from(r),
             Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
@@ -79,7 +81,11 @@ impl StackConfig {
 
 /// Runs `scripts/up.sh` with `extra_env`, its output in `log` (and on
 /// stderr), and answers the demo key it prints on its last lines.
-pub async fn up(config: &StackConfig, extra_env: &[(&str, String)], log: &Path) -> anyhow::Result<String> {
+pub async fn up(
+    config: &StackConfig,
+    extra_env: &[(&str, String)],
+    log: &Path,
+) -> anyhow::Result<String> {
     let mut command = tokio::process::Command::new("bash");
     command
         .arg(config.repo.join("scripts/up.sh"))
@@ -92,7 +98,10 @@ pub async fn up(config: &StackConfig, extra_env: &[(&str, String)], log: &Path) 
         command.env(k, v);
     }
     let mut child = command.spawn().context("running scripts/up.sh")?;
-    let (out, err) = (child.stdout.take().expect("piped"), child.stderr.take().expect("piped"));
+    let (out, err) = (
+        child.stdout.take().expect("piped"),
+        child.stderr.take().expect("piped"),
+    );
     let mut lines = Vec::new();
     let mut file = std::fs::File::create(log)?;
     let mut out = BufReader::new(out).lines();
@@ -109,14 +118,27 @@ pub async fn up(config: &StackConfig, extra_env: &[(&str, String)], log: &Path) 
         lines.push(line);
     }
     let status = child.wait().await?;
-    anyhow::ensure!(status.success(), "scripts/up.sh failed ({status}); its output: {}", log.display());
-    key_from(&lines).with_context(|| format!("no API key in the output of scripts/up.sh ({})", log.display()))
+    anyhow::ensure!(
+        status.success(),
+        "scripts/up.sh failed ({status}); its output: {}",
+        log.display()
+    );
+    key_from(&lines).with_context(|| {
+        format!(
+            "no API key in the output of scripts/up.sh ({})",
+            log.display()
+        )
+    })
 }
 
 /// The key on the line after "API key:".
 fn key_from(lines: &[String]) -> Option<String> {
     let at = lines.iter().rposition(|l| l.contains("API key:"))?;
-    lines[at + 1..].iter().map(|l| l.trim()).find(|l| l.starts_with("upt_")).map(str::to_string)
+    lines[at + 1..]
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with("upt_"))
+        .map(str::to_string)
 }
 
 /// What the run directory says of one service (`scripts/supervise.sh`
@@ -145,7 +167,8 @@ pub fn service_states(config: &StackConfig) -> Vec<ServiceState> {
             // Under a supervisor (`NAME.pid`), the service is `NAME.child.pid`.
             let supervisor: Option<u32> = read_number(&run.join(format!("{name}.pid")));
             let child: Option<u32> = read_number(&run.join(format!("{name}.child.pid")));
-            let running = |pid: Option<u32>| pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+            let running =
+                |pid: Option<u32>| pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
             let pid = child.or(supervisor);
             ServiceState {
                 name,
@@ -188,10 +211,16 @@ mod tests {
 
     #[test]
     fn the_key_is_read_from_the_last_lines() {
-        let lines: Vec<String> = ["==> starting", "Demo user's API key:", "  upt_abc123", "", "Try it:"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let lines: Vec<String> = [
+            "==> starting",
+            "Demo user's API key:",
+            "  upt_abc123",
+            "",
+            "Try it:",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(key_from(&lines).as_deref(), Some("upt_abc123"));
         assert_eq!(key_from(&lines[..1]), None);
     }

@@ -49,8 +49,13 @@ impl Switched {
         match (self.fails, failing) {
             (Fails::Status, true) => self.server.set_status(503),
             (Fails::Status, false) => self.server.set_status(200),
-            (Fails::Keyword, f) => self.server.set_body(if f { KEYWORD_MISSING } else { KEYWORD }),
-            (Fails::Slow, f) => self.server.set_delay(Duration::from_millis(if f { SLOW_MS } else { 0 })),
+            (Fails::Keyword, f) => self
+                .server
+                .set_body(if f { KEYWORD_MISSING } else { KEYWORD }),
+            (Fails::Slow, f) => {
+                self.server
+                    .set_delay(Duration::from_millis(if f { SLOW_MS } else { 0 }))
+            }
         }
     }
 }
@@ -66,7 +71,11 @@ impl TcpTarget {
     async fn start(phases: Phases) -> anyhow::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
-        Ok(Self { port, phases, accepting: Some(tokio::spawn(accept(listener))) })
+        Ok(Self {
+            port,
+            phases,
+            accepting: Some(tokio::spawn(accept(listener))),
+        })
     }
 
     async fn apply(&mut self, failing: bool) {
@@ -108,14 +117,28 @@ pub struct Targets {
 
 impl Targets {
     /// `schedules`: each HTTP target's name, phases and way of failing.
-    pub async fn start(schedules: Vec<(&'static str, Phases, Fails)>, tcp: Phases, dns: Phases) -> anyhow::Result<Self> {
+    pub async fn start(
+        schedules: Vec<(&'static str, Phases, Fails)>,
+        tcp: Phases,
+        dns: Phases,
+    ) -> anyhow::Result<Self> {
         let mut http = Vec::new();
         for (name, phases, fails) in schedules {
             let server = TargetServer::start().await;
-            let switched = Switched { server, phases, fails };
-            switched.server.set_body(if fails == Fails::Keyword { KEYWORD } else { HEALTHY_JSON });
+            let switched = Switched {
+                server,
+                phases,
+                fails,
+            };
+            switched.server.set_body(if fails == Fails::Keyword {
+                KEYWORD
+            } else {
+                HEALTHY_JSON
+            });
             if fails != Fails::Keyword {
-                switched.server.set_response_headers(&[("content-type", "application/json")]);
+                switched
+                    .server
+                    .set_response_headers(&[("content-type", "application/json")]);
             }
             http.push((name, switched));
         }
@@ -136,12 +159,22 @@ impl Targets {
     }
 
     pub fn http(&self, name: &str) -> &TargetServer {
-        &self.http.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no target {name}")).1.server
+        &self
+            .http
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("no target {name}"))
+            .1
+            .server
     }
 
     /// Writes every certificate authority of the TLS targets to `path`.
     pub fn write_cas(&self, path: &Path) -> anyhow::Result<()> {
-        let pems = [self.https.ca_pem(), self.tls_valid.ca_pem(), self.tls_expiring.ca_pem()];
+        let pems = [
+            self.https.ca_pem(),
+            self.tls_valid.ca_pem(),
+            self.tls_expiring.ca_pem(),
+        ];
         std::fs::write(path, pems.join("\n"))?;
         Ok(())
     }
@@ -153,7 +186,11 @@ impl Targets {
         }
         let tcp_failing = self.tcp.phases.failing_at(secs);
         self.tcp.apply(tcp_failing).await;
-        self.dns.fail_all(self.dns_phases.failing_at(secs).then_some(Failure::ServFail));
+        self.dns.fail_all(
+            self.dns_phases
+                .failing_at(secs)
+                .then_some(Failure::ServFail),
+        );
     }
 }
 
@@ -161,7 +198,11 @@ impl Targets {
 pub fn run(targets: Arc<tokio::sync::Mutex<Targets>>, start: Instant) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            targets.lock().await.apply(start.elapsed().as_secs_f64()).await;
+            targets
+                .lock()
+                .await
+                .apply(start.elapsed().as_secs_f64())
+                .await;
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     })

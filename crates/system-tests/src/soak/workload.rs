@@ -9,10 +9,9 @@
 use super::api::{id_of, Api};
 use super::ledger::{now_ms, Ledger};
 use super::plan::{self, Ping, Plan};
-use super::setup::record_contact;
 use chrono::{DateTime, Utc};
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -39,33 +38,37 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    async fn at(&self, secs: f64) {
-        tokio::time::sleep_until((self.start + Duration::from_secs_f64(secs.max(0.0))).into()).await;
+    pub(super) async fn at(&self, secs: f64) {
+        tokio::time::sleep_until((self.start + Duration::from_secs_f64(secs.max(0.0))).into())
+            .await;
     }
 
-    fn wall(&self, secs: f64) -> DateTime<Utc> {
+    pub(super) fn wall(&self, secs: f64) -> DateTime<Utc> {
         self.start_wall + chrono::Duration::milliseconds((secs * 1000.0) as i64)
     }
 
-    fn elapsed(&self) -> f64 {
+    pub(super) fn elapsed(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 
-    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
+    pub(super) fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
         self.ledger.lock().expect("ledger")
     }
 
-    fn monitor(&self, name: &str) -> i64 {
+    pub(super) fn monitor(&self, name: &str) -> i64 {
         self.ledger().monitor(name)
     }
 }
+
+/// One part of the workload, run from the start.
+type Part = fn(Ctx) -> futures::future::BoxFuture<'static, anyhow::Result<()>>;
 
 /// Starts every part of the workload; they end by themselves by the plan's
 /// last change.
 pub fn start(ctx: &Ctx) -> JoinSet<()> {
     let mut tasks = JoinSet::new();
-    let parts: Vec<(&'static str, fn(Ctx) -> futures::future::BoxFuture<'static, anyhow::Result<()>>)> = vec![
-        ("timeline", |c| Box::pin(timeline(c))),
+    let parts: Vec<(&'static str, Part)> = vec![
+        ("timeline", |c| Box::pin(super::timeline::run(c))),
         ("interval heartbeat", |c| Box::pin(interval_heartbeat(c))),
         ("cron heartbeat", |c| Box::pin(cron_heartbeat(c))),
         ("viewers", |c| Box::pin(viewers(c))),
@@ -108,7 +111,10 @@ where
 async fn ping(ctx: &Ctx, name: &'static str, ping: Ping) -> anyhow::Result<()> {
     let (id, token) = {
         let ledger = ctx.ledger();
-        (ledger.monitor(name), ledger.tokens.get(name).cloned().unwrap_or_default())
+        (
+            ledger.monitor(name),
+            ledger.tokens.get(name).cloned().unwrap_or_default(),
+        )
     };
     let suffix = match ping {
         Ping::Success => "",
@@ -118,7 +124,10 @@ async fn ping(ctx: &Ctx, name: &'static str, ping: Ping) -> anyhow::Result<()> {
     let sent = now_ms();
     let url = format!("{}/api/v1/heartbeat/{token}{suffix}", ctx.api.base);
     let (status, body) = ctx.api.get_public(&url).await?;
-    anyhow::ensure!(status == StatusCode::OK, "ping {name}{suffix}: {status} {body}");
+    anyhow::ensure!(
+        status == StatusCode::OK,
+        "ping {name}{suffix}: {status} {body}"
+    );
     ctx.ledger().pinged(id, sent, ping);
     Ok(())
 }
@@ -149,9 +158,15 @@ async fn viewers(ctx: Ctx) -> anyhow::Result<()> {
     every(&ctx, 5.0, 10.0, |_| async {
         for url in &ctx.views {
             let (status, body) = ctx.api.get_public(url).await?;
-            anyhow::ensure!(status == StatusCode::OK && !body.is_empty(), "GET {url}: {status} {body:.200}");
+            anyhow::ensure!(
+                status == StatusCode::OK && !body.is_empty(),
+                "GET {url}: {status} {body:.200}"
+            );
             if url.ends_with("/status/soak") {
-                anyhow::ensure!(body.contains("http-flip"), "the status page does not show http-flip");
+                anyhow::ensure!(
+                    body.contains("http-flip"),
+                    "the status page does not show http-flip"
+                );
             }
             ctx.ledger().count("views");
         }
@@ -164,12 +179,22 @@ async fn viewers(ctx: Ctx) -> anyhow::Result<()> {
 async fn manual_checks(ctx: Ctx) -> anyhow::Result<()> {
     const OTHERS: [&str; 5] = ["http-assert", "dns", "tcp", "tls-valid", "icmp"];
     every(&ctx, 7.0, 20.0, |n| {
-        let name = if n % 2 == 0 { "manual" } else { OTHERS[(n as usize / 2) % OTHERS.len()] };
+        let name = if n % 2 == 0 {
+            "manual"
+        } else {
+            OTHERS[(n as usize / 2) % OTHERS.len()]
+        };
         let ctx = ctx.clone();
         async move {
             let id = ctx.monitor(name);
-            let (status, body) = ctx.api.call(Method::POST, &format!("/api/v1/monitors/{id}/check"), None).await?;
-            anyhow::ensure!(status == StatusCode::ACCEPTED, "check now {name}: {status} {body}");
+            let (status, body) = ctx
+                .api
+                .call(Method::POST, &format!("/api/v1/monitors/{id}/check"), None)
+                .await?;
+            anyhow::ensure!(
+                status == StatusCode::ACCEPTED,
+                "check now {name}: {status} {body}"
+            );
             *ctx.ledger().manual_checks.entry(id).or_default() += 1;
             Ok(())
         }
@@ -191,18 +216,51 @@ async fn keys(ctx: Ctx) -> anyhow::Result<()> {
             let issued = ctx.api.post("/api/v1/api-keys", &body).await?;
             let key = issued["key"].as_str().unwrap_or_default().to_string();
             let id = id_of(&issued)?;
-            let (status, list) = ctx.api.call_as(&key, Method::GET, "/api/v1/monitors?limit=100", None).await?;
-            anyhow::ensure!(status == StatusCode::OK, "a new key lists monitors: {status} {list}");
+            let (status, list) = ctx
+                .api
+                .call_as(&key, Method::GET, "/api/v1/monitors?limit=100", None)
+                .await?;
+            anyhow::ensure!(
+                status == StatusCode::OK,
+                "a new key lists monitors: {status} {list}"
+            );
             if selector {
-                let names: HashSet<&str> = list["monitors"].as_array().into_iter().flatten().filter_map(|m| m["name"].as_str()).collect();
-                anyhow::ensure!(names == HashSet::from(["http-flip"]), "a key for page=public lists {names:?}");
+                let names: HashSet<&str> = list["monitors"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| m["name"].as_str())
+                    .collect();
+                anyhow::ensure!(
+                    names == HashSet::from(["http-flip"]),
+                    "a key for page=public lists {names:?}"
+                );
             }
             let write = json!({"name": "refused", "type": "tcp", "target": "127.0.0.1:1"});
-            let (status, _) = ctx.api.call_as(&key, Method::POST, "/api/v1/monitors", Some(&write)).await?;
-            anyhow::ensure!(status == StatusCode::FORBIDDEN, "a read key's write: {status}");
-            ctx.api.expect(Method::DELETE, &format!("/api/v1/api-keys/{id}"), None, StatusCode::NO_CONTENT).await?;
-            let (status, _) = ctx.api.call_as(&key, Method::GET, "/api/v1/monitors", None).await?;
-            anyhow::ensure!(status == StatusCode::UNAUTHORIZED, "a revoked key's next request: {status}");
+            let (status, _) = ctx
+                .api
+                .call_as(&key, Method::POST, "/api/v1/monitors", Some(&write))
+                .await?;
+            anyhow::ensure!(
+                status == StatusCode::FORBIDDEN,
+                "a read key's write: {status}"
+            );
+            ctx.api
+                .expect(
+                    Method::DELETE,
+                    &format!("/api/v1/api-keys/{id}"),
+                    None,
+                    StatusCode::NO_CONTENT,
+                )
+                .await?;
+            let (status, _) = ctx
+                .api
+                .call_as(&key, Method::GET, "/api/v1/monitors", None)
+                .await?;
+            anyhow::ensure!(
+                status == StatusCode::UNAUTHORIZED,
+                "a revoked key's next request: {status}"
+            );
             ctx.ledger().count("keys revoked");
             Ok(())
         }
@@ -214,11 +272,22 @@ async fn keys(ctx: Ctx) -> anyhow::Result<()> {
 async fn reads(ctx: Ctx) -> anyhow::Result<()> {
     every(&ctx, 3.0, 30.0, |_| async {
         let (status, text) = {
-            let r = ctx.api.http.get(format!("{}/api/v1/metrics", ctx.api.base)).bearer_auth(&ctx.api.key).send().await?;
+            let r = ctx
+                .api
+                .http
+                .get(format!("{}/api/v1/metrics", ctx.api.base))
+                .bearer_auth(&ctx.api.key)
+                .send()
+                .await?;
             (r.status(), r.text().await.unwrap_or_default())
         };
-        anyhow::ensure!(status == StatusCode::OK && text.contains("uptime_"), "metrics: {status}");
-        ctx.api.get("/api/v1/monitors?status=down&limit=100").await?;
+        anyhow::ensure!(
+            status == StatusCode::OK && text.contains("uptime_"),
+            "metrics: {status}"
+        );
+        ctx.api
+            .get("/api/v1/monitors?status=down&limit=100")
+            .await?;
         ctx.api.get("/api/v1/incidents?state=open").await?;
         ctx.ledger().count("reads");
         Ok(())
@@ -234,7 +303,11 @@ async fn on_call(ctx: Ctx) -> anyhow::Result<()> {
     let mut acked: HashSet<String> = HashSet::new();
     while ctx.elapsed() < ctx.plan.last_change() {
         tokio::time::sleep(Duration::from_secs(3)).await;
-        let list = match ctx.api.get(&format!("/api/v1/incidents?monitor_id={id}&state=open")).await {
+        let list = match ctx
+            .api
+            .get(&format!("/api/v1/incidents?monitor_id={id}&state=open"))
+            .await
+        {
             Ok(list) => list,
             Err(e) => {
                 ctx.api.finding(format!("open incidents: {e:#}"));
@@ -242,191 +315,27 @@ async fn on_call(ctx: Ctx) -> anyhow::Result<()> {
             }
         };
         for incident in list["incidents"].as_array().into_iter().flatten() {
-            let Some(incident_id) = incident["id"].as_str() else { continue };
-            let started: DateTime<Utc> = incident["started_at"].as_str().unwrap_or_default().parse()?;
-            let due = started + chrono::Duration::milliseconds((plan::ACK_AFTER_SECS * 1000.0) as i64);
+            let Some(incident_id) = incident["id"].as_str() else {
+                continue;
+            };
+            let started: DateTime<Utc> = incident["started_at"]
+                .as_str()
+                .unwrap_or_default()
+                .parse()?;
+            let due =
+                started + chrono::Duration::milliseconds((plan::ACK_AFTER_SECS * 1000.0) as i64);
             if Utc::now() < due || acked.contains(incident_id) {
                 continue;
             }
             let path = format!("/api/v1/incidents/{incident_id}/acknowledge");
-            let answer = ctx.api.expect(Method::POST, &path, Some(&json!({})), StatusCode::OK).await?;
+            let answer = ctx
+                .api
+                .expect(Method::POST, &path, Some(&json!({})), StatusCode::OK)
+                .await?;
             anyhow::ensure!(answer["state"] == "acknowledged", "acknowledged: {answer}");
             acked.insert(incident_id.to_string());
             ctx.ledger().count("acknowledged");
         }
-    }
-    Ok(())
-}
-
-/// The one-off actions, in time order.
-async fn timeline(ctx: Ctx) -> anyhow::Result<()> {
-    let p = ctx.plan.clone();
-    let mut actions: Vec<(f64, &'static str)> = vec![
-        (p.test_alert_at, "test alert"),
-        (p.bulk_at, "bulk create"),
-        (p.bulk_delete_at, "bulk delete"),
-        (p.apply_at, "apply"),
-        (p.dry_run_at, "dry run"),
-        (p.reapply_at, "apply again"),
-        (p.late_monitor.0, "create late"),
-        (p.late_monitor.1, "delete late"),
-        (p.paused.0, "pause"),
-        (p.paused.1, "resume"),
-        ((p.pause_window.0 - 60.0).max(1.0), "pause window"),
-        (p.silence_window.0, "silence window"),
-        (p.total * 0.15, "notice"),
-        (p.total * 0.45, "notice update"),
-        (p.total * 0.55, "rename"),
-    ];
-    actions.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut paused_at = 0;
-    for (t, action) in actions {
-        ctx.at(t).await;
-        let done = match action {
-            "pause" => {
-                paused_at = now_ms();
-                set_active(&ctx, false).await
-            }
-            "resume" => {
-                let done = set_active(&ctx, true).await;
-                let id = ctx.monitor("paused-by-user");
-                ctx.ledger().paused(id, paused_at, now_ms());
-                done
-            }
-            _ => one_off(&ctx, action).await,
-        };
-        if let Err(e) = done {
-            ctx.api.finding(format!("{action} at {t:.0} s (ran at {:.0} s): {e:#}", ctx.elapsed()));
-        }
-    }
-    Ok(())
-}
-
-async fn set_active(ctx: &Ctx, active: bool) -> anyhow::Result<()> {
-    let id = ctx.monitor("paused-by-user");
-    let body = json!({"active": active});
-    let m = ctx.api.expect(Method::PATCH, &format!("/api/v1/monitors/{id}"), Some(&body), StatusCode::OK).await?;
-    anyhow::ensure!(m["active"] == active, "PATCH active {active}: {m}");
-    Ok(())
-}
-
-fn applied_set(ctx: &Ctx, suffix: &str) -> Value {
-    let mut resources = vec![json!({"kind": "AlertContact", "ref": "applied", "spec":
-        {"name": "applied", "type": "webhook", "value": ctx.applied_url, "events": ["down"]}})];
-    for i in 1..=3 {
-        resources.push(json!({"kind": "Monitor", "ref": format!("applied-{i}"), "spec": {
-            "name": format!("applied-{i}{suffix}"), "type": "http", "target": format!("{}/applied-{i}", ctx.steady_url),
-            "interval_secs": 20, "alert_contact_refs": ["applied"]}}));
-    }
-    json!({"resources": resources})
-}
-
-async fn one_off(ctx: &Ctx, action: &str) -> anyhow::Result<()> {
-    let api = &ctx.api;
-    match action {
-        "test alert" => {
-            let id = ctx.ledger().contact("all");
-            let sent = api.expect(Method::POST, &format!("/api/v1/alert-contacts/{id}/test"), None, StatusCode::OK).await?;
-            anyhow::ensure!(sent["status"] == "sent", "{sent}");
-            *ctx.ledger().test_alerts.entry(id).or_default() += 1;
-        }
-        "bulk create" => {
-            let monitors: Vec<Value> = (0..BULK_MONITORS)
-                .map(|i| json!({"name": format!("bulk-{i}"), "type": "http", "target": format!("{}/bulk/{i}", ctx.steady_url), "interval_secs": 30}))
-                .collect();
-            let created = api.post("/api/v1/monitors/bulk", &json!({"monitors": monitors})).await?;
-            let list = created["monitors"].as_array().cloned().unwrap_or_default();
-            anyhow::ensure!(list.len() == BULK_MONITORS, "bulk created {} monitors", list.len());
-            let mut ledger = ctx.ledger();
-            for m in &list {
-                let id = ledger.created(m, &[])?;
-                ledger.bulk.push(id);
-            }
-        }
-        "bulk delete" => {
-            let half: Vec<i64> = {
-                let ledger = ctx.ledger();
-                ledger.bulk.iter().copied().step_by(2).collect()
-            };
-            for id in half {
-                let at = now_ms();
-                api.expect(Method::DELETE, &format!("/api/v1/monitors/{id}"), None, StatusCode::NO_CONTENT).await?;
-                ctx.ledger().deleted(id, at);
-            }
-        }
-        "apply" => {
-            let answer = api.expect(Method::POST, "/api/v1/apply", Some(&applied_set(ctx, "")), StatusCode::OK).await?;
-            anyhow::ensure!(answer["applied"] == true && answer["summary"]["create"] == 4, "apply: {answer}");
-            let contact = answer["plan"].as_array().into_iter().flatten().find(|e| e["kind"] == "AlertContact");
-            let contact_id = contact.and_then(|c| c["id"].as_i64()).ok_or_else(|| anyhow::anyhow!("no contact in {answer}"))?;
-            {
-                let mut ledger = ctx.ledger();
-                record_contact(&mut ledger, "applied", contact_id, ctx.applied_receiver.clone(), Some(&["down"]), "info");
-            }
-            for entry in answer["plan"].as_array().into_iter().flatten().filter(|e| e["kind"] == "Monitor") {
-                let id = entry["id"].as_i64().ok_or_else(|| anyhow::anyhow!("no id in {entry}"))?;
-                let monitor = api.get(&format!("/api/v1/monitors/{id}")).await?;
-                ctx.ledger().created(&monitor, &[contact_id])?;
-            }
-        }
-        "dry run" => {
-            let mut body = applied_set(ctx, "");
-            body["dry_run"] = json!(true);
-            let answer = api.expect(Method::POST, "/api/v1/apply", Some(&body), StatusCode::OK).await?;
-            anyhow::ensure!(answer["applied"] == false && answer["summary"]["unchanged"] == 4, "dry run: {answer}");
-        }
-        "apply again" => {
-            let answer = api.expect(Method::POST, "/api/v1/apply", Some(&applied_set(ctx, " (renamed)")), StatusCode::OK).await?;
-            let s = &answer["summary"];
-            anyhow::ensure!(answer["applied"] == true && s["update"] == 3 && s["unchanged"] == 1, "apply again: {answer}");
-        }
-        "create late" => {
-            let body = json!({"name": "late", "type": "http", "target": format!("{}/late", ctx.steady_url), "interval_secs": 10});
-            let monitor = api.post("/api/v1/monitors", &body).await?;
-            let mut ledger = ctx.ledger();
-            let id = ledger.created(&monitor, &[])?;
-            ledger.monitors.insert("late", id);
-        }
-        "delete late" => {
-            let id = ctx.monitor("late");
-            let at = now_ms();
-            api.expect(Method::DELETE, &format!("/api/v1/monitors/{id}"), None, StatusCode::NO_CONTENT).await?;
-            ctx.ledger().deleted(id, at);
-        }
-        "pause window" => {
-            let id = ctx.monitor("paused-by-window");
-            let (from, to) = ctx.plan.pause_window;
-            let body = json!({"name": "soak pause", "monitor_ids": [id], "effect": "pause",
-                              "starts_at": ctx.wall(from), "ends_at": ctx.wall(to)});
-            let window = api.post("/api/v1/maintenance-windows", &body).await?;
-            ctx.ledger().pause_window = Some((id_of(&window)?, vec![id]));
-        }
-        "silence window" => {
-            let body = json!({"name": "soak silence", "label_selector": {"soak": "silenced"}, "effect": "silence",
-                              "duration_minutes": ctx.plan.silence_window.1});
-            let window = api.post("/api/v1/maintenance-windows", &body).await?;
-            anyhow::ensure!(window["open_now"] == true, "an ad hoc window opens now: {window}");
-        }
-        "notice" | "notice update" => {
-            let page = ctx.ledger().counts.get("status_page_id").copied().unwrap_or_default();
-            if action == "notice" {
-                let body = json!({"title": "Soak test", "body": "We are looking into it."});
-                let notice = api.post(&format!("/api/v1/status-pages/{page}/notices"), &body).await?;
-                ctx.ledger().counts.insert("notice_id", id_of(&notice)? as u64);
-            } else {
-                let notice = ctx.ledger().counts.get("notice_id").copied().unwrap_or_default();
-                let body = json!({"state": "resolved", "body": "All clear."});
-                let path = format!("/api/v1/status-pages/{page}/notices/{notice}/updates");
-                let notice = api.expect(Method::POST, &path, Some(&body), StatusCode::OK).await?;
-                anyhow::ensure!(notice["state"] == "resolved", "{notice}");
-            }
-        }
-        "rename" => {
-            let id = ctx.monitor("http-assert");
-            let body = json!({"name": "http-assert (renamed)"});
-            api.expect(Method::PATCH, &format!("/api/v1/monitors/{id}"), Some(&body), StatusCode::OK).await?;
-        }
-        other => anyhow::bail!("no action {other}"),
     }
     Ok(())
 }

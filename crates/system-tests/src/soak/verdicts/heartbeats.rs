@@ -41,15 +41,16 @@ pub fn expected_misses(life: &HeartbeatLife, until_ms: i64) -> Vec<i64> {
     let ends = life.pings.iter().copied().map(Some).chain([None]);
     for event in ends {
         let next_event = event.map_or(until_ms, |(t, _)| t.min(until_ms));
-        loop {
-            // The next deadline: the current period's, or one period after
-            // the last reported when that one is already behind.
-            let Some(first) = hb.deadline() else { break };
+        // The next deadline: the current period's, or one period after the
+        // last reported when that one is already behind.
+        while let Some(first) = hb.deadline() {
             let deadline = match missed.last() {
-                Some(last) if first.timestamp_millis() <= *last => match hb.deadline_after(at(*last)) {
-                    Some(d) => d,
-                    None => break,
-                },
+                Some(last) if first.timestamp_millis() <= *last => {
+                    match hb.deadline_after(at(*last)) {
+                        Some(d) => d,
+                        None => break,
+                    }
+                }
                 _ => first,
             };
             let ms = deadline.timestamp_millis();
@@ -123,13 +124,21 @@ pub fn judge(lives: &[HeartbeatLife], reported: &[(i64, i64)], until_ms: i64) ->
                 0 if optional => {}
                 0 => {
                     v.missed += 1;
-                    v.problems.push(HeartbeatProblem { monitor_id: life.monitor_id, deadline_ms: expected, what: "not reported" });
+                    v.problems.push(HeartbeatProblem {
+                        monitor_id: life.monitor_id,
+                        deadline_ms: expected,
+                        what: "not reported",
+                    });
                 }
                 n => {
                     v.reported += usize::from(!optional);
                     if n > 1 {
                         v.doubled += n - 1;
-                        v.problems.push(HeartbeatProblem { monitor_id: life.monitor_id, deadline_ms: expected, what: "reported twice" });
+                        v.problems.push(HeartbeatProblem {
+                            monitor_id: life.monitor_id,
+                            deadline_ms: expected,
+                            what: "reported twice",
+                        });
                     }
                 }
             }
@@ -137,7 +146,11 @@ pub fn judge(lives: &[HeartbeatLife], reported: &[(i64, i64)], until_ms: i64) ->
         for (i, row) in rows.iter().enumerate() {
             if !used[i] && *row < until_ms {
                 v.unexpected += 1;
-                v.problems.push(HeartbeatProblem { monitor_id: life.monitor_id, deadline_ms: *row, what: "reported but not missed" });
+                v.problems.push(HeartbeatProblem {
+                    monitor_id: life.monitor_id,
+                    deadline_ms: *row,
+                    what: "reported but not missed",
+                });
             }
         }
     }
@@ -168,21 +181,37 @@ mod tests {
 
     #[test]
     fn a_silent_job_misses_one_deadline_per_period_until_it_pings() {
-        let life = interval(vec![(0, Ping::Success), (15, Ping::Success), (120, Ping::Success)]);
+        let life = interval(vec![
+            (0, Ping::Success),
+            (15, Ping::Success),
+            (120, Ping::Success),
+        ]);
         // 15 + 40 = 55, then 85, 115; the ping at 120 ends it.
-        assert_eq!(secs(expected_misses(&life, T0 + 200_000)), vec![55, 85, 115, 160, 190]);
+        assert_eq!(
+            secs(expected_misses(&life, T0 + 200_000)),
+            vec![55, 85, 115, 160, 190]
+        );
     }
 
     #[test]
     fn a_run_started_and_never_finished_fails_at_its_grace() {
-        let life = interval(vec![(0, Ping::Success), (15, Ping::Start), (45, Ping::Success)]);
+        let life = interval(vec![
+            (0, Ping::Success),
+            (15, Ping::Start),
+            (45, Ping::Success),
+        ]);
         // The run's grace (25) comes before the period's deadline (40).
         assert_eq!(secs(expected_misses(&life, T0 + 80_000)), vec![25]);
     }
 
     #[test]
     fn a_finished_run_misses_nothing() {
-        let pings = vec![(0, Ping::Success), (12, Ping::Start), (15, Ping::Success), (30, Ping::Success)];
+        let pings = vec![
+            (0, Ping::Success),
+            (12, Ping::Start),
+            (15, Ping::Success),
+            (30, Ping::Success),
+        ];
         assert!(expected_misses(&interval(pings), T0 + 60_000).is_empty());
     }
 
@@ -200,13 +229,25 @@ mod tests {
 
     #[test]
     fn reported_deadlines_are_matched_within_the_tolerance_and_counted() {
-        let life = interval(vec![(0, Ping::Success), (15, Ping::Success), (120, Ping::Success)]);
+        let life = interval(vec![
+            (0, Ping::Success),
+            (15, Ping::Success),
+            (120, Ping::Success),
+        ]);
         let until = T0 + 150_000;
         let at = |s: i64| (3, T0 + s * 1000);
-        let v = judge(&[life.clone()], &[at(55), (3, T0 + 86_500), at(115)], until);
+        let v = judge(
+            std::slice::from_ref(&life),
+            &[at(55), (3, T0 + 86_500), at(115)],
+            until,
+        );
         assert!(v.clean(), "{v:?}");
         assert_eq!((v.due, v.reported), (3, 3));
-        let v = judge(&[life.clone()], &[at(55), at(55), at(115), at(100)], until);
+        let v = judge(
+            std::slice::from_ref(&life),
+            &[at(55), at(55), at(115), at(100)],
+            until,
+        );
         assert_eq!((v.doubled, v.missed, v.unexpected), (1, 1, 1), "{v:?}");
     }
 
@@ -216,16 +257,25 @@ mod tests {
             let plan = Plan::new(total);
             let life = HeartbeatLife {
                 monitor_id: 1,
-                period: Period::Interval { secs: plan::HB_INTERVAL_SECS },
+                period: Period::Interval {
+                    secs: plan::HB_INTERVAL_SECS,
+                },
                 grace_secs: plan::HB_GRACE_SECS,
                 created_ms: T0 - 5_000,
-                pings: plan.hb_pings.iter().map(|(t, p)| (T0 + (*t * 1000.0) as i64, *p)).collect(),
+                pings: plan
+                    .hb_pings
+                    .iter()
+                    .map(|(t, p)| (T0 + (*t * 1000.0) as i64, *p))
+                    .collect(),
             };
             let misses = expected_misses(&life, T0 + (plan.total * 1000.0) as i64);
             assert!(misses.len() >= 3, "{total}: {misses:?}");
             for miss in &misses {
                 for (ping, _) in &life.pings {
-                    assert!((ping - miss).abs() >= 4_000, "{total}: ping at {ping} near {miss}");
+                    assert!(
+                        (ping - miss).abs() >= 4_000,
+                        "{total}: ping at {ping} near {miss}"
+                    );
                 }
             }
         }

@@ -58,7 +58,11 @@ fn is_error(line: &str) -> bool {
     if line.starts_with('{') {
         return serde_json::from_str::<serde_json::Value>(line)
             .ok()
-            .and_then(|v| v.get("level").and_then(|l| l.as_str()).map(|l| l.eq_ignore_ascii_case("error")))
+            .and_then(|v| {
+                v.get("level")
+                    .and_then(|l| l.as_str())
+                    .map(|l| l.eq_ignore_ascii_case("error"))
+            })
             .unwrap_or(false);
     }
     line.split_whitespace().nth(1) == Some("ERROR")
@@ -83,13 +87,20 @@ pub fn scan(service: &str, text: &str, allowed: &[Allowed]) -> LogScan {
         if !is_error(line.trim_start()) {
             continue;
         }
-        match allowed.iter().position(|a| a.service == service && line.contains(a.contains)) {
+        match allowed
+            .iter()
+            .position(|a| a.service == service && line.contains(a.contains))
+        {
             Some(i) => counts[i] += 1,
             None if scan.errors.len() < MAX_KEPT => scan.errors.push(line.trim().to_string()),
             None => {}
         }
     }
-    scan.allowed = counts.into_iter().enumerate().filter(|(_, n)| *n > 0).collect();
+    scan.allowed = counts
+        .into_iter()
+        .enumerate()
+        .filter(|(_, n)| *n > 0)
+        .collect();
     scan
 }
 
@@ -108,7 +119,10 @@ mod tests {
         );
         let scan = scan("notifier", &text, &[]);
         assert_eq!(scan.errors.len(), 2, "{scan:?}");
-        assert_eq!(scan.errors[0], "2026-11-28T10:00:00.123456Z ERROR notifier::worker: delivery failed");
+        assert_eq!(
+            scan.errors[0],
+            "2026-11-28T10:00:00.123456Z ERROR notifier::worker: delivery failed"
+        );
         assert!(scan.panics.is_empty());
         assert_eq!(scan.lines, 4);
     }
@@ -123,7 +137,11 @@ mod tests {
 
     #[test]
     fn an_allowed_error_is_counted_not_reported_and_only_for_its_service() {
-        let allowed = [Allowed { service: "notifier", contains: "delivery failed", reason: "a receiver refuses on purpose" }];
+        let allowed = [Allowed {
+            service: "notifier",
+            contains: "delivery failed",
+            reason: "a receiver refuses on purpose",
+        }];
         let scan_n = scan("notifier", PRETTY_ERROR, &allowed);
         assert!(scan_n.clean());
         assert_eq!(scan_n.allowed, vec![(0, 1)]);

@@ -28,7 +28,11 @@ impl PhaseVerdict {
 
 /// `expected` against each monitor's incidents' start times (ms), for
 /// incidents opened before `until_ms`.
-pub fn judge(expected: &[Outages], started: &std::collections::HashMap<i64, Vec<i64>>, until_ms: i64) -> PhaseVerdict {
+pub fn judge(
+    expected: &[Outages],
+    started: &std::collections::HashMap<i64, Vec<i64>>,
+    until_ms: i64,
+) -> PhaseVerdict {
     let mut v = PhaseVerdict::default();
     for o in expected {
         let mut starts: Vec<i64> = started.get(&o.monitor_id).cloned().unwrap_or_default();
@@ -39,13 +43,22 @@ pub fn judge(expected: &[Outages], started: &std::collections::HashMap<i64, Vec<
             if inside == 1 {
                 v.seen_once += 1;
             } else {
-                v.problems.push(format!("{}: {inside} incidents for the outage from {from} to {to} (ms)", o.name));
+                v.problems.push(format!(
+                    "{}: {inside} incidents for the outage from {from} to {to} (ms)",
+                    o.name
+                ));
             }
         }
-        let outside: Vec<i64> =
-            starts.iter().copied().filter(|s| !o.windows.iter().any(|(f, t)| (*f..*t).contains(s))).collect();
+        let outside: Vec<i64> = starts
+            .iter()
+            .copied()
+            .filter(|s| !o.windows.iter().any(|(f, t)| (*f..*t).contains(s)))
+            .collect();
         if !outside.is_empty() {
-            v.problems.push(format!("{}: incidents outside every outage, opened at {outside:?} (ms)", o.name));
+            v.problems.push(format!(
+                "{}: incidents outside every outage, opened at {outside:?} (ms)",
+                o.name
+            ));
         }
     }
     v
@@ -58,8 +71,16 @@ mod tests {
 
     fn outages() -> Vec<Outages> {
         vec![
-            Outages { monitor_id: 1, name: "flip".into(), windows: vec![(100, 200), (300, 400)] },
-            Outages { monitor_id: 2, name: "steady".into(), windows: vec![] },
+            Outages {
+                monitor_id: 1,
+                name: "flip".into(),
+                windows: vec![(100, 200), (300, 400)],
+            },
+            Outages {
+                monitor_id: 2,
+                name: "steady".into(),
+                windows: vec![],
+            },
         ]
     }
 

@@ -137,7 +137,9 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
         }
     };
     for &(monitor_id, due) in results {
-        let Some(life) = by_id.get(&monitor_id) else { continue };
+        let Some(life) = by_id.get(&monitor_id) else {
+            continue;
+        };
         if due >= until_ms {
             continue;
         }
@@ -149,7 +151,15 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
         }
         if slot_at_or_after(monitor_id, life.interval_ms, due) != due {
             verdict.off_schedule += 1;
-            problem(&mut verdict, SlotProblem { monitor_id, due_ms: due, what: "off schedule", rows: 1 });
+            problem(
+                &mut verdict,
+                SlotProblem {
+                    monitor_id,
+                    due_ms: due,
+                    what: "off schedule",
+                    rows: 1,
+                },
+            );
             continue;
         }
         *rows.entry((monitor_id, due)).or_default() += 1;
@@ -159,7 +169,12 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
         let mut due = first;
         while due < until_ms {
             let n = rows.remove(&(life.monitor_id, due)).unwrap_or(0);
-            let p = |what, rows| SlotProblem { monitor_id: life.monitor_id, due_ms: due, what, rows };
+            let p = |what, rows| SlotProblem {
+                monitor_id: life.monitor_id,
+                due_ms: due,
+                what,
+                rows,
+            };
             match life.expect(due) {
                 Expect::Once => {
                     verdict.due += 1;
@@ -189,13 +204,29 @@ pub fn judge(lives: &[MonitorLife], results: &[(i64, i64)], until_ms: i64) -> Sl
         if n > 1 {
             verdict.doubled += n - 1;
             let due_ms = by_id[&monitor_id].created_ms;
-            problem(&mut verdict, SlotProblem { monitor_id, due_ms, what: "first check doubled", rows: n });
+            problem(
+                &mut verdict,
+                SlotProblem {
+                    monitor_id,
+                    due_ms,
+                    what: "first check doubled",
+                    rows: n,
+                },
+            );
         }
     }
     // Rows left are of slots before the latest one preceding creation.
     for ((monitor_id, due), n) in rows {
         verdict.unwanted += n;
-        problem(&mut verdict, SlotProblem { monitor_id, due_ms: due, what: "before creation", rows: n });
+        problem(
+            &mut verdict,
+            SlotProblem {
+                monitor_id,
+                due_ms: due,
+                what: "before creation",
+                rows: n,
+            },
+        );
     }
     verdict
 }
@@ -207,7 +238,13 @@ mod tests {
     const I: i64 = 10_000;
 
     fn life(created_ms: i64) -> MonitorLife {
-        MonitorLife { monitor_id: 7, interval_ms: I, created_ms, deleted_ms: None, off: vec![] }
+        MonitorLife {
+            monitor_id: 7,
+            interval_ms: I,
+            created_ms,
+            deleted_ms: None,
+            off: vec![],
+        }
     }
 
     fn slots(life: &MonitorLife, from: i64, until: i64) -> Vec<i64> {
@@ -228,7 +265,7 @@ mod tests {
     fn every_slot_once_is_clean() {
         let l = life(1_000_000);
         let dues = slots(&l, 1_000_000, 1_100_000);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert_eq!((v.due, v.checked, v.missed, v.doubled), (10, 10, 0, 0));
         assert!(v.clean(), "{v:?}");
     }
@@ -239,10 +276,13 @@ mod tests {
         let mut dues = slots(&l, 1_000_000, 1_100_000);
         let gone = dues.remove(4);
         dues.push(dues[0]);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert_eq!((v.due, v.checked, v.missed, v.doubled), (10, 9, 1, 1));
         assert!(!v.clean());
-        assert!(v.problems.iter().any(|p| p.what == "missed" && p.due_ms == gone));
+        assert!(v
+            .problems
+            .iter()
+            .any(|p| p.what == "missed" && p.due_ms == gone));
     }
 
     #[test]
@@ -250,7 +290,7 @@ mod tests {
         let l = life(1_000_000);
         let mut dues = slots(&l, 1_000_000, 1_100_000);
         dues.push(dues[2] + 1);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert_eq!(v.off_schedule, 1);
         assert!(!v.clean());
     }
@@ -261,11 +301,14 @@ mod tests {
         let before = slot_at_or_before(7, I, 999_999);
         let mut dues = slots(&l, 1_000_000, 1_100_000);
         dues.push(before);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert!(v.clean(), "{v:?}");
         assert_eq!(v.boundary_checked, 1);
         dues.push(before - I);
-        assert_eq!(judge(&[l.clone()], &rows(&l, &dues), 1_100_000).unwanted, 1);
+        assert_eq!(
+            judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000).unwanted,
+            1
+        );
     }
 
     #[test]
@@ -273,29 +316,40 @@ mod tests {
         let l = life(1_000_123);
         let mut dues = slots(&l, 1_000_123, 1_100_000);
         dues.push(1_000_123);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert!(v.clean(), "{v:?}");
         dues.push(1_000_123);
-        assert_eq!(judge(&[l.clone()], &rows(&l, &dues), 1_100_000).doubled, 1);
+        assert_eq!(
+            judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000).doubled,
+            1
+        );
     }
 
     #[test]
     fn nothing_is_due_while_paused_and_a_check_then_is_unwanted() {
         let mut l = life(1_000_000);
-        l.off = vec![Off { from: 1_030_000, to: 1_070_000, late_ms: 0 }];
+        l.off = vec![Off {
+            from: 1_030_000,
+            to: 1_070_000,
+            late_ms: 0,
+        }];
         let all = slots(&l, 1_000_000, 1_100_000);
         let outside: Vec<i64> = all
             .iter()
             .copied()
             .filter(|d| l.expect(*d) == Expect::Once)
             .collect();
-        let v = judge(&[l.clone()], &rows(&l, &outside), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &outside), 1_100_000);
         assert!(v.clean(), "{v:?}");
         assert!(v.due < 10 && v.due >= 5, "{v:?}");
-        let inside = all.iter().copied().find(|d| l.expect(*d) == Expect::None).unwrap();
+        let inside = all
+            .iter()
+            .copied()
+            .find(|d| l.expect(*d) == Expect::None)
+            .unwrap();
         let mut with = outside.clone();
         with.push(inside);
-        let v = judge(&[l.clone()], &rows(&l, &with), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &with), 1_100_000);
         assert_eq!(v.unwanted, 1);
         assert!(!v.clean());
     }
@@ -305,17 +359,20 @@ mod tests {
         let mut l = life(1_000_000);
         l.deleted_ms = Some(1_050_000);
         let all = slots(&l, 1_000_000, 1_100_000);
-        let v = judge(&[l.clone()], &rows(&l, &all), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &all), 1_100_000);
         assert!(v.unwanted >= 4, "{v:?}");
-        let kept: Vec<i64> = all.into_iter().filter(|d| *d < 1_050_000 - BEFORE_MS).collect();
-        assert!(judge(&[l.clone()], &rows(&l, &kept), 1_100_000).clean());
+        let kept: Vec<i64> = all
+            .into_iter()
+            .filter(|d| *d < 1_050_000 - BEFORE_MS)
+            .collect();
+        assert!(judge(std::slice::from_ref(&l), &rows(&l, &kept), 1_100_000).clean());
     }
 
     #[test]
     fn slots_from_the_end_on_are_not_looked_at() {
         let l = life(1_000_000);
         let dues = slots(&l, 1_000_000, 1_200_000);
-        let v = judge(&[l.clone()], &rows(&l, &dues), 1_100_000);
+        let v = judge(std::slice::from_ref(&l), &rows(&l, &dues), 1_100_000);
         assert!(v.clean());
         assert_eq!(v.due, 10);
     }
