@@ -40,11 +40,12 @@ export UPTIME_LOCAL_PG_CLUSTER="soak-$$"
 cleanup() {
   local status=$?
   "$REPO/scripts/down.sh" >/dev/null 2>&1 || true
-  "$REPO/scripts/pg.sh" destroy "$UPTIME_LOCAL_PG_CLUSTER" >/dev/null 2>&1 || true
   if [ "$status" = 0 ] && [ "${UPTIME_SOAK_KEEP:-0}" != 1 ]; then
+    "$REPO/scripts/pg.sh" destroy "$UPTIME_LOCAL_PG_CLUSTER" >/dev/null 2>&1 || true
     rm -rf "$soak_local"
   else
     log "the soak's state (service logs in run/, up.sh's output in soak/up.log): $soak_local"
+    log "its database, stopped: UPTIME_LOCAL_DIR=$soak_local scripts/pg.sh start $UPTIME_LOCAL_PG_CLUSTER $UPTIME_LOCAL_PG_PORT (destroy: scripts/pg.sh destroy $UPTIME_LOCAL_PG_CLUSTER)"
   fi
   exit "$status"
 }

@@ -128,6 +128,36 @@ impl Api {
         self.expect(Method::GET, path, None, StatusCode::OK).await
     }
 
+    /// `POST path` with an `Idempotency-Key`: the status, whether the
+    /// answer says it was replayed, and the body.
+    pub async fn post_idempotent(
+        &self,
+        path: &str,
+        body: &Value,
+        key: &str,
+    ) -> anyhow::Result<(StatusCode, bool, Value)> {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.key)
+            .header("Idempotency-Key", key)
+            .json(body)
+            .send()
+            .await
+            .with_context(|| format!("POST {path}"))?;
+        self.findings.lock().expect("findings").calls += 1;
+        let status = response.status();
+        let replayed = response
+            .headers()
+            .get("idempotent-replayed")
+            .is_some_and(|v| v == "true");
+        let value = response.json().await.unwrap_or(Value::Null);
+        if status.is_server_error() {
+            self.finding(format!("POST {path}: {status} {value}"));
+        }
+        Ok((status, replayed, value))
+    }
+
     /// A GET without a key (status pages, badges, pings): the status and body.
     pub async fn get_public(&self, url: &str) -> anyhow::Result<(StatusCode, String)> {
         let response = self

@@ -137,6 +137,14 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     }
 
     // Alerts.
+    let name_of = |id: i64| {
+        ledger
+            .monitors
+            .iter()
+            .find(|(_, v)| **v == id)
+            .map(|(n, _)| n.to_string())
+            .unwrap_or(format!("monitor {id}"))
+    };
     let events = s.db.events(&ids).await?;
     j.events = events.facts.len();
     j.problems.extend(
@@ -159,6 +167,25 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     let (receipts, other_mail) = s.receivers.receipts();
     j.other_mail = other_mail;
     j.alerts = alerts::judge(&owed, &receipts);
+    // Each problem with the event it is about, for whoever reads the report.
+    for p in &j.alerts.problems {
+        let fact = events.facts.iter().find(|f| Some(f.event_id) == p.event_id);
+        let about = fact.map_or("no such event".to_string(), |f| {
+            format!(
+                "{} {} (from {}) at {:.1} s, held {:?}, incident {:?}",
+                name_of(f.monitor_id),
+                f.event_type.unwrap_or("pending"),
+                f.previous_status.as_deref().unwrap_or("?"),
+                (f.occurred_ms - s.start_wall.timestamp_millis()) as f64 / 1000.0,
+                f.held,
+                f.incident_id
+            )
+        });
+        j.problems.push(format!(
+            "alert to {} owed {:?}, got {}: {about}",
+            p.receiver, p.owed, p.got
+        ));
+    }
     if events.unpublished > 0 {
         j.problems.push(format!(
             "{} events still unpublished in the outbox",
@@ -167,14 +194,6 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     }
 
     // Outages: every phase one incident, nothing else.
-    let name_of = |id: i64| {
-        ledger
-            .monitors
-            .iter()
-            .find(|(_, v)| **v == id)
-            .map(|(n, _)| n.to_string())
-            .unwrap_or(format!("monitor {id}"))
-    };
     let plan = s.plan;
     let no_phases = Phases(Vec::new());
     let switched: [(&str, &Phases); 10] = [

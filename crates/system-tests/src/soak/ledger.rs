@@ -33,6 +33,8 @@ pub struct Ledger {
     pub monitor_contacts: HashMap<i64, Vec<i64>>,
     pub policies: HashMap<i64, PolicyFact>,
     pub test_alerts: HashMap<i64, usize>,
+    /// Heartbeat pings sent, of every monitor.
+    pub pings_sent: u64,
     /// The bulk-created monitors, in order.
     pub bulk: Vec<i64>,
     /// Manual checks queued (202) per monitor.

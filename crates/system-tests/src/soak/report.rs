@@ -61,7 +61,11 @@ impl Report {
             f.push(format!("heartbeats: {:?}", &j.heartbeats.problems));
         }
         if !j.alerts.clean() {
-            f.push(format!("alerts: {:?}", &j.alerts.problems));
+            let a = &j.alerts;
+            f.push(format!(
+                "alerts: {} missing, {} doubled, {} unexpected (each below)",
+                a.missing, a.doubled, a.unexpected
+            ));
         }
         f.extend(j.phases.problems.iter().map(|p| format!("outages: {p}")));
         f.extend(j.problems.iter().cloned());

@@ -289,7 +289,13 @@ fn monitors(plan: &Plan, t: &Targets) -> Vec<(&'static str, Value, &'static [&'s
             ),
             &["all", "ops-mail"],
         ),
-        ("escalated", http("escalated", json!({})), &[]),
+        // Created paused and resumed once its policy is set: its first
+        // alert must not race the policy (it would alert nobody).
+        (
+            "escalated",
+            http("escalated", json!({"active": false})),
+            &[],
+        ),
         (
             "flapping",
             http(
@@ -370,6 +376,17 @@ pub async fn run(
         StatusCode::OK,
     )
     .await?;
+    let paused_at = ledger.lives[&escalated].created_ms;
+    let resumed = api
+        .expect(
+            Method::PATCH,
+            &format!("/api/v1/monitors/{escalated}"),
+            Some(&json!({"active": true})),
+            StatusCode::OK,
+        )
+        .await?;
+    anyhow::ensure!(resumed["active"] == true, "resuming escalated: {resumed}");
+    ledger.paused(escalated, paused_at, super::ledger::now_ms());
     ledger.policies.insert(
         escalated,
         PolicyFact {

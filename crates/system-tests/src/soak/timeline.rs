@@ -31,6 +31,7 @@ pub async fn run(ctx: Ctx) -> anyhow::Result<()> {
         (p.total * 0.15, "notice"),
         (p.total * 0.45, "notice update"),
         (p.total * 0.55, "rename"),
+        (p.total * 0.2, "idempotent create"),
     ];
     actions.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut paused_at = 0;
@@ -285,6 +286,32 @@ async fn one_off(ctx: &Ctx, action: &str) -> anyhow::Result<()> {
                 StatusCode::OK,
             )
             .await?;
+        }
+        "idempotent create" => {
+            // A client that timed out sends the same create again: it gets
+            // the monitor made the first time, not a second one.
+            let body = json!({"name": "idempotent", "type": "http", "target": format!("{}/idempotent", ctx.steady_url),
+                              "interval_secs": 10});
+            let (first, replayed_first, monitor) = api
+                .post_idempotent("/api/v1/monitors", &body, "soak-create-1")
+                .await?;
+            anyhow::ensure!(
+                first == StatusCode::CREATED && !replayed_first,
+                "first create: {first} {monitor}"
+            );
+            let id = {
+                let mut ledger = ctx.ledger();
+                let id = ledger.created(&monitor, &[])?;
+                ledger.monitors.insert("idempotent", id);
+                id
+            };
+            let (again, replayed, same) = api
+                .post_idempotent("/api/v1/monitors", &body, "soak-create-1")
+                .await?;
+            anyhow::ensure!(
+                again == StatusCode::CREATED && replayed && same["id"] == id,
+                "the retried create: {again} {replayed} {same}"
+            );
         }
         other => anyhow::bail!("no action {other}"),
     }

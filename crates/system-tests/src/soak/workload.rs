@@ -116,7 +116,10 @@ async fn ping(ctx: &Ctx, name: &'static str, ping: Ping) -> anyhow::Result<()> {
             ledger.tokens.get(name).cloned().unwrap_or_default(),
         )
     };
+    // Every third success reports the job's exit code 0 instead.
+    let exit_code = ctx.ledger().pings_sent % 3 == 2;
     let suffix = match ping {
+        Ping::Success if exit_code => "/0",
         Ping::Success => "",
         Ping::Start => "/start",
         Ping::Fail => "/fail",
@@ -128,7 +131,9 @@ async fn ping(ctx: &Ctx, name: &'static str, ping: Ping) -> anyhow::Result<()> {
         status == StatusCode::OK,
         "ping {name}{suffix}: {status} {body}"
     );
-    ctx.ledger().pinged(id, sent, ping);
+    let mut ledger = ctx.ledger();
+    ledger.pinged(id, sent, ping);
+    ledger.pings_sent += 1;
     Ok(())
 }
 
@@ -289,6 +294,26 @@ async fn reads(ctx: Ctx) -> anyhow::Result<()> {
             .get("/api/v1/monitors?status=down&limit=100")
             .await?;
         ctx.api.get("/api/v1/incidents?state=open").await?;
+        let flip = ctx.monitor("http-flip");
+        let results = ctx
+            .api
+            .get(&format!("/api/v1/monitors/{flip}/results?limit=5"))
+            .await?;
+        anyhow::ensure!(
+            results["results"].as_array().is_some_and(|r| !r.is_empty()),
+            "no results of http-flip: {results}"
+        );
+        ctx.api
+            .get(&format!("/api/v1/monitors/{flip}/uptime/daily?days=2"))
+            .await?;
+        let audit = ctx
+            .api
+            .get("/api/v1/audit-log?resource_kind=monitor&limit=20")
+            .await?;
+        anyhow::ensure!(
+            audit["entries"].as_array().is_some_and(|e| !e.is_empty()),
+            "an empty audit log: {audit}"
+        );
         ctx.ledger().count("reads");
         Ok(())
     })
