@@ -78,7 +78,9 @@ pub fn scan(service: &str, text: &str, allowed: &[Allowed]) -> LogScan {
     for raw in text.lines() {
         scan.lines += 1;
         let line = strip_ansi(raw);
-        if line.contains("panicked at") {
+        // The standard hook's "panicked at", or the services' own hook
+        // (`uptime_telemetry::panics`), which logs it as one ERROR line.
+        if line.contains("panicked at") || line.contains("uptime_telemetry::panics") {
             if scan.panics.len() < MAX_KEPT {
                 scan.panics.push(line.trim().to_string());
             }
@@ -125,6 +127,13 @@ mod tests {
         );
         assert!(scan.panics.is_empty());
         assert_eq!(scan.lines, 4);
+    }
+
+    #[test]
+    fn a_panic_logged_by_the_services_hook_is_a_panic() {
+        let text = "\u{1b}[2m2026-12-02T01:51:20.072698Z\u{1b}[0m \u{1b}[31mERROR\u{1b}[0m \u{1b}[2muptime_telemetry::panics\u{1b}[0m\u{1b}[2m:\u{1b}[0m panicked; exiting so that a supervisor restarts the service";
+        let scan = scan("scheduler", text, &[]);
+        assert_eq!((scan.panics.len(), scan.errors.len()), (1, 0), "{scan:?}");
     }
 
     #[test]
