@@ -21,6 +21,10 @@ status:
 test *ARGS:
     scripts/test.sh {{ARGS}}
 
+# The README's stack under every feature at once for UPTIME_SOAK_SECS (600), on ports of its own; prints its figures.
+soak:
+    scripts/soak.sh
+
 # Measure throughput, lateness and memory; prints the figures.
 bench:
     scripts/bench.sh

@@ -30,3 +30,6 @@ cargo nextest run --workspace --no-fail-fast --test-threads 6 "$@"
 if [ -x "$REPO/scripts/test-deploy.sh" ]; then
   "$REPO/scripts/test-deploy.sh"
 fi
+# The README's own stack under every feature at once (UPTIME_SOAK_SECS,
+# 600 by default), on ports and in a state directory of its own.
+"$REPO/scripts/soak.sh"

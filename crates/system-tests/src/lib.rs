@@ -14,6 +14,7 @@ pub mod million;
 pub mod pipeline_bench;
 pub mod processes;
 pub mod regions_bench;
+pub mod soak;
 pub mod status_pages_bench;
 pub mod storage_bench;
 

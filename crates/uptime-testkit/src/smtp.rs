@@ -83,10 +83,14 @@ pub struct SmtpServer {
 impl SmtpServer {
     /// Listens on `127.0.0.1` on a free port.
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the test SMTP server");
-        let port = listener.local_addr().expect("local addr").port();
+        Self::start_on(0).await.expect("bind the test SMTP server")
+    }
+
+    /// Listens on `127.0.0.1:port` (0: a free one), for a stack that is told
+    /// where its relay is before this starts (the soak's `scripts/up.sh`).
+    pub async fn start_on(port: u16) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let port = listener.local_addr()?.port();
         let mailbox = Arc::new(Mailbox::default());
         let mut tasks = JoinSet::new();
         let accepted = mailbox.clone();
@@ -97,11 +101,11 @@ impl SmtpServer {
                 connections.spawn(serve(stream, accepted.clone()));
             }
         });
-        Self {
+        Ok(Self {
             port,
             mailbox,
             _tasks: tasks,
-        }
+        })
     }
 
     pub fn host(&self) -> &'static str {
