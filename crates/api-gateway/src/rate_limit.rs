@@ -42,6 +42,26 @@ struct Bucket {
     refilled_at: Instant,
 }
 
+impl Bucket {
+    /// Adds what `rate` tokens a second have refilled since the last
+    /// look, up to `burst`.
+    fn refill(&mut self, now: Instant, rate: f64, burst: f64) {
+        self.tokens =
+            (self.tokens + now.duration_since(self.refilled_at).as_secs_f64() * rate).min(burst);
+        self.refilled_at = now;
+    }
+
+    /// Where the bucket stands, for the rate-limit headers.
+    fn allowance(&self, rate: f64, burst: f64, window_secs: u64) -> Allowance {
+        Allowance {
+            limit: burst as u32,
+            remaining: self.tokens.floor() as u32,
+            reset_secs: ((burst - self.tokens) / rate).ceil() as u64,
+            window_secs,
+        }
+    }
+}
+
 /// Where a bucket stands after a request: what the `RateLimit` headers
 /// tell a client so it can pace itself instead of running into 429s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,18 +146,10 @@ impl<K: Hash + Eq> RateLimiter<K> {
             tokens: burst,
             refilled_at: now,
         });
-        bucket.tokens = (bucket.tokens
-            + now.duration_since(bucket.refilled_at).as_secs_f64() * rate)
-            .min(burst);
-        bucket.refilled_at = now;
+        bucket.refill(now, rate, burst);
         if bucket.tokens >= cost {
             bucket.tokens -= cost;
-            Ok(Allowance {
-                limit: burst as u32,
-                remaining: bucket.tokens.floor() as u32,
-                reset_secs: ((burst - bucket.tokens) / rate).ceil() as u64,
-                window_secs: self.window_secs(),
-            })
+            Ok(bucket.allowance(rate, burst, self.window_secs()))
         } else {
             let wait = ((cost - bucket.tokens) / rate).ceil().max(1.0) as u64;
             Err(ApiError::RateLimited {
@@ -197,18 +209,10 @@ impl<K: Hash + Eq> RateLimiter<K> {
             tokens: burst,
             refilled_at: now,
         });
-        bucket.tokens = (bucket.tokens
-            + now.duration_since(bucket.refilled_at).as_secs_f64() * rate)
-            .min(burst);
-        bucket.refilled_at = now;
+        bucket.refill(now, rate, burst);
         if bucket.tokens >= more {
             bucket.tokens -= more;
-            return Charge::Taken(Allowance {
-                limit: burst as u32,
-                remaining: bucket.tokens.floor() as u32,
-                reset_secs: ((burst - bucket.tokens) / rate).ceil() as u64,
-                window_secs: self.window_secs(),
-            });
+            return Charge::Taken(bucket.allowance(rate, burst, self.window_secs()));
         }
         bucket.tokens = (bucket.tokens + f64::from(paid)).min(burst);
         let wait = ((f64::from(charged) - bucket.tokens) / rate)
