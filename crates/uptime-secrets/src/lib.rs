@@ -202,6 +202,15 @@ impl Keyring {
         ))
     }
 
+    /// Whether `sealed` holds `plain` for `purpose` (never when it cannot be
+    /// opened with this keyring). A write that restates a stored secret
+    /// keeps the stored seal when it does: a new seal of the same text
+    /// would differ, and the write would look like a change.
+    pub fn holds(&self, purpose: Purpose, sealed: &str, plain: &str) -> bool {
+        self.open(purpose, sealed)
+            .is_ok_and(|opened| opened.as_str() == plain)
+    }
+
     /// The plaintext of `sealed`, which must have been sealed for `purpose`
     /// with one of this keyring's keys.
     pub fn open(&self, purpose: Purpose, sealed: &str) -> Result<Zeroizing<String>, SecretError> {

@@ -284,12 +284,7 @@ pub(crate) fn opens_to(
     sealed: &str,
     plain: &str,
 ) -> bool {
-    keyring
-        .and_then(|k| {
-            k.open(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed)
-                .ok()
-        })
-        .is_some_and(|opened| opened.as_str() == plain)
+    keyring.is_some_and(|k| k.holds(uptime_secrets::Purpose::ALERT_CONTACT_SECRET, sealed, plain))
 }
 
 #[cfg(test)]

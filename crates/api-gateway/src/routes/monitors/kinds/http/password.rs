@@ -34,24 +34,17 @@ impl BasicAuthDraft {
         let (Some(given), Some(sealed)) = (&self.password, stored) else {
             return;
         };
-        if opens_to(keyring, sealed, given) {
+        if keyring.is_some_and(|k| {
+            k.holds(
+                uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD,
+                sealed.as_str(),
+                given,
+            )
+        }) {
             self.password = None;
             self.kept = Some(sealed.clone());
         }
     }
-}
-
-/// Whether `sealed` holds `plain` (never when it cannot be opened here).
-fn opens_to(keyring: Option<&uptime_secrets::Keyring>, sealed: &SealedText, plain: &str) -> bool {
-    keyring
-        .and_then(|k| {
-            k.open(
-                uptime_secrets::Purpose::HTTP_BASIC_AUTH_PASSWORD,
-                sealed.as_str(),
-            )
-            .ok()
-        })
-        .is_some_and(|opened| opened.as_str() == plain)
 }
 
 impl std::fmt::Debug for BasicAuthDraft {
