@@ -12,7 +12,7 @@
 //! [`update`] is the one rule of every update: an update whose changes are
 //! empty (the same representation, the same secrets) writes nothing.
 
-use crate::auth::AuthUser;
+use crate::principal::AuthUser;
 use crate::error::ApiError;
 use diesel_async::scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 use diesel_async::{AsyncConnection, AsyncPgConnection};

@@ -6,7 +6,7 @@
 //! request; the database's previous `last_used_at` decides, so replicas
 //! sharing a key write one entry between them.
 
-use crate::auth::AuthUser;
+use crate::principal::AuthUser;
 use crate::error::ApiError;
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;

@@ -15,6 +15,7 @@ pub mod key_revocations;
 pub mod key_use;
 pub mod keys;
 pub mod member_roles;
+pub mod metrics_pages;
 pub mod middleware;
 pub mod openapi;
 pub mod principal;

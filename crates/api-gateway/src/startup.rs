@@ -52,7 +52,7 @@ impl Application {
             unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
             known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
             keyring,
-            tenant_metrics: crate::routes::metrics::page_cache(&settings.tenant_metrics),
+            tenant_metrics: crate::metrics_pages::page_cache(&settings.tenant_metrics),
             ack_links,
             settings: settings.clone(),
         });

@@ -26,7 +26,7 @@ pub struct AppState {
     pub keyring: Option<std::sync::Arc<uptime_secrets::Keyring>>,
     /// `GET /api/v1/metrics` pages by organisation, each kept for
     /// `tenant_metrics.cache_secs`.
-    pub tenant_metrics: crate::routes::metrics::PageCache,
+    pub tenant_metrics: crate::metrics_pages::PageCache,
     /// Checks the acknowledge links of alerts (`ack_links`); `None` when no
     /// secret is configured (every link is then 404).
     pub ack_links: Option<uptime_alerts::AckLinks>,

@@ -70,7 +70,7 @@ pub async fn send_link(
     state: &AppState,
     contact: &AlertContact,
     on_create: bool,
-    resent_by: Option<&crate::auth::AuthUser>,
+    resent_by: Option<&crate::principal::AuthUser>,
 ) -> Result<Result<(), Refusal>, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::AsyncConnection;

@@ -21,24 +21,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 use uptime_db::tenant_metrics::MonitorFigures;
 
 /// OpenMetrics 1.0, which Prometheus asks for first.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// Built pages by organisation and key selector (its JSON text; empty:
-/// none), since a key with a selector is shown only the monitors it
-/// reaches. `Bytes`, so serving a cached page clones a reference count,
-/// not the page.
-pub type PageCache = moka::sync::Cache<(i64, String), web::Bytes>;
-
-pub fn page_cache(settings: &crate::settings::TenantMetricsSettings) -> PageCache {
-    moka::sync::Cache::builder()
-        .max_capacity(settings.cache_capacity)
-        .time_to_live(Duration::from_secs(settings.cache_secs.max(1)))
-        .build()
-}
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/metrics").get(get));

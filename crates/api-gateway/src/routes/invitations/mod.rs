@@ -19,111 +19,28 @@ use crate::error::{ApiError, ErrorBody};
 use crate::member_roles;
 use crate::principal::{widest_scope, KeyPrefix};
 use crate::routes::api_keys::ApiKeyResponse;
-use crate::routes::members::MemberRole;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery, Problems};
 use crate::{keys, verification};
 use actix_web::{web, HttpRequest, HttpResponse};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use uptime_db::invitations::Invitation;
 use uptime_db::organisations::Role;
-use utoipa::ToSchema;
+
+pub mod mail;
+mod shapes;
+pub use shapes::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/invitations").get(list).post(create))
+    // Longer paths first: `/invitations/{id}` takes no sub-paths, but
+    // this keeps that from mattering.
+    cfg.configure(mail::configure)
+        .service(web::resource("/invitations").get(list).post(create))
         // Before `/invitations/{id}`, which would take `accept` for an id.
         .service(web::resource("/invitations/accept").post(accept))
         .service(web::resource("/invitations/{id}").get(get).delete(revoke));
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateInvitation {
-    /// Where the invitation goes (stored lowercased). Inviting an address
-    /// again replaces its open invitation.
-    #[schema(min_length = 3, max_length = 254)]
-    pub email: String,
-    /// The role the invitee gets: at most the inviter's (only owners invite
-    /// owners).
-    pub role: MemberRole,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationResponse {
-    pub id: i64,
-    pub org_id: i64,
-    pub email: String,
-    pub role: MemberRole,
-    /// The member who invited.
-    pub invited_by: i64,
-    pub created_at: DateTime<Utc>,
-    /// The token stops working then.
-    pub expires_at: DateTime<Utc>,
-    /// The token that accepts the invitation: only in the response that
-    /// created it (give it to the invitee; `POST /api/v1/invitations/accept`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-}
-
-impl InvitationResponse {
-    pub(crate) fn of(invitation: Invitation, token: Option<String>) -> Self {
-        Self {
-            id: invitation.id,
-            org_id: invitation.org_id,
-            role: invitation.role().unwrap_or(Role::Viewer).into(),
-            email: invitation.email,
-            invited_by: invitation.invited_by,
-            created_at: invitation.created_at,
-            expires_at: invitation.expires_at,
-            token,
-        }
-    }
-}
-
-/// The new invitation with its token, and whether its email went out.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CreatedInvitation {
-    #[serde(flatten)]
-    pub invitation: InvitationResponse,
-    /// Whether the invitation email went out. Not `email`, which is the
-    /// invitation's address: a flattened key must not repeat one of the
-    /// invitation's (until 2026-12-02 it did, and every answer had `email`
-    /// twice).
-    pub mail: crate::routes::invitation_mail::EmailOutcome,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationList {
-    pub invitations: Vec<InvitationResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AcceptInvitation {
-    /// The invitation's token.
-    #[schema(pattern = "^[A-Za-z0-9_-]{43}$")]
-    pub token: String,
-    /// A new user's name (1 to 200 characters; default: the invited
-    /// address). Ignored when a key in `Authorization` says who accepts.
-    #[schema(min_length = 1, max_length = 200)]
-    #[serde(default)]
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AcceptedInvitation {
-    pub org_id: i64,
-    pub user_id: i64,
-    pub role: MemberRole,
-    /// The member's first key for the organisation, with the widest scope
-    /// their role allows; the raw key is in this response only.
-    pub api_key: ApiKeyResponse,
 }
 
 /// Invite someone by email to the organisation: the invitation is made,
@@ -198,7 +115,7 @@ pub async fn create(
         .await?;
     // After the commit: the invitation exists whether or not the relay
     // takes the email (the response says which, and carries the token).
-    let mail = crate::routes::invitation_mail::send(&state, &created, &token, &user).await;
+    let mail = mail::send(&state, &created, &token, &user).await;
     Ok(HttpResponse::Created()
         .insert_header((
             actix_web::http::header::LOCATION,

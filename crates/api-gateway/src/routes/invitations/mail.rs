@@ -16,35 +16,24 @@
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
-use crate::routes::invitations::InvitationResponse;
+use super::shapes::{EmailOutcome, InvitationResponse, ResentInvitation};
 use crate::state::AppState;
 use crate::verification;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
-use serde::Serialize;
 use serde_json::json;
 use std::time::Duration;
 use uptime_alerts::{Channel, Destination, InvitationRequest, Outgoing, Sender};
 use uptime_db::invitation_resends::{self, ResendRefusal};
 use uptime_db::invitations::Invitation;
-use utoipa::ToSchema;
 
 /// Bounds the (unused) HTTP client of the sender; SMTP has its own timeout.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/invitations/{id}/resend").post(resend));
-}
-
-/// Whether the invitation email went out.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct EmailOutcome {
-    pub sent: bool,
-    /// Why it was not sent (the relay's answer, or that it was unreachable).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
 /// Sends the email of `invitation` carrying `token`, on behalf of
@@ -122,16 +111,6 @@ async fn try_send(
         .await
         .map(|_| ())
         .map_err(|e| e.message)
-}
-
-/// The invitation with its new token (in this response only) and whether
-/// the email went out.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ResentInvitation {
-    #[serde(flatten)]
-    pub invitation: InvitationResponse,
-    /// Whether the email went out (not `email`: the invitation's address).
-    pub mail: EmailOutcome,
 }
 
 /// Send an open invitation's email again, with a new token (the previous
