@@ -20,7 +20,7 @@ use utoipa::OpenApi;
         routes::invitations::get,
         routes::invitations::revoke,
         routes::invitations::accept,
-        routes::invitation_mail::resend,
+        routes::invitations::mail::resend,
     ),
     tags(
         (name = "organisation", description = "The key's organisation: what it holds, its name, and deleting it with everything of it."),

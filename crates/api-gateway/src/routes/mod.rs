@@ -13,7 +13,6 @@ pub mod escalation_policies;
 pub mod heartbeats;
 pub mod incident_links;
 pub mod incidents;
-pub mod invitation_mail;
 pub mod invitations;
 pub mod maintenance_windows;
 pub mod members;
@@ -33,9 +32,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .configure(apply::configure)
         .configure(audit_log::configure)
         .configure(members::configure)
-        // Before `invitations`: its `/invitations/{id}` takes no sub-paths,
-        // but keeping the longer path first makes that not matter.
-        .configure(invitation_mail::configure)
         .configure(invitations::configure)
         .configure(organisation::configure)
         .configure(monitors::configure)
