@@ -13,23 +13,25 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             // checked (the later `wrap` runs first).
             // Innermost: tags the handlers' answers (and refuses `If-Match`
             // where no handler honours it).
-            .wrap(actix_web::middleware::from_fn(crate::etag::tag_responses))
             .wrap(actix_web::middleware::from_fn(
-                crate::query_params::refuse_unknown,
+                crate::http::etag::tag_responses,
+            ))
+            .wrap(actix_web::middleware::from_fn(
+                crate::http::query_params::refuse_unknown,
             ))
             // A POST with an `Idempotency-Key` is claimed (or replayed)
             // once its key is known and before anything else reads it.
             .wrap(actix_web::middleware::from_fn(
-                crate::idempotency::idempotency,
+                crate::http::idempotency::idempotency,
             ))
             // Keys are checked before any handler reads a body.
             .wrap(actix_web::middleware::from_fn(
-                crate::middleware::authenticate,
+                crate::http::middleware::authenticate,
             ))
             // Outermost: it reads what the key check left, after the
             // response (errors included) is made.
             .wrap(actix_web::middleware::from_fn(
-                crate::middleware::rate_limit_headers,
+                crate::http::middleware::rate_limit_headers,
             ))
             .route("/openapi.json", web::get().to(crate::openapi::serve))
             .configure(crate::routes::configure),

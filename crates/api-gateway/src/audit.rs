@@ -12,8 +12,8 @@
 //! [`update`] is the one rule of every update: an update whose changes are
 //! empty (the same representation, the same secrets) writes nothing.
 
-use crate::principal::AuthUser;
-use crate::error::ApiError;
+use crate::access::principal::AuthUser;
+use crate::http::error::ApiError;
 use diesel_async::scoped_futures::{ScopedBoxFuture, ScopedFutureExt};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
@@ -74,7 +74,7 @@ pub mod action {
     pub const RESEND: &str = uptime_db::invitation_resends::RESEND_ACTION;
     /// A test alert sent to a contact.
     pub const TEST: &str = "test";
-    /// A key used after an idle spell (`crate::key_use`).
+    /// A key used after an idle spell (`crate::access::key_use`).
     pub const USE: &str = "use";
     pub const ACKNOWLEDGE: &str = "acknowledge";
     /// A new token replaced the old one (status-page access, badges).

@@ -68,7 +68,8 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::CreateUser { name } => {
             let pool = uptime_db::connect(&settings.database)?;
-            let (user, raw_key) = api_gateway::keys::create_user_with_key(&pool, &name).await?;
+            let (user, raw_key) =
+                api_gateway::access::keys::create_user_with_key(&pool, &name).await?;
             eprintln!(
                 "created user {} ({}); its API key follows",
                 user.id, user.name

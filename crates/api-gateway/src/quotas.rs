@@ -13,7 +13,7 @@
 //! goes through, so an organisation left over a lowered budget can still
 //! get back under it.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::settings::QuotaSettings;
 use diesel_async::AsyncPgConnection;
 use uptime_db::models::MonitorDefinition;
@@ -186,7 +186,7 @@ pub async fn set_for_organisation(
         .map(|what| (name(what), limit(defaults, &stored, what)))
         .collect();
     effective.push((
-        crate::error::CHECKS_PER_MINUTE,
+        crate::http::error::CHECKS_PER_MINUTE,
         checks_per_minute_limit(defaults, &stored),
     ));
     Ok((organisation, effective))

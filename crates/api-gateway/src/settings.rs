@@ -374,7 +374,7 @@ impl Default for ApplySettings {
     fn default() -> Self {
         Self {
             max_resources: 10_000,
-            max_body_bytes: crate::body_limits::APPLY_BODY_BYTES,
+            max_body_bytes: crate::http::body_limits::APPLY_BODY_BYTES,
         }
     }
 }

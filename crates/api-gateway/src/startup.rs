@@ -1,8 +1,8 @@
 //! Building and running the HTTP server.
 
-use crate::body_limits::{json_config, MAX_BODY_BYTES};
-use crate::error::{extractors, ApiError};
-use crate::rate_limit::RateLimiter;
+use crate::http::body_limits::{json_config, MAX_BODY_BYTES};
+use crate::http::error::{extractors, ApiError};
+use crate::http::rate_limit::RateLimiter;
 use crate::settings::GatewaySettings;
 use crate::state::AppState;
 use actix_web::dev::{Server, ServiceResponse};
@@ -20,7 +20,7 @@ pub struct Application {
     ops: uptime_ops::OpsServer,
     state: web::Data<AppState>,
     /// Drops revoked keys from this replica's cache; ends with the server.
-    revocations: crate::key_revocations::Listener,
+    revocations: crate::access::key_revocations::Listener,
 }
 
 impl Application {
@@ -49,15 +49,15 @@ impl Application {
             presence,
             rate_limiter: RateLimiter::new(settings.rate_limit.clone()),
             heartbeat_limiter: RateLimiter::new(settings.heartbeat_limit.clone().into()),
-            unknown_keys: crate::auth_cache::UnknownKeys::new(&settings.auth),
-            known_keys: crate::auth_cache::KnownKeys::new(&settings.auth),
+            unknown_keys: crate::access::auth_cache::UnknownKeys::new(&settings.auth),
+            known_keys: crate::access::auth_cache::KnownKeys::new(&settings.auth),
             keyring,
             tenant_metrics: crate::metrics_pages::page_cache(&settings.tenant_metrics),
             ack_links,
             settings: settings.clone(),
         });
 
-        let revocations = crate::key_revocations::listen(state.clone()).await?;
+        let revocations = crate::access::key_revocations::listen(state.clone()).await?;
 
         let readiness = uptime_ops::Readiness::new()
             .with_check("postgres", uptime_db::pool::readiness_check(&state.pool))
@@ -73,7 +73,7 @@ impl Application {
                 )
                 .wrap(actix_web::middleware::Compress::default())
                 .wrap(actix_web::middleware::from_fn(
-                    crate::middleware::request_metrics,
+                    crate::http::middleware::request_metrics,
                 ))
                 // Outermost: a panic in one request does not end the
                 // process (every other panic does: `uptime_telemetry::panics`).

@@ -1,7 +1,7 @@
 //! What every handler can reach.
 
-use crate::error::ApiError;
-use crate::rate_limit::RateLimiter;
+use crate::http::error::ApiError;
+use crate::http::rate_limit::RateLimiter;
 use crate::settings::GatewaySettings;
 use async_nats::jetstream;
 use uptime_contracts::Message;
@@ -18,9 +18,9 @@ pub struct AppState {
     /// Pings per heartbeat token.
     pub heartbeat_limiter: RateLimiter<String>,
     /// Digests of well-formed keys that matched no active key lately.
-    pub unknown_keys: crate::auth_cache::UnknownKeys,
+    pub unknown_keys: crate::access::auth_cache::UnknownKeys,
     /// Digests of valid keys lately, forgotten on revocation (every replica).
-    pub known_keys: crate::auth_cache::KnownKeys,
+    pub known_keys: crate::access::auth_cache::KnownKeys,
     /// Seals basic-auth passwords (`secrets`); `None` when no key is
     /// configured.
     pub keyring: Option<std::sync::Arc<uptime_secrets::Keyring>>,

@@ -2,7 +2,7 @@
 //! reliably (as a `verification` delivery the notifier sends with retries),
 //! and works once. Only the token's SHA-256 is stored with the contact.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -70,7 +70,7 @@ pub async fn send_link(
     state: &AppState,
     contact: &AlertContact,
     on_create: bool,
-    resent_by: Option<&crate::principal::AuthUser>,
+    resent_by: Option<&crate::access::principal::AuthUser>,
 ) -> Result<Result<(), Refusal>, ApiError> {
     use diesel_async::scoped_futures::ScopedFutureExt;
     use diesel_async::AsyncConnection;

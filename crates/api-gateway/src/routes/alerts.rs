@@ -4,8 +4,8 @@
 //! Registered before `contacts` so that `/alert-contacts/verify/{token}` is
 //! not taken for `/alert-contacts/{id}`.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::verification;
 use actix_web::{web, HttpResponse};
@@ -314,8 +314,11 @@ pub async fn deliveries(
     id: web::Path<i64>,
     query: web::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (limit, after) =
-        crate::validation::positions::page(query.limit, query.cursor.as_deref(), DEFAULT_LIMIT)?;
+    let (limit, after) = crate::http::validation::positions::page(
+        query.limit,
+        query.cursor.as_deref(),
+        DEFAULT_LIMIT,
+    )?;
     let mut conn = state.conn().await?;
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
@@ -329,7 +332,7 @@ pub async fn deliveries(
     )
     .await?;
     let (rows, next_cursor) =
-        crate::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
+        crate::http::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
     Ok(HttpResponse::Ok().json(DeliveryList {
         deliveries: rows
             .into_iter()

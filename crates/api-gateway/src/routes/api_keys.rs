@@ -1,11 +1,11 @@
 //! `/api/v1/api-keys`: create, list, revoke.
 
+use crate::access::auth::AuthUser;
+use crate::access::keys;
 use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
-use crate::keys;
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::{paginate, PageQuery, Problems};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -140,7 +140,7 @@ pub struct ApiKeyList {
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: crate::validation::Json<CreateApiKey>,
+    body: crate::http::validation::Json<CreateApiKey>,
 ) -> Result<HttpResponse, ApiError> {
     let mut problems = Problems::new();
     problems.check_len("name", &body.name, 200);
@@ -358,6 +358,6 @@ pub async fn revoke(
     // Committed: this replica forgets the key itself (not waiting for its
     // own message), then every replica is told.
     state.known_keys.forget(&key.key_sha256);
-    crate::key_revocations::announce(&state, &key).await;
+    crate::access::key_revocations::announce(&state, &key).await;
     Ok(HttpResponse::NoContent().finish())
 }

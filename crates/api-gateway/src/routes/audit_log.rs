@@ -1,10 +1,10 @@
 //! `GET /api/v1/audit-log`: the organisation's audit entries, newest first,
 //! filtered and paged (docs/api.md). Writing them is `crate::audit`'s.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::validation::{paginate, PageQuery};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -27,8 +27,8 @@
 //!
 //! All of them share the token's rate limit.
 
-use crate::body_limits::MAX_BODY_BYTES;
-use crate::error::{ApiError, ErrorBody};
+use crate::http::body_limits::MAX_BODY_BYTES;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -12,7 +12,7 @@
 //! like an unknown verification link. The page shows nothing about the
 //! monitor beyond its incident's state, so a forwarded link leaks little.
 
-use crate::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::Utc;

@@ -5,11 +5,11 @@
 //! (an audit entry in the same transaction). The signed link in alerts is
 //! `incident_links`'.
 
+use crate::access::auth::AuthUser;
 use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::validation::positions;
 use crate::state::AppState;
-use crate::validation::positions;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -253,7 +253,7 @@ pub async fn list(
     let (limit, after) = positions::page(
         query.limit,
         query.cursor.as_deref(),
-        crate::validation::DEFAULT_PAGE_SIZE,
+        crate::http::validation::DEFAULT_PAGE_SIZE,
     )?;
     if query.monitor_id.is_some_and(|id| id < 1) {
         return Err(ApiError::InvalidQuery(vec![FieldError::new(

@@ -1,16 +1,16 @@
 //! `/api/v1/members`: the members of the key's organisation, their roles
 //! changed, removed, and leaving (removing oneself). Who may do what to
-//! whom is `crate::member_roles`; every change is audited in its
+//! whom is `crate::access::member_roles`; every change is audited in its
 //! transaction, and the member's keys are forgotten by every gateway after
 //! it commits (a removal deletes them; a role change narrows or widens
 //! them, and cached principals hold the role).
 
+use crate::access::auth::AuthUser;
+use crate::access::member_roles;
 use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
-use crate::member_roles;
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::{paginate, PageQuery};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -151,7 +151,7 @@ pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
     id: web::Path<i64>,
-    body: crate::validation::Json<UpdateMember>,
+    body: crate::http::validation::Json<UpdateMember>,
 ) -> Result<HttpResponse, ApiError> {
     let (target_id, role) = (id.into_inner(), Role::from(body.role));
     let mut conn = state.conn().await?;
@@ -201,7 +201,7 @@ pub async fn update(
         })
         .await?;
     drop(conn);
-    crate::key_revocations::forget_everywhere(&state, &keys).await;
+    crate::access::key_revocations::forget_everywhere(&state, &keys).await;
     let member = MemberResponse::of(member).ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Ok().json(member))
 }
@@ -272,6 +272,6 @@ pub async fn remove(
         })
         .await?;
     drop(conn);
-    crate::key_revocations::forget_everywhere(&state, &keys).await;
+    crate::access::key_revocations::forget_everywhere(&state, &keys).await;
     Ok(HttpResponse::NoContent().finish())
 }

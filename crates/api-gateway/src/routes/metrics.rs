@@ -12,8 +12,8 @@
 //! API rate limit like any other. At most `tenant_metrics.max_monitors`
 //! monitors are shown.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{http::header, web, HttpResponse};
 use prometheus_client::encoding::text::encode;

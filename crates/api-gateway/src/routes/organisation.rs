@@ -4,12 +4,12 @@
 //! statement (`uptime_db::organisations::delete` says how far it reaches)
 //! and makes every gateway forget its keys.
 
+use crate::access::auth::AuthUser;
 use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::Problems;
 use crate::routes::members::MemberRole;
 use crate::state::AppState;
-use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -104,7 +104,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
 pub async fn rename(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: crate::validation::Json<RenameOrganisation>,
+    body: crate::http::validation::Json<RenameOrganisation>,
 ) -> Result<HttpResponse, ApiError> {
     let mut problems = Problems::new();
     problems.check_len("name", &body.name, 200);
@@ -160,7 +160,7 @@ pub async fn rename(
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: crate::validation::Json<DeleteOrganisation>,
+    body: crate::http::validation::Json<DeleteOrganisation>,
 ) -> Result<HttpResponse, ApiError> {
     let confirm_name = body.confirm_name.clone();
     let mut conn = state.conn().await?;
@@ -200,6 +200,6 @@ pub async fn delete(
         })
         .await?;
     drop(conn);
-    crate::key_revocations::forget_everywhere(&state, &keys).await;
+    crate::access::key_revocations::forget_everywhere(&state, &keys).await;
     Ok(HttpResponse::NoContent().finish())
 }

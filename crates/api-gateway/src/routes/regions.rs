@@ -1,7 +1,7 @@
 //! `GET /api/v1/regions`: the deployment's regions and their live checkers.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};

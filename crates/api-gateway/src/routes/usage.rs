@@ -1,8 +1,8 @@
 //! `GET /api/v1/usage`: what the caller uses of each of their quotas, and
 //! the limits (their operator's overrides, else the deployment's defaults).
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::quotas::{checks_per_minute_limit, limit};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};

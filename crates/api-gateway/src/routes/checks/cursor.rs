@@ -1,7 +1,7 @@
 //! The cursors of results pages: where the last result of a page sits in the
 //! pages' order, `(slot_at, id)`.
 
-use crate::error::FieldError;
+use crate::http::error::FieldError;
 use chrono::{DateTime, TimeZone, Utc};
 use uptime_db::results::ResultCursor;
 
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn cursors_of_before_partitioning_are_told_apart() {
-        let old = crate::validation::encode_cursor(42);
+        let old = crate::http::validation::encode_cursor(42);
         let err = decode_results_cursor(&old).unwrap_err();
         assert_eq!(err.field, "before");
         assert!(

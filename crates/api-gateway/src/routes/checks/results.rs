@@ -1,10 +1,10 @@
 //! A monitor's check results, newest first, a page at a time.
 
 use super::cursor::{decode_results_cursor, encode_results_cursor};
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::validation::PageQuery;
 use crate::state::AppState;
-use crate::validation::PageQuery;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

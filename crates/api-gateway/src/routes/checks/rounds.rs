@@ -1,10 +1,10 @@
 //! `GET /api/v1/monitors/{id}/rounds`: the rounds of a monitor checked from
 //! several regions, open and decided, with what each region saw.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::positions;
 use crate::state::AppState;
-use crate::validation::positions;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -116,7 +116,7 @@ pub async fn rounds(
     let (limit, after) = positions::page(
         query.limit,
         query.cursor.as_deref(),
-        crate::validation::DEFAULT_PAGE_SIZE,
+        crate::http::validation::DEFAULT_PAGE_SIZE,
     )?;
     let mut conn = state.conn().await?;
     let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())

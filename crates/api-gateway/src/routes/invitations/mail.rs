@@ -13,10 +13,10 @@
 //! carries the token so the inviter can pass it on, and
 //! `POST /invitations/{id}/resend` sends it again (with a new token).
 
-use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
 use super::shapes::{EmailOutcome, InvitationResponse, ResentInvitation};
+use crate::access::auth::AuthUser;
+use crate::audit;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::verification;
 use actix_web::{web, HttpResponse};

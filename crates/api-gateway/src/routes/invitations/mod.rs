@@ -13,15 +13,16 @@
 //!   address), owning an organisation of their own like every user, and
 //!   joins.
 
+use crate::access::auth::AuthUser;
+use crate::access::keys;
+use crate::access::member_roles;
+use crate::access::principal::{widest_scope, KeyPrefix};
 use crate::audit;
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
-use crate::member_roles;
-use crate::principal::{widest_scope, KeyPrefix};
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::{paginate, PageQuery, Problems};
 use crate::routes::api_keys::ApiKeyResponse;
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
-use crate::{keys, verification};
+use crate::verification;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -54,7 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
-    body: crate::validation::Json<CreateInvitation>,
+    body: crate::http::validation::Json<CreateInvitation>,
 ) -> Result<HttpResponse, ApiError> {
     let email = body.email.trim().to_lowercase();
     let mut problems = Problems::new();
@@ -221,7 +222,7 @@ pub async fn revoke(
 pub async fn accept(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: crate::validation::Json<AcceptInvitation>,
+    body: crate::http::validation::Json<AcceptInvitation>,
 ) -> Result<HttpResponse, ApiError> {
     let mut problems = Problems::new();
     if !verification::well_formed(&body.token) {
@@ -237,7 +238,7 @@ pub async fn accept(
         .headers()
         .contains_key(actix_web::http::header::AUTHORIZATION)
     {
-        true => Some(crate::auth::authenticate_request(&req).await?),
+        true => Some(crate::access::auth::authenticate_request(&req).await?),
         false => None,
     };
     let address = req.peer_addr().map(|a| a.ip());

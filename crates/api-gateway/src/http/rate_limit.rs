@@ -11,7 +11,7 @@
 //! once, so one organisation's
 //! heavy requests occupy at most one thread whatever their number.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use crate::settings::RateLimitSettings;
 use std::collections::HashMap;
 use std::hash::Hash;

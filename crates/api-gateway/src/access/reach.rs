@@ -13,7 +13,7 @@
 //! Everything else (contacts, escalation policies, keys, members, the
 //! organisation) follows the key's scope alone.
 
-use crate::principal::AuthUser;
+use crate::access::principal::AuthUser;
 use serde_json::Value;
 use std::collections::HashSet;
 use uptime_db::DbResult;

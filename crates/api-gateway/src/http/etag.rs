@@ -13,7 +13,7 @@
 //! write cannot be split by another writer. Any other write given
 //! `If-Match` is refused with `400` rather than silently ignoring it.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderValue, ETAG, IF_MATCH, IF_NONE_MATCH};

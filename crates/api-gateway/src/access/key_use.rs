@@ -6,8 +6,8 @@
 //! request; the database's previous `last_used_at` decides, so replicas
 //! sharing a key write one entry between them.
 
-use crate::principal::AuthUser;
-use crate::error::ApiError;
+use crate::access::principal::AuthUser;
+use crate::http::error::ApiError;
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};

@@ -8,7 +8,7 @@
 //! - [`KnownKeys`]: keys that succeeded, forgotten on every replica the
 //!   moment one is revoked.
 
-use crate::principal::AuthUser;
+use crate::access::principal::AuthUser;
 use crate::settings::AuthSettings;
 use chrono::{DateTime, Utc};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -266,7 +266,7 @@ mod tests {
             role: uptime_db::organisations::Role::Owner,
             scope: uptime_db::organisations::Scope::Admin,
             key_id: 2,
-            key_prefix: crate::principal::KeyPrefix::of("upt_abcd"),
+            key_prefix: crate::access::principal::KeyPrefix::of("upt_abcd"),
             address: None,
             label_selector: None,
         };

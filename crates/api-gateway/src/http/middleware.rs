@@ -52,7 +52,7 @@ pub const PUBLIC_ROUTES: &[&str] = &[
 /// Authenticates every request to a route of the wrapped scope that is not
 /// in [`PUBLIC_ROUTES`] before the handler's extractors run, checks the
 /// key's scope against the route's ([`crate::authz::ROUTES`]), and leaves
-/// the outcome for the [`crate::auth::AuthUser`] extractor.
+/// the outcome for the [`crate::access::auth::AuthUser`] extractor.
 ///
 /// Why a middleware: actix-web polls a handler's extractors together, so a
 /// JSON body was read and judged while the key lookup still waited for the
@@ -73,11 +73,11 @@ pub async fn authenticate(
         // The key's scope is judged here, for every route alike, and left
         // for the extractor like a bad key: a 403 comes before the body is
         // read, and a method the route does not serve stays 405.
-        let outcome = crate::auth::authenticate_request(req.request())
+        let outcome = crate::access::auth::authenticate_request(req.request())
             .await
             .and_then(|principal| crate::authz::authorise(&method, &route, principal));
         req.extensions_mut()
-            .insert(crate::auth::Authenticated(outcome));
+            .insert(crate::access::auth::Authenticated(outcome));
     }
     next.call(req).await
 }
@@ -97,7 +97,7 @@ pub async fn rate_limit_headers(
     let allowance = res
         .request()
         .extensions()
-        .get::<crate::rate_limit::Allowance>()
+        .get::<crate::http::rate_limit::Allowance>()
         .copied();
     if let Some(mut a) = allowance {
         // Any refusal to come back later says so in these headers too:

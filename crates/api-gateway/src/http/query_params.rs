@@ -10,7 +10,7 @@
 //! the verification and acknowledge links (mail clients and link checkers
 //! add tracking parameters).
 
-use crate::error::{ApiError, FieldError};
+use crate::http::error::{ApiError, FieldError};
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
@@ -76,8 +76,8 @@ pub async fn refuse_unknown(
         let pattern = req.match_pattern();
         let method = req.method().as_str().to_ascii_lowercase();
         let key_refused = matches!(
-            req.extensions().get::<crate::auth::Authenticated>(),
-            Some(crate::auth::Authenticated(Err(_)))
+            req.extensions().get::<crate::access::auth::Authenticated>(),
+            Some(crate::access::auth::Authenticated(Err(_)))
         );
         match pattern {
             Some(p) if !key_refused && !QUERY_IGNORED_ROUTES.contains(&p.as_str()) => known()
@@ -136,7 +136,10 @@ mod tests {
     #[test]
     fn every_ignoring_route_is_public() {
         for route in QUERY_IGNORED_ROUTES {
-            assert!(crate::middleware::PUBLIC_ROUTES.contains(route), "{route}");
+            assert!(
+                crate::http::middleware::PUBLIC_ROUTES.contains(route),
+                "{route}"
+            );
         }
     }
 }

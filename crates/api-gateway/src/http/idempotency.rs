@@ -19,8 +19,8 @@
 //! in-flight claim, which a retry takes over after
 //! `idempotency.abandoned_after_secs` and runs again. docs/api.md says so.
 
-use crate::auth::Authenticated;
-use crate::error::ApiError;
+use crate::access::auth::Authenticated;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -39,7 +39,7 @@ pub const HEADER: &str = "Idempotency-Key";
 pub const MAX_KEY_LEN: usize = 255;
 /// The largest body a keyed request may have: the largest any route takes
 /// by default (an apply's); a route's own limit still applies after this.
-const MAX_KEYED_BODY: usize = crate::body_limits::APPLY_BODY_BYTES;
+const MAX_KEYED_BODY: usize = crate::http::body_limits::APPLY_BODY_BYTES;
 /// The response header on a replay.
 const REPLAYED: &str = "idempotent-replayed";
 /// The headers of a first response its replays carry again: what says

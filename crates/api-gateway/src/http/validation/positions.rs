@@ -6,7 +6,7 @@
 //! (microseconds since 1970, big-endian) and the UUID. Clients must not
 //! build them; the encoding may change.
 
-use crate::error::FieldError;
+use crate::http::error::FieldError;
 use chrono::{DateTime, TimeZone, Utc};
 use uuid::Uuid;
 
@@ -59,10 +59,10 @@ pub fn page(
     limit: Option<i64>,
     cursor: Option<&str>,
     default: i64,
-) -> Result<(i64, Option<Position>), crate::error::ApiError> {
+) -> Result<(i64, Option<Position>), crate::http::error::ApiError> {
     let mut problems = Vec::new();
     let limit = limit.unwrap_or(default);
-    let max = crate::validation::MAX_PAGE_SIZE;
+    let max = crate::http::validation::MAX_PAGE_SIZE;
     if !(1..=max).contains(&limit) {
         problems.push(FieldError::new(
             "limit",
@@ -79,7 +79,7 @@ pub fn page(
     if problems.is_empty() {
         Ok((limit, after))
     } else {
-        Err(crate::error::ApiError::InvalidQuery(problems))
+        Err(crate::http::error::ApiError::InvalidQuery(problems))
     }
 }
 
@@ -140,7 +140,7 @@ mod tests {
                 }
             }
         }
-        let other_lists = crate::validation::encode_cursor(42);
+        let other_lists = crate::http::validation::encode_cursor(42);
         for bad in [
             "",
             "nonsense",

@@ -1,8 +1,8 @@
 //! A monitor's checks: run one now, list its results (`results`), and its
 //! daily uptime.
 
-use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody, FieldError};
+use crate::access::auth::AuthUser;
+use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{NaiveDate, Utc};

@@ -9,7 +9,7 @@
 //! - Nobody leaves, is removed or is demoted if that leaves the
 //!   organisation without an owner ([`keeps_an_owner`]).
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use uptime_db::organisations::Role;
 
 /// 403 on `role` unless `actor` may give someone `role` (an invitation, a

@@ -1,5 +1,5 @@
 //! Telling every gateway replica that a key was revoked, so that each drops
-//! it from its [`KnownKeys`](crate::auth_cache::KnownKeys) at once.
+//! it from its [`KnownKeys`](crate::access::auth_cache::KnownKeys) at once.
 //!
 //! Core NATS, not JetStream: the message only matters to the replicas
 //! running now (one started later has nothing cached), and every replica

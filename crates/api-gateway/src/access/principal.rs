@@ -3,7 +3,7 @@
 //! widest scope a role allows. Plain data, so the key cache, the scope
 //! table and the extractor can all use it without depending on each other.
 
-use crate::keys;
+use crate::access::keys;
 use std::sync::Arc;
 use uptime_db::organisations::{Role, Scope};
 use uptime_labels::{Labels, Selector};

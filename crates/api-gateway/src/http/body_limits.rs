@@ -3,7 +3,7 @@
 //! bodies (bulk creates, heartbeat pings) start from. Its own module so the
 //! server and the routes both take it from below them.
 
-use crate::error::extractors;
+use crate::http::error::extractors;
 use actix_web::web;
 
 /// Bodies above this are refused with 413.

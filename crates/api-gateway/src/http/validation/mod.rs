@@ -1,7 +1,7 @@
 //! Collecting field errors so one response names every problem at once, and
 //! the JSON body extractor every handler uses.
 
-use crate::error::{ApiError, FieldError};
+use crate::http::error::{ApiError, FieldError};
 
 mod json;
 pub mod positions;

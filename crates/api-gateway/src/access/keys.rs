@@ -1,6 +1,6 @@
 //! API keys: `upt_` + 40 base62 characters. Only the SHA-256 digest is stored.
 
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 use rand::distributions::{Alphanumeric, DistString};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;

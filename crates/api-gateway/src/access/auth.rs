@@ -2,16 +2,16 @@
 //! handler that takes an [`AuthUser`] argument is authenticated. The work is
 //! done by `middleware::authenticate` before the handler's extractors run.
 
-use crate::auth_cache::{KnownKey, Link, TOUCH_GAP_SECS};
-use crate::error::ApiError;
-use crate::keys;
+use crate::access::auth_cache::{KnownKey, Link, TOUCH_GAP_SECS};
+use crate::access::keys;
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures::future::LocalBoxFuture;
 use std::sync::Arc;
 
-pub use crate::principal::{AuthUser, KeyPrefix};
+pub use crate::access::principal::{AuthUser, KeyPrefix};
 
 impl FromRequest for AuthUser {
     type Error = actix_web::Error;
@@ -67,7 +67,7 @@ pub fn authenticate_request(
 
 /// Charges a request of organisation `org_id` that costs `cost` tokens in
 /// all, its own (taken by [`authenticate_request`]) included: at most a
-/// full bucket ([`crate::rate_limit::RateLimiter::charge`]). Where the
+/// full bucket ([`crate::http::rate_limit::RateLimiter::charge`]). Where the
 /// bucket stands after is left for the `RateLimit` headers; a refusal
 /// names `field`, the request (`what`, costing one token per `unit`), the
 /// charge and the maximum.
@@ -79,7 +79,7 @@ pub fn charge_request(
     field: &'static str,
     (what, unit): (&str, &str),
 ) -> Result<(), ApiError> {
-    use crate::rate_limit::Charge;
+    use crate::http::rate_limit::Charge;
     match state.rate_limiter.charge(org_id, cost, 1) {
         Charge::Taken(allowance) => {
             req.extensions_mut().insert(allowance);
@@ -164,7 +164,8 @@ async fn authenticate(
     let now = chrono::Utc::now();
     if let Some(previous) = known.claim_touch(now) {
         // On a miss the connection is at hand: write now.
-        if let Err(e) = crate::key_use::touch(&mut conn, &principal, now, touch_gap()).await {
+        if let Err(e) = crate::access::key_use::touch(&mut conn, &principal, now, touch_gap()).await
+        {
             known.unclaim_touch(now, previous);
             return Err(e);
         }
@@ -178,7 +179,7 @@ fn touch_gap() -> chrono::Duration {
 }
 
 /// Writes `last_used_at` (and the audit entry of a use after an idle
-/// spell, `crate::key_use`) for a key accepted from the cache, at most once
+/// spell, `crate::access::key_use`) for a key accepted from the cache, at most once
 /// a minute per key, off the request's path: the request does not wait for
 /// it. A failed write is retried by the key's next use.
 fn touch_later(state: &AppState, known: Arc<KnownKey>, principal: AuthUser) {
@@ -190,7 +191,7 @@ fn touch_later(state: &AppState, known: Arc<KnownKey>, principal: AuthUser) {
     tokio::spawn(async move {
         let written = async {
             let mut conn = uptime_db::pool::conn(&pool).await?;
-            crate::key_use::touch(&mut conn, &principal, now, touch_gap()).await
+            crate::access::key_use::touch(&mut conn, &principal, now, touch_gap()).await
         }
         .await;
         if let Err(e) = written {

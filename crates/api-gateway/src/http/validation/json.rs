@@ -1,6 +1,6 @@
 //! The JSON body extractor every handler uses.
 
-use crate::error::{ApiError, FieldError};
+use crate::http::error::{ApiError, FieldError};
 
 /// A JSON request body, like `web::Json` (same size limit, content types and
 /// error bodies, from the `JsonConfig` installed in `startup`), that also
