@@ -132,6 +132,31 @@ pub async fn list(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Vec<Api
         .await?)
 }
 
+/// The organisation's unrevoked keys (only `holder`'s, when given) by id,
+/// after `after_id`, at most `limit`.
+pub async fn list_page(
+    conn: &mut AsyncPgConnection,
+    org_id: i64,
+    holder: Option<i64>,
+    after_id: Option<i64>,
+    limit: i64,
+) -> DbResult<Vec<ApiKey>> {
+    let mut query = api_keys::table
+        .filter(api_keys::org_id.eq(org_id))
+        .filter(api_keys::revoked_at.is_null())
+        .filter(api_keys::id.gt(after_id.unwrap_or(i64::MIN)))
+        .into_boxed();
+    if let Some(holder) = holder {
+        query = query.filter(api_keys::user_id.eq(holder));
+    }
+    Ok(query
+        .order(api_keys::id.asc())
+        .limit(limit)
+        .select(ApiKey::as_select())
+        .load(conn)
+        .await?)
+}
+
 /// One of the organisation's unrevoked keys, by id; `None` when it is not
 /// the organisation's or is revoked.
 pub async fn get(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<Option<ApiKey>> {

@@ -314,7 +314,7 @@ pub async fn deliveries(
     id: web::Path<i64>,
     query: web::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (limit, after) = crate::http::validation::positions::page(
+    let page = crate::http::validation::Keyset::parse(
         query.limit,
         query.cursor.as_deref(),
         DEFAULT_LIMIT,
@@ -323,16 +323,20 @@ pub async fn deliveries(
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows = uptime_db::deliveries::page_for_contact(
-        &mut conn,
-        contact.id,
-        Some(user.reach()),
-        after,
-        limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) =
-        crate::http::validation::positions::paginate(rows, limit, |(d, _)| (d.created_at, d.id));
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| {
+                uptime_db::deliveries::page_for_contact(
+                    &mut conn,
+                    contact.id,
+                    Some(user.reach()),
+                    after,
+                    n,
+                )
+            },
+            |(d, _)| (d.created_at, d.id),
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(DeliveryList {
         deliveries: rows
             .into_iter()

@@ -4,7 +4,7 @@ use crate::access::auth::AuthUser;
 use crate::access::keys;
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{paginate, PageQuery, Problems};
+use crate::http::validation::{PageQuery, Problems};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -260,17 +260,15 @@ pub async fn list(
     user: AuthUser,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
+    let page = query.keyset()?;
+    let holder = (!user.may_manage_keys_of_others()).then_some(user.user_id);
     let mut conn = state.conn().await?;
-    // A user has few keys (a quota bounds them): paged here, not in SQL.
-    let rows: Vec<_> = uptime_db::api_keys::list(&mut conn, user.org_id)
-        .await?
-        .into_iter()
-        .filter(|k| user.may_manage_keys_of_others() || k.user_id == user.user_id)
-        .filter(|k| page.after_id.is_none_or(|after| k.id > after))
-        .take(usize::try_from(page.limit + 1).unwrap_or(usize::MAX))
-        .collect();
-    let (rows, next_cursor) = paginate(rows, page.limit, |k| k.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| uptime_db::api_keys::list_page(&mut conn, user.org_id, holder, after, n),
+            |k| k.id,
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(ApiKeyList {
         api_keys: rows
             .into_iter()

@@ -3,7 +3,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::http::error::{ApiError, ErrorBody, FieldError};
-use crate::http::validation::{paginate, PageQuery};
+use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -87,11 +87,7 @@ pub async fn list(
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
-    let page = PageQuery {
-        limit: query.limit,
-        cursor: query.cursor.clone(),
-    }
-    .validate()?;
+    let page = Keyset::parse(query.limit, query.cursor.as_deref(), DEFAULT_PAGE_SIZE)?;
     let mut problems = Vec::new();
     for (name, value) in [
         ("resource_kind", &query.resource_kind),
@@ -121,15 +117,12 @@ pub async fn list(
     };
     let mut conn = state.conn().await?;
     // Newest first: the cursor is the last id shown, the next page is below it.
-    let rows = uptime_db::audit_log::list_page(
-        &mut conn,
-        user.reach(),
-        &filter,
-        page.after_id,
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |e| e.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| uptime_db::audit_log::list_page(&mut conn, user.reach(), &filter, after, n),
+            |e| e.id,
+        )
+        .await?;
     let entries = rows
         .into_iter()
         .map(|e| AuditEntryResponse {

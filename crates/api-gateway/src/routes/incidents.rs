@@ -8,7 +8,7 @@
 use crate::access::auth::AuthUser;
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody, FieldError};
-use crate::http::validation::positions;
+use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -250,11 +250,7 @@ pub async fn list(
     query: web::Query<IncidentQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
-    let (limit, after) = positions::page(
-        query.limit,
-        query.cursor.as_deref(),
-        crate::http::validation::DEFAULT_PAGE_SIZE,
-    )?;
+    let page = Keyset::parse(query.limit, query.cursor.as_deref(), DEFAULT_PAGE_SIZE)?;
     if query.monitor_id.is_some_and(|id| id < 1) {
         return Err(ApiError::InvalidQuery(vec![FieldError::new(
             "monitor_id",
@@ -279,8 +275,12 @@ pub async fn list(
         monitor_id: query.monitor_id,
     };
     let mut conn = state.conn().await?;
-    let rows = db::list_page(&mut conn, user.reach(), &filter, after, limit + 1).await?;
-    let (rows, next_cursor) = positions::paginate(rows, limit, |i| (i.started_at, i.id));
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| db::list_page(&mut conn, user.reach(), &filter, after, n),
+            |i| (i.started_at, i.id),
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(IncidentList {
         incidents: shown(&mut conn, &user, rows).await?,
         next_cursor,

@@ -9,7 +9,7 @@ use crate::access::auth::AuthUser;
 use crate::access::member_roles;
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{paginate, PageQuery};
+use crate::http::validation::PageQuery;
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -110,11 +110,14 @@ pub async fn list(
     user: AuthUser,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let mut conn = state.conn().await?;
-    let rows = uptime_db::members::list_page(&mut conn, user.org_id, page.after_id, page.limit + 1)
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| uptime_db::members::list_page(&mut conn, user.org_id, after, n),
+            |m| m.user_id,
+        )
         .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |m| m.user_id);
     Ok(HttpResponse::Ok().json(MemberList {
         members: rows.into_iter().filter_map(MemberResponse::of).collect(),
         next_cursor,

@@ -52,53 +52,13 @@ pub fn decode(text: &str, field: &str) -> Result<Position, FieldError> {
     Ok((at, Uuid::from_bytes(id)))
 }
 
-/// A validated page request: `limit` (1 to 100, `default` when absent) and
-/// the position `cursor` names; 400 `invalid query parameters` naming every
-/// problem.
-pub fn page(
-    limit: Option<i64>,
-    cursor: Option<&str>,
-    default: i64,
-) -> Result<(i64, Option<Position>), crate::http::error::ApiError> {
-    let mut problems = Vec::new();
-    let limit = limit.unwrap_or(default);
-    let max = crate::http::validation::MAX_PAGE_SIZE;
-    if !(1..=max).contains(&limit) {
-        problems.push(FieldError::new(
-            "limit",
-            format!("must be between 1 and {max}"),
-        ));
+impl super::Key for Position {
+    fn encode(&self) -> String {
+        encode(self.0, self.1)
     }
-    let after = cursor
-        .map(|c| decode(c, "cursor"))
-        .transpose()
-        .unwrap_or_else(|problem| {
-            problems.push(problem);
-            None
-        });
-    if problems.is_empty() {
-        Ok((limit, after))
-    } else {
-        Err(crate::http::error::ApiError::InvalidQuery(problems))
-    }
-}
 
-/// Splits `limit + 1` fetched items into the page and its `next_cursor`.
-pub fn paginate<T>(
-    mut items: Vec<T>,
-    limit: i64,
-    position: impl Fn(&T) -> Position,
-) -> (Vec<T>, Option<String>) {
-    let limit = usize::try_from(limit).unwrap_or(0);
-    if items.len() > limit {
-        items.truncate(limit);
-        let next = items.last().map(|item| {
-            let (at, id) = position(item);
-            encode(at, id)
-        });
-        (items, next)
-    } else {
-        (items, None)
+    fn decode(text: &str) -> Option<Self> {
+        decode(text, "cursor").ok()
     }
 }
 

@@ -23,6 +23,17 @@ pub(super) fn encode_results_cursor(cursor: ResultCursor) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// A results page ends at a result's place (`crate::http::validation::split`).
+impl crate::http::validation::Key for ResultCursor {
+    fn encode(&self) -> String {
+        encode_results_cursor(*self)
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        decode_results_cursor(text).ok()
+    }
+}
+
 /// Every string [`results_cursor_pattern`] matches decodes; a time outside
 /// the years 1 to 9999 is clamped into them (no result is slotted out there,
 /// and PostgreSQL cannot compare with every time chrono can hold).

@@ -1,9 +1,9 @@
 //! A monitor's check results, newest first, a page at a time.
 
-use super::cursor::{decode_results_cursor, encode_results_cursor};
+use super::cursor::decode_results_cursor;
 use crate::access::auth::AuthUser;
 use crate::http::error::{ApiError, ErrorBody, FieldError};
-use crate::http::validation::PageQuery;
+use crate::http::validation::{split, PageQuery};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -155,18 +155,10 @@ pub async fn results(
     let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let mut rows =
+    let rows =
         uptime_db::results::page(&mut conn, monitor.id, before, region, limit + 1, Utc::now())
             .await?;
-    // The extra row only tells that another page exists.
-    let limit = usize::try_from(limit).unwrap_or(0);
-    let next_cursor = if rows.len() > limit {
-        rows.truncate(limit);
-        rows.last()
-            .map(|(_, cursor)| encode_results_cursor(*cursor))
-    } else {
-        None
-    };
+    let (rows, next_cursor) = split(rows, limit, |(_, cursor)| *cursor);
     Ok(HttpResponse::Ok().json(CheckResultsPage {
         monitor_id: monitor.id,
         results: rows.into_iter().map(|(r, _)| r.into()).collect(),

@@ -3,7 +3,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::positions;
+use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -113,17 +113,17 @@ pub async fn rounds(
     id: web::Path<i64>,
     query: web::Query<RoundsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (limit, after) = positions::page(
-        query.limit,
-        query.cursor.as_deref(),
-        crate::http::validation::DEFAULT_PAGE_SIZE,
-    )?;
+    let page = Keyset::parse(query.limit, query.cursor.as_deref(), DEFAULT_PAGE_SIZE)?;
     let mut conn = state.conn().await?;
     let monitor = uptime_db::monitors::get_within(&mut conn, user.reach(), id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let rows = uptime_db::rounds_read::page(&mut conn, monitor.id, after, limit + 1).await?;
-    let (rows, next_cursor) = positions::paginate(rows, limit, |r| (r.due_at, r.round_id));
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| uptime_db::rounds_read::page(&mut conn, monitor.id, after, n),
+            |r| (r.due_at, r.round_id),
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(RoundList {
         monitor_id: monitor.id,
         rounds: rows.into_iter().map(RoundResponse::from).collect(),

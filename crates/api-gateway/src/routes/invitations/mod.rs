@@ -19,7 +19,7 @@ use crate::access::member_roles;
 use crate::access::principal::{widest_scope, KeyPrefix};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{paginate, PageQuery, Problems};
+use crate::http::validation::{PageQuery, Problems};
 use crate::routes::api_keys::ApiKeyResponse;
 use crate::state::AppState;
 use crate::verification;
@@ -138,17 +138,16 @@ pub async fn list(
     user: AuthUser,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let mut conn = state.conn().await?;
-    let rows = uptime_db::invitations::list_open_page(
-        &mut conn,
-        user.org_id,
-        Utc::now(),
-        page.after_id,
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |i| i.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| {
+                uptime_db::invitations::list_open_page(&mut conn, user.org_id, Utc::now(), after, n)
+            },
+            |i| i.id,
+        )
+        .await?;
     Ok(HttpResponse::Ok().json(InvitationList {
         invitations: rows
             .into_iter()
