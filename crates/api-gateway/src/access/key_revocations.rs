@@ -54,32 +54,8 @@ pub async fn listen(state: web::Data<AppState>) -> Result<Listener, async_nats::
 /// effort: the revocation is committed already, and a replica that misses
 /// this keeps the key for `auth.positive_cache_secs` at most.
 pub async fn announce(state: &AppState, key: &uptime_db::models::ApiKey) {
-    let msg = ApiKeyRevokedV1 {
-        key_id: key.id,
-        user_id: key.user_id,
-        key_sha256: key.key_sha256.clone(),
-        revoked_at: key.revoked_at.unwrap_or_else(chrono::Utc::now),
-    };
-    let mut headers = async_nats::HeaderMap::new();
-    uptime_telemetry::nats::inject_current(&mut headers);
-    let sent = async {
-        state
-            .nats
-            .publish_with_headers(ApiKeyRevokedV1::SUBJECT, headers, msg.to_bytes())
-            .await?;
-        // Out of the client's buffer and at the server before the caller
-        // hears that the key is revoked.
-        state.nats.flush().await?;
-        Ok::<_, async_nats::Error>(())
-    };
-    match tokio::time::timeout(ANNOUNCE_TIMEOUT, sent).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::warn!(key_id = key.id, error = %e, "could not announce a key revocation")
-        }
-        Err(_) => {
-            tracing::warn!(key_id = key.id, "announcing a key revocation timed out")
-        }
+    if let Err(error) = publish(state, std::slice::from_ref(key)).await {
+        tracing::warn!(key_id = key.id, %error, "could not announce a key revocation");
     }
 }
 
@@ -96,6 +72,15 @@ pub async fn forget_everywhere(state: &AppState, keys: &[uptime_db::models::ApiK
     for key in keys {
         state.known_keys.forget(&key.key_sha256);
     }
+    if let Err(error) = publish(state, keys).await {
+        tracing::warn!(keys = keys.len(), %error, "could not announce keys to forget");
+    }
+}
+
+/// Publishes the revocation of each of `keys` and flushes: out of the
+/// client's buffer and at the server before the caller hears that they are
+/// revoked. Gives up after [`ANNOUNCE_TIMEOUT`].
+async fn publish(state: &AppState, keys: &[uptime_db::models::ApiKey]) -> Result<(), String> {
     let sent = async {
         for key in keys {
             let msg = ApiKeyRevokedV1 {
@@ -115,10 +100,7 @@ pub async fn forget_everywhere(state: &AppState, keys: &[uptime_db::models::ApiK
         Ok::<_, async_nats::Error>(())
     };
     match tokio::time::timeout(ANNOUNCE_TIMEOUT, sent).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::warn!(keys = keys.len(), error = %e, "could not announce keys to forget")
-        }
-        Err(_) => tracing::warn!(keys = keys.len(), "announcing keys to forget timed out"),
+        Ok(sent) => sent.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("timed out after {ANNOUNCE_TIMEOUT:?}")),
     }
 }

@@ -37,6 +37,18 @@ struct Buckets<K> {
     sweep_at: usize,
 }
 
+impl<K: Hash + Eq> Buckets<K> {
+    /// `key`'s bucket, refilled to `now` (a new one is full).
+    fn refilled(&mut self, key: K, now: Instant, rate: f64, burst: f64) -> &mut Bucket {
+        let bucket = self.map.entry(key).or_insert(Bucket {
+            tokens: burst,
+            refilled_at: now,
+        });
+        bucket.refill(now, rate, burst);
+        bucket
+    }
+}
+
 struct Bucket {
     tokens: f64,
     refilled_at: Instant,
@@ -113,6 +125,17 @@ impl<K: Hash + Eq> RateLimiter<K> {
         }
     }
 
+    /// What a request is told when nothing limits it (no rate configured,
+    /// or nothing to take).
+    fn unlimited(&self) -> Allowance {
+        Allowance {
+            limit: self.settings.burst,
+            remaining: self.settings.burst,
+            reset_secs: 0,
+            window_secs: 0,
+        }
+    }
+
     fn window_secs(&self) -> u64 {
         let rate = self.settings.per_second.max(1);
         u64::from(self.settings.burst.max(1).div_ceil(rate))
@@ -123,12 +146,7 @@ impl<K: Hash + Eq> RateLimiter<K> {
     /// burst (a full bucket), so it is never refused forever.
     pub fn check_n(&self, key: K, n: u32) -> Result<Allowance, ApiError> {
         if self.settings.per_second == 0 || n == 0 {
-            return Ok(Allowance {
-                limit: self.settings.burst,
-                remaining: self.settings.burst,
-                reset_secs: 0,
-                window_secs: 0,
-            });
+            return Ok(self.unlimited());
         }
         let rate = f64::from(self.settings.per_second);
         let burst = f64::from(self.settings.burst.max(1));
@@ -142,11 +160,7 @@ impl<K: Hash + Eq> RateLimiter<K> {
             });
             buckets.sweep_at = (buckets.map.len() * 2).max(SWEEP_AT);
         }
-        let bucket = buckets.map.entry(key).or_insert(Bucket {
-            tokens: burst,
-            refilled_at: now,
-        });
-        bucket.refill(now, rate, burst);
+        let bucket = buckets.refilled(key, now, rate, burst);
         if bucket.tokens >= cost {
             bucket.tokens -= cost;
             Ok(bucket.allowance(rate, burst, self.window_secs()))
@@ -193,23 +207,14 @@ impl<K: Hash + Eq> RateLimiter<K> {
     pub fn charge(&self, key: K, cost: u32, paid: u32) -> Charge {
         let charged = cost.min(self.max_charge());
         if self.settings.per_second == 0 || charged <= paid {
-            return Charge::Taken(Allowance {
-                limit: self.settings.burst,
-                remaining: self.settings.burst,
-                reset_secs: 0,
-                window_secs: 0,
-            });
+            return Charge::Taken(self.unlimited());
         }
         let rate = f64::from(self.settings.per_second);
         let burst = f64::from(self.max_charge());
         let more = f64::from(charged - paid);
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = buckets.map.entry(key).or_insert(Bucket {
-            tokens: burst,
-            refilled_at: now,
-        });
-        bucket.refill(now, rate, burst);
+        let bucket = buckets.refilled(key, now, rate, burst);
         if bucket.tokens >= more {
             bucket.tokens -= more;
             return Charge::Taken(bucket.allowance(rate, burst, self.window_secs()));

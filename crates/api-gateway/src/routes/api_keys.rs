@@ -290,17 +290,29 @@ pub async fn get(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
     let mut conn = state.conn().await?;
-    let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
+    let key = held_key(&mut conn, &user, id.into_inner(), "reading").await?;
+    Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
+}
+
+/// The organisation's key `id`: 404 when there is none, 403 when another
+/// member holds it and the caller may not manage others' keys (an editor,
+/// a `write` key, manages their own only), naming what it was `doing`.
+async fn held_key(
+    conn: &mut diesel_async::AsyncPgConnection,
+    user: &AuthUser,
+    id: i64,
+    doing: &str,
+) -> Result<uptime_db::models::ApiKey, ApiError> {
+    let key = uptime_db::api_keys::get(conn, user.org_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
-        return Err(crate::authz::forbidden(
-            "reading another member's key needs the admin scope",
-        ));
+        return Err(crate::authz::forbidden(format!(
+            "{doing} another member's key needs the admin scope"
+        )));
     }
-    Ok(HttpResponse::Ok().json(ApiKeyResponse::from_row(key, None)))
+    Ok(key)
 }
 
 /// Revoke an API key: the caller's own, or any member's with the `admin` scope.
@@ -316,15 +328,7 @@ pub async fn revoke(
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
     let mut conn = state.conn().await?;
-    // An editor (a `write` key) manages their own keys only.
-    let key = uptime_db::api_keys::get(&mut conn, user.org_id, id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
-        return Err(crate::authz::forbidden(
-            "revoking another member's key needs the admin scope",
-        ));
-    }
+    let key = held_key(&mut conn, &user, id, "revoking").await?;
     let revoked = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {

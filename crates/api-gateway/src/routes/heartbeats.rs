@@ -51,31 +51,25 @@ pub const CLIENT_FAILURE: &str = "failure reported by the client";
 pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1000;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/heartbeat/{token}")
-            .route(web::get().to(ping))
-            .route(web::head().to(ping))
-            .route(web::post().to(ping)),
-    )
-    .service(
-        web::resource("/heartbeat/{token}/fail")
-            .route(web::get().to(fail))
-            .route(web::head().to(fail))
-            .route(web::post().to(fail)),
-    )
-    .service(
-        web::resource("/heartbeat/{token}/start")
-            .route(web::get().to(start))
-            .route(web::head().to(start))
-            .route(web::post().to(start)),
-    )
-    // After `fail` and `start`: resources match in the order they are added.
-    .service(
-        web::resource("/heartbeat/{token}/{exit_code}")
-            .route(web::get().to(exit_code))
-            .route(web::head().to(exit_code))
-            .route(web::post().to(exit_code)),
-    );
+    cfg.service(any_method("/heartbeat/{token}", ping))
+        .service(any_method("/heartbeat/{token}/fail", fail))
+        .service(any_method("/heartbeat/{token}/start", start))
+        // After `fail` and `start`: resources match in the order they are added.
+        .service(any_method("/heartbeat/{token}/{exit_code}", exit_code));
+}
+
+/// A ping URL answers GET, HEAD and POST alike: cron jobs and monitoring
+/// agents use whichever their tool sends.
+fn any_method<F, Args>(path: &str, handler: F) -> actix_web::Resource
+where
+    F: actix_web::Handler<Args> + Clone,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler.clone()))
+        .route(web::head().to(handler.clone()))
+        .route(web::post().to(handler))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

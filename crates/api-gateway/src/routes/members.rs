@@ -161,11 +161,7 @@ pub async fn update(
     let (member, keys) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                uptime_db::members::lock(c, user.org_id).await?;
-                let before = uptime_db::members::get(c, user.org_id, target_id)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                let current = before.role.ok_or(ApiError::NotFound)?;
+                let (before, current) = locked_member(c, user.org_id, target_id).await?;
                 member_roles::may_manage(user.role, current)?;
                 member_roles::may_grant(user.role, role)?;
                 let owners = uptime_db::members::owner_count(c, user.org_id).await?;
@@ -209,6 +205,23 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(member))
 }
 
+/// The organisation's member `user_id` with their role, after locking the
+/// organisation (`uptime_db::members::lock`: decisions about its members,
+/// such as how many owners are left, are made one at a time); 404 when
+/// there is none.
+async fn locked_member(
+    c: &mut diesel_async::AsyncPgConnection,
+    org_id: i64,
+    user_id: i64,
+) -> Result<(Member, Role), ApiError> {
+    uptime_db::members::lock(c, org_id).await?;
+    let member = uptime_db::members::get(c, org_id, user_id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let role = member.role.ok_or(ApiError::NotFound)?;
+    Ok((member, role))
+}
+
 /// Remove a member, or leave (your own user id). Their keys of this
 /// organisation are deleted with the membership. Removing another member
 /// needs the `admin` scope (and an owner's key for owners and admins);
@@ -230,11 +243,7 @@ pub async fn remove(
     let keys = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                uptime_db::members::lock(c, user.org_id).await?;
-                let before = uptime_db::members::get(c, user.org_id, target_id)
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                let current = before.role.ok_or(ApiError::NotFound)?;
+                let (before, current) = locked_member(c, user.org_id, target_id).await?;
                 // After the lookup, like revoking a key: a member that does
                 // not exist is 404 to every key.
                 if !leaving && user.scope < Scope::Admin {
