@@ -182,3 +182,44 @@ async fn only_admin_keys_see_other_members_keys() {
         }
     }
 }
+
+/// A member's keys page by themselves (in SQL, like every list): another
+/// member's keys between theirs neither fill a page nor end one early.
+#[tokio::test]
+async fn a_holders_keys_page_past_other_members_keys() {
+    use uptime_db::organisations::{Role, Scope};
+    let app = spawn_app().await;
+    let (org, owner) = app.new_user("acme").await;
+    let (editor, _) = app.new_user("editor").await;
+    app.add_member(org, editor, Role::Editor).await;
+    let editor_key = app.key_for(org, editor, Scope::Write).await;
+    for i in 0..3 {
+        for key in [&owner, &editor_key] {
+            let (status, body) = app
+                .post("/api/v1/api-keys", key, json!({"name": format!("k{i}")}))
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+    }
+    let mut seen = Vec::new();
+    let mut path = "/api/v1/api-keys?limit=2".to_string();
+    loop {
+        let (status, page) = app.get(&path, &editor_key).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let items = page["api_keys"].as_array().unwrap();
+        assert!((1..=2).contains(&items.len()), "{page}");
+        seen.extend(
+            items
+                .iter()
+                .map(|k| (k["id"].as_i64().unwrap(), k["user_id"].as_i64().unwrap())),
+        );
+        match page["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/api/v1/api-keys?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    // The key it calls with and the three it made, in id order.
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(seen.iter().all(|(_, holder)| *holder == editor), "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+}
