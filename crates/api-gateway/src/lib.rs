@@ -23,6 +23,7 @@ pub mod quotas;
 pub mod rate_limit;
 pub mod reach;
 pub mod refs;
+pub mod resource;
 pub mod routes;
 pub mod sealing;
 pub mod settings;

@@ -5,7 +5,6 @@ use actix_web::web;
 
 pub mod alerts;
 pub mod api_keys;
-pub mod apply;
 pub mod audit_log;
 pub mod checks;
 pub mod contacts;
@@ -20,7 +19,6 @@ pub mod members;
 pub mod metrics;
 pub mod monitors;
 pub mod organisation;
-pub mod ref_reads;
 pub mod regions;
 pub mod status_pages;
 pub mod usage;
@@ -30,7 +28,7 @@ pub mod values;
 /// own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
-        .configure(apply::configure)
+        .configure(crate::apply::configure)
         .configure(audit_log::configure)
         .configure(members::configure)
         // Before `invitations`: its `/invitations/{id}` takes no sub-paths,
