@@ -25,6 +25,8 @@ pub(super) enum Desired {
 
 /// The organisation's managed resources.
 pub(super) struct ManagedSet {
+    /// The settings of the monitors' writes.
+    pub(super) writes: MonitorWrites,
     pub(super) monitors: ManagedMonitors,
     /// The policies the managed monitors alert through, by monitor id.
     monitor_policies: HashMap<i64, i64>,
@@ -35,9 +37,10 @@ pub(super) struct ManagedSet {
 impl ManagedSet {
     pub(super) async fn load(
         c: &mut AsyncPgConnection,
+        state: &AppState,
         user: &AuthUser,
-        writes: &MonitorWrites,
     ) -> Result<Self, ApiError> {
+        let writes = MonitorWrites::of(state);
         let mut kinds = Vec::with_capacity(Kind::ALL.len());
         let mut monitors = None;
         for kind in Kind::ALL {
@@ -45,7 +48,7 @@ impl ManagedSet {
                 Kind::AlertContact => Managed::<Contacts>::load(c, user).await?,
                 Kind::EscalationPolicy => Managed::<Policies>::load(c, user).await?,
                 Kind::Monitor => {
-                    monitors = Some(ManagedMonitors::load(c, user.org_id, writes).await?);
+                    monitors = Some(ManagedMonitors::load(c, user.org_id, &writes).await?);
                     continue;
                 }
                 Kind::MaintenanceWindow => Managed::<Windows>::load(c, user).await?,
@@ -56,6 +59,7 @@ impl ManagedSet {
         let monitor_ids: Vec<i64> = monitors.ids().map(|(_, id)| id).collect();
         let monitor_policies = uptime_db::escalation_policies::of_monitors(c, &monitor_ids).await?;
         Ok(Self {
+            writes,
             monitors,
             monitor_policies,
             kinds,
@@ -93,7 +97,6 @@ impl ManagedSet {
         user: &AuthUser,
         input: &ResourceInput,
         table: &RefTable,
-        writes: &MonitorWrites,
         placeholders: bool,
     ) -> Result<Desired, ApiError> {
         let spec = plan::resolved_spec(input.kind, &input.r#ref, &input.spec, table)
@@ -102,7 +105,7 @@ impl ManagedSet {
         if input.kind == Kind::Monitor {
             let stored_id = self.monitors.id_of(r#ref);
             let (spec, link) = split_link(&self.monitor_policies, spec, stored_id)?;
-            return plan_monitor(user.org_id, r#ref, spec, &self.monitors, writes)
+            return plan_monitor(user.org_id, r#ref, spec, &self.monitors, &self.writes)
                 .map(|plan| Desired::Monitor(plan, link));
         }
         self.kind(input.kind)?

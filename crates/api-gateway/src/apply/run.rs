@@ -15,7 +15,7 @@ use crate::apply::request::{
 };
 use crate::auth::AuthUser;
 use crate::error::ApiError;
-use crate::routes::monitors::{announce_all, delete_monitor, MonitorWrites};
+use crate::routes::monitors::{announce_all, delete_monitor};
 use crate::state::AppState;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
@@ -33,7 +33,6 @@ pub(super) async fn apply(
         prune,
     } = body;
     let (inputs, envelope_errors) = envelopes(resources);
-    let writes = MonitorWrites::of(state);
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
     let outcome = conn
@@ -42,7 +41,7 @@ pub(super) async fn apply(
                 // The organisation's row first: concurrent applies and
                 // creates of one organisation go one after the other.
                 let before = uptime_db::quotas::lock_quotas(c, user.org_id, None).await?;
-                let managed = ManagedSet::load(c, user, &writes).await?;
+                let managed = ManagedSet::load(c, state, user).await?;
                 let stored = managed.stored();
                 let keys: Vec<Key> = inputs
                     .iter()
@@ -57,10 +56,7 @@ pub(super) async fn apply(
                 let mut entries = Vec::with_capacity(inputs.len());
                 let mut planned_links: Vec<Option<PolicyLink>> = vec![None; inputs.len()];
                 for (position, ((index, input), key)) in inputs.iter().zip(&keys).enumerate() {
-                    match managed
-                        .plan(c, state, user, input, &table, &writes, true)
-                        .await
-                    {
+                    match managed.plan(c, state, user, input, &table, true).await {
                         Ok(desired) => {
                             if let Desired::Monitor(_, link) = &desired {
                                 planned_links[position] = Some(*link);
@@ -122,7 +118,6 @@ pub(super) async fn apply(
                     state,
                     user,
                     managed: &managed,
-                    writes: &writes,
                     inputs: &inputs,
                     keys: &keys,
                     table,

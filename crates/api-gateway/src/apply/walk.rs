@@ -12,7 +12,7 @@ use crate::apply::plan::{Key, RefTable};
 use crate::apply::request::{Action, Kind, PlanEntry, ResourceInput};
 use crate::auth::AuthUser;
 use crate::error::ApiError;
-use crate::routes::monitors::{execute_monitor, insert_plain, MonitorWrites};
+use crate::routes::monitors::{execute_monitor, insert_plain};
 use crate::state::AppState;
 use diesel_async::AsyncPgConnection;
 
@@ -21,7 +21,6 @@ pub(super) struct Walk<'a> {
     pub(super) state: &'a AppState,
     pub(super) user: &'a AuthUser,
     pub(super) managed: &'a ManagedSet,
-    pub(super) writes: &'a MonitorWrites,
     pub(super) inputs: &'a [(usize, ResourceInput)],
     pub(super) keys: &'a [Key],
     pub(super) table: RefTable,
@@ -46,15 +45,7 @@ impl Walk<'_> {
         let input = &self.inputs[position].1;
         let desired = self
             .managed
-            .plan(
-                c,
-                self.state,
-                self.user,
-                input,
-                &self.table,
-                self.writes,
-                false,
-            )
+            .plan(c, self.state, self.user, input, &self.table, false)
             .await
             .map_err(|e| self.fail(position, e))?;
         self.entries[position] = entry_of(input, &desired);
@@ -159,7 +150,7 @@ impl Walk<'_> {
                 continue;
             };
             let action = plan.action();
-            let id = execute_monitor(c, self.user, plan, self.writes)
+            let id = execute_monitor(c, self.user, plan, &self.managed.writes)
                 .await
                 .map_err(|e| self.fail(position, e))?;
             if action == Action::Create {

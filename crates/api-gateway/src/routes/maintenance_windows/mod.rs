@@ -11,6 +11,7 @@
 
 mod body;
 mod resource;
+mod schedule;
 
 pub use body::{
     CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse, MAX_WINDOWS_PER_ORG,
