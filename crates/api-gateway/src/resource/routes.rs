@@ -174,3 +174,75 @@ pub async fn put_by_ref<K: Resource>(
         HttpResponse::Ok().json(shown)
     })
 }
+
+/// Declares a kind's route handlers, each a call of the generic route
+/// above, under the attributes given (its doc and `#[utoipa::path]`, whose
+/// words are the kind's): `handler!(put_by_ref Policies, #[...] put_policy_by_ref)`.
+macro_rules! handler {
+    (list $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            query: actix_web::web::Query<crate::validation::PageQuery>,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            crate::resource::routes::list::<$kind>(&state, &user, &query).await
+        }
+    };
+    (get $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            id: actix_web::web::Path<i64>,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            crate::resource::routes::get::<$kind>(&state, &user, id.into_inner()).await
+        }
+    };
+    (delete $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            id: actix_web::web::Path<i64>,
+            if_match: crate::etag::IfMatch,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            crate::resource::routes::delete::<$kind>(&state, &user, id.into_inner(), if_match).await
+        }
+    };
+    (get_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            path: crate::resource::ref_param::RefPath,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            crate::resource::routes::get_by_ref::<$kind>(&state, &user, &path).await
+        }
+    };
+    (delete_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            path: crate::resource::ref_param::RefPath,
+            if_match: crate::etag::IfMatch,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            crate::resource::routes::delete_by_ref::<$kind>(&state, &user, &path, if_match).await
+        }
+    };
+    (put_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        pub async fn $name(
+            state: actix_web::web::Data<crate::state::AppState>,
+            user: crate::auth::AuthUser,
+            path: crate::resource::ref_param::RefPath,
+            if_match: crate::etag::IfMatch,
+            body: crate::validation::Json<<$kind as crate::resource::Resource>::Create>,
+        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
+            let (r#ref, body) = (path.0, body.into_inner());
+            crate::resource::routes::put_by_ref::<$kind>(&state, &user, r#ref, if_match, body).await
+        }
+    };
+}
+pub(crate) use handler;

@@ -10,10 +10,10 @@ use crate::apply::request::Kind;
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
-use crate::resource::ref_param::{ContactRef, RefPath};
-use crate::resource::{routes, Resource};
+use crate::resource::ref_param::ContactRef;
+use crate::resource::routes::handler;
+use crate::resource::Resource;
 use crate::state::AppState;
-use actix_web::{web, HttpResponse};
 use diesel_async::AsyncPgConnection;
 use uptime_db::contacts::ContactUpdate;
 use uptime_db::models::{AlertContact, NewAlertContact};
@@ -200,31 +200,23 @@ impl Resource for Contacts {
     }
 }
 
+handler!(get Contacts,
 /// Read one of the caller's alert contacts.
 #[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = ContactResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::get::<Contacts>(&state, &user, id.into_inner()).await
-}
+get
+);
 
+handler!(delete Contacts,
 /// Delete one of the caller's alert contacts; monitors stop notifying it.
 #[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-    if_match: crate::etag::IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete::<Contacts>(&state, &user, id.into_inner(), if_match).await
-}
+delete
+);
 
+handler!(get_by_ref Contacts,
 /// Read the caller's alert contact with this ref: what
 /// `GET /api/v1/alert-contacts/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts", security(("bearer" = [])),
@@ -233,14 +225,10 @@ pub async fn delete(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)")))]
-pub async fn get_contact_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::get_by_ref::<Contacts>(&state, &user, &path).await
-}
+get_contact_by_ref
+);
 
+handler!(delete_by_ref Contacts,
 /// Delete the caller's alert contact with this ref, as
 /// `DELETE /api/v1/alert-contacts/{id}` does (`If-Match` honoured, one
 /// audit entry); monitors stop notifying it.
@@ -251,15 +239,10 @@ pub async fn get_contact_by_ref(
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
-pub async fn delete_contact_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-    if_match: crate::etag::IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete_by_ref::<Contacts>(&state, &user, &path, if_match).await
-}
+delete_contact_by_ref
+);
 
+handler!(put_by_ref Contacts,
 /// Create or replace the caller's alert contact with this ref.
 ///
 /// The body is a create body (`POST /api/v1/alert-contacts`), without `ref`
@@ -281,12 +264,5 @@ pub async fn delete_contact_by_ref(
         (status = 409, body = ErrorBody, description = "another request created a contact with this ref meanwhile (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no contact has this ref"),
         (status = 413, body = ErrorBody)))]
-pub async fn put_contact_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-    if_match: crate::etag::IfMatch,
-    body: crate::validation::Json<CreateContact>,
-) -> Result<HttpResponse, ApiError> {
-    routes::put_by_ref::<Contacts>(&state, &user, path.0, if_match, body.into_inner()).await
-}
+put_contact_by_ref
+);

@@ -9,11 +9,11 @@ use crate::apply::changes::FieldChange;
 use crate::apply::request::Kind;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
-use crate::resource::ref_param::{PolicyRef, RefPath};
-use crate::resource::{routes, Listed, Resource};
+use crate::resource::ref_param::PolicyRef;
+use crate::resource::routes::handler;
+use crate::resource::{Listed, Resource};
 use crate::state::AppState;
 use crate::validation::PageQuery;
-use actix_web::{web, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use uptime_db::escalation_policies::{self as db, Policy, PolicyDefinition};
@@ -181,43 +181,32 @@ impl Listed for Policies {
     }
 }
 
+handler!(list Policies,
 /// List the organisation's escalation policies in id order, a page at a time.
 #[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = PolicyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    routes::list::<Policies>(&state, &user, &query).await
-}
+list
+);
 
+handler!(get Policies,
 /// Read one escalation policy.
 #[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
     responses((status = 200, body = PolicyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::get::<Policies>(&state, &user, id.into_inner()).await
-}
+get
+);
 
+handler!(delete Policies,
 /// Delete an escalation policy no monitor uses.
 #[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete::<Policies>(&state, &user, id.into_inner(), Default::default()).await
-}
+delete
+);
 
+handler!(get_by_ref Policies,
 /// Read the organisation's escalation policy with this ref: what
 /// `GET /api/v1/escalation-policies/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
@@ -226,14 +215,10 @@ pub async fn delete(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)")))]
-pub async fn get_policy_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::get_by_ref::<Policies>(&state, &user, &path).await
-}
+get_policy_by_ref
+);
 
+handler!(delete_by_ref Policies,
 /// Delete the organisation's escalation policy with this ref, as
 /// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
 #[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
@@ -243,14 +228,10 @@ pub async fn get_policy_by_ref(
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)"),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`monitor_ids`)")))]
-pub async fn delete_policy_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete_by_ref::<Policies>(&state, &user, &path, Default::default()).await
-}
+delete_policy_by_ref
+);
 
+handler!(put_by_ref Policies,
 /// Create or replace the organisation's escalation policy with this ref.
 ///
 /// The body is a create body (`POST /api/v1/escalation-policies`), without
@@ -271,12 +252,5 @@ pub async fn delete_policy_by_ref(
         (status = 409, body = ErrorBody, description = "another request created a policy with this ref meanwhile (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no policy has this ref"),
         (status = 413, body = ErrorBody)))]
-pub async fn put_policy_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-    if_match: crate::etag::IfMatch,
-    body: crate::validation::Json<CreatePolicy>,
-) -> Result<HttpResponse, ApiError> {
-    routes::put_by_ref::<Policies>(&state, &user, path.0, if_match, body.into_inner()).await
-}
+put_policy_by_ref
+);

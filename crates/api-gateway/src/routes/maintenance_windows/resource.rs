@@ -14,11 +14,11 @@ use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::reach::Named;
-use crate::resource::ref_param::{RefPath, WindowRef};
-use crate::resource::{routes, Listed, Resource};
+use crate::resource::ref_param::WindowRef;
+use crate::resource::routes::handler;
+use crate::resource::{Listed, Resource};
 use crate::state::AppState;
 use crate::validation::PageQuery;
-use actix_web::{web, HttpResponse};
 use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
@@ -212,44 +212,33 @@ impl Listed for Windows {
     }
 }
 
+handler!(list Windows,
 /// List the organisation's maintenance windows in id order, a page at a time.
 #[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows", security(("bearer" = [])),
     params(PageQuery),
     responses((status = 200, body = WindowList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    routes::list::<Windows>(&state, &user, &query).await
-}
+list
+);
 
+handler!(get Windows,
 /// Read one maintenance window, with its next occurrences.
 #[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Maintenance window id")),
     responses((status = 200, body = WindowResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::get::<Windows>(&state, &user, id.into_inner()).await
-}
+get
+);
 
+handler!(delete Windows,
 /// Delete a maintenance window. An open occurrence ends at the recorder's
 /// next sweep (a monitor still down then alerts); its time stays out of the
 /// uptime already reported.
 #[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
     params(("id" = i64, Path, description = "Maintenance window id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete::<Windows>(&state, &user, id.into_inner(), Default::default()).await
-}
+delete
+);
 
+handler!(get_by_ref Windows,
 /// Read the organisation's maintenance window with this ref: what
 /// `GET /api/v1/maintenance-windows/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
@@ -258,14 +247,10 @@ pub async fn delete(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
-pub async fn get_window_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::get_by_ref::<Windows>(&state, &user, &path).await
-}
+get_window_by_ref
+);
 
+handler!(delete_by_ref Windows,
 /// Delete the organisation's maintenance window with this ref, as
 /// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
 #[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
@@ -274,14 +259,10 @@ pub async fn get_window_by_ref(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
-pub async fn delete_window_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete_by_ref::<Windows>(&state, &user, &path, Default::default()).await
-}
+delete_window_by_ref
+);
 
+handler!(put_by_ref Windows,
 /// Create or replace the organisation's maintenance window with this ref.
 ///
 /// The body is a create body (`POST /api/v1/maintenance-windows`), without
@@ -302,12 +283,5 @@ pub async fn delete_window_by_ref(
         (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a window with it meanwhile, or, for a key with a label selector, a window out of its reach has it (the message does not say which)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no window has this ref"),
         (status = 413, body = ErrorBody)))]
-pub async fn put_window_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-    if_match: crate::etag::IfMatch,
-    body: crate::validation::Json<CreateWindow>,
-) -> Result<HttpResponse, ApiError> {
-    routes::put_by_ref::<Windows>(&state, &user, path.0, if_match, body.into_inner()).await
-}
+put_window_by_ref
+);

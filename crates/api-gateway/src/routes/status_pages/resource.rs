@@ -11,11 +11,11 @@ use crate::apply::request::Kind;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::reach::Named;
-use crate::resource::ref_param::{PageRef, RefPath};
-use crate::resource::{routes, Listed, Resource};
+use crate::resource::ref_param::PageRef;
+use crate::resource::routes::handler;
+use crate::resource::{Listed, Resource};
 use crate::state::AppState;
 use crate::validation::PageQuery;
-use actix_web::{web, HttpResponse};
 use diesel_async::AsyncPgConnection;
 use uptime_db::refs::RefKind;
 use uptime_db::status_pages::StatusPage;
@@ -200,44 +200,33 @@ impl Listed for Pages {
     }
 }
 
+handler!(list Pages,
 /// The organisation's status pages by id, a page at a time (never the
 /// access tokens).
 #[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
     security(("bearer" = [])), params(PageQuery),
     responses((status = 200, body = StatusPageList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    routes::list::<Pages>(&state, &user, &query).await
-}
+list
+);
 
+handler!(get Pages,
 /// One status page of the organisation.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
     security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
     responses((status = 200, body = StatusPageResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::get::<Pages>(&state, &user, id.into_inner()).await
-}
+get
+);
 
+handler!(delete Pages,
 /// Delete a status page: it stops being served at the service's next
 /// refresh.
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
     security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete::<Pages>(&state, &user, id.into_inner(), Default::default()).await
-}
+delete
+);
 
+handler!(get_by_ref Pages,
 /// Read the organisation's status page with this ref: what
 /// `GET /api/v1/status-pages/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
@@ -246,14 +235,10 @@ pub async fn delete(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
-pub async fn get_status_page_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::get_by_ref::<Pages>(&state, &user, &path).await
-}
+get_status_page_by_ref
+);
 
+handler!(delete_by_ref Pages,
 /// Delete the organisation's status page with this ref, as
 /// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
 #[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
@@ -262,14 +247,10 @@ pub async fn get_status_page_by_ref(
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
-pub async fn delete_status_page_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-) -> Result<HttpResponse, ApiError> {
-    routes::delete_by_ref::<Pages>(&state, &user, &path, Default::default()).await
-}
+delete_status_page_by_ref
+);
 
+handler!(put_by_ref Pages,
 /// Create or replace the organisation's status page with this ref.
 ///
 /// The body is a create body (`POST /api/v1/status-pages`), without `ref`
@@ -292,12 +273,5 @@ pub async fn delete_status_page_by_ref(
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile, or, for a key with a label selector, a page out of its reach has it; the message does not say which)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no page has this ref"),
         (status = 413, body = ErrorBody)))]
-pub async fn put_status_page_by_ref(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    path: RefPath,
-    if_match: crate::etag::IfMatch,
-    body: crate::validation::Json<CreateStatusPage>,
-) -> Result<HttpResponse, ApiError> {
-    routes::put_by_ref::<Pages>(&state, &user, path.0, if_match, body.into_inner()).await
-}
+put_status_page_by_ref
+);
