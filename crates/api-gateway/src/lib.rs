@@ -29,6 +29,7 @@ pub mod metrics_pages;
 pub mod openapi;
 pub mod quotas;
 pub mod refs;
+pub mod resource;
 pub mod routes;
 pub mod sealing;
 pub mod settings;

@@ -23,13 +23,14 @@
 
 mod client_contract;
 mod examples;
+mod shared;
 mod status_pages;
 mod teams;
 
 use crate::error::{ErrorBody, FieldError};
 use crate::routes;
 use actix_web::HttpResponse;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -79,20 +80,20 @@ use utoipa::{Modify, OpenApi};
         routes::monitors::delete,
         routes::monitors::put_by_ref,
         routes::contacts::put_contact_by_ref,
-        routes::ref_reads::get_monitor_by_ref,
-        routes::ref_reads::delete_monitor_by_ref,
-        routes::ref_reads::get_contact_by_ref,
-        routes::ref_reads::delete_contact_by_ref,
-        routes::maintenance_windows::by_ref::put_window_by_ref,
-        routes::ref_reads::get_window_by_ref,
-        routes::ref_reads::delete_window_by_ref,
-        routes::status_pages::by_ref::put_status_page_by_ref,
-        routes::ref_reads::get_status_page_by_ref,
-        routes::ref_reads::delete_status_page_by_ref,
-        routes::escalation_policies::by_ref::put_policy_by_ref,
-        routes::ref_reads::get_policy_by_ref,
-        routes::ref_reads::delete_policy_by_ref,
-        routes::apply::apply,
+        routes::monitors::get_monitor_by_ref,
+        routes::monitors::delete_monitor_by_ref,
+        routes::contacts::get_contact_by_ref,
+        routes::contacts::delete_contact_by_ref,
+        routes::maintenance_windows::put_window_by_ref,
+        routes::maintenance_windows::get_window_by_ref,
+        routes::maintenance_windows::delete_window_by_ref,
+        routes::status_pages::put_status_page_by_ref,
+        routes::status_pages::get_status_page_by_ref,
+        routes::status_pages::delete_status_page_by_ref,
+        routes::escalation_policies::put_policy_by_ref,
+        routes::escalation_policies::get_policy_by_ref,
+        routes::escalation_policies::delete_policy_by_ref,
+        crate::apply::apply,
         routes::contacts::create,
         routes::contacts::list,
         routes::contacts::get,
@@ -196,34 +197,6 @@ pub const HEARTBEAT_TOKEN_PATTERN: &str = "^hb_[0-9a-f]{32}$";
 /// A verification token: 43 base64url characters.
 pub const VERIFICATION_TOKEN_PATTERN: &str = "^[A-Za-z0-9_-]{43}$";
 
-/// Request schemas whose string properties get [`NAME_PATTERN`] (names) or
-/// [`TEXT_PATTERN`] (everything else), unless their annotation gives a
-/// pattern of its own.
-const REQUEST_SCHEMAS: &[&str] = &[
-    "CreateMonitor",
-    "UpdateMonitor",
-    "CreateContact",
-    "UpdateContact",
-    "CreateApiKey",
-    "CreateInvitation",
-    "AcceptInvitation",
-    "RenameOrganisation",
-    "DeleteOrganisation",
-    "AssertionInput",
-    "BasicAuthInput",
-    "RequestHeader",
-    "CreateStatusPage",
-    "UpdateStatusPage",
-    "PageGroup",
-    "CreateNotice",
-    "AddNoticeUpdate",
-];
-
-/// Request properties that are arrays of strings, with the bounds of each
-/// string (1 to this many characters, not only whitespace), which utoipa's
-/// annotations cannot put on array items.
-const STRING_ITEMS: &[(&str, usize)] = &[("dns_expected", 255)];
-
 /// A region's name (`uptime_contracts::regions::is_valid_region`).
 pub const REGION_PATTERN: &str = "^[a-z0-9][a-z0-9-]{0,31}$";
 
@@ -235,11 +208,11 @@ pub fn document() -> &'static Value {
         api.merge(teams::TeamsDoc::openapi());
         api.merge(status_pages::StatusPagesDoc::openapi());
         let mut doc = serde_json::to_value(api).unwrap_or_else(|_| json!({}));
-        distinct_operation_ids(&mut doc);
-        add_locations(&mut doc);
+        shared::distinct_operation_ids(&mut doc);
+        shared::add_locations(&mut doc);
         examples::add(&mut doc);
-        add_common_responses(&mut doc);
-        add_patterns(&mut doc);
+        shared::add_common_responses(&mut doc);
+        shared::add_patterns(&mut doc);
         client_contract::add(&mut doc);
         crate::authz::annotate(&mut doc);
         doc
@@ -254,286 +227,6 @@ pub async fn serve(state: actix_web::web::Data<crate::state::AppState>) -> HttpR
     HttpResponse::Ok().json(doc)
 }
 
-fn error_response(description: &str, headers: &[(&str, &str)]) -> Value {
-    let mut response = json!({
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
-    });
-    if !headers.is_empty() {
-        let headers: Map<String, Value> = headers
-            .iter()
-            .map(|(name, description)| {
-                (
-                    name.to_string(),
-                    json!({"description": description, "required": true, "schema": {"type": "string"}}),
-                )
-            })
-            .collect();
-        response["headers"] = Value::Object(headers);
-    }
-    response
-}
-
-/// A handler serving several methods (the heartbeat pings answer `GET`,
-/// `HEAD` and `POST`) has one `operation_id`; client generators need one per
-/// operation. `GET` keeps it, every other method gets its name appended
-/// (`pingHeartbeat`, `pingHeartbeatHead`, `pingHeartbeatPost`).
-fn distinct_operation_ids(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for item in paths.values_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        let ids: Vec<String> = item
-            .values()
-            .filter_map(|op| op["operationId"].as_str().map(String::from))
-            .collect();
-        for (method, op) in item.iter_mut() {
-            let Some(id) = op["operationId"].as_str() else {
-                continue;
-            };
-            if method != "get" && ids.iter().filter(|other| *other == id).count() > 1 {
-                let mut suffix = method.clone();
-                suffix[..1].make_ascii_uppercase();
-                op["operationId"] = Value::String(format!("{id}{suffix}"));
-            }
-        }
-    }
-}
-
-/// Every `201` carries `Location`: the created resource (`{path}/{id}`),
-/// unless the annotation says otherwise (a bulk create's list).
-fn add_locations(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for op in item.values_mut() {
-            let Some(created) = op["responses"].get_mut("201") else {
-                continue;
-            };
-            let headers = created
-                .as_object_mut()
-                .map(|c| c.entry("headers").or_insert_with(|| json!({})));
-            if let Some(Value::Object(headers)) = headers {
-                headers.entry("Location").or_insert_with(|| {
-                    json!({
-                        "description": format!("The created resource: `{path}/{{id}}`"),
-                        "schema": {"type": "string"},
-                    })
-                });
-                if let Some(location) = headers.get_mut("Location") {
-                    location["required"] = json!(true);
-                }
-            }
-        }
-    }
-}
-
-fn add_common_responses(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for op in item.values_mut() {
-            let Some(op) = op.as_object_mut() else {
-                continue;
-            };
-            let needs_key = op
-                .get("security")
-                .and_then(Value::as_array)
-                .is_some_and(|s| !s.is_empty());
-            let has_body = op.contains_key("requestBody");
-            let has_query = op
-                .get("parameters")
-                .and_then(Value::as_array)
-                .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
-            let mut add = Vec::new();
-            if has_body || has_query {
-                add.push(("400", error_response("`invalid request body` or `invalid query parameters`, naming each problem in `details`", &[])));
-            }
-            if needs_key {
-                add.push((
-                    "401",
-                    error_response(
-                        "`unauthorized`: no key, or an unknown or revoked one",
-                        &[("WWW-Authenticate", "`Bearer`")],
-                    ),
-                ));
-            }
-            if path.contains('{') {
-                add.push((
-                    "404",
-                    error_response("`not found`: no such resource of the caller", &[]),
-                ));
-            }
-            if has_body {
-                add.push((
-                    "413",
-                    error_response("`request body too large`: over 64 KiB", &[]),
-                ));
-            }
-            if needs_key {
-                add.push((
-                    "429",
-                    error_response(
-                        "`rate limit exceeded`: the caller's requests are over the rate limit",
-                        &[("Retry-After", "Seconds to wait")],
-                    ),
-                ));
-            }
-            add.push((
-                "503",
-                error_response(
-                    "`service unavailable`: PostgreSQL or NATS cannot be reached, or the queue is full; retry later",
-                    &[("Retry-After", "Seconds to wait")],
-                ),
-            ));
-            let responses = op
-                .entry("responses")
-                .or_insert_with(|| json!({}))
-                .as_object_mut();
-            if let Some(responses) = responses {
-                for (status, response) in add {
-                    match responses.get_mut(status) {
-                        // An annotation's own description wins; the headers
-                        // every such answer carries are added to it.
-                        Some(Value::Object(existing)) => {
-                            if let Some(headers) = response.get("headers") {
-                                existing.entry("headers").or_insert(headers.clone());
-                            }
-                        }
-                        _ => {
-                            responses.insert(status.to_string(), response);
-                        }
-                    }
-                }
-                // Present them in status order.
-                let mut sorted: Vec<(String, Value)> =
-                    std::mem::take(responses).into_iter().collect();
-                sorted.sort_by(|a, b| a.0.cmp(&b.0));
-                responses.extend(sorted);
-            }
-        }
-    }
-}
-
-fn set_pattern(schema: &mut Value, pattern: &str) {
-    if let Some(schema) = schema.as_object_mut() {
-        schema.insert("pattern".into(), Value::String(pattern.into()));
-    }
-}
-
-/// Sets `pattern` unless the schema has one (an annotation's own wins).
-fn default_pattern(schema: &mut Value, pattern: &str) {
-    if let Some(schema) = schema.as_object_mut() {
-        schema
-            .entry("pattern")
-            .or_insert_with(|| Value::String(pattern.into()));
-    }
-}
-
-fn is_string(schema: &Value) -> bool {
-    match &schema["type"] {
-        Value::String(t) => t == "string",
-        Value::Array(ts) => ts.iter().any(|t| t == "string"),
-        _ => false,
-    }
-}
-
-fn add_patterns(doc: &mut Value) {
-    for name in REQUEST_SCHEMAS {
-        let Some(properties) = doc["components"]["schemas"][*name]["properties"].as_object_mut()
-        else {
-            continue;
-        };
-        for (field, schema) in properties.iter_mut() {
-            if is_string(schema) {
-                default_pattern(
-                    schema,
-                    if field == "name" {
-                        NAME_PATTERN
-                    } else {
-                        TEXT_PATTERN
-                    },
-                );
-            }
-            if field == "regions" {
-                // Distinct region names; which ones exist is the
-                // deployment's (`GET /api/v1/regions`), a 400 otherwise.
-                schema["uniqueItems"] = json!(true);
-                let items = &mut schema["items"];
-                if is_string(items) {
-                    items["minLength"] = json!(1);
-                    items["maxLength"] = json!(uptime_contracts::regions::MAX_REGION_CHARS);
-                    set_pattern(items, REGION_PATTERN);
-                }
-            }
-            if let Some(&(_, max)) = STRING_ITEMS.iter().find(|(f, _)| f == field) {
-                let items = &mut schema["items"];
-                if is_string(items) {
-                    items["minLength"] = json!(1);
-                    items["maxLength"] = json!(max);
-                    set_pattern(items, NAME_PATTERN);
-                }
-            }
-        }
-    }
-    let cursor = crate::validation::cursor_pattern();
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let token_pattern = if path.contains("/verify/") {
-            VERIFICATION_TOKEN_PATTERN
-        } else if path.contains("/incidents/ack/") {
-            routes::incident_links::ACK_TOKEN_PATTERN
-        } else {
-            HEARTBEAT_TOKEN_PATTERN
-        };
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for op in item.values_mut() {
-            let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else {
-                continue;
-            };
-            for param in params {
-                if param["in"] == "query" && param["name"] == "before" {
-                    // The former name of `cursor` (results), still accepted.
-                    param["deprecated"] = json!(true);
-                }
-                let pattern = match (param["in"].as_str(), param["name"].as_str()) {
-                    // Results have cursors of their own (a time and an id),
-                    // rounds and deliveries too (a time and a UUID).
-                    (Some("query"), Some("cursor" | "before")) if path.ends_with("/results") => {
-                        routes::checks::RESULTS_CURSOR_PATTERN
-                    }
-                    (Some("query"), Some("cursor"))
-                        if path.ends_with("/rounds")
-                            || path.ends_with("/deliveries")
-                            || path.ends_with("/incidents") =>
-                    {
-                        crate::validation::positions::POSITION_CURSOR_PATTERN
-                    }
-                    (Some("query"), Some("cursor")) => cursor.as_str(),
-                    (Some("path"), Some("token")) => token_pattern,
-                    _ => continue,
-                };
-                set_pattern(&mut param["schema"], pattern);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     /// Writes the served document to `$OPENAPI_DUMP` when set, to compare
@@ -546,5 +239,35 @@ mod tests {
             let text = serde_json::to_string_pretty(super::document()).expect("a JSON value");
             std::fs::write(&path, text).expect("the dump is written");
         }
+    }
+
+    /// Every `{ref}` path parameter and every `ref` property of a request
+    /// states the one syntax of `crate::refs` (the annotations of the
+    /// bodies repeat it as a literal: utoipa takes no constant there).
+    #[test]
+    fn every_ref_has_the_one_pattern() {
+        let doc = super::document();
+        let mut seen = 0;
+        for item in doc["paths"].as_object().expect("paths").values() {
+            for operation in item.as_object().expect("a path item").values() {
+                for parameter in operation["parameters"].as_array().into_iter().flatten() {
+                    if parameter["name"] == "ref" {
+                        assert_eq!(parameter["schema"]["pattern"], crate::refs::REF_PATTERN);
+                        seen += 1;
+                    }
+                }
+            }
+        }
+        // Request bodies; responses state no pattern.
+        for (name, schema) in doc["components"]["schemas"].as_object().expect("schemas") {
+            let Some(r#ref) = schema["properties"].get("ref") else {
+                continue;
+            };
+            if name.starts_with("Create") || name.starts_with("Update") || name == "ResourceInput" {
+                assert_eq!(r#ref["pattern"], crate::refs::REF_PATTERN, "{name}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 15 + 11, "{seen} refs found");
     }
 }

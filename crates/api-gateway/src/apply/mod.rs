@@ -7,12 +7,22 @@
 //! desired resource matches which stored one, what is deleted, how refs
 //! between resources resolve, in which order monitors are created), unit
 //! tested without a database; [`changes`] the field-by-field comparison of
-//! an update. The route (`routes::apply`) loads the tenant's managed
-//! resources with one query per kind, plans every resource through the
-//! same validation as its create body (`routes::monitors::plan_one`,
-//! `routes::contacts::plan_contact`), and writes through the same paths as
-//! the single-resource routes.
+//! an update. The route ([`route`]) reads the body; [`run`] is its
+//! transaction: [`managed`] loads the tenant's managed resources of every
+//! kind and plans each desired one through its kind's
+//! `crate::resource::Resource` (the same validation and writes as its
+//! `PUT .../by-ref/{ref}`; monitors through `routes::monitors`'s own
+//! planning), and [`walk`] writes them kind after kind.
 
 pub mod changes;
+mod end_state;
+mod managed;
+mod monitor_policy;
 pub mod plan;
+mod refusals;
 pub mod request;
+mod route;
+mod run;
+mod walk;
+
+pub use route::*;

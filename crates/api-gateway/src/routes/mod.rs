@@ -5,7 +5,6 @@ use actix_web::web;
 
 pub mod alerts;
 pub mod api_keys;
-pub mod apply;
 pub mod audit_log;
 pub mod checks;
 pub mod contacts;
@@ -19,7 +18,6 @@ pub mod members;
 pub mod metrics;
 pub mod monitors;
 pub mod organisation;
-pub mod ref_reads;
 pub mod regions;
 pub mod status_pages;
 pub mod usage;
@@ -29,7 +27,7 @@ pub mod values;
 /// own resources.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.configure(api_keys::configure)
-        .configure(apply::configure)
+        .configure(crate::apply::configure)
         .configure(audit_log::configure)
         .configure(members::configure)
         .configure(invitations::configure)

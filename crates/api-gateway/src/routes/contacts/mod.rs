@@ -30,15 +30,12 @@
 //!   PATCH may repeat the current type but not give another.
 
 mod body;
-mod by_ref;
 mod checks;
 mod filters;
+mod resource;
 mod values;
 mod writes;
-pub use by_ref::*;
-pub(crate) use by_ref::{
-    execute_contact, plan_contact, ContactOutcome, PlannedContact, StoredContact,
-};
+pub use resource::*;
 pub(crate) use values::check_email;
 
 pub use body::{
@@ -46,7 +43,6 @@ pub use body::{
     SecretState, UpdateContact,
 };
 
-use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -65,9 +61,9 @@ use values::{check_secret, check_value, secret_kind, MAX_NAME_CHARS};
 pub fn configure_by_ref(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/alert-contacts/by-ref/{ref}")
-            .get(crate::routes::ref_reads::get_contact_by_ref)
+            .get(get_contact_by_ref)
             .put(put_contact_by_ref)
-            .delete(crate::routes::ref_reads::delete_contact_by_ref),
+            .delete(delete_contact_by_ref),
     );
 }
 
@@ -208,22 +204,6 @@ pub async fn list(
             .collect::<Result<_, _>>()?,
         next_cursor,
     }))
-}
-
-/// Read one of the caller's alert contacts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.conn().await?;
-    let row = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    Ok(HttpResponse::Ok().json(shown_with_ref(&mut conn, row).await?))
 }
 
 /// The contact as answered, with its ref.
@@ -434,54 +414,4 @@ pub async fn resend_verification(
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(HttpResponse::Accepted().json(shown_with_ref(&mut conn, row).await?))
-}
-
-/// Delete one of the caller's alert contacts; monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-    if_match: crate::etag::IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    use diesel_async::scoped_futures::ScopedFutureExt;
-    use diesel_async::AsyncConnection;
-
-    let id = id.into_inner();
-    let mut conn = state.conn().await?;
-    let deleted = conn
-        .transaction::<_, ApiError, _>(|c| {
-            async move {
-                let Some(stored) = uptime_db::contacts::get_for_update(c, user.org_id, id).await?
-                else {
-                    return Ok(false);
-                };
-                let stored_ref = uptime_db::refs::of_one(c, RefKind::AlertContact, id).await?;
-                let before = writes::audited(&stored, stored_ref.as_deref())?;
-                let shown = ContactResponse::from_row(stored)?.with_ref(stored_ref);
-                if_match.check(&crate::etag::of_json(&shown))?;
-                if !uptime_db::contacts::delete(c, user.org_id, id).await? {
-                    return Ok(false);
-                }
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::DELETE,
-                    audit::kind::ALERT_CONTACT,
-                    Some(id),
-                    audit::changes(Some(&before), None),
-                )
-                .await?;
-                Ok(true)
-            }
-            .scope_boxed()
-        })
-        .await?;
-    if deleted {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(ApiError::NotFound)
-    }
 }

@@ -10,22 +10,21 @@
 //! (Escalation).
 
 mod body;
-pub mod by_ref;
 pub mod monitor_link;
+mod resource;
 
 pub use body::{
     CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
 };
-pub use by_ref::put_policy_by_ref;
-pub(crate) use by_ref::{execute_policy, plan_policy, PolicyPlan};
 pub(crate) use monitor_link::ensure_no_policy;
 use monitor_link::{get_monitor_policy, set_monitor_policy};
+pub use resource::*;
 
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
+use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
@@ -39,9 +38,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // Before `/escalation-policies/{id}`.
         .service(
             web::resource("/escalation-policies/by-ref/{ref}")
-                .get(crate::routes::ref_reads::get_policy_by_ref)
+                .get(get_policy_by_ref)
                 .put(put_policy_by_ref)
-                .delete(crate::routes::ref_reads::delete_policy_by_ref),
+                .delete(delete_policy_by_ref),
         )
         .service(
             web::resource("/escalation-policies/{id}")
@@ -175,56 +174,6 @@ pub async fn create(
         .json(PolicyResponse::from(policy).with_ref(r#ref)))
 }
 
-/// List the organisation's escalation policies in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = PolicyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
-    let mut conn = state.conn().await?;
-    let rows = db::list_page(
-        &mut conn,
-        user.org_id,
-        page.after_id.unwrap_or(0),
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
-    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
-    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
-    Ok(HttpResponse::Ok().json(PolicyList {
-        escalation_policies: rows
-            .into_iter()
-            .map(|p| {
-                let r#ref = refs.remove(&p.id);
-                PolicyResponse::from(p).with_ref(r#ref)
-            })
-            .collect(),
-        next_cursor,
-    }))
-}
-
-/// Read one escalation policy.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 200, body = PolicyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.conn().await?;
-    let policy = db::get(&mut conn, user.org_id, id.into_inner(), false)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, policy.id).await?;
-    Ok(HttpResponse::Ok().json(PolicyResponse::from(policy).with_ref(r#ref)))
-}
-
 /// Change an escalation policy: the fields given replace the stored ones
 /// (`steps` as a whole). Incidents escalating through it follow the new
 /// steps from their next step on.
@@ -300,33 +249,6 @@ pub async fn update(
 
 /// How many of the monitors using a policy a 409 names.
 const MONITORS_NAMED: i64 = 20;
-
-/// Delete an escalation policy no monitor uses.
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let mut conn = state.conn().await?;
-    conn.transaction::<_, ApiError, _>(|c| {
-        async move {
-            // Locked: a monitor pointed at it meanwhile waits for this.
-            let stored = db::get(c, user.org_id, id, true)
-                .await?
-                .ok_or(ApiError::NotFound)?;
-            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
-            remove(c, &user, &stored, stored_ref.as_deref()).await
-        }
-        .scope_boxed()
-    })
-    .await?;
-    Ok(HttpResponse::NoContent().finish())
-}
 
 /// Deletes the policy `stored` (locked by the caller; with its ref) unless
 /// monitors alert through it (409 naming them), and records it, in the

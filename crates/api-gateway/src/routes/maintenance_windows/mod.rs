@@ -10,20 +10,20 @@
 //! it.
 
 mod body;
-pub mod by_ref;
+mod resource;
+mod schedule;
 
 pub use body::{
     CreateWindow, Effect, Occurrence, UpdateWindow, WindowList, WindowResponse, MAX_WINDOWS_PER_ORG,
 };
-pub use by_ref::put_window_by_ref;
-pub(crate) use by_ref::{execute_window, plan_window, WindowPlan};
+pub use resource::*;
 
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::reach::Named;
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
+use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
 use body::{Scheduled, MAX_NAME_CHARS};
 use chrono::Utc;
@@ -41,9 +41,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // but a longer path first keeps it so).
         .service(
             web::resource("/maintenance-windows/by-ref/{ref}")
-                .get(crate::routes::ref_reads::get_window_by_ref)
+                .get(get_window_by_ref)
                 .put(put_window_by_ref)
-                .delete(crate::routes::ref_reads::delete_window_by_ref),
+                .delete(delete_window_by_ref),
         )
         .service(
             web::resource("/maintenance-windows/{id}")
@@ -227,44 +227,6 @@ fn outside_reach() -> ApiError {
     }
 }
 
-/// List the organisation's maintenance windows in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = WindowList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
-    let mut conn = state.conn().await?;
-    let rows = db::list_page(
-        &mut conn,
-        user.org_id,
-        page.after_id.unwrap_or(0),
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |w| w.id);
-    let rows = crate::reach::covered(&mut conn, &user, rows, |w| {
-        Named::window(&w.monitor_ids, w.label_selector.as_ref())
-    })
-    .await?;
-    let now = Utc::now();
-    let ids: Vec<i64> = rows.iter().map(|w| w.id).collect();
-    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
-    Ok(HttpResponse::Ok().json(WindowList {
-        maintenance_windows: rows
-            .into_iter()
-            .map(|w| {
-                let r#ref = refs.remove(&w.id);
-                WindowResponse::of(w, now).with_ref(r#ref)
-            })
-            .collect(),
-        next_cursor,
-    }))
-}
-
 async fn visible(
     conn: &mut AsyncPgConnection,
     user: &AuthUser,
@@ -282,21 +244,6 @@ async fn visible(
         return Err(ApiError::NotFound);
     }
     Ok(row)
-}
-
-/// Read one maintenance window, with its next occurrences.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 200, body = WindowResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.conn().await?;
-    let row = visible(&mut conn, &user, id.into_inner(), false).await?;
-    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, row.id).await?;
-    Ok(HttpResponse::Ok().json(WindowResponse::of(row, Utc::now()).with_ref(r#ref)))
 }
 
 /// Change a maintenance window. Schedule fields given replace the schedule
@@ -402,31 +349,6 @@ async fn merged(
         Effect::Silence
     });
     Ok((scheduled.definition(name, ids, selector, effect), r#ref))
-}
-
-/// Delete a maintenance window. An open occurrence ends at the recorder's
-/// next sweep (a monitor still down then alerts); its time stays out of the
-/// uptime already reported.
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let mut conn = state.conn().await?;
-    conn.transaction::<_, ApiError, _>(|c| {
-        async move {
-            let stored = visible(c, &user, id, true).await?;
-            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
-            remove(c, &user, stored, stored_ref.as_deref()).await
-        }
-        .scope_boxed()
-    })
-    .await?;
-    Ok(HttpResponse::NoContent().finish())
 }
 
 /// Deletes the window `stored` (with its ref) and records it, in the

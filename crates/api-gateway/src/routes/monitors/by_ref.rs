@@ -11,6 +11,9 @@ use super::writes::{self, Current, Rewrite, WriteSettings, Written};
 use crate::apply::changes::FieldChange;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
+use crate::etag::IfMatch;
+use crate::resource::ref_param::{MonitorRef, RefPath};
+use crate::resource::routes::by_ref;
 use crate::state::AppState;
 use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
@@ -155,7 +158,7 @@ pub(super) async fn execute(
 /// when there is no monitor to match).
 #[utoipa::path(put, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "putMonitorByRef", tag = "monitors", request_body = CreateMonitor,
     security(("bearer" = [])),
-    params(("ref" = String, Path, description = "The monitor's ref: 1 to 255 of lowercase letters, digits, `.`, `_`, `-`, alphanumeric at both ends", min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")),
+    params(MonitorRef),
     responses((status = 200, body = MonitorResponse, description = "replaced, or unchanged"),
         (status = 201, body = MonitorResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
@@ -167,11 +170,11 @@ pub(super) async fn execute(
 pub async fn put_by_ref(
     state: web::Data<AppState>,
     user: AuthUser,
-    path: web::Path<String>,
+    path: RefPath,
     if_match: crate::etag::IfMatch,
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
-    let r#ref = path.into_inner();
+    let r#ref = path.0;
     let mut body = body.into_inner();
     crate::refs::check_path(&r#ref, body.reference.ref_.take())?;
     let settings = WriteSettings::of(&state);
@@ -221,4 +224,47 @@ pub async fn put_by_ref(
         }
         Outcome::Unchanged(written) => HttpResponse::Ok().json(written.shown(regions)?),
     })
+}
+
+/// Read the caller's monitor with this ref: what `GET /api/v1/monitors/{id}`
+/// answers for its id.
+#[utoipa::path(get, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "getMonitorByRef", tag = "monitors", security(("bearer" = [])),
+    params(MonitorRef),
+    responses((status = 200, body = MonitorResponse),
+        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
+pub async fn get_monitor_by_ref(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: RefPath,
+) -> Result<HttpResponse, ApiError> {
+    let (kind, reader) = (RefKind::Monitor, user.clone());
+    by_ref(&state.clone(), &reader, kind, &path, |id| {
+        super::get(state, user, id.into())
+    })
+    .await
+}
+
+/// Delete the caller's monitor with this ref, as
+/// `DELETE /api/v1/monitors/{id}` does (`If-Match` honoured, one audit
+/// entry).
+#[utoipa::path(delete, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "deleteMonitorByRef", tag = "monitors", security(("bearer" = [])),
+    params(MonitorRef),
+    responses((status = 204),
+        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
+        (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)"),
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
+pub async fn delete_monitor_by_ref(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: RefPath,
+    if_match: IfMatch,
+) -> Result<HttpResponse, ApiError> {
+    let (kind, reader) = (RefKind::Monitor, user.clone());
+    by_ref(&state.clone(), &reader, kind, &path, |id| {
+        super::delete(state, user, id.into(), if_match)
+    })
+    .await
 }

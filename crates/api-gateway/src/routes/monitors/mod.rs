@@ -106,9 +106,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(
             web::resource("/monitors/by-ref/{ref}")
-                .get(crate::routes::ref_reads::get_monitor_by_ref)
+                .get(get_monitor_by_ref)
                 .put(put_by_ref)
-                .delete(crate::routes::ref_reads::delete_monitor_by_ref),
+                .delete(delete_monitor_by_ref),
         )
         .service(
             web::resource("/monitors/{id}")

@@ -9,18 +9,19 @@
 
 pub mod badges;
 pub mod body;
-pub mod by_ref;
 pub mod notices;
+mod resource;
 pub mod subscribers;
+mod writes;
 
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::reach::Named;
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
+use crate::validation::Problems;
 use actix_web::{web, HttpResponse};
-use body::{CheckedPage, CreateStatusPage, StatusPageList, StatusPageResponse, UpdateStatusPage};
+use body::{CheckedPage, CreateStatusPage, StatusPageResponse, UpdateStatusPage};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
@@ -28,8 +29,7 @@ use serde_json::json;
 use uptime_db::status_pages::PageFields;
 use utoipa::ToSchema;
 
-pub use by_ref::put_status_page_by_ref;
-pub(crate) use by_ref::{execute_page, plan_page, remove, PagePlan};
+pub use resource::*;
 
 /// The prefix of a page's access token (then 43 base64url characters).
 pub const ACCESS_TOKEN_PREFIX: &str = "sp_";
@@ -42,9 +42,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         // id when the ref is `access-token` or `notices`.
         .service(
             web::resource("/status-pages/by-ref/{ref}")
-                .get(crate::routes::ref_reads::get_status_page_by_ref)
+                .get(get_status_page_by_ref)
                 .put(put_status_page_by_ref)
-                .delete(crate::routes::ref_reads::delete_status_page_by_ref),
+                .delete(delete_status_page_by_ref),
         )
         .service(
             web::resource("/status-pages/{id}")
@@ -130,7 +130,7 @@ pub async fn create(
     user: AuthUser,
     body: crate::validation::Json<CreateStatusPage>,
 ) -> Result<HttpResponse, ApiError> {
-    let (page, private, r#ref) = by_ref::checked_create(body.into_inner())?;
+    let (page, private, r#ref) = writes::checked_create(body.into_inner())?;
     let token = private.then(new_access_token);
     let digest = token.as_ref().map(|(_, d)| d.clone());
     let limit = state.settings.status_pages.max_pages_per_org;
@@ -140,7 +140,7 @@ pub async fn create(
     let created = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
-                by_ref::insert(
+                writes::insert(
                     c,
                     &user,
                     &page,
@@ -159,61 +159,6 @@ pub async fn create(
             format!("/api/v1/status-pages/{}", created.id),
         ))
         .json(StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref)))
-}
-
-/// The organisation's status pages by id, a page at a time (never the
-/// access tokens).
-#[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
-    security(("bearer" = [])), params(PageQuery),
-    responses((status = 200, body = StatusPageList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
-pub async fn list(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    query: web::Query<PageQuery>,
-) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
-    let mut conn = state.conn().await?;
-    let rows = uptime_db::status_pages::list_page(
-        &mut conn,
-        user.org_id,
-        page.after_id.unwrap_or(0),
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |p| p.id);
-    let rows =
-        crate::reach::covered(&mut conn, &user, rows, |p| Named::page_groups(&p.groups)).await?;
-    let base_url = &state.settings.status_pages.public_base_url;
-    let ids: Vec<i64> = rows.iter().map(|p| p.id).collect();
-    let mut refs = uptime_db::refs::of(&mut conn, REF_KIND, &ids).await?;
-    Ok(HttpResponse::Ok().json(StatusPageList {
-        status_pages: rows
-            .into_iter()
-            .map(|p| {
-                let r#ref = refs.remove(&p.id);
-                StatusPageResponse::of(p, base_url, None).with_ref(r#ref)
-            })
-            .collect(),
-        next_cursor,
-    }))
-}
-
-/// One status page of the organisation.
-#[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = StatusPageResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.conn().await?;
-    let page = reached_page(&mut conn, &user, id.into_inner(), false).await?;
-    let r#ref = uptime_db::refs::of_one(&mut conn, REF_KIND, page.id).await?;
-    Ok(HttpResponse::Ok().json(
-        StatusPageResponse::of(page, &state.settings.status_pages.public_base_url, None)
-            .with_ref(r#ref),
-    ))
 }
 
 /// Change a status page. Making it private issues an access token (in this
@@ -264,7 +209,7 @@ pub async fn update(
                 check_reach(c, &user, &page).await?;
                 ensure_free(c, &page, id).await?;
                 let groups = page.groups_json();
-                let before_audited = by_ref::audited(before.clone(), stored_ref.as_deref());
+                let before_audited = writes::audited(before.clone(), stored_ref.as_deref());
                 let (stored_ref, new_ref, page, groups) =
                     (stored_ref.as_deref(), r#ref.as_deref(), &page, &groups);
                 let private = body.private;
@@ -297,7 +242,7 @@ pub async fn update(
                                 set_privacy(c, user.org_id, updated, private).await?;
                             crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
                                 .await?;
-                            let after = by_ref::audited(updated.clone(), new_ref);
+                            let after = writes::audited(updated.clone(), new_ref);
                             Ok(((updated, token), after))
                         }
                         .scope_boxed()
@@ -341,30 +286,6 @@ async fn set_privacy(
         }
         _ => (page, None),
     })
-}
-
-/// Delete a status page: it stops being served at the service's next
-/// refresh.
-#[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let mut conn = state.conn().await?;
-    conn.transaction::<_, ApiError, _>(|c| {
-        async move {
-            reached_page(c, &user, id, true).await?;
-            let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
-            by_ref::remove(c, &user, id, stored_ref.as_deref()).await
-        }
-        .scope_boxed()
-    })
-    .await?;
-    Ok(HttpResponse::NoContent().finish())
 }
 
 /// A new access token of a private page.

@@ -1,35 +1,8 @@
-//! The writes of an apply beside the kinds' own: a pruned contact, and
-//! the quotas of the end state.
+//! The quotas of an apply's end state.
 
-use crate::audit;
-use crate::auth::AuthUser;
 use crate::error::ApiError;
-use crate::routes::contacts::StoredContact;
 use diesel_async::AsyncPgConnection;
 use uptime_db::quotas::Owned;
-
-/// Deletes a managed contact (one audit entry with what it was).
-pub(super) async fn delete_contact(
-    c: &mut AsyncPgConnection,
-    user: &AuthUser,
-    stored: &StoredContact,
-) -> Result<(), ApiError> {
-    let id = stored.row.id;
-    if !uptime_db::contacts::delete(c, user.org_id, id).await? {
-        return Err(ApiError::Internal(format!(
-            "contact {id} to delete is gone"
-        )));
-    }
-    audit::record(
-        c,
-        user,
-        audit::action::DELETE,
-        audit::kind::ALERT_CONTACT,
-        Some(id),
-        audit::changes(Some(&stored.audited), None),
-    )
-    .await
-}
 
 /// 403 when the end state passes a quota: more monitors or contacts than
 /// the organisation may own, or a checks-per-minute load past the budget

@@ -1,7 +1,7 @@
 //! `POST /api/v1/apply`: a whole desired set of monitors, alert contacts,
 //! escalation policies, maintenance windows and status pages, answered with a plan and, unless a dry run, carried out in one
-//! transaction (`crate::apply` has the pure core and the bodies; [`run`]
-//! the transaction).
+//! transaction (the pure core and the bodies are `crate::apply`'s; `run` the
+//! transaction).
 //!
 //! - The body is read here, bounded by `apply.max_body_bytes` (413 past
 //!   it), and holds at most `apply.max_resources` resources (400 naming
@@ -14,11 +14,6 @@
 //! - Every resource is validated, every problem answered at once (400,
 //!   `errors` naming each by index, kind, ref and field); nothing is then
 //!   written.
-
-mod config_kinds;
-mod end_state;
-mod refusals;
-mod run;
 
 use crate::apply::request::{ApplyRefusal, ApplyRequest, ApplyResponse, ResourceError};
 use crate::auth::AuthUser;
@@ -90,7 +85,7 @@ pub async fn apply(
         "resources",
         (&what, "resource"),
     )?;
-    match run::apply(&state, &user, body).await? {
+    match super::run::apply(&state, &user, body).await? {
         Ok(response) => Ok(HttpResponse::Ok().json(response)),
         Err(errors) => Ok(refusal(errors)),
     }
