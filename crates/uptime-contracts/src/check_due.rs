@@ -108,8 +108,8 @@ mod tests {
             spec: CheckSpec {
                 kind: MonitorKind::Http,
                 target: "http://127.0.0.1/".into(),
-                timeout_secs: 5,
-                expected_status: 200,
+                timeout_secs: crate::TimeoutSecs::of(5),
+                expected_status: crate::ExpectedStatus::of(200),
                 keyword: None,
                 keyword_type: None,
                 options: Default::default(),

@@ -13,7 +13,7 @@
 
 use crate::models::Monitor;
 use crate::schedule::CheckConfig;
-use uptime_contracts::{CheckSpec, KeywordType, MonitorKind};
+use uptime_contracts::{CheckSpec, ExpectedStatus, KeywordType, MonitorKind, TimeoutSecs};
 
 /// The fields of a monitor row a check is made of, borrowed from either row
 /// type that carries them ([`Monitor`], [`CheckConfig`]).
@@ -97,10 +97,6 @@ pub enum SpecError {
     PasswordNotSealed { id: i64 },
 }
 
-/// The timeouts and expected statuses the API lets a definition have.
-const TIMEOUT_SECS: std::ops::RangeInclusive<i32> = 1..=120;
-const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
-
 /// What a checker needs to check the monitor of `row`, as due checks carry
 /// it: the basic-auth password sealed, as stored.
 pub fn check_spec_sealed<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, SpecError> {
@@ -124,18 +120,13 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, Spec
         id,
         kind: row.kind.as_str(),
     })?;
-    let timeout_secs = TIMEOUT_SECS
-        .contains(&row.timeout_secs)
-        .then(|| row.timeout_secs.unsigned_abs())
-        .ok_or(SpecError::Timeout {
-            id,
-            value: row.timeout_secs,
-        })?;
-    let expected_status = EXPECTED_STATUS
-        .contains(&row.expected_status)
-        .then(|| u16::try_from(row.expected_status).ok())
-        .flatten()
-        .ok_or(SpecError::ExpectedStatus {
+    // The ranges the API lets a definition have.
+    let timeout_secs = TimeoutSecs::try_from(row.timeout_secs).map_err(|_| SpecError::Timeout {
+        id,
+        value: row.timeout_secs,
+    })?;
+    let expected_status =
+        ExpectedStatus::try_from(row.expected_status).map_err(|_| SpecError::ExpectedStatus {
             id,
             value: row.expected_status,
         })?;
@@ -191,8 +182,8 @@ mod tests {
             CheckSpec {
                 kind: MonitorKind::Keyword,
                 target: "https://example.com/health".into(),
-                timeout_secs: 5,
-                expected_status: 204,
+                timeout_secs: TimeoutSecs::of(5),
+                expected_status: ExpectedStatus::of(204),
                 keyword: Some("ok".into()),
                 keyword_type: Some(KeywordType::NotContains),
                 options: Default::default(),
@@ -208,7 +199,11 @@ mod tests {
         };
         let spec = check_spec(http).unwrap();
         assert_eq!(
-            (spec.kind, spec.timeout_secs, spec.expected_status),
+            (
+                spec.kind,
+                spec.timeout_secs.get(),
+                spec.expected_status.get()
+            ),
             (MonitorKind::Http, 120, 599)
         );
         assert_eq!((spec.keyword, spec.keyword_type), (None, None));
