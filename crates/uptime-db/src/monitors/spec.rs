@@ -80,9 +80,9 @@ pub enum SpecError {
     Heartbeat,
     #[error("{kind} monitor {id} has no target")]
     NoTarget { id: i64, kind: &'static str },
-    #[error("monitor {id} has timeout_secs {value}; a check needs 1 to 120")]
+    #[error("monitor {id} has timeout_secs {value}; a check needs {min} to {max}", min = TimeoutSecs::MIN, max = TimeoutSecs::MAX)]
     Timeout { id: i64, value: i32 },
-    #[error("monitor {id} has expected_status {value}; a check needs 100 to 599")]
+    #[error("monitor {id} has expected_status {value}; a check needs {min} to {max}", min = ExpectedStatus::MIN, max = ExpectedStatus::MAX)]
     ExpectedStatus { id: i64, value: i32 },
     #[error("monitor {id} has keyword_type {value:?}, which is not contains or not_contains")]
     KeywordType { id: i64, value: String },
@@ -323,5 +323,14 @@ mod tests {
         for (row, expected) in cases {
             assert_eq!(check_spec(row), Err(expected), "{row:?}");
         }
+        // The ranges named are the bounded types' (uptime_contracts::bounds).
+        assert_eq!(
+            SpecError::Timeout { id: 9, value: 0 }.to_string(),
+            "monitor 9 has timeout_secs 0; a check needs 1 to 120"
+        );
+        assert_eq!(
+            SpecError::ExpectedStatus { id: 9, value: 99 }.to_string(),
+            "monitor 9 has expected_status 99; a check needs 100 to 599"
+        );
     }
 }
