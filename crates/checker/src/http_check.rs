@@ -144,7 +144,7 @@ impl HttpChecker {
             Ok(request) => request,
             Err(e) => return CheckReport::failed(e),
         };
-        let timeout_secs = spec.timeout_secs.max(1);
+        let timeout_secs = spec.timeout_secs.get();
         let timeout = Duration::from_secs(u64::from(timeout_secs));
         let started = Instant::now();
         // reqwest's own timeout covers the body too; the outer one is a
@@ -166,7 +166,7 @@ impl HttpChecker {
         // Status and keyword here; the assertions (user-supplied JSONPaths
         // and patterns) off the async threads and on a budget.
         report.error = judge(
-            spec.expected_status,
+            spec.expected_status.get(),
             keyword,
             &[],
             &response,

@@ -53,8 +53,8 @@ impl KindTarget {
         let spec = |target: String| CheckSpec {
             kind,
             target,
-            timeout_secs: 5,
-            expected_status: 200,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(5),
+            expected_status: uptime_contracts::ExpectedStatus::of(200),
             keyword: None,
             keyword_type: None,
             options: CheckOptions::default(),

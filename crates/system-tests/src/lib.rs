@@ -453,7 +453,7 @@ pub fn scheduled_due(
         id: monitor_id,
         kind: spec.kind,
         target: Some(&spec.target),
-        timeout_secs: i32::try_from(spec.timeout_secs)?,
+        timeout_secs: i32::from(spec.timeout_secs),
         expected_status: i32::from(spec.expected_status),
         keyword: spec.keyword.as_deref(),
         keyword_type: spec.keyword_type.map(|k| k.as_str()),

@@ -63,8 +63,8 @@ fn due(monitor_id: i64, target: &str) -> DueCheck {
     let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: target.to_string(),
-        timeout_secs: 5,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(5),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: Default::default(),

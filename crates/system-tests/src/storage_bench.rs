@@ -245,8 +245,8 @@ async fn checks_per_second(
     let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: target.url("/"),
-        timeout_secs: 5,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(5),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: Default::default(),

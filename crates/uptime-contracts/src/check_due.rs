@@ -108,8 +108,8 @@ mod tests {
             spec: CheckSpec {
                 kind: MonitorKind::Http,
                 target: "http://127.0.0.1/".into(),
-                timeout_secs: 5,
-                expected_status: 200,
+                timeout_secs: crate::TimeoutSecs::of(5),
+                expected_status: crate::ExpectedStatus::of(200),
                 keyword: None,
                 keyword_type: None,
                 options: Default::default(),
@@ -154,6 +154,27 @@ mod tests {
             decode("uptime.checks.due.v5.eu", b"{"),
             Err(DecodeError::Json(_))
         ));
+    }
+
+    /// A checker trusts the spec's numbers (no `.max(1)` on the timeout):
+    /// a message carrying one the API would refuse does not decode.
+    #[test]
+    fn a_spec_number_out_of_its_range_is_undecodable() {
+        let (subject, payload) = encode(&due(Trigger::Scheduled, Utc::now()));
+        let mut message: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        for (field, value) in [
+            ("timeout_secs", 0),
+            ("timeout_secs", 121),
+            ("expected_status", 99),
+        ] {
+            let mut broken = message.clone();
+            broken["spec"][field] = value.into();
+            let payload = serde_json::to_vec(&broken).unwrap();
+            let err = decode(&subject, &payload).unwrap_err().to_string();
+            assert!(err.contains(field), "{field} {value}: {err}");
+        }
+        message["spec"]["timeout_secs"] = 120.into();
+        assert!(decode(&subject, &serde_json::to_vec(&message).unwrap()).is_ok());
     }
 
     #[test]

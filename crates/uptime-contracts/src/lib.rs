@@ -23,6 +23,7 @@
 
 pub mod api_key_revoked;
 pub mod audit;
+pub mod bounds;
 pub mod bus;
 pub mod check_due;
 pub mod check_result;
@@ -41,6 +42,10 @@ pub mod subjects;
 pub mod versions;
 
 pub use api_key_revoked::*;
+pub use bounds::{
+    Bounded, ConfirmationCount, ExpectedStatus, IntervalSecs, LatencyWarnMs, SslWarnDays,
+    TimeoutSecs,
+};
 pub use check_due::DueCheck;
 pub use check_result::{CheckResult, CheckResultV2};
 pub use events::*;

@@ -16,7 +16,7 @@
 //! verbatim): the schema test fails on any change that would alter the
 //! published schema, which then needs a new version.
 
-use crate::{KeywordType, MonitorKind};
+use crate::{ExpectedStatus, KeywordType, MonitorKind, TimeoutSecs};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -31,9 +31,9 @@ pub struct CheckSpec {
     /// As in [`CheckSpecV2`]: a URL (http, keyword, tls), `host:port` (tcp,
     /// tls), a name (dns) or a host (icmp).
     pub target: String,
-    pub timeout_secs: u32,
+    pub timeout_secs: TimeoutSecs,
     /// http, keyword: the status a passing response has.
-    pub expected_status: u16,
+    pub expected_status: ExpectedStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -362,8 +362,8 @@ mod tests {
         CheckSpec {
             kind: MonitorKind::Http,
             target: "https://example.com".into(),
-            timeout_secs: 5,
-            expected_status: 200,
+            timeout_secs: crate::TimeoutSecs::of(5),
+            expected_status: crate::ExpectedStatus::of(200),
             keyword: None,
             keyword_type: None,
             options: CheckOptions {

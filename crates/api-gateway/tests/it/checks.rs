@@ -48,7 +48,10 @@ async fn a_manual_check_is_queued_as_a_check_due_with_trigger_manual() {
     assert!(due.due_at >= before - Duration::seconds(1) && due.due_at <= Utc::now());
     assert_eq!(due.spec.kind.as_str(), "keyword");
     assert_eq!(due.spec.target, "https://example.com/health");
-    assert_eq!((due.spec.timeout_secs, due.spec.expected_status), (7, 204));
+    assert_eq!(
+        (due.spec.timeout_secs.get(), due.spec.expected_status.get()),
+        (7, 204)
+    );
     assert_eq!(due.spec.keyword.as_deref(), Some("healthy"));
     assert_eq!(
         due.spec.keyword_type.map(|k| k.as_str()),

@@ -136,7 +136,7 @@ impl DnsProbe {
             Ok(expected) => expected,
             Err(e) => return CheckReport::failed(e.to_string()),
         };
-        let timeout = Duration::from_secs(u64::from(spec.timeout_secs.max(1)));
+        let timeout = Duration::from_secs(u64::from(spec.timeout_secs.get()));
         let (resolver, internal) = match &query.server {
             Some(server) => match self.server_resolver(server, timeout) {
                 Ok(resolver) => (resolver, false),

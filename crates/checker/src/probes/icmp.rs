@@ -77,7 +77,7 @@ impl IcmpProbe {
             Ok(host) => host,
             Err(e) => return CheckReport::failed(e.to_string()),
         };
-        let timeout_secs = spec.timeout_secs.max(1);
+        let timeout_secs = spec.timeout_secs.get();
         let timeout = Duration::from_secs(u64::from(timeout_secs));
         let deadline = Instant::now() + timeout;
         let ping = async {

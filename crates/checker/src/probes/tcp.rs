@@ -34,7 +34,7 @@ impl TcpProbe {
             Ok(endpoint) => endpoint,
             Err(e) => return CheckReport::failed(e.to_string()),
         };
-        let timeout_secs = spec.timeout_secs.max(1);
+        let timeout_secs = spec.timeout_secs.get();
         let timeout = Duration::from_secs(u64::from(timeout_secs));
         match tokio::time::timeout(timeout, connect(&self.policy, &endpoint)).await {
             Err(_elapsed) => CheckReport::failed(timed_out(timeout_secs)),

@@ -98,7 +98,7 @@ impl TlsProbe {
             Ok(name) => name,
             Err(e) => return CheckReport::failed(e),
         };
-        let timeout_secs = spec.timeout_secs.max(1);
+        let timeout_secs = spec.timeout_secs.get();
         let timeout = Duration::from_secs(u64::from(timeout_secs));
         let handshake = self.handshake(&endpoint, server_name);
         let (mut stream, latency, leaf) = match tokio::time::timeout(timeout, handshake).await {

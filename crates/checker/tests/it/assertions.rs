@@ -285,7 +285,7 @@ async fn status_keyword_and_assertions_must_all_hold_and_the_first_failure_is_na
             asserting(keyword("degraded"), vec![db_ok, is_ok, is_201.clone()]),
             asserting(
                 CheckSpec {
-                    expected_status: 503,
+                    expected_status: uptime_contracts::ExpectedStatus::of(503),
                     ..http_spec(&target.url("/"))
                 },
                 vec![is_201],

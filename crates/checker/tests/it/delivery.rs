@@ -74,7 +74,7 @@ async fn a_check_longer_than_ack_wait_runs_once() {
 
     let due = h
         .publish_due(uptime_contracts::CheckSpec {
-            timeout_secs: 20,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(20),
             ..http_spec(&target.url("/"))
         })
         .await;
@@ -170,7 +170,7 @@ async fn checks_outlasting_the_shutdown_grace_are_handed_back_at_once() {
     let first = RunningChecker::start(settings.clone()).await;
     let due = h
         .publish_due(uptime_contracts::CheckSpec {
-            timeout_secs: 60,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(60),
             ..http_spec(&target.url("/"))
         })
         .await;

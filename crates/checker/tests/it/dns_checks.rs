@@ -241,7 +241,7 @@ async fn a_server_that_never_answers_times_out() {
     let checker = RunningChecker::start(h.settings("c")).await;
 
     let spec = CheckSpec {
-        timeout_secs: 1,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(1),
         ..dns_spec(
             "www.example.test",
             DnsRecordType::A,

@@ -83,7 +83,7 @@ async fn the_expected_status_need_not_be_200() {
     target.set_status(404);
     let gone = h
         .publish_due(uptime_contracts::CheckSpec {
-            expected_status: 404,
+            expected_status: uptime_contracts::ExpectedStatus::of(404),
             ..http_spec(&target.url("/gone"))
         })
         .await;
@@ -94,7 +94,7 @@ async fn the_expected_status_need_not_be_200() {
     target.set_status(200);
     let created = h
         .publish_due(uptime_contracts::CheckSpec {
-            expected_status: 201,
+            expected_status: uptime_contracts::ExpectedStatus::of(201),
             ..http_spec(&target.url("/"))
         })
         .await;
@@ -166,7 +166,7 @@ async fn a_target_slower_than_the_timeout_fails_as_timed_out() {
 
     let due = h
         .publish_due(uptime_contracts::CheckSpec {
-            timeout_secs: 1,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(1),
             ..http_spec(&target.url("/"))
         })
         .await;
@@ -187,7 +187,7 @@ async fn a_slow_target_within_the_timeout_passes_with_its_latency() {
 
     let due = h
         .publish_due(uptime_contracts::CheckSpec {
-            timeout_secs: 10,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(10),
             ..http_spec(&target.url("/"))
         })
         .await;

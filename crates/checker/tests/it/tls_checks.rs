@@ -241,7 +241,7 @@ async fn a_server_that_never_answers_the_handshake_times_out() {
 
     let due = h
         .publish_due(CheckSpec {
-            timeout_secs: 1,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(1),
             ..tls_spec(&silent.local_addr().unwrap().to_string())
         })
         .await;

@@ -131,12 +131,18 @@ async fn due_messages_match_the_schema_and_snapshot_the_row() {
     let spec = of(http.id);
     assert_eq!(spec.kind, MonitorKind::Http);
     assert_eq!(spec.target, "https://example.com/health");
-    assert_eq!((spec.timeout_secs, spec.expected_status), (7, 204));
+    assert_eq!(
+        (spec.timeout_secs.get(), spec.expected_status.get()),
+        (7, 204)
+    );
     assert_eq!((spec.keyword, spec.keyword_type), (None, None));
     let spec = of(keyword.id);
     assert_eq!(spec.kind, MonitorKind::Keyword);
     assert_eq!(spec.target, "http://127.0.0.1:9/status");
-    assert_eq!((spec.timeout_secs, spec.expected_status), (3, 200));
+    assert_eq!(
+        (spec.timeout_secs.get(), spec.expected_status.get()),
+        (3, 200)
+    );
     assert_eq!(spec.keyword.as_deref(), Some("all good"));
     assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
     scheduler.stop().await;

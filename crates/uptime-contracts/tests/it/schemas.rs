@@ -77,8 +77,8 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
     let spec = CheckSpec {
         kind: MonitorKind::Http,
         target: "https://example.com/api/health".into(),
-        timeout_secs: 10,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(10),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: CheckOptions {

@@ -76,8 +76,8 @@ fn due(n: u128) -> DueCheck {
         spec: CheckSpec {
             kind: MonitorKind::Http,
             target: "https://example.com/".into(),
-            timeout_secs: 5,
-            expected_status: 200,
+            timeout_secs: uptime_contracts::TimeoutSecs::of(5),
+            expected_status: uptime_contracts::ExpectedStatus::of(200),
             keyword: None,
             keyword_type: None,
             options: Default::default(),

@@ -13,7 +13,7 @@
 
 use crate::models::Monitor;
 use crate::schedule::CheckConfig;
-use uptime_contracts::{CheckSpec, KeywordType, MonitorKind};
+use uptime_contracts::{CheckSpec, ExpectedStatus, KeywordType, MonitorKind, TimeoutSecs};
 
 /// The fields of a monitor row a check is made of, borrowed from either row
 /// type that carries them ([`Monitor`], [`CheckConfig`]).
@@ -80,9 +80,9 @@ pub enum SpecError {
     Heartbeat,
     #[error("{kind} monitor {id} has no target")]
     NoTarget { id: i64, kind: &'static str },
-    #[error("monitor {id} has timeout_secs {value}; a check needs 1 to 120")]
+    #[error("monitor {id} has timeout_secs {value}; a check needs {min} to {max}", min = TimeoutSecs::MIN, max = TimeoutSecs::MAX)]
     Timeout { id: i64, value: i32 },
-    #[error("monitor {id} has expected_status {value}; a check needs 100 to 599")]
+    #[error("monitor {id} has expected_status {value}; a check needs {min} to {max}", min = ExpectedStatus::MIN, max = ExpectedStatus::MAX)]
     ExpectedStatus { id: i64, value: i32 },
     #[error("monitor {id} has keyword_type {value:?}, which is not contains or not_contains")]
     KeywordType { id: i64, value: String },
@@ -96,10 +96,6 @@ pub enum SpecError {
     )]
     PasswordNotSealed { id: i64 },
 }
-
-/// The timeouts and expected statuses the API lets a definition have.
-const TIMEOUT_SECS: std::ops::RangeInclusive<i32> = 1..=120;
-const EXPECTED_STATUS: std::ops::RangeInclusive<i32> = 100..=599;
 
 /// What a checker needs to check the monitor of `row`, as due checks carry
 /// it: the basic-auth password sealed, as stored.
@@ -124,18 +120,13 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, Spec
         id,
         kind: row.kind.as_str(),
     })?;
-    let timeout_secs = TIMEOUT_SECS
-        .contains(&row.timeout_secs)
-        .then(|| row.timeout_secs.unsigned_abs())
-        .ok_or(SpecError::Timeout {
-            id,
-            value: row.timeout_secs,
-        })?;
-    let expected_status = EXPECTED_STATUS
-        .contains(&row.expected_status)
-        .then(|| u16::try_from(row.expected_status).ok())
-        .flatten()
-        .ok_or(SpecError::ExpectedStatus {
+    // The ranges the API lets a definition have.
+    let timeout_secs = TimeoutSecs::try_from(row.timeout_secs).map_err(|_| SpecError::Timeout {
+        id,
+        value: row.timeout_secs,
+    })?;
+    let expected_status =
+        ExpectedStatus::try_from(row.expected_status).map_err(|_| SpecError::ExpectedStatus {
             id,
             value: row.expected_status,
         })?;
@@ -191,8 +182,8 @@ mod tests {
             CheckSpec {
                 kind: MonitorKind::Keyword,
                 target: "https://example.com/health".into(),
-                timeout_secs: 5,
-                expected_status: 204,
+                timeout_secs: TimeoutSecs::of(5),
+                expected_status: ExpectedStatus::of(204),
                 keyword: Some("ok".into()),
                 keyword_type: Some(KeywordType::NotContains),
                 options: Default::default(),
@@ -208,7 +199,11 @@ mod tests {
         };
         let spec = check_spec(http).unwrap();
         assert_eq!(
-            (spec.kind, spec.timeout_secs, spec.expected_status),
+            (
+                spec.kind,
+                spec.timeout_secs.get(),
+                spec.expected_status.get()
+            ),
             (MonitorKind::Http, 120, 599)
         );
         assert_eq!((spec.keyword, spec.keyword_type), (None, None));
@@ -328,5 +323,14 @@ mod tests {
         for (row, expected) in cases {
             assert_eq!(check_spec(row), Err(expected), "{row:?}");
         }
+        // The ranges named are the bounded types' (uptime_contracts::bounds).
+        assert_eq!(
+            SpecError::Timeout { id: 9, value: 0 }.to_string(),
+            "monitor 9 has timeout_secs 0; a check needs 1 to 120"
+        );
+        assert_eq!(
+            SpecError::ExpectedStatus { id: 9, value: 99 }.to_string(),
+            "monitor 9 has expected_status 99; a check needs 100 to 599"
+        );
     }
 }

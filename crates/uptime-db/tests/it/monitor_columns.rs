@@ -226,8 +226,8 @@ async fn both_row_types_give_the_same_spec() {
     let expected = CheckSpec {
         kind: MonitorKind::Keyword,
         target: "https://example.com/health".into(),
-        timeout_secs: 7,
-        expected_status: 204,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(7),
+        expected_status: uptime_contracts::ExpectedStatus::of(204),
         keyword: Some("ok".into()),
         keyword_type: Some(KeywordType::NotContains),
         options,

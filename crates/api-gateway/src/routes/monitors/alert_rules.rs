@@ -6,12 +6,11 @@
 //! becomes, or does not become, an alert"); every one is off by default,
 //! and a monitor that leaves them off costs nothing more per check.
 
-use super::fields::field_group;
 use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::validation::Problems;
 use diesel_async::AsyncPgConnection;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use uptime_db::alerting::{AlertRules, MAX_DEPENDS_ON};
 use uptime_db::models::Monitor;
@@ -26,7 +25,7 @@ pub const MAX_FLAP_THRESHOLD: i64 = 100;
 pub const MAX_FLAP_SECS: i64 = 86_400;
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// Repeat the down alert every this many seconds while the incident is
     /// open and unacknowledged: the deployment's floor
@@ -63,47 +62,29 @@ pub struct Create {
     pub flap_stable_secs: Option<i64>,
 }
 
-field_group!(create Create {
-    reminder_interval_secs,
-    reminder_max,
-    depends_on,
-    flap_threshold,
-    flap_window_secs,
-    flap_stable_secs,
-});
-
 /// The fields of a PATCH: `null` turns a rule off (or back to its default).
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 604800)]
     pub reminder_interval_secs: Option<Option<i64>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 1000)]
     pub reminder_max: Option<Option<i64>>,
     /// Replaces the list; `null` or `[]` removes every dependency.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<Vec<i64>>, nullable, required = false, max_items = 10)]
     pub depends_on: Option<Option<Vec<i64>>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 2, maximum = 100)]
     pub flap_threshold: Option<Option<i64>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_window_secs: Option<Option<i64>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
     pub flap_stable_secs: Option<Option<i64>>,
 }
-
-field_group!(update Update {
-    reminder_interval_secs,
-    reminder_max,
-    depends_on,
-    flap_threshold,
-    flap_window_secs,
-    flap_stable_secs,
-});
 
 impl Update {
     pub fn is_empty(&self) -> bool {

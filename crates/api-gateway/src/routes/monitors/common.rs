@@ -3,10 +3,10 @@
 //! [`super::placement`]). They come in two groups because the keyword
 //! kind's fields have always sat between them in the bodies' order.
 
-use super::fields::field_group;
 use super::monitor_type::MonitorType;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use uptime_db::models::Monitor;
 use utoipa::ToSchema;
 
 /// The monitor's current status.
@@ -46,13 +46,8 @@ impl From<uptime_contracts::MonitorStatus> for MonitorStatus {
     }
 }
 
-/// The JSON names of [`CreateFirst`], which [`super::types::CreateMonitor`]
-/// reads itself (`name` and `type` are required).
-pub(super) const CREATE_FIRST_NAMES: &[&str] =
-    &["name", "type", "target", "interval_secs", "timeout_secs"];
-
 /// The first fields of a create request.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateFirst {
     /// 1 to 200 characters, not only whitespace.
     #[schema(min_length = 1, max_length = 200)]
@@ -72,30 +67,24 @@ pub struct CreateFirst {
     #[schema(min_length = 1, max_length = 2048)]
     pub target: Option<String>,
     /// Seconds between checks, 10 to 86400 (default 300).
-    #[schema(minimum = 10, maximum = 86400)]
     pub interval_secs: Option<i64>,
     /// Seconds before a check counts as failed, 1 to 120 and at most
     /// `interval_secs` (default 30, or `interval_secs` if that is smaller).
     /// For heartbeat monitors: the grace period after a missed ping.
-    #[schema(minimum = 1, maximum = 120)]
     pub timeout_secs: Option<i64>,
 }
 
 /// The other fields every create request may give.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CreateRest {
     /// 100 to 599 (default 200).
-    #[schema(minimum = 100, maximum = 599)]
     pub expected_status: Option<i64>,
     /// Consecutive failed checks before the monitor is `down`, 1 to 10 (default 1).
-    #[schema(minimum = 1, maximum = 10)]
     pub confirmation_count: Option<i64>,
     /// Warn when the certificate expires within this many days, 0 to 365 (default 30).
-    #[schema(minimum = 0, maximum = 365)]
     pub ssl_warn_days: Option<i64>,
     /// A passing check slower than this many milliseconds makes the monitor
     /// `degraded`, 1 to 600000 (default: none).
-    #[schema(minimum = 1, maximum = 600000)]
     pub latency_warn_ms: Option<i64>,
     /// The caller's alert contacts to notify on status changes.
     pub alert_contact_ids: Option<Vec<i64>>,
@@ -103,79 +92,57 @@ pub struct CreateRest {
     pub active: Option<bool>,
 }
 
-field_group!(create CreateRest {
-    expected_status,
-    confirmation_count,
-    ssl_warn_days,
-    latency_warn_ms,
-    alert_contact_ids,
-    active,
-});
-
 /// The first fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UpdateFirst {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
     pub name: Option<Option<String>>,
-    #[serde(default, rename = "type")]
+    #[serde(
+        default,
+        rename = "type",
+        deserialize_with = "crate::routes::monitors::fields::given"
+    )]
     #[schema(value_type = MonitorType, required = false)]
     pub kind: Option<Option<MonitorType>>,
     /// `null` clears it (heartbeat monitors only). The rules per type are
     /// those of the create request.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 2048)]
     pub target: Option<Option<String>>,
-    #[serde(default)]
-    #[schema(value_type = i64, required = false, minimum = 10, maximum = 86400)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = i64, required = false)]
     pub interval_secs: Option<Option<i64>>,
-    #[serde(default)]
-    #[schema(value_type = i64, required = false, minimum = 1, maximum = 120)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = i64, required = false)]
     pub timeout_secs: Option<Option<i64>>,
 }
 
-field_group!(update UpdateFirst {
-    name,
-    kind as "type",
-    target,
-    interval_secs,
-    timeout_secs,
-});
-
 /// The other fields every PATCH may give.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UpdateRest {
-    #[serde(default)]
-    #[schema(value_type = i64, required = false, minimum = 100, maximum = 599)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = i64, required = false)]
     pub expected_status: Option<Option<i64>>,
-    #[serde(default)]
-    #[schema(value_type = i64, required = false, minimum = 1, maximum = 10)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = i64, required = false)]
     pub confirmation_count: Option<Option<i64>>,
-    #[serde(default)]
-    #[schema(value_type = i64, required = false, minimum = 0, maximum = 365)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = i64, required = false)]
     pub ssl_warn_days: Option<Option<i64>>,
     /// `null` removes the latency threshold.
-    #[serde(default)]
-    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 600000)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+    #[schema(value_type = Option<i64>, nullable)]
     pub latency_warn_ms: Option<Option<i64>>,
     /// Replaces the linked contacts; `[]` unlinks all.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Vec<i64>, required = false)]
     pub alert_contact_ids: Option<Option<Vec<i64>>>,
     /// `false` pauses checks and alerts, `true` resumes them; status is kept.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = bool, required = false)]
     pub active: Option<Option<bool>>,
 }
-
-field_group!(update UpdateRest {
-    expected_status,
-    confirmation_count,
-    ssl_warn_days,
-    latency_warn_ms,
-    alert_contact_ids,
-    active,
-});
 
 /// The first fields of every monitor in responses.
 #[derive(Debug, Serialize, ToSchema)]
@@ -224,4 +191,36 @@ pub struct ShownRest {
     pub definition_version: i64,
     /// Ascending.
     pub alert_contact_ids: Vec<i64>,
+}
+
+/// What a response shows of the fields every monitor has.
+pub(super) fn shown(m: &Monitor, alert_contact_ids: Vec<i64>) -> (ShownFirst, ShownRest) {
+    let first = ShownFirst {
+        id: m.id,
+        org_id: m.org_id,
+        user_id: m.org_id,
+        name: m.name.clone(),
+        kind: m.kind.into(),
+        target: m.target.clone(),
+        interval_secs: m.interval_secs,
+        timeout_secs: m.timeout_secs,
+    };
+    let rest = ShownRest {
+        expected_status: m.expected_status,
+        confirmation_count: m.confirmation_count,
+        heartbeat_token: m.heartbeat_token.clone(),
+        ssl_warn_days: m.ssl_warn_days,
+        latency_warn_ms: m.latency_warn_ms,
+        consecutive_failures: m.consecutive_failures,
+        last_heartbeat_at: m.last_heartbeat_at,
+        ssl_expires_at: m.ssl_expires_at,
+        active: m.active,
+        status: m.status.into(),
+        last_checked_at: m.last_checked_at,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+        definition_version: m.definition_version,
+        alert_contact_ids,
+    };
+    (first, rest)
 }

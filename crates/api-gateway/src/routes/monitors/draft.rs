@@ -9,6 +9,10 @@ use super::types::{CreateMonitor, UpdateMonitor};
 use crate::error::ApiError;
 use crate::validation::{not_null, Problems};
 use rand::RngCore;
+use uptime_contracts::bounds::{
+    Bounded, ConfirmationCount, ExpectedStatus, IntervalSecs, LatencyWarnMs, SslWarnDays,
+    TimeoutSecs,
+};
 use uptime_db::models::{Monitor, NewMonitor};
 use uptime_db::monitors::MonitorDefinition;
 use uptime_labels::Labels;
@@ -45,6 +49,17 @@ pub(super) struct Draft {
     pub(super) regions: Option<Vec<String>>,
     pub(super) quorum: Option<i64>,
     pub(super) labels: Labels,
+}
+
+/// Adds a problem naming the field unless `value` is within its range.
+fn check<B: Bounded>(problems: &mut Problems, value: i64) {
+    problems.check_range(B::FIELD, value, B::RANGE);
+}
+
+/// A number [`Draft::validate`] checked, as its bounded type.
+fn checked<B: Bounded>(value: i64) -> Result<B, ApiError> {
+    B::new(value)
+        .ok_or_else(|| ApiError::Internal(format!("{} {value} passed validation", B::FIELD)))
 }
 
 /// The default timeout for an interval: 30 s, or the interval when shorter.
@@ -193,25 +208,25 @@ impl Draft {
         self.kinds
             .validate_options(self.kind, problems, allow_private_targets);
         self.kinds.keyword.validate(self.kind, problems);
-        problems.check_range("interval_secs", self.interval_secs, 10..=86_400);
-        problems.check_range("timeout_secs", self.timeout_secs, 1..=120);
+        check::<IntervalSecs>(problems, self.interval_secs);
+        check::<TimeoutSecs>(problems, self.timeout_secs);
         self.kinds
             .heartbeat
             .validate(self.kind, self.interval_given, problems);
         // With a schedule the interval is unused: the timeout (the grace)
         // need not fit in it.
         if self.kinds.heartbeat.schedule.is_none()
-            && (1..=120).contains(&self.timeout_secs)
-            && (10..=86_400).contains(&self.interval_secs)
+            && TimeoutSecs::RANGE.contains(&self.timeout_secs)
+            && IntervalSecs::RANGE.contains(&self.interval_secs)
             && self.timeout_secs > self.interval_secs
         {
             problems.add("timeout_secs", "must not exceed interval_secs");
         }
-        problems.check_range("expected_status", self.expected_status, 100..=599);
-        problems.check_range("confirmation_count", self.confirmation_count, 1..=10);
-        problems.check_range("ssl_warn_days", self.ssl_warn_days, 0..=365);
+        check::<ExpectedStatus>(problems, self.expected_status);
+        check::<ConfirmationCount>(problems, self.confirmation_count);
+        check::<SslWarnDays>(problems, self.ssl_warn_days);
         if let Some(ms) = self.latency_warn_ms {
-            problems.check_range("latency_warn_ms", ms, 1..=600_000);
+            check::<LatencyWarnMs>(problems, ms);
         }
     }
 
@@ -224,14 +239,11 @@ impl Draft {
         regions: &uptime_config::RegionsSettings,
         keyring: Option<&uptime_secrets::Keyring>,
     ) -> Result<MonitorDefinition, ApiError> {
-        let narrow = |field: &str, v: i64| {
-            i32::try_from(v)
-                .map_err(|_| ApiError::Internal(format!("{field} {v} passed validation")))
-        };
+        let interval_secs = checked::<IntervalSecs>(self.interval_secs)?;
         // What the checks-per-minute budget counts (crate::quotas).
         let check_load_millis = uptime_db::quotas::check_load_millis(
             self.kind.into(),
-            narrow("interval_secs", self.interval_secs)?,
+            interval_secs.into(),
             uptime_contracts::placement::effective_regions(
                 self.regions.as_deref(),
                 &regions.default,
@@ -243,16 +255,16 @@ impl Draft {
             name: self.name.trim().to_string(),
             kind: self.kind.into(),
             target: self.target.map(|t| t.trim().to_string()),
-            interval_secs: narrow("interval_secs", self.interval_secs)?,
-            timeout_secs: narrow("timeout_secs", self.timeout_secs)?,
+            interval_secs: interval_secs.into(),
+            timeout_secs: checked::<TimeoutSecs>(self.timeout_secs)?.into(),
             keyword: columns.keyword,
             keyword_type: columns.keyword_type,
-            expected_status: narrow("expected_status", self.expected_status)?,
-            confirmation_count: narrow("confirmation_count", self.confirmation_count)?,
-            ssl_warn_days: narrow("ssl_warn_days", self.ssl_warn_days)?,
+            expected_status: checked::<ExpectedStatus>(self.expected_status)?.into(),
+            confirmation_count: checked::<ConfirmationCount>(self.confirmation_count)?.into(),
+            ssl_warn_days: checked::<SslWarnDays>(self.ssl_warn_days)?.into(),
             latency_warn_ms: self
                 .latency_warn_ms
-                .map(|ms| narrow("latency_warn_ms", ms))
+                .map(|ms| checked::<LatencyWarnMs>(ms).map(i32::from))
                 .transpose()?,
             heartbeat_token,
             active: self.active,
@@ -261,7 +273,13 @@ impl Draft {
             heartbeat_schedule: columns.heartbeat_schedule,
             heartbeat_timezone: columns.heartbeat_timezone,
             regions: super::placement::stored(self.regions),
-            quorum: self.quorum.map(|q| narrow("quorum", q)).transpose()?,
+            quorum: self
+                .quorum
+                .map(|q| {
+                    i32::try_from(q)
+                        .map_err(|_| ApiError::Internal(format!("quorum {q} passed validation")))
+                })
+                .transpose()?,
             check_load_millis,
         })
     }

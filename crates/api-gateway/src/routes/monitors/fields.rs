@@ -3,168 +3,109 @@
 //! whose fields have different owners: the fields every monitor has
 //! ([`super::common`]), each kind's options ([`super::kinds`]) and the
 //! placement ([`super::placement`]). Each owner declares its fields as a
-//! group; the bodies ([`super::types`]) are the groups side by side.
+//! group deriving `Deserialize` and `ToSchema`; a body
+//! ([`super::types`]) flattens its groups (`#[serde(flatten)]`).
 //!
-//! serde's `flatten` would do that, but it changes the API: an unknown field
-//! is no longer answered with the list of known ones, and utoipa documents
-//! a flattened struct as an `allOf`. So requests are read here key by key,
-//! exactly as a derived flat struct reads them (the same errors, the first
-//! in the body's order), and each body's schema is one object holding every
-//! group's properties in order.
+//! Flatten alone would change the API in three ways, which this module
+//! keeps as they were: an unknown field is refused naming every known one
+//! (flatten lets it through, and `deny_unknown_fields` does not combine
+//! with flatten); an array reads as the fields' values in order, as a
+//! derived struct reads one ([`read_closed`]); and utoipa documents a
+//! flattened struct as an `allOf`, so each body's schema is one object
+//! holding every group's properties in order ([`object_of`]), the bounded
+//! numbers' `minimum` and `maximum` taken from `uptime_contracts::bounds`.
 
-use serde::de::{Expected, MapAccess, SeqAccess};
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::Deserialize;
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema};
 use utoipa::openapi::RefOr;
 
-/// Some fields of a flat request body.
-pub(super) trait FieldGroup: Default {
-    /// The fields' JSON names, in the order the body lists them.
-    const NAMES: &'static [&'static str];
-
-    /// Reads the value of `key` when it is one of this group's fields.
-    fn read_entry<'de, A: MapAccess<'de>>(
-        &mut self,
-        key: &str,
-        map: &mut A,
-    ) -> Result<bool, A::Error>;
-
-    /// Reads the group's fields from a JSON array, which serde accepts for
-    /// a struct (its fields' values in order); `read` counts the elements
-    /// taken so far, for the error when a required one is missing.
-    fn read_seq<'de, A: SeqAccess<'de>>(
-        &mut self,
-        seq: &mut A,
-        read: &mut usize,
-        expected: &dyn Expected,
-    ) -> Result<(), A::Error>;
+/// A PATCH field: `None` when absent (serde's `default`), `Some(None)` for
+/// `null` (a PATCH's "clear it"), which a plain `Option<Option<T>>` would
+/// read as absent.
+pub(crate) fn given<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// A field's JSON name: its Rust name unless given.
-macro_rules! json_name {
-    ($field:ident) => {
-        stringify!($field)
-    };
-    ($field:ident $json:literal) => {
-        $json
-    };
+/// The JSON names of a group's fields, in order, as its derived
+/// `Deserialize` lists them.
+pub(super) fn names_of<T: DeserializeOwned>() -> &'static [&'static str] {
+    let mut names: &'static [&'static str] = &[];
+    let _ = T::deserialize(FieldNames(&mut names));
+    names
 }
-pub(super) use json_name;
 
-/// Implements [`FieldGroup`] for a struct of `Option` fields.
-///
-/// `create`: each field as a create request has it, `None` when absent or
-/// `null`. `update`: each an `Option<Option<T>>`, `None` when absent,
-/// `Some(None)` for `null` (a PATCH's "clear it"). A field whose JSON name
-/// is not its Rust name says so: `kind as "type"`.
-macro_rules! field_group {
-    (create $group:ty { $($field:ident $(as $json:literal)?),* $(,)? }) => {
-        impl $crate::routes::monitors::fields::FieldGroup for $group {
-            const NAMES: &'static [&'static str] =
-                &[$($crate::routes::monitors::fields::json_name!($field $($json)?)),*];
+/// A deserializer that only notes the field names a struct asks for.
+struct FieldNames<'a>(&'a mut &'static [&'static str]);
 
-            fn read_entry<'de, A: serde::de::MapAccess<'de>>(
-                &mut self,
-                key: &str,
-                map: &mut A,
-            ) -> Result<bool, A::Error> {
-                $(
-                    if key == $crate::routes::monitors::fields::json_name!($field $($json)?) {
-                        self.$field = map.next_value()?;
-                        return Ok(true);
-                    }
-                )*
-                let _ = map;
-                Ok(false)
-            }
+impl<'de> Deserializer<'de> for FieldNames<'_> {
+    type Error = de::value::Error;
 
-            fn read_seq<'de, A: serde::de::SeqAccess<'de>>(
-                &mut self,
-                seq: &mut A,
-                read: &mut usize,
-                expected: &dyn serde::de::Expected,
-            ) -> Result<(), A::Error> {
-                $(
-                    self.$field = match seq.next_element()? {
-                        Some(value) => value,
-                        None => return Err(serde::de::Error::invalid_length(*read, expected)),
-                    };
-                    *read += 1;
-                )*
-                let _ = (seq, read, expected);
-                Ok(())
-            }
-        }
-    };
-    (update $group:ty { $($field:ident $(as $json:literal)?),* $(,)? }) => {
-        impl $crate::routes::monitors::fields::FieldGroup for $group {
-            const NAMES: &'static [&'static str] =
-                &[$($crate::routes::monitors::fields::json_name!($field $($json)?)),*];
-
-            fn read_entry<'de, A: serde::de::MapAccess<'de>>(
-                &mut self,
-                key: &str,
-                map: &mut A,
-            ) -> Result<bool, A::Error> {
-                $(
-                    if key == $crate::routes::monitors::fields::json_name!($field $($json)?) {
-                        self.$field = Some(map.next_value()?);
-                        return Ok(true);
-                    }
-                )*
-                let _ = map;
-                Ok(false)
-            }
-
-            fn read_seq<'de, A: serde::de::SeqAccess<'de>>(
-                &mut self,
-                seq: &mut A,
-                _read: &mut usize,
-                _expected: &dyn serde::de::Expected,
-            ) -> Result<(), A::Error> {
-                // Every field of an update has a default: an array that
-                // ends early leaves the rest out.
-                $( self.$field = seq.next_element()?; )*
-                let _ = seq;
-                Ok(())
-            }
-        }
-    };
-}
-pub(super) use field_group;
-
-/// How many names `parts` hold together.
-pub(super) const fn count(parts: &[&[&str]]) -> usize {
-    let mut n = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        n += parts[i].len();
-        i += 1;
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("a field group is a struct"))
     }
-    n
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.0 = fields;
+        Err(de::Error::custom("field names read"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+        enum identifier ignored_any
+    }
 }
 
-/// The names of `parts` one after the other: a body's field list, for the
-/// error naming an unknown field.
-pub(super) const fn concat<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
-    let mut out = [""; N];
-    let mut k = 0;
-    let mut i = 0;
-    while i < parts.len() {
-        let mut j = 0;
-        while j < parts[i].len() {
-            out[k] = parts[i][j];
-            k += 1;
-            j += 1;
+/// Reads the flat body `body` (named so in errors) of fields `names` with
+/// `read`, its derived flattening `Deserialize`: a field not in `names` is
+/// refused as a derived struct refuses it, and an array is read as the
+/// values of `names` in order (`every_element`: a create's, which must hold
+/// one for every field, as its derived struct had no defaults).
+pub(super) fn read_closed<'de, D: Deserializer<'de>, T>(
+    deserializer: D,
+    body: &str,
+    names: &'static [&'static str],
+    every_element: bool,
+    read: fn(serde_json::Value) -> Result<T, serde_json::Error>,
+) -> Result<T, D::Error> {
+    use serde_json::Value;
+    let value = match Value::deserialize(deserializer)? {
+        Value::Object(fields) => {
+            if let Some(unknown) = fields.keys().find(|k| !names.contains(&k.as_str())) {
+                return Err(de::Error::unknown_field(unknown, names));
+            }
+            Value::Object(fields)
         }
-        i += 1;
-    }
-    assert!(k == N, "N is the count of the parts' names");
-    out
+        Value::Array(values) => {
+            let n = values.len();
+            if n > names.len() {
+                return Err(de::Error::invalid_length(n, &"fewer elements in array"));
+            }
+            if every_element && n < names.len() {
+                let expected = format!("struct {body} with {} elements", names.len());
+                return Err(de::Error::invalid_length(n, &expected.as_str()));
+            }
+            Value::Object(names.iter().map(|n| n.to_string()).zip(values).collect())
+        }
+        other => other,
+    };
+    read(value).map_err(de::Error::custom)
 }
 
 /// One object schema with the properties (and required properties) of
-/// every part, in order, and `description`. `closed`: unknown properties
-/// are refused (`additionalProperties: false`), as requests refuse them.
+/// every part, in order, and `description`. `closed`: a request body, which
+/// refuses unknown properties (`additionalProperties: false`) and whose
+/// bounded numbers carry their range.
 pub(super) fn object_of(
     description: &str,
     closed: bool,
@@ -175,7 +116,10 @@ pub(super) fn object_of(
         let RefOr::T(Schema::Object(part)) = part else {
             unreachable!("a field group's schema is an inline object");
         };
-        for (name, property) in part.properties {
+        for (name, mut property) in part.properties {
+            if closed {
+                bound(&name, &mut property);
+            }
             object = object.property(name, property);
         }
         for name in part.required {
@@ -187,4 +131,18 @@ pub(super) fn object_of(
         object = object.additional_properties(Some(AdditionalProperties::FreeForm(false)));
     }
     object.into()
+}
+
+/// The range of the bounded number `name`, if it is one.
+fn bound(name: &str, property: &mut RefOr<Schema>) {
+    let Some(bound) = uptime_contracts::bounds::ALL
+        .iter()
+        .find(|b| b.field == name)
+    else {
+        return;
+    };
+    if let RefOr::T(Schema::Object(number)) = property {
+        number.minimum = Some(bound.min.into());
+        number.maximum = Some(bound.max.into());
+    }
 }

@@ -3,16 +3,15 @@
 //! keys with a label selector are limited by. Labels are no part of what a
 //! check does: changing them moves no `definition_version`.
 
-use super::fields::field_group;
 use crate::error::FieldError;
 use crate::validation::Problems;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uptime_labels::{Labels, Where};
 use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
 use utoipa::ToSchema;
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// Labels, e.g. `{"team": "payments", "env": "prod"}`: at most 32. A key
     /// is a name of 1 to 63 letters, digits, `-`, `_` and `.` (alphanumeric
@@ -24,18 +23,14 @@ pub struct Create {
     pub labels: Option<Labels>,
 }
 
-field_group!(create Create { labels });
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// Replaces the labels; `null` or `{}` removes them all.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(schema_with = nullable_labels_schema, required = false)]
     pub labels: Option<Option<Labels>>,
 }
-
-field_group!(update Update { labels });
 
 /// The fields of a response.
 #[derive(Debug, Default, Serialize, ToSchema)]

@@ -7,10 +7,9 @@
 //! recorder). Responses show the effective values. Heartbeat monitors have
 //! neither: they are pinged, not checked from anywhere.
 
-use super::fields::field_group;
 use super::monitor_type::MonitorType;
 use crate::validation::Problems;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uptime_config::RegionsSettings;
 use uptime_contracts::{placement, Placement};
 use utoipa::ToSchema;
@@ -19,7 +18,7 @@ use utoipa::ToSchema;
 pub const MAX_REGIONS: usize = 16;
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// Every monitor but heartbeats: the regions it is checked from, 1 to
     /// 16 distinct names of the deployment's regions (`GET /api/v1/regions`);
@@ -36,23 +35,19 @@ pub struct Create {
     pub quorum: Option<i64>,
 }
 
-field_group!(create Create { regions, quorum });
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// Replaces the regions; `null`: the deployment's default regions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<Vec<String>>, nullable, min_items = 1, max_items = 16)]
     pub regions: Option<Option<Vec<String>>>,
     /// `null`: a majority of the regions. Must stay within the number of
     /// regions when `regions` changes.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 16)]
     pub quorum: Option<Option<i64>>,
 }
-
-field_group!(update Update { regions, quorum });
 
 /// The fields of a response.
 #[derive(Debug, Default, Serialize, ToSchema)]

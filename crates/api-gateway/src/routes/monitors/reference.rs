@@ -1,12 +1,11 @@
 //! A monitor's `ref` ([`crate::refs`]): its stable, caller-chosen name,
 //! unique among the organisation's monitors, immutable once set.
 
-use super::fields::field_group;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The field of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// A stable name of the caller's choice (monitoring as code names the
     /// monitor by it): 1 to 255 of lowercase letters, digits, `.`, `_`, `-`,
@@ -22,20 +21,20 @@ pub struct Create {
     pub ref_: Option<String>,
 }
 
-field_group!(create Create { ref_ as "ref" });
-
 /// The field of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// Sets the ref of a monitor that has none; repeating the current ref
     /// (or `null` while there is none) changes nothing; changing or
     /// removing a set ref is a `400` naming `ref`.
-    #[serde(default, rename = "ref")]
+    #[serde(
+        default,
+        rename = "ref",
+        deserialize_with = "crate::routes::monitors::fields::given"
+    )]
     #[schema(value_type = Option<String>, nullable, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
     pub ref_: Option<Option<String>>,
 }
-
-field_group!(update Update { ref_ as "ref" });
 
 /// The field of a response.
 #[derive(Debug, Default, Serialize, ToSchema)]

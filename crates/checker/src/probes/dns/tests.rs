@@ -31,8 +31,8 @@ fn check_of(target: &str, expected: &[&str]) -> CheckSpec {
     CheckSpec {
         kind: MonitorKind::Dns,
         target: target.into(),
-        timeout_secs: 10,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(10),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: uptime_contracts::CheckOptions {

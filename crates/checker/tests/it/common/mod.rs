@@ -226,8 +226,8 @@ pub fn http_spec(target: &str) -> CheckSpec {
     CheckSpec {
         kind: MonitorKind::Http,
         target: target.into(),
-        timeout_secs: 10,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(10),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: Default::default(),

@@ -13,8 +13,8 @@ fn spec(target: &str) -> CheckSpec {
     CheckSpec {
         kind: MonitorKind::Http,
         target: target.to_string(),
-        timeout_secs: 10,
-        expected_status: 200,
+        timeout_secs: uptime_contracts::TimeoutSecs::of(10),
+        expected_status: uptime_contracts::ExpectedStatus::of(200),
         keyword: None,
         keyword_type: None,
         options: Default::default(),

@@ -87,7 +87,10 @@ fn a_due_check_carries_the_definition_version_interval_and_spec() {
     assert_eq!(http_due.spec.kind, MonitorKind::Http);
     assert_eq!(http_due.spec.target, "https://example.com/health");
     assert_eq!(
-        (http_due.spec.timeout_secs, http_due.spec.expected_status),
+        (
+            http_due.spec.timeout_secs.get(),
+            http_due.spec.expected_status.get()
+        ),
         (7, 204)
     );
     assert_eq!(
@@ -102,7 +105,10 @@ fn a_due_check_carries_the_definition_version_interval_and_spec() {
     let spec = &keyword_due.spec;
     assert_eq!(spec.kind, MonitorKind::Keyword);
     assert_eq!(spec.target, "http://127.0.0.1:9/status");
-    assert_eq!((spec.timeout_secs, spec.expected_status), (3, 200));
+    assert_eq!(
+        (spec.timeout_secs.get(), spec.expected_status.get()),
+        (3, 200)
+    );
     assert_eq!(spec.keyword.as_deref(), Some("all good"));
     assert_eq!(spec.keyword_type, Some(KeywordType::NotContains));
 }

@@ -3,7 +3,6 @@
 //! and `dns_server`, rules and stored form (`CheckOptions::dns`).
 
 use super::stored::{merged, Stored};
-use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
 use serde::{Deserialize, Serialize};
@@ -33,7 +32,7 @@ mirror!(
 );
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// dns monitors: the record type asked for (default `A`).
     pub dns_record_type: Option<DnsRecordType>,
@@ -49,34 +48,22 @@ pub struct Create {
     pub dns_server: Option<String>,
 }
 
-field_group!(create Create {
-    dns_record_type,
-    dns_expected,
-    dns_server,
-});
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// `null` resets it to `A`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<DnsRecordType>, nullable)]
     pub dns_record_type: Option<Option<DnsRecordType>>,
     /// Replaces the values; `null` or `[]` removes them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<Vec<String>>, nullable, max_items = 20)]
     pub dns_expected: Option<Option<Vec<String>>>,
     /// `null`: the system resolver.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
     pub dns_server: Option<Option<String>>,
 }
-
-field_group!(update Update {
-    dns_record_type,
-    dns_expected,
-    dns_server,
-});
 
 /// The fields of a response: the query with its defaults on dns monitors,
 /// `null` on the others.

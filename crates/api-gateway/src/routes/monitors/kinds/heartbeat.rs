@@ -4,18 +4,17 @@
 
 use super::stored::Stored;
 use crate::error::ApiError;
-use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 const MAX_SCHEDULE_CHARS: usize = 255;
 const MAX_TIMEZONE_CHARS: usize = 64;
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// heartbeat monitors: a five-field cron expression (minute hour
     /// day-of-month month day-of-week, as crontab reads it) after each of
@@ -30,23 +29,19 @@ pub struct Create {
     pub timezone: Option<String>,
 }
 
-field_group!(create Create { schedule, timezone });
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// `null` goes back to `interval_secs` (and drops the time zone).
     /// Giving `interval_secs` while a schedule stays is a 400.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 255)]
     pub schedule: Option<Option<String>>,
     /// `null` resets it to `UTC`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
     pub timezone: Option<Option<String>>,
 }
-
-field_group!(update Update { schedule, timezone });
 
 /// The fields of a response (`null` on other kinds).
 #[derive(Debug, Default, Serialize, ToSchema)]

@@ -14,10 +14,9 @@ pub(crate) use password::{origin_changed, BasicAuthDraft, PasswordToStore};
 pub(crate) use request::{BasicAuthInput, BasicAuthView, HttpMethod, RequestHeader};
 
 use super::stored::{merged, Stored};
-use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::{Problems, UrlRules};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uptime_contracts::{BasicAuth, CheckOptions, Header, HttpRequest};
 use utoipa::ToSchema;
 
@@ -30,7 +29,7 @@ pub(crate) fn is_http(kind: MonitorType) -> bool {
 }
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// http and keyword monitors: the request's method (default `GET`).
     pub method: Option<HttpMethod>,
@@ -52,27 +51,19 @@ pub struct Create {
     pub assertions: Option<Vec<AssertionInput>>,
 }
 
-field_group!(create Create {
-    method,
-    headers,
-    body,
-    basic_auth,
-    assertions,
-});
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// `null` resets it to `GET`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<HttpMethod>, nullable)]
     pub method: Option<Option<HttpMethod>>,
     /// Replaces the headers; `null` or `[]` removes them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<Vec<RequestHeader>>, nullable, max_items = 20)]
     pub headers: Option<Option<Vec<RequestHeader>>>,
     /// `null` removes the body.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 16384)]
     pub body: Option<Option<String>>,
     /// `null` removes user name and password. A new user name without a
@@ -82,22 +73,14 @@ pub struct Update {
     /// remove it, or `basic_auth`), else it is refused with `400` naming
     /// `basic_auth.password`, so a password never follows a monitor to a
     /// host it was not given for.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<BasicAuthInput>, nullable)]
     pub basic_auth: Option<Option<BasicAuthInput>>,
     /// Replaces the assertions; `null` or `[]` removes them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<Vec<AssertionInput>>, nullable, max_items = 20)]
     pub assertions: Option<Option<Vec<AssertionInput>>>,
 }
-
-field_group!(update Update {
-    method,
-    headers,
-    body,
-    basic_auth,
-    assertions,
-});
 
 /// The fields of a response: the request with its defaults on http and
 /// keyword monitors, `null` on the others.

@@ -5,7 +5,6 @@
 
 use super::stored::Stored;
 use crate::error::ApiError;
-use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
 use serde::{Deserialize, Serialize};
@@ -41,7 +40,7 @@ impl KeywordType {
 }
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// Keyword monitors only (required there): 1 to 1024 bytes of UTF-8.
     #[schema(min_length = 1, max_length = 1024)]
@@ -50,25 +49,18 @@ pub struct Create {
     pub keyword_type: Option<KeywordType>,
 }
 
-field_group!(create Create {
-    keyword,
-    keyword_type,
-});
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// `null` clears it (not allowed on keyword monitors).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 1024)]
     pub keyword: Option<Option<String>>,
     /// `null` resets it to `contains` on keyword monitors.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(value_type = Option<KeywordType>, nullable)]
     pub keyword_type: Option<Option<KeywordType>>,
 }
-
-field_group!(update Update { keyword, keyword_type });
 
 /// The fields of a response (`null` on other kinds).
 #[derive(Debug, Default, Serialize, ToSchema)]

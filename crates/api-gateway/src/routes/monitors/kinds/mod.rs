@@ -1,5 +1,5 @@
 //! One module per monitor kind, each owning its request and response
-//! fields (a [`FieldGroup`](super::fields::FieldGroup) of the flat bodies),
+//! fields (a group of the flat bodies, [`super::fields`]),
 //! their rules, their stored form (`CheckOptions`, or the kind's own
 //! columns) and what responses show of it; tcp and icmp have no options,
 //! only their target's rule. Adding an option to a kind touches that kind's
@@ -48,22 +48,32 @@ use uptime_contracts::CheckOptions;
 use uptime_db::models::{Monitor, SealedText};
 
 /// Every kind's fields of a create request.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Deserialize)]
 pub struct Given {
+    #[serde(flatten)]
     pub keyword: keyword::Create,
+    #[serde(flatten)]
     pub http: http::Create,
+    #[serde(flatten)]
     pub dns: dns::Create,
+    #[serde(flatten)]
     pub tls: tls::Create,
+    #[serde(flatten)]
     pub heartbeat: heartbeat::Create,
 }
 
 /// Every kind's fields of a PATCH.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Deserialize)]
 pub struct Patch {
+    #[serde(flatten)]
     pub keyword: keyword::Update,
+    #[serde(flatten)]
     pub http: http::Update,
+    #[serde(flatten)]
     pub dns: dns::Update,
+    #[serde(flatten)]
     pub tls: tls::Update,
+    #[serde(flatten)]
     pub heartbeat: heartbeat::Update,
 }
 

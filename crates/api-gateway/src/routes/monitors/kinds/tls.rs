@@ -4,15 +4,14 @@
 //! (`CheckOptions::tls`).
 
 use super::stored::{merged, Stored};
-use crate::routes::monitors::fields::field_group;
 use crate::routes::monitors::monitor_type::MonitorType;
 use crate::validation::Problems;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uptime_contracts::{CheckOptions, TlsOptions};
 use utoipa::ToSchema;
 
 /// The fields of a create request.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Create {
     /// tls monitors: the SHA-256 fingerprint of the leaf certificate (64 hex
     /// digits, or 32 colon-separated pairs; any case), stored as 64
@@ -21,15 +20,11 @@ pub struct Create {
     pub tls_fingerprint_sha256: Option<String>,
 }
 
-field_group!(create Create {
-    tls_fingerprint_sha256
-});
-
 /// The fields of a PATCH.
-#[derive(Debug, Default, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct Update {
     /// `null` unpins the certificate.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
     #[schema(
         value_type = Option<String>,
         nullable,
@@ -37,10 +32,6 @@ pub struct Update {
     )]
     pub tls_fingerprint_sha256: Option<Option<String>>,
 }
-
-field_group!(update Update {
-    tls_fingerprint_sha256
-});
 
 /// The fields of a response (`null` on other kinds).
 #[derive(Debug, Default, Serialize, ToSchema)]
