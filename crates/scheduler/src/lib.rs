@@ -39,7 +39,6 @@ pub mod shards;
 mod shell;
 pub mod slots;
 pub mod stats;
-mod throttle;
 pub mod timing;
 
 pub use clock::Clock;

@@ -16,7 +16,6 @@ use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
 use crate::shards::{shard_of, ShardSet};
 use crate::stats::{PublishKind, SchedulerStats};
-use crate::throttle::Throttle;
 use async_nats::jetstream::{self, consumer};
 use futures::{FutureExt, StreamExt};
 use std::collections::BTreeMap;
@@ -28,6 +27,7 @@ use uptime_contracts::streams::MONITORS_STREAM;
 use uptime_contracts::{check_due, check_result, Message, MonitorChangedV1};
 use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
 use uptime_db::DbError;
+use uptime_telemetry::Throttle;
 
 /// Ids per `id = ANY($1)` query.
 const IDS_PER_QUERY: usize = 10_000;
@@ -40,7 +40,7 @@ const DB_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) const LONGEST_SLEEP: Duration = Duration::from_secs(10);
 /// How long in-flight publishes may take to be acknowledged at shutdown.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
-/// Change feed errors logged (see `crate::throttle`).
+/// Change feed errors logged (see `uptime_telemetry::throttle`).
 static CHANGE_FEED_ERRORS: Throttle = Throttle::new(Duration::from_secs(5));
 
 #[derive(Debug, thiserror::Error)]
