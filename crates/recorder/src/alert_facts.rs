@@ -17,7 +17,7 @@ use diesel_async::AsyncPgConnection;
 use std::collections::{HashMap, HashSet};
 use uptime_contracts::{HoldReason, MonitorStatus};
 use uptime_db::alerting::OpenAlerting;
-use uptime_db::models::Monitor;
+use uptime_db::monitor_decisions::MonitorForDecisions;
 use uptime_db::DbResult;
 use uuid::Uuid;
 
@@ -57,7 +57,7 @@ impl AlertFacts {
     /// monitor and how many dependents it holds.
     pub fn context_for(
         &self,
-        monitor: &Monitor,
+        monitor: &MonitorForDecisions,
         transition: &Transition,
         opened_hold: Option<Option<HoldReason>>,
         flapping: Flapping,
@@ -97,7 +97,7 @@ impl AlertFacts {
 /// `started_at` with its down alert `held` (or not); `None` when it uses
 /// none of them (nothing more to write).
 pub fn opened_alerting(
-    monitor: &Monitor,
+    monitor: &MonitorForDecisions,
     id: Uuid,
     started_at: DateTime<Utc>,
     held: Option<HoldReason>,
@@ -127,14 +127,14 @@ pub fn opened_alerting(
 /// locked `monitors`; `None` when it needs nothing.
 pub async fn gather(
     conn: &mut AsyncPgConnection,
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     first: &Effects,
 ) -> DbResult<Option<AlertFacts>> {
     let needed = &first.facts_needed;
     if needed.is_empty() {
         return Ok(None);
     }
-    let by_id: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let by_id: HashMap<i64, &MonitorForDecisions> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut facts = AlertFacts::default();
 
     if !needed.children.is_empty() {

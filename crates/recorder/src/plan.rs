@@ -13,7 +13,7 @@ use uptime_contracts::{
 };
 use uptime_db::alerting::{FlapStateUpdate, OpenAlerting};
 use uptime_db::incidents::{IncidentAlert, IncidentEnd, NewIncident};
-use uptime_db::models::Monitor;
+use uptime_db::monitor_decisions::MonitorForDecisions;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
 use uptime_heartbeats::Period;
 use uuid::Uuid;
@@ -32,18 +32,18 @@ pub fn ssl_event_id(check_id: Uuid) -> Uuid {
     Uuid::new_v5(&EVENT_NAMESPACE, format!("{check_id}:ssl").as_bytes())
 }
 
-fn latency_warn_ms(monitor: &Monitor) -> Option<u32> {
+fn latency_warn_ms(monitor: &MonitorForDecisions) -> Option<u32> {
     monitor.latency_warn_ms.and_then(|v| u32::try_from(v).ok())
 }
 
 /// Whether a result made for `definition_version` may move `monitor`'s
 /// state: only one made for its current definition.
-pub fn is_current(definition_version: i64, monitor: &Monitor) -> bool {
+pub fn is_current(definition_version: i64, monitor: &MonitorForDecisions) -> bool {
     definition_version >= monitor.definition_version
 }
 
 /// The row a result is stored as, judged by its monitor's latency threshold.
-pub fn result_row(result: &CheckResult, monitor: &Monitor) -> NewCheckResult {
+pub fn result_row(result: &CheckResult, monitor: &MonitorForDecisions) -> NewCheckResult {
     let status =
         state_machine::result_status(result.outcome, result.latency_ms, latency_warn_ms(monitor));
     NewCheckResult {
@@ -92,7 +92,7 @@ impl Effects {
     /// event that says it.
     fn note_incident(
         &mut self,
-        monitor: &Monitor,
+        monitor: &MonitorForDecisions,
         decision: &TransitionDecision,
         alert: IncidentAlert,
         cause: Option<String>,
@@ -128,7 +128,11 @@ impl Effects {
 
 /// Applies newly stored `results` (any order) to their `monitors` (the locked
 /// rows). Every result must belong to one of `monitors`.
-pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc>) -> Effects {
+pub fn effects(
+    monitors: &[MonitorForDecisions],
+    results: &[&CheckResult],
+    now: DateTime<Utc>,
+) -> Effects {
     effects_with_rounds(monitors, results, &HashMap::new(), now)
 }
 
@@ -136,7 +140,7 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc
 /// quorum: `rounds` maps such a verdict's `check_id` (the round's id) to
 /// the round, which its state-change event carries.
 pub fn effects_with_rounds(
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     results: &[&CheckResult],
     rounds: &HashMap<Uuid, Round>,
     now: DateTime<Utc>,
@@ -147,7 +151,7 @@ pub fn effects_with_rounds(
 /// [`effects_with_rounds`], deciding alerts with `facts` (read for the
 /// monitors a first plan said needed them).
 pub fn effects_with_facts(
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     results: &[&CheckResult],
     rounds: &HashMap<Uuid, Round>,
     facts: &AlertFacts,
@@ -157,7 +161,7 @@ pub fn effects_with_facts(
     for r in results {
         by_monitor.entry(r.monitor_id).or_default().push(r);
     }
-    let monitors: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let monitors: HashMap<i64, &MonitorForDecisions> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut out = Effects::default();
     let mut rollup: BTreeMap<(i64, NaiveDate), (i32, i32)> = BTreeMap::new();
 
@@ -205,7 +209,7 @@ pub fn effects_with_facts(
 
 /// One monitor's state while its results of the batch are applied.
 struct MonitorTracker<'a> {
-    monitor: &'a Monitor,
+    monitor: &'a MonitorForDecisions,
     /// The rounds behind verdicts, by round id.
     rounds: &'a HashMap<Uuid, Round>,
     state: MonitorState,
@@ -230,7 +234,7 @@ struct MonitorTracker<'a> {
 
 /// A heartbeat monitor's period: its cron schedule, else its interval. A
 /// schedule the API should have refused is logged and the interval used.
-fn heartbeat_period(monitor: &Monitor) -> Period {
+fn heartbeat_period(monitor: &MonitorForDecisions) -> Period {
     let schedule = monitor.heartbeat_schedule.as_deref();
     let timezone = monitor.heartbeat_timezone.as_deref();
     Period::of(monitor.interval_secs, schedule, timezone).unwrap_or_else(|error| {
@@ -242,7 +246,11 @@ fn heartbeat_period(monitor: &Monitor) -> Period {
 }
 
 impl<'a> MonitorTracker<'a> {
-    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, Round>, facts: &'a AlertFacts) -> Self {
+    fn new(
+        monitor: &'a MonitorForDecisions,
+        rounds: &'a HashMap<Uuid, Round>,
+        facts: &'a AlertFacts,
+    ) -> Self {
         Self {
             facts,
             flap_rules: FlapRules::of(
@@ -412,7 +420,7 @@ impl<'a> MonitorTracker<'a> {
 }
 
 /// The monitor as events name it.
-pub fn monitor_ref(m: &Monitor) -> MonitorRef {
+pub fn monitor_ref(m: &MonitorForDecisions) -> MonitorRef {
     MonitorRef {
         id: m.id,
         // The published field predates organisations (migration 000017):

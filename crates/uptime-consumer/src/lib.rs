@@ -27,8 +27,11 @@
 //!   ones too, every few seconds), every message received and every handler
 //!   or batch finished ticks the consumer's loop for `/readyz`
 //!   (`uptime_ops::progress`).
+//! - **Setup**: [`bus::Bus`] connects a service, creates the streams and its
+//!   durable consumer, and flushes the client before it exits.
 
 mod batches;
+pub mod bus;
 pub mod dead;
 mod delivery;
 mod each;
@@ -36,6 +39,7 @@ mod pull;
 pub mod trace;
 
 pub use batches::Batching;
+pub use bus::{Bus, BusError};
 pub use delivery::{Delivery, DEAD_LETTERED_TOTAL};
 pub use each::Concurrency;
 pub use uptime_contracts::streams::dead::Reason as DeadReason;
