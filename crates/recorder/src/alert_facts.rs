@@ -9,7 +9,6 @@
 
 use crate::alerting::AlertContext;
 use crate::flapping::Flapping;
-use crate::plan::Effects;
 use crate::reminders::ReminderRules;
 use crate::state_machine::Transition;
 use chrono::{DateTime, Utc};
@@ -18,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use uptime_contracts::{HoldReason, MonitorStatus};
 use uptime_db::alerting::OpenAlerting;
 use uptime_db::monitor_decisions::MonitorForDecisions;
+use uptime_db::recording::MonitorStateUpdate;
 use uptime_db::DbResult;
 use uuid::Uuid;
 
@@ -123,14 +123,15 @@ pub fn opened_alerting(
     (alerting != unused).then_some(alerting)
 }
 
-/// Reads what `first` (a plan made without facts) says it needs, for the
-/// locked `monitors`; `None` when it needs nothing.
+/// Reads what a plan made without facts says it `needed`, for the locked
+/// `monitors`, with the `updates` that plan makes to them; `None` when it
+/// needs nothing.
 pub async fn gather(
     conn: &mut AsyncPgConnection,
     monitors: &[MonitorForDecisions],
-    first: &Effects,
+    needed: &FactsNeeded,
+    updates: &[MonitorStateUpdate],
 ) -> DbResult<Option<AlertFacts>> {
-    let needed = &first.facts_needed;
     if needed.is_empty() {
         return Ok(None);
     }
@@ -140,7 +141,7 @@ pub async fn gather(
     if !needed.children.is_empty() {
         // A parent recorded in this very batch is judged by its state after
         // the batch; the others by their stored one.
-        let in_batch: HashMap<i64, _> = first.updates.iter().map(|u| (u.id, u)).collect();
+        let in_batch: HashMap<i64, _> = updates.iter().map(|u| (u.id, u)).collect();
         let mut parents: Vec<i64> = needed
             .children
             .iter()

@@ -1,7 +1,7 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
-use crate::alert_facts::{self, AlertFacts, FactsNeeded};
+use crate::alert_facts::{self, AlertFacts};
 use crate::alerting::{self, AlertContext, IncidentChange, TransitionDecision};
 use crate::flapping::{FlapRules, FlapState, Flapping};
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
@@ -11,8 +11,8 @@ use uptime_contracts::{
     ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, HoldReason, MonitorKind,
     MonitorRef, MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
-use uptime_db::alerting::{FlapStateUpdate, OpenAlerting};
-use uptime_db::incidents::{IncidentAlert, IncidentEnd, NewIncident};
+use uptime_db::alerting::FlapStateUpdate;
+use uptime_db::incidents::IncidentAlert;
 use uptime_db::monitor_decisions::MonitorForDecisions;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
 use uptime_heartbeats::Period;
@@ -61,68 +61,6 @@ pub fn result_row(result: &CheckResult, monitor: &MonitorForDecisions) -> NewChe
         ssl_expires_at: result.ssl_expires_at,
         reporter: result.reporter.clone(),
         definition_version: Some(result.definition_version),
-    }
-}
-
-/// Everything a batch writes besides the results themselves.
-#[derive(Debug, Default)]
-pub struct Effects {
-    pub updates: Vec<MonitorStateUpdate>,
-    pub increments: Vec<DailyIncrement>,
-    pub events: Vec<NewOutboxEvent>,
-    /// The status each transition went to, for metrics.
-    pub transitions: Vec<MonitorStatus>,
-    /// Incidents the batch opens (those it also ends carry `resolved_at`).
-    pub incidents_opened: Vec<NewIncident>,
-    /// Incidents opened by an earlier batch that this one ends.
-    pub incidents_resolved: Vec<IncidentEnd>,
-    /// The alerting columns of opened incidents that use any (held,
-    /// blocked, holding children, reminded).
-    pub incidents_alerting: Vec<OpenAlerting>,
-    /// Flapping state of monitors with a threshold that changed status.
-    pub flap_updates: Vec<FlapStateUpdate>,
-    /// What the alert decision would need to know that the locked rows do
-    /// not say ([`AlertFacts`]): empty for a batch without transitions of
-    /// such monitors, which then reads nothing more.
-    pub facts_needed: FactsNeeded,
-}
-
-impl Effects {
-    /// Records what `decision` does to the monitor's incidents, with the
-    /// event that says it.
-    fn note_incident(
-        &mut self,
-        monitor: &MonitorForDecisions,
-        decision: &TransitionDecision,
-        alert: IncidentAlert,
-        cause: Option<String>,
-    ) {
-        match decision.incident {
-            IncidentChange::Opens { id, started_at } => self.incidents_opened.push(NewIncident {
-                id,
-                org_id: monitor.org_id,
-                monitor_id: monitor.id,
-                started_at,
-                resolved_at: None,
-                cause,
-                alerts: vec![alert],
-            }),
-            IncidentChange::Resolves { id, resolved_at } => {
-                // Opened by this very batch: one row, written once.
-                if let Some(open) = self.incidents_opened.iter_mut().find(|n| n.id == id) {
-                    open.resolved_at = Some(resolved_at);
-                    open.alerts.push(alert);
-                } else {
-                    self.incidents_resolved.push(IncidentEnd {
-                        id,
-                        monitor_id: monitor.id,
-                        resolved_at,
-                        alerts: vec![alert],
-                    });
-                }
-            }
-            IncidentChange::None => {}
-        }
     }
 }
 
@@ -547,6 +485,9 @@ fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOu
         payload: serde_json::from_slice(payload).expect("an encoded event is JSON"),
     }
 }
+
+mod effects;
+pub use effects::Effects;
 
 #[cfg(test)]
 mod alert_tests;

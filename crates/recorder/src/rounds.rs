@@ -172,7 +172,9 @@ pub async fn decide_and_apply(
     let mut effects = plan::effects_with_rounds(monitors, &all, &decided_rounds, now);
     // Only batches with transitions the alert decision needs more facts
     // about read them, and are planned again with them.
-    if let Some(facts) = alert_facts::gather(conn, monitors, &effects).await? {
+    if let Some(facts) =
+        alert_facts::gather(conn, monitors, &effects.facts_needed, &effects.updates).await?
+    {
         effects = plan::effects_with_facts(monitors, &all, &decided_rounds, &facts, now);
     }
     recording::update_monitor_states(conn, &effects.updates).await?;
