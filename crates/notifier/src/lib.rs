@@ -149,16 +149,7 @@ impl Notifier {
     /// Runs until `shutdown` is cancelled: the batch of events in progress
     /// is stored and the attempts in flight are finished first.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), NotifierError> {
-        let Self {
-            settings,
-            pool,
-            bus,
-            consumer,
-            sender,
-            ack_links,
-            keyring,
-            mut shell,
-        } = self;
+        let (settings, pool, mut shell) = (self.settings, self.pool, self.shell);
         let tuning = &settings.notifier;
         let deliveries_added = Arc::new(Notify::new());
         let policy = backoff::RetryPolicy {
@@ -168,7 +159,7 @@ impl Notifier {
         };
         let page_mailer = Arc::new(page_mail::PageMailer {
             pool: pool.clone(),
-            sender: sender.clone(),
+            sender: self.sender.clone(),
             policy,
             concurrency: tuning.concurrency,
             lease: tuning.lease(),
@@ -177,9 +168,9 @@ impl Notifier {
         });
         let worker = Arc::new(worker::Worker {
             pool: pool.clone(),
-            sender,
-            ack_links,
-            keyring,
+            sender: self.sender,
+            ack_links: self.ack_links,
+            keyring: self.keyring,
             policy,
             concurrency: tuning.concurrency,
             lease: tuning.lease(),
@@ -220,16 +211,15 @@ impl Notifier {
             max_messages: tuning.batch_size,
             max_wait: tuning.batch_wait(),
         };
-        let takes_in = async {
-            consumer
-                .run_batches(batching, |batch| intake.handle(batch), shutdown.clone())
-                .await;
-            Ok::<_, NotifierError>(())
-        };
-        shell.run(shutdown.clone(), takes_in).await?;
-        // Acks still buffered in the client go out before exit.
-        bus.flush().await;
-        Ok(())
+        self.bus
+            .run_batches(
+                shell,
+                self.consumer,
+                batching,
+                |batch| intake.handle(batch),
+                shutdown,
+            )
+            .await
     }
 }
 

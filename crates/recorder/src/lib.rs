@@ -189,16 +189,14 @@ impl Recorder {
             max_wait: options.batch_wait(),
         };
         tracing::info!(ops = %shell.addr(), "recorder started");
-        let records = async {
-            consumer
-                .run_batches(batching, |batch| handler.handle(batch), shutdown.clone())
-                .await;
-            Ok::<_, RecorderError>(())
-        };
-        shell.run(shutdown.clone(), records).await?;
-        // Acks and publishes still buffered in the client go out before exit.
-        bus.flush().await;
-        Ok(())
+        bus.run_batches(
+            shell,
+            consumer,
+            batching,
+            |batch| handler.handle(batch),
+            shutdown,
+        )
+        .await
     }
 }
 

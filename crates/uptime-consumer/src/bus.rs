@@ -3,8 +3,10 @@
 //! project's streams, create or update the service's durable consumer, and
 //! flush what the client still buffers before the process exits.
 
-use crate::Consumer;
+use crate::{Batching, Consumer, Delivery};
 use async_nats::jetstream::{self, consumer::pull, stream::Stream};
+use std::future::Future;
+use tokio_util::sync::CancellationToken;
 use uptime_contracts::{bus, streams};
 
 /// Why a service could not set up its side of the broker.
@@ -74,6 +76,35 @@ impl Bus {
             .await
             .map_err(|source| BusError::Consumer { consumer, source })?;
         Ok(Consumer::new(self.js.clone(), pull, stream, label).watched_by(watchdog))
+    }
+
+    /// The life of a service whose main loop takes `consumer`'s messages in
+    /// batches: `shell` runs `handler` on each batch until `shutdown` (the
+    /// batch in progress is finished), drains its tasks, and then what the
+    /// client still buffers (acks, publishes) goes out before the process
+    /// exits.
+    pub async fn run_batches<E, H, F>(
+        &self,
+        shell: uptime_ops::Shell,
+        consumer: Consumer,
+        batching: Batching,
+        handler: H,
+        shutdown: CancellationToken,
+    ) -> Result<(), E>
+    where
+        E: From<std::io::Error>,
+        H: FnMut(Vec<Delivery>) -> F,
+        F: Future<Output = ()>,
+    {
+        let batches = async {
+            consumer
+                .run_batches(batching, handler, shutdown.clone())
+                .await;
+            Ok(())
+        };
+        shell.run(shutdown.clone(), batches).await?;
+        self.flush().await;
+        Ok(())
     }
 
     /// Sends what the client still buffers (acks, publishes): the last step
