@@ -26,7 +26,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use uptime_contracts::{bus, streams, DEFAULT_REGION};
+use uptime_consumer::Bus;
+use uptime_contracts::{streams, DEFAULT_REGION};
 use worker::Worker;
 
 /// Why the checker could not start or stopped.
@@ -43,20 +44,14 @@ pub enum CheckerError {
     },
     #[error(transparent)]
     Client(#[from] http_check::ClientBuildError),
-    #[error("connecting to NATS: {0}")]
-    Connect(#[from] async_nats::ConnectError),
-    #[error("creating streams: {0}")]
-    Streams(#[from] streams::StreamsError),
-    #[error("opening the checks stream: {0}")]
-    Stream(#[from] jetstream::context::GetStreamError),
-    #[error("creating the checker consumer: {0}")]
-    Consumer(#[from] jetstream::stream::ConsumerError),
+    #[error(transparent)]
+    Bus(#[from] uptime_consumer::BusError),
     #[error("giving the default region's checker consumer its filter: {0}")]
     DefaultConsumer(#[source] jetstream::stream::ConsumerUpdateError),
     #[error(transparent)]
     Presence(#[from] uptime_contracts::presence::PresenceError),
     #[error("ops server: {0}")]
-    Ops(#[source] std::io::Error),
+    Ops(#[from] std::io::Error),
 }
 
 /// A checker connected and ready to run.
@@ -67,7 +62,7 @@ pub struct CheckerService {
     /// Ticked every presence renewal (`/readyz`).
     renewals: uptime_ops::Progress,
     region: String,
-    ops: uptime_ops::OpsServer,
+    shell: uptime_ops::Shell,
 }
 
 impl CheckerService {
@@ -84,25 +79,42 @@ impl CheckerService {
         metrics::describe();
         let probes = Probes::from_settings(&settings)?;
 
-        let (client, js) =
-            bus::connect(&settings.nats, &format!("checker {}", section.instance_id)).await?;
-        streams::ensure(&js, &settings.nats).await?;
-        let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
-        let stream = js.get_stream(streams::CHECKS_STREAM).await?;
+        let bus = Bus::connect(&settings.nats, &format!("checker {}", section.instance_id)).await?;
+        // The consumer's loop and the presence renewals: `/readyz` says
+        // when either stops coming round.
+        let shell = uptime_ops::Shell::bind(
+            "checker",
+            &settings.ops,
+            uptime_ops::Readiness::new().with_nats(&bus.client),
+        )?;
         if section.region != DEFAULT_REGION {
-            filter_default_consumer(&stream).await?;
+            filter_default_consumer(&bus.stream(streams::CHECKS_STREAM).await?).await?;
         }
+        let ack_wait = Duration::from_secs(section.ack_wait_secs.max(1));
         let consumer_name = region::consumer_name(&section.region);
         let mut config = streams::durable_pull(&consumer_name, ack_wait, section.max_deliver);
         config.filter_subjects = region::filter_subjects(&section.region);
-        // Create or update: a changed ack wait applies to an existing
-        // consumer too (an upgrade from a longer one), and so does the
-        // filter (an upgrade from before regions, when `checker` took all).
-        let consumer = stream.create_consumer(config).await?;
+        // The scaffold labels metrics with a `&'static str`; one name per
+        // process, so leaking it costs a few bytes once.
+        let consumer_label: &'static str = if consumer_name == streams::CHECKER_CONSUMER {
+            streams::CHECKER_CONSUMER
+        } else {
+            Box::leak(consumer_name.into_boxed_str())
+        };
+        // Create or update: the filter too (an upgrade from before regions,
+        // when `checker` took all).
+        let consumer = bus
+            .durable(
+                streams::CHECKS_STREAM,
+                config,
+                consumer_label,
+                shell.watchdog(),
+            )
+            .await?;
 
         let ttl = Duration::from_secs(settings.regions.presence_ttl_secs.max(1));
         let store = uptime_contracts::presence::open_or_create_replicated(
-            &js,
+            &bus.js,
             ttl,
             settings.nats.stream_replicas,
         )
@@ -113,34 +125,10 @@ impl CheckerService {
             section.instance_id.clone(),
             ttl,
         );
-
-        // The consumer's loop and the presence renewals: `/readyz` says
-        // when either stops coming round.
-        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
-        let renewals = watchdog.register("checker presence", presence.renew_every());
-        let readiness = uptime_ops::Readiness::new()
-            .with_nats(&client)
-            .with_watchdog(&watchdog);
-        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)
-            .map_err(CheckerError::Ops)?;
-
-        // The scaffold labels metrics with a `&'static str`; one name per
-        // process, so leaking it costs a few bytes once.
-        let consumer_label: &'static str = if consumer_name == streams::CHECKER_CONSUMER {
-            streams::CHECKER_CONSUMER
-        } else {
-            Box::leak(consumer_name.into_boxed_str())
-        };
-        let consumer = uptime_consumer::Consumer::new(
-            js.clone(),
-            consumer,
-            streams::CHECKS_STREAM,
-            consumer_label,
-        )
-        .watched_by(&watchdog);
+        let renewals = shell.watch("checker presence", presence.renew_every());
         let worker = Arc::new(Worker {
             probes,
-            js,
+            js: bus.js,
             instance_id: section.instance_id.clone(),
             concurrency: section.concurrency,
             shutdown_grace: Duration::from_secs(section.shutdown_grace_secs),
@@ -155,13 +143,13 @@ impl CheckerService {
             presence,
             renewals,
             region: section.region.clone(),
-            ops,
+            shell,
         })
     }
 
     /// Where `/healthz`, `/readyz` and `/metrics` are served.
     pub fn ops_addr(&self) -> SocketAddr {
-        self.ops.addr
+        self.shell.addr()
     }
 
     /// Runs checks until `shutdown` is cancelled, then finishes the checks in
@@ -171,36 +159,25 @@ impl CheckerService {
             instance_id = %self.worker.instance_id,
             region = %self.region,
             concurrency = self.worker.concurrency,
-            ops = %self.ops.addr,
+            ops = %self.shell.addr(),
             "checker running"
         );
-        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
         if let Err(e) = self.presence.announce().await {
             tracing::warn!(error = %e, "announcing this checker failed; retrying at the next renewal");
         }
-        let presence = Arc::new(self.presence);
-        let renewing = tokio::spawn({
-            let presence = presence.clone();
-            let shutdown = shutdown.clone();
-            let renewals = self.renewals;
-            async move { presence.renew_until(shutdown, renewals).await }
-        });
-        // Also reports `nats_consumer_pending{consumer="checker"}` (or
-        // `checker-<region>`): the signal to add checkers.
-        self.worker.run(self.consumer, shutdown).await;
-        // Withdrawn once the checks in flight are done: until then this
-        // checker still answers for its region.
-        if let Err(e) = renewing.await {
-            tracing::error!(error = %e, "presence task failed");
-        }
-        presence.withdraw().await;
-        match ops.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(CheckerError::Ops(e)),
-            Err(e) => tracing::error!(error = %e, "ops server task failed"),
-        }
-        tracing::info!("checker stopped");
-        Ok(())
+        let presence = &self.presence;
+        let checks = async {
+            // Also reports `nats_consumer_pending{consumer="checker"}` (or
+            // `checker-<region>`): the signal to add checkers.
+            let work = self.worker.run(self.consumer, shutdown.clone());
+            let renewing = presence.renew_until(shutdown.clone(), self.renewals);
+            tokio::join!(work, renewing);
+            // Withdrawn once the checks in flight are done: until then this
+            // checker still answers for its region.
+            presence.withdraw().await;
+            Ok::<_, CheckerError>(())
+        };
+        self.shell.run(shutdown.clone(), checks).await
     }
 }
 

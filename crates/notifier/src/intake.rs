@@ -38,9 +38,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 use uptime_alerts::AlertEvent;
-use uptime_consumer::{Batching, Consumer, DeadReason, Delivery};
+use uptime_consumer::{DeadReason, Delivery};
 use uptime_contracts::{ssl_expiring, state_changed, DecodeError};
 use uptime_db::deliveries::intake::{self as store, IntakeEvent, IntakeOutcome};
 use uptime_db::{DbError, Pool};
@@ -232,19 +231,6 @@ impl Intake {
         metrics::counter!("alert_events_total", "outcome" => "retry").increment(1);
         message.nak(Some(self.retry_delay)).await;
     }
-}
-
-/// Pulls batches of events and hands them to `intake` until `shutdown`; the
-/// batch in progress is finished first.
-pub async fn run(
-    consumer: Consumer,
-    intake: Intake,
-    batching: Batching,
-    shutdown: CancellationToken,
-) {
-    consumer
-        .run_batches(batching, |batch| intake.handle(batch), shutdown)
-        .await;
 }
 
 #[cfg(test)]

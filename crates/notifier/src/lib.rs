@@ -34,6 +34,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use uptime_consumer::Bus;
 use uptime_contracts::{streams, subjects};
 
 /// JetStream redelivers an event until it is acked: an event given up on
@@ -44,10 +45,8 @@ const UNLIMITED_DELIVERIES: i64 = -1;
 pub enum NotifierError {
     #[error(transparent)]
     Db(#[from] uptime_db::DbError),
-    #[error("connecting to NATS: {0}")]
-    NatsConnect(#[from] async_nats::ConnectError),
-    #[error("setting up JetStream: {0}")]
-    JetStream(String),
+    #[error(transparent)]
+    Bus(#[from] uptime_consumer::BusError),
     #[error("setting up the alert channels: {0}")]
     Channels(#[from] uptime_alerts::SetupError),
     #[error("ops server: {0}")]
@@ -62,13 +61,12 @@ pub enum NotifierError {
 pub struct Notifier {
     settings: NotifierSettings,
     pool: uptime_db::Pool,
-    nats: async_nats::Client,
-    consumer: jetstream::consumer::PullConsumer,
+    bus: Bus,
+    consumer: uptime_consumer::Consumer,
     sender: uptime_alerts::Sender,
     ack_links: Option<uptime_alerts::AckLinks>,
     keyring: Option<Arc<uptime_secrets::Keyring>>,
-    ops: uptime_ops::OpsServer,
-    watchdog: uptime_ops::Watchdog,
+    shell: uptime_ops::Shell,
 }
 
 impl Notifier {
@@ -91,71 +89,68 @@ impl Notifier {
         // the deliveries to contacts whose credential is sealed.
         let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
-        let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "notifier").await?;
-        streams::ensure(&js, &settings.nats)
-            .await
-            .map_err(|e| NotifierError::JetStream(e.to_string()))?;
-        let consumer = js
-            .get_stream(streams::EVENTS_STREAM)
-            .await
-            .map_err(|e| NotifierError::JetStream(e.to_string()))?
-            // Create or update: a changed ack wait applies to an existing
-            // consumer too (an upgrade from a longer one).
-            .create_consumer(jetstream::consumer::pull::Config {
-                // The current and the previous version of each family
-                // (uptime_contracts::versions). Recorders publish one
-                // version per event: state-changed.v4 (with the incident,
-                // and the round of a monitor checked from several regions)
-                // and ssl-expiring.v2. v3 stays read while recorders of the
-                // release before may still run; an event in both versions
-                // makes one delivery per contact (unique per event and
-                // contact). Version 2 was retired with v4's arrival: nobody
-                // had published it since 2026-11-25.
-                filter_subjects: vec![
-                    subjects::STATE_CHANGED_V4.to_string(),
-                    subjects::STATE_CHANGED_V3.to_string(),
-                    subjects::SSL_EXPIRING_V2.to_string(),
-                ],
-                ..streams::durable_pull(
-                    streams::NOTIFIER_CONSUMER,
-                    tuning.ack_wait(),
-                    UNLIMITED_DELIVERIES,
-                )
-            })
-            .await
-            .map_err(|e| NotifierError::JetStream(e.to_string()))?;
+        let bus = Bus::connect(&settings.nats, "notifier").await?;
         // The intake's consumer loop, the delivery worker's, the escalation
         // sweep's and the page mailer's: `/readyz` says when one stops.
-        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
-        let ops = uptime_ops::OpsServer::bind(
-            &settings.ops.listen,
+        let shell = uptime_ops::Shell::bind(
+            "notifier",
+            &settings.ops,
             uptime_ops::Readiness::new()
                 .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&nats)
-                .with_watchdog(&watchdog),
+                .with_nats(&bus.client),
         )?;
+        let config = jetstream::consumer::pull::Config {
+            // The current and the previous version of each family
+            // (uptime_contracts::versions). Recorders publish one
+            // version per event: state-changed.v4 (with the incident,
+            // and the round of a monitor checked from several regions)
+            // and ssl-expiring.v2. v3 stays read while recorders of the
+            // release before may still run; an event in both versions
+            // makes one delivery per contact (unique per event and
+            // contact). Version 2 was retired with v4's arrival: nobody
+            // had published it since 2026-11-25.
+            filter_subjects: vec![
+                subjects::STATE_CHANGED_V4.to_string(),
+                subjects::STATE_CHANGED_V3.to_string(),
+                subjects::SSL_EXPIRING_V2.to_string(),
+            ],
+            ..streams::durable_pull(
+                streams::NOTIFIER_CONSUMER,
+                tuning.ack_wait(),
+                UNLIMITED_DELIVERIES,
+            )
+        };
+        // The intake also reports the consumer's lag.
+        let consumer = bus
+            .durable(
+                streams::EVENTS_STREAM,
+                config,
+                streams::NOTIFIER_CONSUMER,
+                shell.watchdog(),
+            )
+            .await?;
         Ok(Self {
             settings,
             pool,
-            nats,
+            bus,
             consumer,
             sender,
             ack_links,
             keyring,
-            ops,
-            watchdog,
+            shell,
         })
     }
 
     /// Where `/healthz`, `/readyz` and `/metrics` are served.
     pub fn ops_addr(&self) -> SocketAddr {
-        self.ops.addr
+        self.shell.addr()
     }
 
     /// Runs until `shutdown` is cancelled: the batch of events in progress
     /// is stored and the attempts in flight are finished first.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), NotifierError> {
-        let tuning = &self.settings.notifier;
+        let (settings, pool, mut shell) = (self.settings, self.pool, self.shell);
+        let tuning = &settings.notifier;
         let deliveries_added = Arc::new(Notify::new());
         let policy = backoff::RetryPolicy {
             initial: tuning.initial_backoff(),
@@ -163,7 +158,7 @@ impl Notifier {
             give_up_after: tuning.give_up_after(),
         };
         let page_mailer = Arc::new(page_mail::PageMailer {
-            pool: self.pool.clone(),
+            pool: pool.clone(),
             sender: self.sender.clone(),
             policy,
             concurrency: tuning.concurrency,
@@ -172,7 +167,7 @@ impl Notifier {
             poll_interval: tuning.poll_interval(),
         });
         let worker = Arc::new(worker::Worker {
-            pool: self.pool.clone(),
+            pool: pool.clone(),
             sender: self.sender,
             ack_links: self.ack_links,
             keyring: self.keyring,
@@ -184,58 +179,47 @@ impl Notifier {
             deliveries_added: deliveries_added.clone(),
         });
         let sweep = escalation::Sweep {
-            pool: self.pool.clone(),
+            pool: pool.clone(),
             interval: std::time::Duration::from_millis(
-                self.settings.escalation.sweep_interval_ms.max(10),
+                settings.escalation.sweep_interval_ms.max(10),
             ),
-            batch: self.settings.escalation.sweep_batch.max(1),
+            batch: settings.escalation.sweep_batch.max(1),
             deliveries_added: deliveries_added.clone(),
         };
         let intake = intake::Intake {
-            pool: self.pool.clone(),
+            pool: pool.clone(),
             deliveries_added,
             retry_delay: tuning.retry_delay(),
         };
-        tracing::info!(ops = %self.ops.addr, "notifier started");
-        // Joined rather than spawned: dropping this future (a crash, in
-        // tests) stops everything it started.
-        let ops = self.ops.run(shutdown.clone());
-        // The intake also reports the consumer's lag.
-        let consumer = uptime_consumer::Consumer::new(
-            jetstream::new(self.nats.clone()),
-            self.consumer,
-            streams::EVENTS_STREAM,
-            streams::NOTIFIER_CONSUMER,
-        )
-        .watched_by(&self.watchdog);
-        let watchdog = &self.watchdog;
-        let worker_rounds = watchdog.register("notifier delivery worker", tuning.poll_interval());
-        let sweep_rounds = watchdog.register("notifier escalation sweep", sweep.interval);
-        let mailer_rounds = watchdog.register("notifier page mailer", tuning.poll_interval());
-        let (ops, _, _, _, _) = tokio::join!(
-            ops,
-            intake::run(
-                consumer,
-                intake,
-                uptime_consumer::Batching {
-                    max_messages: tuning.batch_size,
-                    max_wait: tuning.batch_wait(),
-                },
-                shutdown.clone(),
-            ),
+        tracing::info!(ops = %shell.addr(), "notifier started");
+        let worker_rounds = shell.watch("notifier delivery worker", tuning.poll_interval());
+        shell.spawn(
+            "delivery worker",
             worker.run(shutdown.clone(), worker_rounds),
-            sweep.run(shutdown.clone(), sweep_rounds),
+        );
+        let sweep_rounds = shell.watch("notifier escalation sweep", sweep.interval);
+        let sweeping = shutdown.clone();
+        shell.spawn("escalation sweep", async move {
+            sweep.run(sweeping, sweep_rounds).await
+        });
+        let mailer_rounds = shell.watch("notifier page mailer", tuning.poll_interval());
+        shell.spawn(
+            "page mailer",
             page_mailer.run(shutdown.clone(), mailer_rounds),
         );
-        if let Err(e) = ops {
-            tracing::warn!(error = %e, "ops server stopped with an error");
-        }
-        // Acks still buffered in the client go out before exit.
-        if let Err(e) = self.nats.flush().await {
-            tracing::warn!(error = %e, "flushing NATS on shutdown");
-        }
-        tracing::info!("notifier stopped");
-        Ok(())
+        let batching = uptime_consumer::Batching {
+            max_messages: tuning.batch_size,
+            max_wait: tuning.batch_wait(),
+        };
+        self.bus
+            .run_batches(
+                shell,
+                self.consumer,
+                batching,
+                |batch| intake.handle(batch),
+                shutdown,
+            )
+            .await
     }
 }
 

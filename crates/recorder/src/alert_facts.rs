@@ -9,7 +9,6 @@
 
 use crate::alerting::AlertContext;
 use crate::flapping::Flapping;
-use crate::plan::Effects;
 use crate::reminders::ReminderRules;
 use crate::state_machine::Transition;
 use chrono::{DateTime, Utc};
@@ -17,7 +16,8 @@ use diesel_async::AsyncPgConnection;
 use std::collections::{HashMap, HashSet};
 use uptime_contracts::{HoldReason, MonitorStatus};
 use uptime_db::alerting::OpenAlerting;
-use uptime_db::models::Monitor;
+use uptime_db::monitor_decisions::MonitorForDecisions;
+use uptime_db::recording::MonitorStateUpdate;
 use uptime_db::DbResult;
 use uuid::Uuid;
 
@@ -57,7 +57,7 @@ impl AlertFacts {
     /// monitor and how many dependents it holds.
     pub fn context_for(
         &self,
-        monitor: &Monitor,
+        monitor: &MonitorForDecisions,
         transition: &Transition,
         opened_hold: Option<Option<HoldReason>>,
         flapping: Flapping,
@@ -97,7 +97,7 @@ impl AlertFacts {
 /// `started_at` with its down alert `held` (or not); `None` when it uses
 /// none of them (nothing more to write).
 pub fn opened_alerting(
-    monitor: &Monitor,
+    monitor: &MonitorForDecisions,
     id: Uuid,
     started_at: DateTime<Utc>,
     held: Option<HoldReason>,
@@ -123,24 +123,25 @@ pub fn opened_alerting(
     (alerting != unused).then_some(alerting)
 }
 
-/// Reads what `first` (a plan made without facts) says it needs, for the
-/// locked `monitors`; `None` when it needs nothing.
+/// Reads what a plan made without facts says it `needed`, for the locked
+/// `monitors`, with the `updates` that plan makes to them; `None` when it
+/// needs nothing.
 pub async fn gather(
     conn: &mut AsyncPgConnection,
-    monitors: &[Monitor],
-    first: &Effects,
+    monitors: &[MonitorForDecisions],
+    needed: &FactsNeeded,
+    updates: &[MonitorStateUpdate],
 ) -> DbResult<Option<AlertFacts>> {
-    let needed = &first.facts_needed;
     if needed.is_empty() {
         return Ok(None);
     }
-    let by_id: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let by_id: HashMap<i64, &MonitorForDecisions> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut facts = AlertFacts::default();
 
     if !needed.children.is_empty() {
         // A parent recorded in this very batch is judged by its state after
         // the batch; the others by their stored one.
-        let in_batch: HashMap<i64, _> = first.updates.iter().map(|u| (u.id, u)).collect();
+        let in_batch: HashMap<i64, _> = updates.iter().map(|u| (u.id, u)).collect();
         let mut parents: Vec<i64> = needed
             .children
             .iter()

@@ -32,7 +32,7 @@ use uptime_contracts::{
 };
 use uptime_db::alerting::{self as db, IncidentAlerted};
 use uptime_db::incidents::{Incident, IncidentAlert};
-use uptime_db::models::Monitor;
+use uptime_db::monitor_decisions::{self as decisions, MonitorForDecisions};
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
 use uuid::Uuid;
@@ -60,7 +60,7 @@ pub struct Swept {
 /// The alert about open `incident` of `monitor` at `now` (a reminder or a
 /// release): the incident's down alert said again.
 pub fn incident_event(
-    monitor: &Monitor,
+    monitor: &MonitorForDecisions,
     incident: &Incident,
     alert: AlertKind,
     event_id: Uuid,
@@ -127,7 +127,7 @@ fn incident_alert(event: &StateChange) -> IncidentAlert {
 /// Releases the held down alert of each of `incidents` at `now`.
 fn releases(
     incidents: &[Incident],
-    monitors: &HashMap<i64, Monitor>,
+    monitors: &HashMap<i64, MonitorForDecisions>,
     now: DateTime<Utc>,
     swept: &mut Swept,
     done: &mut Vec<IncidentAlerted>,
@@ -155,11 +155,11 @@ fn releases(
 async fn monitors_of(
     conn: &mut diesel_async::AsyncPgConnection,
     incidents: &[Incident],
-) -> DbResult<HashMap<i64, Monitor>> {
+) -> DbResult<HashMap<i64, MonitorForDecisions>> {
     let mut ids: Vec<i64> = incidents.iter().map(|i| i.monitor_id).collect();
     ids.sort_unstable();
     ids.dedup();
-    Ok(db::monitors_by_ids(conn, &ids)
+    Ok(decisions::read(conn, &ids)
         .await?
         .into_iter()
         .map(|m| (m.id, m))
@@ -290,14 +290,7 @@ pub async fn run(
     shutdown: CancellationToken,
     progress: uptime_ops::Progress,
 ) {
-    let mut ticker = tokio::time::interval(every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        progress.tick();
+    uptime_ops::shell::every(every, &shutdown, &progress, || async {
         match sweep(&pool, Utc::now(), limit).await {
             Ok(swept) => {
                 metrics::counter!("alerts_swept_total", "kind" => "reminder")
@@ -309,7 +302,8 @@ pub async fn run(
             }
             Err(e) => tracing::warn!(error = %e, "sweeping reminders and held alerts"),
         }
-    }
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -10,12 +10,9 @@ use crate::rounds::RoundRules;
 use crate::store::{self, BatchOutcome};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
-use uptime_consumer::{Consumer, DeadReason, Delivery};
+use uptime_consumer::{DeadReason, Delivery};
 use uptime_contracts::{check_result, CheckResult};
 use uptime_db::{DbError, Pool};
-
-pub use uptime_consumer::Batching;
 
 /// Records batches of results and settles their messages.
 #[derive(Clone)]
@@ -172,17 +169,4 @@ const DEADLOCK_MESSAGE: &str = "deadlock detected";
 fn is_deadlock(e: &DbError) -> bool {
     use diesel::result::Error;
     matches!(e, DbError::Query(Error::DatabaseError(_, info)) if info.message() == DEADLOCK_MESSAGE)
-}
-
-/// Pulls batches from `consumer` and hands them to `handler` until `shutdown`.
-/// A batch that has started is always finished.
-pub async fn run(
-    consumer: Consumer,
-    handler: BatchHandler,
-    batching: Batching,
-    shutdown: CancellationToken,
-) {
-    consumer
-        .run_batches(batching, |batch| handler.handle(batch), shutdown)
-        .await;
 }

@@ -36,11 +36,11 @@ pub mod settings;
 pub mod state_machine;
 pub mod store;
 
-use async_nats::jetstream;
 use settings::RecorderSettings;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use uptime_consumer::Bus;
 use uptime_contracts::streams;
 
 /// JetStream redelivers a result until it is acked; there is no limit, because
@@ -52,10 +52,8 @@ const UNLIMITED_DELIVERIES: i64 = -1;
 pub enum RecorderError {
     #[error(transparent)]
     Db(#[from] uptime_db::DbError),
-    #[error("connecting to NATS: {0}")]
-    NatsConnect(#[from] async_nats::ConnectError),
-    #[error("setting up JetStream: {0}")]
-    JetStream(String),
+    #[error(transparent)]
+    Bus(#[from] uptime_consumer::BusError),
     #[error("ops server: {0}")]
     Ops(#[from] std::io::Error),
 }
@@ -64,11 +62,9 @@ pub enum RecorderError {
 pub struct Recorder {
     settings: RecorderSettings,
     pool: uptime_db::Pool,
-    nats: async_nats::Client,
-    js: jetstream::Context,
-    consumer: jetstream::consumer::PullConsumer,
-    ops: uptime_ops::OpsServer,
-    watchdog: uptime_ops::Watchdog,
+    bus: Bus,
+    consumer: uptime_consumer::Consumer,
+    shell: uptime_ops::Shell,
 }
 
 impl Recorder {
@@ -76,145 +72,131 @@ impl Recorder {
     /// and binds the ops listener (port 0 picks a free one).
     pub async fn build(settings: RecorderSettings) -> Result<Self, RecorderError> {
         let pool = uptime_db::connect(&settings.database)?;
-        let (nats, js) = uptime_contracts::bus::connect(&settings.nats, "recorder").await?;
-        streams::ensure(&js, &settings.nats)
-            .await
-            .map_err(|e| RecorderError::JetStream(e.to_string()))?;
-        let consumer = js
-            .get_stream(streams::RESULTS_STREAM)
-            .await
-            .map_err(|e| RecorderError::JetStream(e.to_string()))?
-            // Create or update: a changed ack wait applies to an existing
-            // consumer too (an upgrade from a longer one).
-            .create_consumer(streams::durable_pull(
-                streams::RECORDER_CONSUMER,
-                settings.recorder.ack_wait(),
-                UNLIMITED_DELIVERIES,
-            ))
-            .await
-            .map_err(|e| RecorderError::JetStream(e.to_string()))?;
+        let bus = Bus::connect(&settings.nats, "recorder").await?;
         // The consumer's loop and every sweeper's: `/readyz` says when one
         // stops coming round.
-        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
-        let ops = uptime_ops::OpsServer::bind(
-            &settings.ops.listen,
+        let shell = uptime_ops::Shell::bind(
+            "recorder",
+            &settings.ops,
             uptime_ops::Readiness::new()
                 .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&nats)
-                .with_watchdog(&watchdog),
+                .with_nats(&bus.client),
         )?;
+        let consumer = bus
+            .durable(
+                streams::RESULTS_STREAM,
+                streams::durable_pull(
+                    streams::RECORDER_CONSUMER,
+                    settings.recorder.ack_wait(),
+                    UNLIMITED_DELIVERIES,
+                ),
+                streams::RECORDER_CONSUMER,
+                shell.watchdog(),
+            )
+            .await?;
         Ok(Self {
             settings,
             pool,
-            nats,
-            js,
+            bus,
             consumer,
-            ops,
-            watchdog,
+            shell,
         })
     }
 
     /// Where `/healthz`, `/readyz` and `/metrics` are served.
     pub fn ops_addr(&self) -> SocketAddr {
-        self.ops.addr
+        self.shell.addr()
     }
 
     /// Records until `shutdown` is cancelled; the batch in progress is finished first.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), RecorderError> {
-        let options = &self.settings.recorder;
-        let ops_addr = self.ops.addr;
-        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
-        let watchdog = &self.watchdog;
+        let Self {
+            settings,
+            pool,
+            bus,
+            consumer,
+            mut shell,
+        } = self;
+        let options = &settings.recorder;
+        let js = &bus.js;
         let relay_interval = Duration::from_millis(options.relay_interval_ms.max(10));
-        let relay = tokio::spawn(outbox::run_relay(
-            self.pool.clone(),
-            self.js.clone(),
+        let relay = outbox::run_relay(
+            pool.clone(),
+            js.clone(),
             outbox::RelayConfig {
                 interval: relay_interval,
                 min_age: Duration::from_millis(options.relay_min_age_ms),
                 batch: 500,
             },
             shutdown.clone(),
-            watchdog.register("recorder outbox relay", relay_interval),
-        ));
+            shell.watch("recorder outbox relay", relay_interval),
+        );
+        shell.spawn("outbox relay", relay);
         // Retention rounds, on one replica at a time (a lease); a round in
         // progress stops after its current batch on shutdown.
-        let retention = tokio::spawn(uptime_retention::runner::run(
-            self.pool.clone(),
-            self.settings.retention.clone(),
+        let retention = uptime_retention::runner::run(
+            pool.clone(),
+            settings.retention.clone(),
             shutdown.clone(),
-        ));
+        );
+        shell.spawn("retention", retention);
         // Rounds past their deadline, on every replica (they share the work
         // through row locks).
-        let sweeper = tokio::spawn(rounds::run_sweeper(
-            self.pool.clone(),
-            self.js.clone(),
-            Duration::from_secs(self.settings.regions.presence_ttl_secs.max(1)),
+        let sweeper = rounds::run_sweeper(
+            pool.clone(),
+            js.clone(),
+            Duration::from_secs(settings.regions.presence_ttl_secs.max(1)),
             options.round_sweep_interval(),
             i64::from(options.round_sweep_batch.max(1)),
             shutdown.clone(),
-            watchdog.register("recorder round sweeper", options.round_sweep_interval()),
-        ));
+            shell.watch("recorder round sweeper", options.round_sweep_interval()),
+        );
+        shell.spawn("round sweeper", sweeper);
         // Maintenance windows, on one replica at a time (a lock per round).
-        let maintenance = tokio::spawn(maintenance::run_sweeper(
-            self.pool.clone(),
-            self.js.clone(),
+        let maintenance = maintenance::run_sweeper(
+            pool.clone(),
+            js.clone(),
             options.maintenance_sweep_interval(),
             shutdown.clone(),
-            watchdog.register(
+            shell.watch(
                 "recorder maintenance sweeper",
                 options.maintenance_sweep_interval(),
             ),
-        ));
+        );
+        shell.spawn("maintenance sweeper", maintenance);
         // Reminders and held alerts to release, on every replica (they
         // share the work through row locks).
-        let alert_sweeper = tokio::spawn(alert_sweep::run(
-            self.pool.clone(),
-            self.js.clone(),
+        let alert_sweeper = alert_sweep::run(
+            pool.clone(),
+            js.clone(),
             options.alert_sweep_interval(),
             i64::from(options.alert_sweep_batch.max(1)),
             shutdown.clone(),
-            watchdog.register("recorder alert sweeper", options.alert_sweep_interval()),
-        ));
-        tracing::info!(ops = %ops_addr, "recorder started");
-        consumer::run(
-            uptime_consumer::Consumer::new(
-                self.js.clone(),
-                self.consumer,
-                streams::RESULTS_STREAM,
-                streams::RECORDER_CONSUMER,
-            )
-            .watched_by(watchdog),
-            consumer::BatchHandler {
-                pool: self.pool.clone(),
-                js: self.js.clone(),
-                retry_delay: options.retry_delay(),
-                rounds: rounds::RoundRules {
-                    default_regions: self.settings.regions.default.clone(),
-                    grace: Duration::from_secs(options.round_grace_secs),
-                },
+            shell.watch("recorder alert sweeper", options.alert_sweep_interval()),
+        );
+        shell.spawn("alert sweeper", alert_sweeper);
+        let handler = consumer::BatchHandler {
+            pool: pool.clone(),
+            js: js.clone(),
+            retry_delay: options.retry_delay(),
+            rounds: rounds::RoundRules {
+                default_regions: settings.regions.default.clone(),
+                grace: Duration::from_secs(options.round_grace_secs),
             },
-            consumer::Batching {
-                max_messages: options.batch_size,
-                max_wait: options.batch_wait(),
-            },
+        };
+        let batching = uptime_consumer::Batching {
+            max_messages: options.batch_size,
+            max_wait: options.batch_wait(),
+        };
+        tracing::info!(ops = %shell.addr(), "recorder started");
+        bus.run_batches(
+            shell,
+            consumer,
+            batching,
+            |batch| handler.handle(batch),
             shutdown,
         )
-        .await;
-        let _ = relay.await;
-        let _ = retention.await;
-        let _ = sweeper.await;
-        let _ = maintenance.await;
-        let _ = alert_sweeper.await;
-        if let Ok(Err(e)) = ops.await {
-            tracing::warn!(error = %e, "ops server stopped with an error");
-        }
-        // Acks and publishes still buffered in the client go out before exit.
-        if let Err(e) = self.nats.flush().await {
-            tracing::warn!(error = %e, "flushing NATS on shutdown");
-        }
-        tracing::info!("recorder stopped");
-        Ok(())
+        .await
     }
 }
 

@@ -41,7 +41,8 @@ use uptime_contracts::{
 use uptime_db::incidents::{Incident, IncidentAlert};
 use uptime_db::maintenance::sweep::{self as sql, OpenSpan, SpanRow};
 use uptime_db::maintenance::MaintenanceWindow;
-use uptime_db::models::{CheckResult, Monitor};
+use uptime_db::models::CheckResult;
+use uptime_db::monitor_decisions::{self as decisions, MonitorForDecisions};
 use uptime_db::recording::{self, NewOutboxEvent};
 use uptime_db::{DbError, DbResult, Pool};
 use uptime_maintenance::Schedule;
@@ -57,7 +58,7 @@ pub fn released_event_id(incident_id: Uuid) -> Uuid {
 
 /// Whether something `at` happened while `monitor` was in a maintenance
 /// window (its alerts held, its results left out of the uptime).
-pub fn in_maintenance(monitor: &Monitor, at: DateTime<Utc>) -> bool {
+pub fn in_maintenance(monitor: &MonitorForDecisions, at: DateTime<Utc>) -> bool {
     monitor.maintenance.covers(at)
 }
 
@@ -130,7 +131,7 @@ pub fn release_due(incident: &Incident) -> bool {
 /// The released alert of `incident`: `monitor` is still down at `now`;
 /// `check` is its newest result.
 pub fn released_event(
-    monitor: &Monitor,
+    monitor: &MonitorForDecisions,
     incident: &Incident,
     check: Option<&CheckResult>,
     now: DateTime<Utc>,
@@ -251,7 +252,7 @@ async fn release_cleared(
         return Ok(changes.len());
     }
     let ids: Vec<i64> = incidents.iter().map(|i| i.monitor_id).collect();
-    let monitors = sql::monitors_by_ids(c, &ids).await?;
+    let monitors = decisions::read(c, &ids).await?;
     for incident in &incidents {
         let Some(monitor) = monitors.iter().find(|m| m.id == incident.monitor_id) else {
             continue;
@@ -304,14 +305,7 @@ pub async fn run_sweeper(
     shutdown: CancellationToken,
     progress: uptime_ops::Progress,
 ) {
-    let mut ticker = tokio::time::interval(every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        progress.tick();
+    uptime_ops::shell::every(every, &shutdown, &progress, || async {
         match sweep_once(&pool, Utc::now()).await {
             Ok(out) => {
                 metrics::counter!("maintenance_alerts_released_total")
@@ -320,7 +314,8 @@ pub async fn run_sweeper(
             }
             Err(e) => tracing::warn!(error = %e, "maintenance sweep failed; retried next round"),
         }
-    }
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -89,20 +89,14 @@ pub async fn run_relay(
     shutdown: CancellationToken,
     progress: uptime_ops::Progress,
 ) {
-    let mut ticker = tokio::time::interval(config.interval);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => break,
-            _ = ticker.tick() => {}
-        }
-        progress.tick();
+    uptime_ops::shell::every(config.interval, &shutdown, &progress, || async {
         match relay_once(&pool, &js, config).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(republished = n, "outbox relay published stranded events"),
             Err(e) => tracing::warn!(error = %e, "outbox relay sweep failed"),
         }
-    }
+    })
+    .await
 }
 
 /// One sweep: publishes unpublished rows older than `min_age`; returns how many

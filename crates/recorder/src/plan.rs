@@ -1,7 +1,7 @@
 //! Turning a batch of results into the rows to write: pure functions over the
 //! locked monitor rows, so the decisions are testable without a database.
 
-use crate::alert_facts::{self, AlertFacts, FactsNeeded};
+use crate::alert_facts::{self, AlertFacts};
 use crate::alerting::{self, AlertContext, IncidentChange, TransitionDecision};
 use crate::flapping::{FlapRules, FlapState, Flapping};
 use crate::state_machine::{self, Applied, MonitorState, Observation, Rules, Transition};
@@ -11,9 +11,9 @@ use uptime_contracts::{
     ssl_expiring, state_changed, CheckOutcome, CheckRef, CheckResult, HoldReason, MonitorKind,
     MonitorRef, MonitorStatus, Round, SslWarning, StateChange, Trigger,
 };
-use uptime_db::alerting::{FlapStateUpdate, OpenAlerting};
-use uptime_db::incidents::{IncidentAlert, IncidentEnd, NewIncident};
-use uptime_db::models::Monitor;
+use uptime_db::alerting::FlapStateUpdate;
+use uptime_db::incidents::IncidentAlert;
+use uptime_db::monitor_decisions::MonitorForDecisions;
 use uptime_db::recording::{DailyIncrement, MonitorStateUpdate, NewCheckResult, NewOutboxEvent};
 use uptime_heartbeats::Period;
 use uuid::Uuid;
@@ -32,18 +32,18 @@ pub fn ssl_event_id(check_id: Uuid) -> Uuid {
     Uuid::new_v5(&EVENT_NAMESPACE, format!("{check_id}:ssl").as_bytes())
 }
 
-fn latency_warn_ms(monitor: &Monitor) -> Option<u32> {
+fn latency_warn_ms(monitor: &MonitorForDecisions) -> Option<u32> {
     monitor.latency_warn_ms.and_then(|v| u32::try_from(v).ok())
 }
 
 /// Whether a result made for `definition_version` may move `monitor`'s
 /// state: only one made for its current definition.
-pub fn is_current(definition_version: i64, monitor: &Monitor) -> bool {
+pub fn is_current(definition_version: i64, monitor: &MonitorForDecisions) -> bool {
     definition_version >= monitor.definition_version
 }
 
 /// The row a result is stored as, judged by its monitor's latency threshold.
-pub fn result_row(result: &CheckResult, monitor: &Monitor) -> NewCheckResult {
+pub fn result_row(result: &CheckResult, monitor: &MonitorForDecisions) -> NewCheckResult {
     let status =
         state_machine::result_status(result.outcome, result.latency_ms, latency_warn_ms(monitor));
     NewCheckResult {
@@ -64,71 +64,13 @@ pub fn result_row(result: &CheckResult, monitor: &Monitor) -> NewCheckResult {
     }
 }
 
-/// Everything a batch writes besides the results themselves.
-#[derive(Debug, Default)]
-pub struct Effects {
-    pub updates: Vec<MonitorStateUpdate>,
-    pub increments: Vec<DailyIncrement>,
-    pub events: Vec<NewOutboxEvent>,
-    /// The status each transition went to, for metrics.
-    pub transitions: Vec<MonitorStatus>,
-    /// Incidents the batch opens (those it also ends carry `resolved_at`).
-    pub incidents_opened: Vec<NewIncident>,
-    /// Incidents opened by an earlier batch that this one ends.
-    pub incidents_resolved: Vec<IncidentEnd>,
-    /// The alerting columns of opened incidents that use any (held,
-    /// blocked, holding children, reminded).
-    pub incidents_alerting: Vec<OpenAlerting>,
-    /// Flapping state of monitors with a threshold that changed status.
-    pub flap_updates: Vec<FlapStateUpdate>,
-    /// What the alert decision would need to know that the locked rows do
-    /// not say ([`AlertFacts`]): empty for a batch without transitions of
-    /// such monitors, which then reads nothing more.
-    pub facts_needed: FactsNeeded,
-}
-
-impl Effects {
-    /// Records what `decision` does to the monitor's incidents, with the
-    /// event that says it.
-    fn note_incident(
-        &mut self,
-        monitor: &Monitor,
-        decision: &TransitionDecision,
-        alert: IncidentAlert,
-        cause: Option<String>,
-    ) {
-        match decision.incident {
-            IncidentChange::Opens { id, started_at } => self.incidents_opened.push(NewIncident {
-                id,
-                org_id: monitor.org_id,
-                monitor_id: monitor.id,
-                started_at,
-                resolved_at: None,
-                cause,
-                alerts: vec![alert],
-            }),
-            IncidentChange::Resolves { id, resolved_at } => {
-                // Opened by this very batch: one row, written once.
-                if let Some(open) = self.incidents_opened.iter_mut().find(|n| n.id == id) {
-                    open.resolved_at = Some(resolved_at);
-                    open.alerts.push(alert);
-                } else {
-                    self.incidents_resolved.push(IncidentEnd {
-                        id,
-                        monitor_id: monitor.id,
-                        resolved_at,
-                        alerts: vec![alert],
-                    });
-                }
-            }
-            IncidentChange::None => {}
-        }
-    }
-}
-
 /// Applies newly stored `results` (any order) to their `monitors` (the locked
 /// rows). Every result must belong to one of `monitors`.
-pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc>) -> Effects {
+pub fn effects(
+    monitors: &[MonitorForDecisions],
+    results: &[&CheckResult],
+    now: DateTime<Utc>,
+) -> Effects {
     effects_with_rounds(monitors, results, &HashMap::new(), now)
 }
 
@@ -136,7 +78,7 @@ pub fn effects(monitors: &[Monitor], results: &[&CheckResult], now: DateTime<Utc
 /// quorum: `rounds` maps such a verdict's `check_id` (the round's id) to
 /// the round, which its state-change event carries.
 pub fn effects_with_rounds(
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     results: &[&CheckResult],
     rounds: &HashMap<Uuid, Round>,
     now: DateTime<Utc>,
@@ -147,7 +89,7 @@ pub fn effects_with_rounds(
 /// [`effects_with_rounds`], deciding alerts with `facts` (read for the
 /// monitors a first plan said needed them).
 pub fn effects_with_facts(
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     results: &[&CheckResult],
     rounds: &HashMap<Uuid, Round>,
     facts: &AlertFacts,
@@ -157,7 +99,7 @@ pub fn effects_with_facts(
     for r in results {
         by_monitor.entry(r.monitor_id).or_default().push(r);
     }
-    let monitors: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let monitors: HashMap<i64, &MonitorForDecisions> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut out = Effects::default();
     let mut rollup: BTreeMap<(i64, NaiveDate), (i32, i32)> = BTreeMap::new();
 
@@ -205,7 +147,7 @@ pub fn effects_with_facts(
 
 /// One monitor's state while its results of the batch are applied.
 struct MonitorTracker<'a> {
-    monitor: &'a Monitor,
+    monitor: &'a MonitorForDecisions,
     /// The rounds behind verdicts, by round id.
     rounds: &'a HashMap<Uuid, Round>,
     state: MonitorState,
@@ -230,7 +172,7 @@ struct MonitorTracker<'a> {
 
 /// A heartbeat monitor's period: its cron schedule, else its interval. A
 /// schedule the API should have refused is logged and the interval used.
-fn heartbeat_period(monitor: &Monitor) -> Period {
+fn heartbeat_period(monitor: &MonitorForDecisions) -> Period {
     let schedule = monitor.heartbeat_schedule.as_deref();
     let timezone = monitor.heartbeat_timezone.as_deref();
     Period::of(monitor.interval_secs, schedule, timezone).unwrap_or_else(|error| {
@@ -242,7 +184,11 @@ fn heartbeat_period(monitor: &Monitor) -> Period {
 }
 
 impl<'a> MonitorTracker<'a> {
-    fn new(monitor: &'a Monitor, rounds: &'a HashMap<Uuid, Round>, facts: &'a AlertFacts) -> Self {
+    fn new(
+        monitor: &'a MonitorForDecisions,
+        rounds: &'a HashMap<Uuid, Round>,
+        facts: &'a AlertFacts,
+    ) -> Self {
         Self {
             facts,
             flap_rules: FlapRules::of(
@@ -412,7 +358,7 @@ impl<'a> MonitorTracker<'a> {
 }
 
 /// The monitor as events name it.
-pub fn monitor_ref(m: &Monitor) -> MonitorRef {
+pub fn monitor_ref(m: &MonitorForDecisions) -> MonitorRef {
     MonitorRef {
         id: m.id,
         // The published field predates organisations (migration 000017):
@@ -539,6 +485,9 @@ fn outbox_row(id: Uuid, monitor_id: i64, subject: &str, payload: &[u8]) -> NewOu
         payload: serde_json::from_slice(payload).expect("an encoded event is JSON"),
     }
 }
+
+mod effects;
+pub use effects::Effects;
 
 #[cfg(test)]
 mod alert_tests;

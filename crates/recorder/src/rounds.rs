@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use uptime_contracts::{CheckResult, MonitorStatus, Placement, Round, Trigger};
-use uptime_db::models::Monitor;
+use uptime_db::monitor_decisions::{self as decisions, MonitorForDecisions};
 use uptime_db::recording;
 use uptime_db::rounds::{self as db, DecidedRound, OpenRound, RoundAnswers};
 use uptime_db::{DbError, DbResult, Pool};
@@ -44,7 +44,7 @@ impl Default for RoundRules {
 
 impl RoundRules {
     /// The monitor's regions R and its quorum.
-    pub fn placement_of<'a>(&'a self, monitor: &'a Monitor) -> Placement<'a> {
+    pub fn placement_of<'a>(&'a self, monitor: &'a MonitorForDecisions) -> Placement<'a> {
         Placement::of(
             monitor.regions.as_deref(),
             monitor.quorum,
@@ -55,7 +55,11 @@ impl RoundRules {
     /// The round `result` answers, when its monitor is checked from several
     /// regions and it is one region's check of a round (heartbeats and
     /// results without a round are applied alone, as always).
-    pub fn answer_of(&self, result: &CheckResult, monitor: &Monitor) -> Option<RoundAnswers> {
+    pub fn answer_of(
+        &self,
+        result: &CheckResult,
+        monitor: &MonitorForDecisions,
+    ) -> Option<RoundAnswers> {
         let placement = self.placement_of(monitor);
         let regions = placement.regions;
         let round_id = result.round_id?;
@@ -120,13 +124,13 @@ pub struct Applied {
 /// `monitors`: state, daily uptime, outbox, and the rounds marked decided.
 pub async fn decide_and_apply(
     conn: &mut AsyncPgConnection,
-    monitors: &[Monitor],
+    monitors: &[MonitorForDecisions],
     results: &[&CheckResult],
     rounds: &[OpenRound],
     offline: &HashSet<String>,
     now: DateTime<Utc>,
 ) -> DbResult<Applied> {
-    let by_id: HashMap<i64, &Monitor> = monitors.iter().map(|m| (m.id, m)).collect();
+    let by_id: HashMap<i64, &MonitorForDecisions> = monitors.iter().map(|m| (m.id, m)).collect();
     let mut verdicts = Vec::new();
     let mut decided_rounds: HashMap<Uuid, Round> = HashMap::new();
     let mut marks = Vec::with_capacity(rounds.len());
@@ -168,7 +172,9 @@ pub async fn decide_and_apply(
     let mut effects = plan::effects_with_rounds(monitors, &all, &decided_rounds, now);
     // Only batches with transitions the alert decision needs more facts
     // about read them, and are planned again with them.
-    if let Some(facts) = alert_facts::gather(conn, monitors, &effects).await? {
+    if let Some(facts) =
+        alert_facts::gather(conn, monitors, &effects.facts_needed, &effects.updates).await?
+    {
         effects = plan::effects_with_facts(monitors, &all, &decided_rounds, &facts, now);
     }
     recording::update_monitor_states(conn, &effects.updates).await?;
@@ -236,7 +242,7 @@ pub async fn sweep(
             if ids.is_empty() {
                 return Ok(Applied::default());
             }
-            let monitors = db::lock_free_monitors(conn, &ids).await?;
+            let monitors = decisions::lock_free(conn, &ids).await?;
             let locked: Vec<i64> = monitors.iter().map(|m| m.id).collect();
             let rounds = db::lock_overdue_rounds(conn, &locked, now, limit).await?;
             let offline: HashSet<String> = match live {
@@ -267,32 +273,24 @@ pub async fn run_sweeper(
     shutdown: CancellationToken,
     progress: uptime_ops::Progress,
 ) {
-    let mut presence = None;
-    let mut ticker = tokio::time::interval(every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        progress.tick();
-        if presence.is_none() {
-            match uptime_contracts::presence::open_or_create(&js, presence_ttl).await {
-                Ok(store) => presence = Some(store),
-                Err(e) => {
-                    tracing::warn!(error = %e, "checker presence unavailable; silent regions count as no answer")
-                }
-            }
-        }
-        let live = match &presence {
-            Some(store) => match uptime_contracts::presence::live(store).await {
+    // Opened at the first round that reaches the bucket, kept after.
+    let presence = tokio::sync::OnceCell::new();
+    uptime_ops::shell::every(every, &shutdown, &progress, || async {
+        let store = presence
+            .get_or_try_init(|| uptime_contracts::presence::open_or_create(&js, presence_ttl))
+            .await;
+        let live = match store {
+            Ok(store) => match uptime_contracts::presence::live(store).await {
                 Ok(list) => Some(list.into_iter().map(|p| p.region).collect::<HashSet<_>>()),
                 Err(e) => {
                     tracing::warn!(error = %e, "reading checker presence");
                     None
                 }
             },
-            None => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "checker presence unavailable; silent regions count as no answer");
+                None
+            }
         };
         // A full batch means more are waiting: go on without waiting a tick.
         loop {
@@ -314,5 +312,6 @@ pub async fn run_sweeper(
                 }
             }
         }
-    }
+    })
+    .await
 }

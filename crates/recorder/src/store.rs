@@ -70,7 +70,7 @@ pub async fn record_batch_with(
     let mut conn = uptime_db::pool::conn(pool).await?;
     conn.transaction::<_, DbError, _>(|conn| {
         async move {
-            let monitors = recording::lock_monitors(conn, &monitor_ids).await?;
+            let monitors = uptime_db::monitor_decisions::lock(conn, &monitor_ids).await?;
             let by_id: HashMap<i64, _> = monitors.iter().map(|m| (m.id, m)).collect();
 
             let mut outcome = BatchOutcome::default();

@@ -39,7 +39,6 @@ pub mod shards;
 mod shell;
 pub mod slots;
 pub mod stats;
-mod throttle;
 pub mod timing;
 
 pub use clock::Clock;
@@ -76,27 +75,21 @@ pub async fn run(settings: SchedulerSettings, shutdown: CancellationToken) -> Re
     let replicas = settings.nats.stream_replicas.max(1);
     lease::driver::bucket(&js, replicas).await?;
 
-    let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
-    let ops = uptime_ops::OpsServer::bind(
-        &settings.ops.listen,
+    let shell = uptime_ops::Shell::bind(
+        "scheduler",
+        &settings.ops,
         uptime_ops::Readiness::new()
             .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-            .with_nats(&client)
-            .with_watchdog(&watchdog),
+            .with_nats(&client),
     )?;
-    tracing::info!(ops = %ops.addr, "scheduler started");
-    let ops_task = tokio::spawn(ops.run(shutdown.clone()));
-
-    Scheduler::new(pool, js, settings.scheduler)
+    tracing::info!(ops = %shell.addr(), "scheduler started");
+    let scheduler = Scheduler::new(pool, js, settings.scheduler)
         .with_regions(settings.regions)
         .with_lease_replicas(replicas)
-        .watched_by(&watchdog)
-        .run(shutdown.clone())
-        .await;
-    shutdown.cancel();
-    match ops_task.await {
-        Ok(result) => result?,
-        Err(error) => tracing::warn!(%error, "ops server task failed"),
-    }
-    Ok(())
+        .watched_by(shell.watchdog());
+    let schedules = async {
+        scheduler.run(shutdown.clone()).await;
+        Ok::<_, RunError>(())
+    };
+    shell.run(shutdown.clone(), schedules).await
 }

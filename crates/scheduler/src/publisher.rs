@@ -8,7 +8,6 @@
 //! the id makes a retry of a publish that did in fact land harmless.
 
 use crate::stats::{PublishKind, SchedulerStats, PUBLISH_RETRIES_TOTAL};
-use crate::throttle::Throttle;
 use async_nats::jetstream::context::{PublishAckFuture, PublishError};
 use async_nats::jetstream::Context;
 use async_nats::HeaderMap;
@@ -18,6 +17,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use uptime_telemetry::Throttle;
 
 const FIRST_RETRY_DELAY: Duration = Duration::from_millis(200);
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(5);

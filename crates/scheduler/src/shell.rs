@@ -8,17 +8,19 @@
 //! back how far everything it scheduled is published (the watermark the
 //! leases carry to the next holder).
 
+mod reads;
+
 use crate::clock::Clock;
-use crate::core::{grants, DbFailed, Planner, Publication, Read, Report, Rows, Step, RESYNC_PAGE};
+use crate::core::{grants, Planner, Publication, Report, Step};
 use crate::lease::driver::LeaseLink;
 use crate::lease::{EngineProgress, Grants, Stopped};
 use crate::publisher::{record, Outbound, Publisher};
 use crate::settings::ScheduleSettings;
 use crate::shards::{shard_of, ShardSet};
 use crate::stats::{PublishKind, SchedulerStats};
-use crate::throttle::Throttle;
 use async_nats::jetstream::{self, consumer};
 use futures::{FutureExt, StreamExt};
+use reads::read_rows;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,21 +28,16 @@ use tokio_util::sync::CancellationToken;
 use uptime_config::RegionsSettings;
 use uptime_contracts::streams::MONITORS_STREAM;
 use uptime_contracts::{check_due, check_result, Message, MonitorChangedV1};
-use uptime_db::schedule::{self, CheckConfig, MonitorTiming};
-use uptime_db::DbError;
+use uptime_telemetry::Throttle;
 
-/// Ids per `id = ANY($1)` query.
-const IDS_PER_QUERY: usize = 10_000;
 /// Change events applied per query.
 const CHANGES_PER_BATCH: usize = 1_000;
-/// A query that takes longer counts as failed (and is retried).
-const DB_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest the loop sleeps, however far the next due instant: it comes
 /// round (and ticks its progress for `/readyz`) at least this often.
 pub(crate) const LONGEST_SLEEP: Duration = Duration::from_secs(10);
 /// How long in-flight publishes may take to be acknowledged at shutdown.
 const DRAIN_GRACE: Duration = Duration::from_secs(10);
-/// Change feed errors logged (see `crate::throttle`).
+/// Change feed errors logged (see `uptime_telemetry::throttle`).
 static CHANGE_FEED_ERRORS: Throttle = Throttle::new(Duration::from_secs(5));
 
 #[derive(Debug, thiserror::Error)]
@@ -429,87 +426,6 @@ fn take_change(
             }
         }
     }
-}
-
-/// Runs one read the core asked for. A failure is logged here, where the
-/// error is known; the core only learns that it failed.
-async fn read_rows(pool: &uptime_db::Pool, read: &Read) -> Result<Rows, DbFailed> {
-    let result = match read {
-        Read::Changed(ids) | Read::Heartbeats(ids) => {
-            timings_by_ids(pool, ids).await.map(Rows::Timings)
-        }
-        Read::CheckConfigs(ids) => check_configs(pool, ids).await.map(Rows::Configs),
-        Read::Page { after_id } => timings_page(pool, *after_id).await.map(Rows::Timings),
-    };
-    result.map_err(|error| {
-        match read {
-            Read::Changed(ids) => {
-                tracing::warn!(%error, changes = ids.len(), "reading changed monitors failed; retrying")
-            }
-            Read::CheckConfigs(ids) => {
-                tracing::warn!(%error, staged = ids.len(), "reading check configurations failed; retrying")
-            }
-            Read::Heartbeats(ids) => {
-                tracing::warn!(%error, deadlines = ids.len(), "reading heartbeat monitors failed; retrying")
-            }
-            Read::Page { .. } => {
-                tracing::warn!(%error, "reading monitors for the resync failed; retrying")
-            }
-        }
-        DbFailed
-    })
-}
-
-// Waiting for a connection counts towards the timeout, so a database that
-// does not answer stalls nothing for long.
-async fn timings_by_ids(
-    pool: &uptime_db::Pool,
-    ids: &[i64],
-) -> Result<Vec<MonitorTiming>, DbError> {
-    let mut rows = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(IDS_PER_QUERY) {
-        rows.extend(
-            with_timeout(async {
-                let mut conn = uptime_db::pool::conn(pool).await?;
-                schedule::active_timings_by_ids(&mut conn, chunk).await
-            })
-            .await?,
-        );
-    }
-    Ok(rows)
-}
-
-async fn check_configs(pool: &uptime_db::Pool, ids: &[i64]) -> Result<Vec<CheckConfig>, DbError> {
-    let mut rows = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(IDS_PER_QUERY) {
-        rows.extend(
-            with_timeout(async {
-                let mut conn = uptime_db::pool::conn(pool).await?;
-                schedule::active_check_configs(&mut conn, chunk).await
-            })
-            .await?,
-        );
-    }
-    Ok(rows)
-}
-
-async fn timings_page(
-    pool: &uptime_db::Pool,
-    after_id: i64,
-) -> Result<Vec<MonitorTiming>, DbError> {
-    with_timeout(async {
-        let mut conn = uptime_db::pool::conn(pool).await?;
-        schedule::active_timings_page(&mut conn, after_id, RESYNC_PAGE).await
-    })
-    .await
-}
-
-async fn with_timeout<T>(
-    query: impl std::future::Future<Output = Result<T, DbError>>,
-) -> Result<T, DbError> {
-    tokio::time::timeout(DB_TIMEOUT, query)
-        .await
-        .map_err(|_| DbError::Pool(format!("query timed out after {DB_TIMEOUT:?}")))?
 }
 
 /// An ordered consumer of monitor changes that starts with the next one

@@ -47,7 +47,7 @@ pub struct StatusPages {
     shared: refresh::Shared,
     server: actix_web::dev::Server,
     addr: SocketAddr,
-    ops: uptime_ops::OpsServer,
+    shell: uptime_ops::Shell,
     /// Ticked by every refresh (`/readyz`).
     refreshes: uptime_ops::Progress,
 }
@@ -59,15 +59,7 @@ impl StatusPages {
         let pool = uptime_db::connect(&settings.database)?;
         let shared = refresh::Shared::default();
         let ready = shared.clone();
-        // The refresh loop: `/readyz` says when it stops coming round (the
-        // pages would go on showing an old snapshot).
-        let watchdog = uptime_ops::Watchdog::new(settings.ops.stall_after());
-        let refreshes = watchdog.register(
-            "status-pages refresh",
-            settings.status_pages.refresh_interval(),
-        );
-        let readiness = uptime_ops::Readiness::new().with_watchdog(&watchdog);
-        let readiness = readiness.with_check("snapshot", move || {
+        let readiness = uptime_ops::Readiness::new().with_check("snapshot", move || {
             let loaded = ready.generation() > 0;
             async move {
                 if loaded {
@@ -77,6 +69,13 @@ impl StatusPages {
                 }
             }
         });
+        let shell = uptime_ops::Shell::bind("status-pages", &settings.ops, readiness)?;
+        // The refresh loop: `/readyz` says when it stops coming round (the
+        // pages would go on showing an old snapshot).
+        let refreshes = shell.watch(
+            "status-pages refresh",
+            settings.status_pages.refresh_interval(),
+        );
         let serve_settings = &settings.status_pages;
         let state = actix_web::web::Data::new(serve::ServeState {
             shared: shared.clone(),
@@ -95,7 +94,8 @@ impl StatusPages {
             public_base_url: serve_settings.public_base_url.clone(),
             max_subscribers_per_page: serve_settings.max_subscribers_per_page,
         });
-        let probes = readiness.clone();
+        // The ops server's checks, sharing its cached result.
+        let probes = shell.readiness();
         let mut server = actix_web::HttpServer::new(move || {
             actix_web::App::new()
                 // A panic in one request does not end the process (every
@@ -114,14 +114,13 @@ impl StatusPages {
             server = server.workers(serve_settings.workers);
         }
         let addr = server.addrs()[0];
-        let ops = uptime_ops::OpsServer::bind(&settings.ops.listen, readiness)?;
         Ok(Self {
             server: server.run(),
             settings,
             pool,
             shared,
             addr,
-            ops,
+            shell,
             refreshes,
         })
     }
@@ -132,7 +131,7 @@ impl StatusPages {
     }
 
     pub fn ops_addr(&self) -> SocketAddr {
-        self.ops.addr
+        self.shell.addr()
     }
 
     /// The snapshot in use (tests wait on its refreshes).
@@ -142,26 +141,32 @@ impl StatusPages {
 
     /// Serves and refreshes until `shutdown`, then drains in-flight requests.
     pub async fn run_until(self, shutdown: CancellationToken) -> Result<(), StatusPagesError> {
-        let refresher = tokio::spawn(refresh::run(
-            self.pool.clone(),
-            self.shared.clone(),
-            self.settings.status_pages.clone(),
+        let Self {
+            settings,
+            pool,
+            shared,
+            server,
+            addr,
+            mut shell,
+            refreshes,
+        } = self;
+        let refresher = refresh::run(
+            pool,
+            shared,
+            settings.status_pages.clone(),
             shutdown.clone(),
-            self.refreshes,
-        ));
-        let ops = tokio::spawn(self.ops.run(shutdown.clone()));
-        let handle = self.server.handle();
+            refreshes,
+        );
+        shell.spawn("refresh", refresher);
+        let handle = server.handle();
         let stop = shutdown.clone();
-        tokio::spawn(async move {
+        shell.spawn("public server stop", async move {
             stop.cancelled().await;
             handle.stop(true).await;
         });
-        tracing::info!(addr = %self.addr, "serving status pages");
-        self.server.await?;
-        shutdown.cancel();
-        let _ = refresher.await;
-        let _ = ops.await;
-        Ok(())
+        tracing::info!(addr = %addr, "serving status pages");
+        let serves = async { server.await.map_err(StatusPagesError::from) };
+        shell.run(shutdown.clone(), serves).await
     }
 }
 

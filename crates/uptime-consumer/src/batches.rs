@@ -2,7 +2,7 @@
 //! it over whole, settle each message.
 
 use crate::delivery::with_progress;
-use crate::pull::{Next, Pull, PULL_EXPIRES};
+use crate::pull::{Failures, Next, Pull, PULL_EXPIRES};
 use crate::{Consumer, Delivery};
 use std::future::Future;
 use std::time::Duration;
@@ -53,14 +53,16 @@ impl Consumer {
     {
         let name = self.name();
         let max = batching.max_messages.max(1);
+        let mut failures = Failures::new(name);
         'pull: loop {
-            let Some(mut first) = Pull::open(&self.pull, name, 1, PULL_EXPIRES, shutdown).await
+            let Some(mut first) =
+                Pull::open(&self.pull, &mut failures, 1, PULL_EXPIRES, shutdown).await
             else {
                 break;
             };
             let mut batch = Vec::with_capacity(max);
             loop {
-                match first.next(name, shutdown).await {
+                match first.next(&mut failures, shutdown).await {
                     Next::Message(message) => batch.push(*message),
                     Next::Done => break,
                     Next::Shutdown => break 'pull,
@@ -75,10 +77,16 @@ impl Consumer {
                 // Read to its end even on shutdown: a message the server has
                 // sent must be handled, or it waits out its ack deadline.
                 let never = CancellationToken::new();
-                if let Some(mut rest) =
-                    Pull::open(&self.pull, name, max - 1, batching.max_wait, shutdown).await
+                if let Some(mut rest) = Pull::open(
+                    &self.pull,
+                    &mut failures,
+                    max - 1,
+                    batching.max_wait,
+                    shutdown,
+                )
+                .await
                 {
-                    while let Next::Message(message) = rest.next(name, &never).await {
+                    while let Next::Message(message) = rest.next(&mut failures, &never).await {
                         batch.push(*message);
                     }
                 }

@@ -1,7 +1,7 @@
 //! Message by message, up to a bound at once, each in a task of its own.
 
 use crate::delivery::with_progress;
-use crate::pull::{Next, Pull, PULL_EXPIRES};
+use crate::pull::{Failures, Next, Pull, PULL_EXPIRES};
 use crate::{Consumer, Delivery};
 use std::future::Future;
 use std::sync::Arc;
@@ -66,6 +66,7 @@ impl Consumer {
         // tests) drops every handler with it, settled or not.
         let mut in_flight = JoinSet::new();
         let abandon = CancellationToken::new();
+        let mut failures = Failures::new(name);
 
         'pull: loop {
             reap(name, &mut in_flight);
@@ -80,13 +81,19 @@ impl Consumer {
                     Err(_) => break,
                 }
             }
-            let Some(mut request) =
-                Pull::open(&self.pull, name, permits.len(), PULL_EXPIRES, &shutdown).await
+            let Some(mut request) = Pull::open(
+                &self.pull,
+                &mut failures,
+                permits.len(),
+                PULL_EXPIRES,
+                &shutdown,
+            )
+            .await
             else {
                 break 'pull;
             };
             loop {
-                let message = match request.next(name, &shutdown).await {
+                let message = match request.next(&mut failures, &shutdown).await {
                     Next::Message(message) => message,
                     Next::Done => {
                         // An idle pull that expired is progress too.

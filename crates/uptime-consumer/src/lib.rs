@@ -16,16 +16,22 @@
 //!   `UPTIME_DEAD` with why and where from in headers
 //!   (`uptime_contracts::streams::dead`), then is terminated. A nak on the
 //!   last delivery a consumer allows dead-letters too (`max_deliveries`).
-//! - **Reconnect**: a failed pull is retried after a second; a pull that
-//!   outlives its expiry by far (a connection lost mid-pull) is abandoned.
+//! - **Reconnect**: a failed pull, or one whose messages cannot be
+//!   received (a stream without a leader answers at once), is retried after
+//!   a pause that doubles from 0.1 s to 5 s while the failures go on, its
+//!   warning throttled (`uptime_telemetry::throttle`); a pull that outlives
+//!   its expiry by far (a connection lost mid-pull) is abandoned.
 //! - **Lag**: `nats_consumer_pending` / `nats_consumer_ack_pending` are
 //!   reported while the consumer runs.
 //! - **Progress**: with [`Consumer::watched_by`], every pull that ends (idle
 //!   ones too, every few seconds), every message received and every handler
 //!   or batch finished ticks the consumer's loop for `/readyz`
 //!   (`uptime_ops::progress`).
+//! - **Setup**: [`bus::Bus`] connects a service, creates the streams and its
+//!   durable consumer, and flushes the client before it exits.
 
 mod batches;
+pub mod bus;
 pub mod dead;
 mod delivery;
 mod each;
@@ -33,6 +39,7 @@ mod pull;
 pub mod trace;
 
 pub use batches::Batching;
+pub use bus::{Bus, BusError};
 pub use delivery::{Delivery, DEAD_LETTERED_TOTAL};
 pub use each::Concurrency;
 pub use uptime_contracts::streams::dead::Reason as DeadReason;

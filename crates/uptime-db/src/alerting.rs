@@ -290,18 +290,6 @@ pub async fn lock_held_of(
         .await?)
 }
 
-/// The monitors `ids` (unlocked: the sweeper only reads them to word events).
-pub async fn monitors_by_ids(conn: &mut AsyncPgConnection, ids: &[i64]) -> DbResult<Vec<Monitor>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    Ok(monitors::table
-        .filter(monitors::id.eq_any(ids))
-        .select(Monitor::as_select())
-        .load(conn)
-        .await?)
-}
-
 /// What the sweeper did to one locked incident.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IncidentAlerted {

@@ -18,6 +18,7 @@ pub mod maintenance;
 pub mod manual_checks;
 pub mod members;
 pub mod models;
+pub mod monitor_decisions;
 pub mod monitors;
 pub mod organisations;
 pub mod pool;

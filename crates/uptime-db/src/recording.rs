@@ -2,7 +2,6 @@
 //! the daily rollup and the outbox of events. The recorder calls these inside
 //! one transaction per batch; every write is a single set-based statement.
 
-use crate::models::Monitor;
 use crate::schema::{monitors, outbox_events};
 use crate::DbResult;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -91,19 +90,6 @@ pub struct OutboxEvent {
     pub payload: serde_json::Value,
     pub created_at: DateTime<Utc>,
     pub published_at: Option<DateTime<Utc>>,
-}
-
-/// Locks the monitors `ids` for the rest of the transaction and returns those
-/// that exist. Locking in id order means two recorders whose batches share
-/// monitors queue behind each other instead of deadlocking.
-pub async fn lock_monitors(conn: &mut AsyncPgConnection, ids: &[i64]) -> DbResult<Vec<Monitor>> {
-    Ok(monitors::table
-        .filter(monitors::id.eq_any(ids))
-        .order(monitors::id.asc())
-        .for_update()
-        .select(Monitor::as_select())
-        .load(conn)
-        .await?)
 }
 
 #[derive(QueryableByName)]

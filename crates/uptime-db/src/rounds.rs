@@ -6,8 +6,6 @@
 //! rounds' monitors (in id order), so a round is only ever changed by the
 //! holder of its monitor's lock: decided once.
 
-use crate::models::Monitor;
-use crate::schema::monitors;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -138,23 +136,6 @@ pub async fn monitors_with_overdue_rounds(
     .load(conn)
     .await?;
     Ok(rows.into_iter().map(|r| r.monitor_id).collect())
-}
-
-/// Locks the monitors `ids` that no other transaction holds, in id order,
-/// without waiting (a sweeper on another replica, or a batch being recorded,
-/// has the others; they are swept a second later).
-pub async fn lock_free_monitors(
-    conn: &mut AsyncPgConnection,
-    ids: &[i64],
-) -> DbResult<Vec<Monitor>> {
-    Ok(monitors::table
-        .filter(monitors::id.eq_any(ids))
-        .order(monitors::id.asc())
-        .for_update()
-        .skip_locked()
-        .select(Monitor::as_select())
-        .load(conn)
-        .await?)
 }
 
 /// The undecided rounds of `monitor_ids` whose deadline passed by `now`,

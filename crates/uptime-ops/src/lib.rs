@@ -6,14 +6,17 @@
 //!   whether the service's loops are still going round ([`progress`]).
 //! - `/metrics`: Prometheus text format.
 //!
-//! Every service runs an [`OpsServer`] on its `ops.listen` address. The
+//! Every service runs an [`OpsServer`] on its `ops.listen` address, inside
+//! a [`Shell`] with the tasks it runs and one way to stop ([`shell`]). The
 //! api-gateway also mounts [`configure_probes`] (`/healthz` and `/readyz`,
 //! never `/metrics`) into its public app, for load balancers that can only
 //! reach the API port.
 
 pub mod progress;
+pub mod shell;
 
 pub use progress::{MonotonicClock, Progress, Watchdog};
+pub use shell::Shell;
 
 use actix_web::{web, HttpResponse};
 use futures::future::BoxFuture;

@@ -9,11 +9,15 @@
 //!   renders the text format for `/metrics`.
 //! - Panics: [`exit_on_panic`] logs a panic and ends the process, so that a
 //!   supervisor restarts it ([`panics`]).
+//! - Recurring warnings: a [`Throttle`] lets one line through per period,
+//!   with how many were held back ([`throttle`]).
 
 pub mod nats;
 pub mod panics;
+pub mod throttle;
 
 pub use panics::{contain, contain_async, exit_on_panic, PANIC_EXIT_CODE};
+pub use throttle::Throttle;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;

@@ -7,8 +7,8 @@ pub(super) fn t(secs: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
 }
 
-pub(super) fn monitor(id: i64) -> Monitor {
-    Monitor {
+pub(super) fn monitor(id: i64) -> MonitorForDecisions {
+    MonitorForDecisions {
         id,
         org_id: 7,
         name: "site".into(),
@@ -16,16 +16,10 @@ pub(super) fn monitor(id: i64) -> Monitor {
         target: Some("https://example.com".into()),
         interval_secs: 60,
         timeout_secs: 10,
-        keyword: None,
-        keyword_type: None,
-        expected_status: 200,
         confirmation_count: 1,
         ssl_warn_days: 30,
         latency_warn_ms: Some(500),
-        heartbeat_token: None,
         active: true,
-        created_at: t(-100),
-        updated_at: t(-100),
         status: MonitorStatus::Pending,
         status_since: None,
         consecutive_failures: 0,
@@ -35,12 +29,8 @@ pub(super) fn monitor(id: i64) -> Monitor {
         ssl_warned_for: None,
         heartbeat_counted_until: None,
         definition_version: 1,
-        check_options: None,
-        http_password_sealed: None,
-        http_password_unsealed: false,
         heartbeat_schedule: None,
         heartbeat_timezone: None,
-        heartbeat_started_at: None,
         regions: None,
         quorum: None,
         labels: serde_json::json!({}),

@@ -4,6 +4,7 @@
 
 mod dead;
 mod flow;
+mod receive_errors;
 mod traces;
 
 use async_nats::jetstream::{self, consumer, stream};
@@ -17,13 +18,15 @@ pub const CONSUMER: &str = "worker";
 
 pub struct Harness {
     pub js: jetstream::Context,
+    /// The client behind `js` (its statistics count what it sends).
+    pub client: async_nats::Client,
     _nats: TestNats,
 }
 
 impl Harness {
     pub async fn start() -> Self {
         let nats = TestNats::start().await;
-        let (_, js) = nats.jetstream().await;
+        let (client, js) = nats.jetstream().await;
         js.create_stream(stream::Config {
             name: STREAM.into(),
             subjects: vec!["work.>".into()],
@@ -32,7 +35,11 @@ impl Harness {
         })
         .await
         .expect("create the test stream");
-        Self { js, _nats: nats }
+        Self {
+            js,
+            client,
+            _nats: nats,
+        }
     }
 
     /// The durable consumer with this ack wait and delivery limit (-1: none).

@@ -7,8 +7,8 @@
 
 use super::MaintenanceWindow;
 use crate::incidents::Incident;
-use crate::models::{CheckResult, Monitor};
-use crate::schema::{check_results, incidents, maintenance_spans, maintenance_windows, monitors};
+use crate::models::CheckResult;
+use crate::schema::{check_results, incidents, maintenance_spans, maintenance_windows};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -201,19 +201,6 @@ pub async fn open_incidents_of(
         .filter(incidents::monitor_id.eq_any(monitor_ids))
         .filter(incidents::resolved_at.is_null())
         .select(Incident::as_select())
-        .load(conn)
-        .await?)
-}
-
-/// The monitor rows of `ids` (locked already by [`refresh_markers`]).
-pub async fn monitors_by_ids(conn: &mut AsyncPgConnection, ids: &[i64]) -> DbResult<Vec<Monitor>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    Ok(monitors::table
-        .filter(monitors::id.eq_any(ids))
-        .order(monitors::id.asc())
-        .select(Monitor::as_select())
         .load(conn)
         .await?)
 }
