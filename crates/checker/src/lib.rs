@@ -6,6 +6,11 @@
 //!
 //! Tests run it in-process: [`CheckerService::build`] then
 //! [`CheckerService::run_until`] a cancellation token.
+//!
+//! Also: [`http_check`] (one HTTP or keyword check: request, then judge
+//! the answer by its [`assertions`], pure and on a budget), [`report`] (a
+//! check's verdict before it becomes a result message), [`metrics`] (its
+//! Prometheus names) and [`settings`] (its configuration).
 
 pub mod address;
 pub mod assertions;

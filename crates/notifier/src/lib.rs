@@ -19,6 +19,8 @@
 //! - [`page_mail`]: mails to status page subscribers (confirmations and
 //!   notices) from their own outbox, `status_page_mails`, with the same
 //!   leases, backoff and dead letters.
+//! - [`lease`]: who holds a delivery while it is sent; [`settings`]: the
+//!   notifier's configuration.
 
 pub mod backoff;
 pub mod escalation;

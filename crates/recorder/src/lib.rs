@@ -20,6 +20,7 @@
 //!
 //! It also runs retention (`uptime_retention::runner`): old result partitions
 //! dropped, everything else that grows pruned, one replica at a time.
+//! - [`settings`]: the recorder's configuration (batch size and wait, sweeps).
 
 pub mod alert_facts;
 pub mod alert_sweep;

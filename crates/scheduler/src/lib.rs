@@ -27,6 +27,12 @@
 //! monitor ([`DueQueue::approx_bytes_per_monitor`]). Staged items (one
 //! lookahead's worth of configurations) come on top; comparing the process's
 //! RSS before and after loading N monitors measures everything.
+//!
+//! Inside: [`queue`] (the timeline), `clock` (the wall clock, injected so
+//! tests let time pass without waiting), `publisher` (many publish acks in
+//! flight, failures retried), `scheduler` (the service: the shell started
+//! on its shards), [`stats`] (metrics and per-instance figures) and
+//! [`settings`].
 
 mod clock;
 mod core;

@@ -15,6 +15,10 @@
 //!
 //! Readiness (`/readyz`) is the first snapshot: after it, the service
 //! keeps serving the last one through a database outage.
+//!
+//! Also: [`rate_limit`] (a token bucket per client address),
+//! `subscribe_pages` (the plain HTML of the subscription routes) and
+//! [`settings`].
 
 pub mod maintenance;
 pub mod methods;

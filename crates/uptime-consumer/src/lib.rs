@@ -29,6 +29,10 @@
 //!   (`uptime_ops::progress`).
 //! - **Setup**: [`bus::Bus`] connects a service, creates the streams and its
 //!   durable consumer, and flushes the client before it exits.
+//!
+//! Inside: `each` (message by message, bounded in flight), `batches`
+//! (batch by batch), `pull` (the pull loop, its pause and its throttle),
+//! `delivery`, [`dead`] and [`trace`].
 
 mod batches;
 pub mod bus;

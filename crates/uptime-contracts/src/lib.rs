@@ -20,6 +20,12 @@
 //! so the schema test fails on any change that would alter a published
 //! schema: such a change needs a new version, and the old one is then frozen
 //! as its own struct with a `From` (as [`CheckResultV2`] is).
+//!
+//! Beside the families: [`bounds`] (the bounded numbers of a monitor
+//! definition, each range stated once), [`placement`] and [`regions`]
+//! (where a monitor is checked from, and quorum), [`presence`] (live
+//! checkers per region), [`audit`] (the published audit entry), [`bus`]
+//! (connecting and publishing), [`streams`], [`subjects`].
 
 pub mod api_key_revoked;
 pub mod audit;
