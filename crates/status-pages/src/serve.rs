@@ -39,8 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(on("/status/{slug}").get(page_by_slug).done())
         .service(on("/status/{slug}/feed.atom").get(feed_by_slug).done())
         .service(on("/badge/{token}/{file}").get(badge_file).done())
-        .service(on("/").get(page_by_host).done())
-        .configure(crate::subscribe::configure);
+        .service(on("/").get(page_by_host).done());
 }
 
 /// Pages are revalidated on every view (a 304 costs nothing), so a state
