@@ -184,6 +184,24 @@ impl KubeCluster {
     }
 }
 
+/// Runs `$body` with `$k` standing for the custom resource type of
+/// `$kind`: kube's `Api` is typed by the resource, while a reconcile holds
+/// its kind as a value, so every typed call dispatches here once.
+macro_rules! with_kind {
+    ($kind:expr, $k:ident => $body:expr) => {
+        match $kind {
+            Kind::Monitor => {
+                type $k = Monitor;
+                $body
+            }
+            Kind::AlertContact => {
+                type $k = AlertContact;
+                $body
+            }
+        }
+    };
+}
+
 #[async_trait]
 impl Cluster for KubeCluster {
     async fn secret_value(
@@ -212,45 +230,28 @@ impl Cluster for KubeCluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<i64>, ClusterError> {
-        let id = match kind {
-            Kind::Monitor => Api::<Monitor>::namespaced(self.client.clone(), namespace)
+        let id = with_kind!(kind, K => {
+            Api::<K>::namespaced(self.client.clone(), namespace)
                 .get_opt(name)
                 .await?
-                .filter(|m| m.meta().deletion_timestamp.is_none())
-                .and_then(|m| m.status?.id),
-            Kind::AlertContact => Api::<AlertContact>::namespaced(self.client.clone(), namespace)
-                .get_opt(name)
-                .await?
-                .filter(|c| c.meta().deletion_timestamp.is_none())
-                .and_then(|c| c.status?.id),
-        };
+                .filter(|r| r.meta().deletion_timestamp.is_none())
+                .and_then(|r| r.status?.id)
+        });
         Ok(id)
     }
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, true)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, true)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.set_finalizer::<K>(&resource.namespace, &resource.name, true)
+                .await
+        })
     }
 
     async fn remove_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, false)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, false)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.set_finalizer::<K>(&resource.namespace, &resource.name, false)
+                .await
+        })
     }
 
     async fn write_status(
@@ -258,16 +259,10 @@ impl Cluster for KubeCluster {
         resource: &ResourceView,
         status: &ResourceStatus,
     ) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.patch_status::<Monitor>(&resource.namespace, &resource.name, status)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.patch_status::<AlertContact>(&resource.namespace, &resource.name, status)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.patch_status::<K>(&resource.namespace, &resource.name, status)
+                .await
+        })
     }
 
     async fn record(&self, resource: &ResourceView, notice: &Notice) -> Result<(), ClusterError> {
