@@ -6,11 +6,14 @@
 //! update, a rename.
 
 use super::api::id_of;
+use super::context::Ctx;
 use super::ledger::now_ms;
 use super::setup::record_contact;
-use super::workload::{Ctx, BULK_MONITORS};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+
+/// Monitors made by the bulk create.
+pub const BULK_MONITORS: usize = 120;
 
 /// The one-off actions, in time order.
 pub async fn run(ctx: Ctx) -> anyhow::Result<()> {
