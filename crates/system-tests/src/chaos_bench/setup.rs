@@ -73,7 +73,7 @@ pub async fn start(opts: &ChaosOptions) -> anyhow::Result<World> {
         ],
     )?;
     wait_for_port(api_port).await?;
-    let key = create_user(opts, &db.url).await?;
+    let key = crate::processes::create_user(&opts.bin_dir, &db.url, "chaos").await?;
     crate::million::load::bulk_create(
         &api,
         &key,
@@ -187,24 +187,4 @@ async fn seed_alerting(
             .await?;
     }
     Ok(())
-}
-
-/// A user with a key, made by the gateway's admin command as an operator would.
-async fn create_user(opts: &ChaosOptions, db_url: &str) -> anyhow::Result<String> {
-    let out = tokio::process::Command::new(opts.bin_dir.join("api-gateway"))
-        .args(["create-user", "--name", "chaos"])
-        .env("UPTIME_DATABASE__URL", db_url)
-        .env("UPTIME_TELEMETRY__LOG_LEVEL", "error")
-        .output()
-        .await?;
-    anyhow::ensure!(
-        out.status.success(),
-        "create-user failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)?
-        .lines()
-        .last()
-        .map(|l| l.trim().to_string())
-        .context("create-user printed no key")
 }
