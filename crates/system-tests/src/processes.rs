@@ -296,3 +296,28 @@ pub async fn create_user(
         .map(|l| l.trim().to_string())
         .context("create-user printed no key")
 }
+
+/// nginx (`binary`) in the foreground on `conf`, written to `dir` (its
+/// prefix, where it keeps its pid, logs and temp files); ready once
+/// `port` answers. Killed when the child is dropped.
+pub async fn start_nginx(
+    binary: &std::path::Path,
+    dir: &std::path::Path,
+    conf: String,
+    port: u16,
+) -> anyhow::Result<Child> {
+    let conf_path = dir.join("nginx.conf");
+    std::fs::write(&conf_path, conf)?;
+    let child = Command::new(binary)
+        .arg("-p")
+        .arg(dir)
+        .arg("-c")
+        .arg(&conf_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("start {}", binary.display()))?;
+    wait_for_port(port).await?;
+    Ok(child)
+}
