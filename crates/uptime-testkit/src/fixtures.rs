@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use uptime_contracts::MonitorKind;
 use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
-use uptime_db::schema::monitors;
+use uptime_db::schema::{monitor_alert_contacts, monitors};
 
 /// A definition the API would accept: an http or keyword monitor of
 /// `https://example.com/health` (keyword `ok`, contains), a tcp or tls
@@ -60,4 +60,28 @@ pub async fn insert_monitor(
         .get_result(conn)
         .await
         .expect("insert monitor")
+}
+
+/// Inserts `definition` as a monitor of organisation `org_id` that alerts
+/// `contact_id`; its id. Errors are returned, not panicked on: benchmarks
+/// seed thousands of these and report what failed.
+pub async fn insert_alerting_monitor(
+    conn: &mut diesel_async::AsyncPgConnection,
+    org_id: i64,
+    definition: MonitorDefinition,
+    contact_id: i64,
+) -> diesel::QueryResult<i64> {
+    let id: i64 = diesel::insert_into(monitors::table)
+        .values(NewMonitor { org_id, definition })
+        .returning(monitors::id)
+        .get_result(conn)
+        .await?;
+    diesel::insert_into(monitor_alert_contacts::table)
+        .values((
+            monitor_alert_contacts::monitor_id.eq(id),
+            monitor_alert_contacts::contact_id.eq(contact_id),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(id)
 }

@@ -8,8 +8,8 @@ use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes};
 use anyhow::Context;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
-use uptime_db::schema::{monitor_alert_contacts, monitors};
+use uptime_db::models::{MonitorDefinition, NewAlertContact};
+use uptime_db::schema::monitors;
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::{TestDb, TestNatsCluster, CLUSTER_NODES};
@@ -161,30 +161,20 @@ async fn seed_alerting(
     )
     .await?;
     for m in 0..opts.alerting {
-        let id: i64 = diesel::insert_into(monitors::table)
-            .values(NewMonitor {
-                org_id: org,
-                definition: MonitorDefinition {
-                    name: format!("alerting {m}"),
-                    target: Some(flip.url(&format!("/flip?m={m}"))),
-                    interval_secs: opts.interval_secs as i32,
-                    timeout_secs: 5,
-                    confirmation_count: 1,
-                    ..uptime_testkit::fixtures::monitor_definition(
-                        uptime_contracts::MonitorKind::Http,
-                    )
-                },
-            })
-            .returning(monitors::id)
-            .get_result(&mut *conn)
-            .await?;
-        diesel::insert_into(monitor_alert_contacts::table)
-            .values((
-                monitor_alert_contacts::monitor_id.eq(id),
-                monitor_alert_contacts::contact_id.eq(contact.id),
-            ))
-            .execute(&mut *conn)
-            .await?;
+        uptime_testkit::fixtures::insert_alerting_monitor(
+            &mut conn,
+            org,
+            MonitorDefinition {
+                name: format!("alerting {m}"),
+                target: Some(flip.url(&format!("/flip?m={m}"))),
+                interval_secs: opts.interval_secs as i32,
+                timeout_secs: 5,
+                confirmation_count: 1,
+                ..uptime_testkit::fixtures::monitor_definition(uptime_contracts::MonitorKind::Http)
+            },
+            contact.id,
+        )
+        .await?;
     }
     Ok(())
 }
