@@ -111,6 +111,24 @@ pub struct KubeCluster {
     recorder: Recorder,
 }
 
+/// What kube's typed `Api` asks of a namespaced custom resource (both of
+/// ours are), named once for the typed calls below.
+trait NamespacedResource:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> NamespacedResource for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
 impl KubeCluster {
     pub fn new(client: Client, instance: String) -> Self {
         let reporter = Reporter {
@@ -130,10 +148,7 @@ impl KubeCluster {
         present: bool,
     ) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
+        K: NamespacedResource,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let Some(current) = api.get_opt(name).await? else {
@@ -162,10 +177,7 @@ impl KubeCluster {
         status: &ResourceStatus,
     ) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
+        K: NamespacedResource,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         match api
