@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::process::Command;
-use uptime_db::models::{MonitorDefinition, NewAlertContact};
+use uptime_db::models::MonitorDefinition;
 use uptime_db::schema::monitors;
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
@@ -87,19 +87,11 @@ async fn seed(
     for c in 0..opts.contacts {
         let contact = uptime_db::contacts::create(
             &mut conn,
-            &NewAlertContact {
-                org_id: user,
-                kind: "webhook".into(),
-                name: format!("receiver {c}"),
-                value: hook.url(&format!("/contact/{c}")),
-                verified: true,
-                verification_token_sha256: None,
-                signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
-                secret_sealed: None,
-                options: serde_json::json!({}),
-                event_kinds: None,
-                min_severity: 0,
-            },
+            &uptime_testkit::fixtures::webhook_contact(
+                user,
+                format!("receiver {c}"),
+                hook.url(&format!("/contact/{c}")),
+            ),
         )
         .await?;
         contacts.push(contact.id);

@@ -5,7 +5,7 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use uptime_contracts::MonitorKind;
-use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
+use uptime_db::models::{Monitor, MonitorDefinition, NewAlertContact, NewMonitor};
 use uptime_db::schema::{monitor_alert_contacts, monitors};
 
 /// A definition the API would accept: an http or keyword monitor of
@@ -84,4 +84,23 @@ pub async fn insert_alerting_monitor(
         .execute(conn)
         .await?;
     Ok(id)
+}
+
+/// A verified webhook contact of organisation `org_id` named `name`,
+/// posting to `url`, signed with the Standard Webhooks specification's
+/// example secret: a receiver a test can alert at once.
+pub fn webhook_contact(org_id: i64, name: String, url: String) -> NewAlertContact {
+    NewAlertContact {
+        org_id,
+        kind: "webhook".into(),
+        name,
+        value: url,
+        verified: true,
+        verification_token_sha256: None,
+        signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+        secret_sealed: None,
+        options: serde_json::json!({}),
+        event_kinds: None,
+        min_severity: 0,
+    }
 }

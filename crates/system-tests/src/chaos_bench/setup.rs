@@ -8,7 +8,7 @@ use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes};
 use anyhow::Context;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_db::models::{MonitorDefinition, NewAlertContact};
+use uptime_db::models::MonitorDefinition;
 use uptime_db::schema::monitors;
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
@@ -145,19 +145,11 @@ async fn seed_alerting(
         .context("the load's monitors")?;
     let contact = uptime_db::contacts::create(
         &mut conn,
-        &NewAlertContact {
-            org_id: org,
-            kind: "webhook".into(),
-            name: "chaos receiver".into(),
-            value: hook.url("/chaos"),
-            verified: true,
-            verification_token_sha256: None,
-            signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
-            secret_sealed: None,
-            options: serde_json::json!({}),
-            event_kinds: None,
-            min_severity: 0,
-        },
+        &uptime_testkit::fixtures::webhook_contact(
+            org,
+            "chaos receiver".to_string(),
+            hook.url("/chaos"),
+        ),
     )
     .await?;
     for m in 0..opts.alerting {
