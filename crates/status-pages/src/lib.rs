@@ -111,6 +111,7 @@ impl StatusPages {
                 .app_data(state.clone())
                 .configure(uptime_ops::configure_probes(probes.clone()))
                 .configure(serve::configure)
+                .configure(subscribe::configure)
         })
         .disable_signals()
         .bind(&serve_settings.listen)?;

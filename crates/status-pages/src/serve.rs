@@ -39,8 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(on("/status/{slug}").get(page_by_slug).done())
         .service(on("/status/{slug}/feed.atom").get(feed_by_slug).done())
         .service(on("/badge/{token}/{file}").get(badge_file).done())
-        .service(on("/").get(page_by_host).done())
-        .configure(crate::subscribe::configure);
+        .service(on("/").get(page_by_host).done());
 }
 
 /// Pages are revalidated on every view (a 304 costs nothing), so a state
@@ -231,11 +230,7 @@ async fn page_by_slug(
     state: web::Data<ServeState>,
     slug: web::Path<String>,
 ) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
-        return refused;
-    }
-    let snapshot = state.shared.get();
-    page_for(&req, &snapshot, &slug).unwrap_or_else(|| not_found(&req))
+    by_slug(&req, &state, &slug, false)
 }
 
 async fn feed_by_slug(
@@ -243,11 +238,17 @@ async fn feed_by_slug(
     state: web::Data<ServeState>,
     slug: web::Path<String>,
 ) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
+    by_slug(&req, &state, &slug, true)
+}
+
+/// The page `slug`'s HTML, or its Atom feed (`feed`), within the client's
+/// rate; the 404 page when there is no such page for this request.
+fn by_slug(req: &HttpRequest, state: &ServeState, slug: &str, feed: bool) -> HttpResponse {
+    if let Some(refused) = limited(req, state) {
         return refused;
     }
     let snapshot = state.shared.get();
-    served(&req, &snapshot, &slug, true).unwrap_or_else(|| not_found(&req))
+    served(req, &snapshot, slug, feed).unwrap_or_else(|| not_found(req))
 }
 
 async fn page_by_host(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {

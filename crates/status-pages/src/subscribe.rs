@@ -29,6 +29,7 @@ use rand::RngCore;
 use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::ops::ControlFlow;
 use uptime_db::status_subscriptions::{self as subscriptions, NewSubscription, Subscribed};
 
 /// The longest address taken (RFC 5321's path limit).
@@ -311,30 +312,53 @@ async fn subscribe(
     }
 }
 
-async fn confirm_form(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
-        return refused;
+/// The mailed link's token, once the client is within its rate; else the
+/// answer to break off with: `429`, or the unknown-link page for a link
+/// without a valid token.
+fn linked_token(req: &HttpRequest, state: &ServeState) -> ControlFlow<HttpResponse, String> {
+    if let Some(refused) = limited(req, state) {
+        return ControlFlow::Break(refused);
     }
-    match token_of(&req) {
-        Some(token) => html(
-            StatusCode::OK,
-            pages::button(
-                "Confirm your subscription",
-                "Confirm that you want notices of this status page by email.",
-                &format!("/subscriptions/confirm?token={token}"),
-                "Confirm subscription",
-            ),
-        ),
-        None => html(StatusCode::NOT_FOUND, pages::unknown_link()),
+    match token_of(req) {
+        Some(token) => ControlFlow::Continue(token),
+        None => ControlFlow::Break(html(StatusCode::NOT_FOUND, pages::unknown_link())),
     }
 }
 
-async fn confirm(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
-        return refused;
+/// The page a mailed link opens: a button that posts the link's token to
+/// `action`, so that a link opened by a mail scanner changes nothing.
+fn button_for_link(
+    req: &HttpRequest,
+    state: &ServeState,
+    heading: &str,
+    text: &str,
+    action: &str,
+    label: &str,
+) -> HttpResponse {
+    match linked_token(req, state) {
+        ControlFlow::Continue(token) => html(
+            StatusCode::OK,
+            pages::button(heading, text, &format!("{action}?token={token}"), label),
+        ),
+        ControlFlow::Break(answer) => answer,
     }
-    let Some(token) = token_of(&req) else {
-        return html(StatusCode::NOT_FOUND, pages::unknown_link());
+}
+
+async fn confirm_form(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
+    button_for_link(
+        &req,
+        &state,
+        "Confirm your subscription",
+        "Confirm that you want notices of this status page by email.",
+        "/subscriptions/confirm",
+        "Confirm subscription",
+    )
+}
+
+async fn confirm(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
+    let token = match linked_token(&req, &state) {
+        ControlFlow::Continue(token) => token,
+        ControlFlow::Break(answer) => return answer,
     };
     let confirmed = async {
         let mut conn = uptime_db::pool::conn(&state.pool).await?;
@@ -362,21 +386,14 @@ async fn confirm(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse
 }
 
 async fn unsubscribe_form(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
-        return refused;
-    }
-    match token_of(&req) {
-        Some(token) => html(
-            StatusCode::OK,
-            pages::button(
-                "Unsubscribe",
-                "Stop getting this status page's notices by email.",
-                &format!("/subscriptions/unsubscribe?token={token}"),
-                "Unsubscribe",
-            ),
-        ),
-        None => html(StatusCode::NOT_FOUND, pages::unknown_link()),
-    }
+    button_for_link(
+        &req,
+        &state,
+        "Unsubscribe",
+        "Stop getting this status page's notices by email.",
+        "/subscriptions/unsubscribe",
+        "Unsubscribe",
+    )
 }
 
 /// RFC 8058: a `POST` to the `List-Unsubscribe` URL unsubscribes, whatever
@@ -384,11 +401,9 @@ async fn unsubscribe_form(req: HttpRequest, state: web::Data<ServeState>) -> Htt
 /// the button). Answered `200` when already gone too: a repeated click
 /// changes nothing.
 async fn unsubscribe(req: HttpRequest, state: web::Data<ServeState>) -> HttpResponse {
-    if let Some(refused) = limited(&req, &state) {
-        return refused;
-    }
-    let Some(token) = token_of(&req) else {
-        return html(StatusCode::NOT_FOUND, pages::unknown_link());
+    let token = match linked_token(&req, &state) {
+        ControlFlow::Continue(token) => token,
+        ControlFlow::Break(answer) => return answer,
     };
     let removed = async {
         let mut conn = uptime_db::pool::conn(&state.pool).await?;

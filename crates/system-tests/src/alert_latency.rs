@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::process::Command;
-use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
-use uptime_db::schema::{monitor_alert_contacts, monitors};
+use uptime_db::models::MonitorDefinition;
+use uptime_db::schema::monitors;
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestDb;
@@ -87,48 +87,30 @@ async fn seed(
     for c in 0..opts.contacts {
         let contact = uptime_db::contacts::create(
             &mut conn,
-            &NewAlertContact {
-                org_id: user,
-                kind: "webhook".into(),
-                name: format!("receiver {c}"),
-                value: hook.url(&format!("/contact/{c}")),
-                verified: true,
-                verification_token_sha256: None,
-                signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
-                secret_sealed: None,
-                options: serde_json::json!({}),
-                event_kinds: None,
-                min_severity: 0,
-            },
+            &uptime_testkit::fixtures::webhook_contact(
+                user,
+                format!("receiver {c}"),
+                hook.url(&format!("/contact/{c}")),
+            ),
         )
         .await?;
         contacts.push(contact.id);
     }
     for m in 0..opts.monitors {
-        let id: i64 = diesel::insert_into(monitors::table)
-            .values(NewMonitor {
-                org_id: user,
-                definition: MonitorDefinition {
-                    name: format!("monitor {m}"),
-                    target: Some(format!("{target}?m={m}")),
-                    interval_secs: opts.interval_secs,
-                    timeout_secs: opts.timeout_secs,
-                    confirmation_count: opts.confirmation_count,
-                    ..uptime_testkit::fixtures::monitor_definition(
-                        uptime_contracts::MonitorKind::Http,
-                    )
-                },
-            })
-            .returning(monitors::id)
-            .get_result(&mut *conn)
-            .await?;
-        diesel::insert_into(monitor_alert_contacts::table)
-            .values((
-                monitor_alert_contacts::monitor_id.eq(id),
-                monitor_alert_contacts::contact_id.eq(contacts[m % contacts.len()]),
-            ))
-            .execute(&mut *conn)
-            .await?;
+        uptime_testkit::fixtures::insert_alerting_monitor(
+            &mut conn,
+            user,
+            MonitorDefinition {
+                name: format!("monitor {m}"),
+                target: Some(format!("{target}?m={m}")),
+                interval_secs: opts.interval_secs,
+                timeout_secs: opts.timeout_secs,
+                confirmation_count: opts.confirmation_count,
+                ..uptime_testkit::fixtures::monitor_definition(uptime_contracts::MonitorKind::Http)
+            },
+            contacts[m % contacts.len()],
+        )
+        .await?;
     }
     Ok(())
 }

@@ -22,9 +22,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
-use uptime_contracts::{
-    CheckOptions, CheckOutcome, CheckSpec, DnsQuery, DnsRecordType, DueCheck, MonitorKind,
-};
+use uptime_contracts::{CheckOutcome, CheckSpec, DnsQuery, DnsRecordType, DueCheck, MonitorKind};
 use uptime_testkit::dns::{DnsServer, Record, Zone};
 use uptime_testkit::target::TargetServer;
 
@@ -50,15 +48,7 @@ struct KindTarget {
 
 impl KindTarget {
     async fn start(kind: MonitorKind) -> anyhow::Result<Self> {
-        let spec = |target: String| CheckSpec {
-            kind,
-            target,
-            timeout_secs: uptime_contracts::TimeoutSecs::of(5),
-            expected_status: uptime_contracts::ExpectedStatus::of(200),
-            keyword: None,
-            keyword_type: None,
-            options: CheckOptions::default(),
-        };
+        let spec = |target: String| crate::due::plain_spec(kind, target);
         Ok(match kind {
             MonitorKind::Http | MonitorKind::Tcp => {
                 let server = TargetServer::start().await;
@@ -197,17 +187,10 @@ async fn one_kind(kind: MonitorKind, options: &KindsOptions) -> anyhow::Result<K
     let before = procstat::machine_ticks();
     let started = Instant::now();
     crate::publish_all(&js, msgs).await?;
-    loop {
-        let stored = count(&stack, "SELECT count(*) AS n FROM check_results").await?;
-        if stored as usize >= n {
-            break;
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "only {stored} of {n} stored"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::measure::wait_until_stored(n, started, Duration::from_millis(20), async || {
+        count(&stack, "SELECT count(*) AS n FROM check_results").await
+    })
+    .await?;
     let elapsed = started.elapsed().as_secs_f64();
     let after = procstat::machine_ticks();
     let busy_secs = after.0.saturating_sub(before.0) as f64 / procstat::ticks_per_second();

@@ -4,13 +4,13 @@
 //! (`lateness`), the scheduler alone (`scheduler`), publishing (`burst`)
 //! and the manual check (`on-demand`). `uptime-bench` runs them.
 
-use crate::{env_usize, percentile, Stack, StackOptions};
+use crate::{count, env_usize, percentile, Stack, StackOptions};
 use anyhow::Context;
 use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::RunQueryDsl;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckSpec, DueCheck, Message, MonitorKind};
+use uptime_contracts::{DueCheck, Message, MonitorKind};
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::TestEnv;
 
@@ -46,29 +46,11 @@ async fn seed_monitors(
     Ok(user)
 }
 
-async fn count(env: &TestEnv, sql: &str) -> anyhow::Result<i64> {
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    let mut conn = uptime_db::pool::conn(&env.db.pool).await?;
-    Ok(diesel::sql_query(sql).get_result::<N>(&mut conn).await?.n)
-}
-
 /// A due check of `monitor_id` as the scheduler publishes it. The bench
 /// queues its whole backlog at once on purpose: an interval of an hour keeps
 /// the checkers from skipping its tail as stale.
 fn due(monitor_id: i64, target: &str) -> DueCheck {
-    let spec = CheckSpec {
-        kind: MonitorKind::Http,
-        target: target.to_string(),
-        timeout_secs: uptime_contracts::TimeoutSecs::of(5),
-        expected_status: uptime_contracts::ExpectedStatus::of(200),
-        keyword: None,
-        keyword_type: None,
-        options: Default::default(),
-    };
+    let spec = crate::due::plain_spec(MonitorKind::Http, target.to_string());
     crate::scheduled_due(monitor_id, &spec, 3600).expect("a valid http check")
 }
 
@@ -86,7 +68,7 @@ pub async fn pipeline() -> anyhow::Result<()> {
     let target = TargetServer::start().await;
     let monitors = 1_000;
     seed_monitors(&stack.env, monitors, 3600, &target.url("/")).await?;
-    let first_id = count(&stack.env, "SELECT min(id) AS n FROM monitors").await?;
+    let first_id = count(&stack, "SELECT min(id) AS n FROM monitors").await?;
     let (_, js) = stack.env.nats.jetstream().await;
     let msgs: Vec<_> = (0..n)
         .map(|i| due(first_id + (i % monitors) as i64, &target.url("/")))
@@ -94,17 +76,10 @@ pub async fn pipeline() -> anyhow::Result<()> {
 
     let started = Instant::now();
     crate::publish_all(&js, msgs).await?;
-    loop {
-        let stored = count(&stack.env, "SELECT count(*) AS n FROM check_results").await?;
-        if stored as usize >= n {
-            break;
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "only {stored} of {n} stored"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::measure::wait_until_stored(n, started, Duration::from_millis(50), async || {
+        count(&stack, "SELECT count(*) AS n FROM check_results").await
+    })
+    .await?;
     let elapsed = started.elapsed();
     println!(
         "pipeline   {n} checks due → stored (fresh connection each, 1 checker, 1 recorder): {:.0} checks/s ({:.1} s)",
@@ -319,7 +294,7 @@ pub async fn on_demand() -> anyhow::Result<()> {
             .await?;
         let check_id = body["check_id"].as_str().context("check_id")?.to_string();
         let sql = format!("SELECT count(*) AS n FROM check_results WHERE check_id = '{check_id}'");
-        while count(&stack.env, &sql).await? == 0 {
+        while count(&stack, &sql).await? == 0 {
             anyhow::ensure!(
                 started.elapsed() < Duration::from_secs(10),
                 "check {check_id} never stored"

@@ -235,3 +235,89 @@ pub fn free_port() -> anyhow::Result<u16> {
         .local_addr()?
         .port())
 }
+
+/// Where the release binaries are: `UPTIME_BENCH_BIN_DIR` (`just bench`
+/// names it), else the workspace's `target/release`.
+pub fn bin_dir() -> PathBuf {
+    std::env::var("UPTIME_BENCH_BIN_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|_| repo().join("target/release"))
+}
+
+/// The `nats-server` binary: `UPTIME_TEST_NATS_SERVER`, else the one on `PATH`.
+pub fn nats_server() -> PathBuf {
+    std::env::var("UPTIME_TEST_NATS_SERVER")
+        .unwrap_or_else(|_| "nats-server".into())
+        .into()
+}
+
+/// `scripts/pg.sh` (or `UPTIME_BENCH_PG_SCRIPT`), for the PostgreSQL fault.
+pub fn pg_script() -> PathBuf {
+    std::env::var("UPTIME_BENCH_PG_SCRIPT")
+        .map(Into::into)
+        .unwrap_or_else(|_| repo().join("scripts/pg.sh"))
+}
+
+/// The PostgreSQL cluster `just bench` runs (`UPTIME_BENCH_PG_CLUSTER` and
+/// `UPTIME_BENCH_PG_PORT`): its name and port, when both are set.
+pub fn pg_cluster() -> Option<(String, u16)> {
+    std::env::var("UPTIME_BENCH_PG_CLUSTER").ok().zip(
+        std::env::var("UPTIME_BENCH_PG_PORT")
+            .ok()
+            .and_then(|p| p.parse().ok()),
+    )
+}
+
+fn repo() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A user named `name` with a key, made by the gateway's admin command (of
+/// `bin_dir`) as an operator would; the key.
+pub async fn create_user(
+    bin_dir: &std::path::Path,
+    db_url: &str,
+    name: &str,
+) -> anyhow::Result<String> {
+    let out = tokio::process::Command::new(bin_dir.join("api-gateway"))
+        .args(["create-user", "--name", name])
+        .env("UPTIME_DATABASE__URL", db_url)
+        .env("UPTIME_TELEMETRY__LOG_LEVEL", "error")
+        .output()
+        .await?;
+    anyhow::ensure!(
+        out.status.success(),
+        "create-user failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)?
+        .lines()
+        .last()
+        .map(|l| l.trim().to_string())
+        .context("create-user printed no key")
+}
+
+/// nginx (`binary`) in the foreground on `conf`, written to `dir` (its
+/// prefix, where it keeps its pid, logs and temp files); ready once
+/// `port` answers. Killed when the child is dropped.
+pub async fn start_nginx(
+    binary: &std::path::Path,
+    dir: &std::path::Path,
+    conf: String,
+    port: u16,
+) -> anyhow::Result<Child> {
+    let conf_path = dir.join("nginx.conf");
+    std::fs::write(&conf_path, conf)?;
+    let child = Command::new(binary)
+        .arg("-p")
+        .arg(dir)
+        .arg("-c")
+        .arg(&conf_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("start {}", binary.display()))?;
+    wait_for_port(port).await?;
+    Ok(child)
+}

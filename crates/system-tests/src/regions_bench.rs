@@ -12,7 +12,7 @@ use crate::{count, Stack, StackOptions};
 use diesel::sql_types::{BigInt, Double};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
-use uptime_contracts::{check_id_in_round, CheckSpec, DueCheck, MonitorKind, Trigger};
+use uptime_contracts::{check_id_in_round, DueCheck, MonitorKind, Trigger};
 use uptime_testkit::target::TargetServer;
 
 pub struct RegionsOptions {
@@ -70,15 +70,7 @@ async fn one_run(regions: &[&str], rounds: usize) -> anyhow::Result<RunFigures> 
     let monitors = 1_000;
     let first_id = seed(&stack, monitors, &target.url("/")).await?;
     let (_, js) = stack.env.nats.jetstream().await;
-    let spec = CheckSpec {
-        kind: MonitorKind::Http,
-        target: target.url("/"),
-        timeout_secs: uptime_contracts::TimeoutSecs::of(5),
-        expected_status: uptime_contracts::ExpectedStatus::of(200),
-        keyword: None,
-        keyword_type: None,
-        options: Default::default(),
-    };
+    let spec = crate::due::plain_spec(MonitorKind::Http, target.url("/"));
     let now = chrono::Utc::now();
     let mut dues = Vec::with_capacity(rounds * regions.len());
     for i in 0..rounds {
@@ -100,7 +92,7 @@ async fn one_run(regions: &[&str], rounds: usize) -> anyhow::Result<RunFigures> 
     }
     let checks = dues.len();
     let started = Instant::now();
-    publish(&js, dues).await?;
+    crate::publish_all(&js, dues).await?;
     let done_sql = if multi {
         "SELECT count(*) AS n FROM check_rounds WHERE decided_at IS NOT NULL"
     } else {
@@ -151,25 +143,6 @@ async fn verdict_latency(stack: &Stack) -> anyhow::Result<(f64, f64)> {
     .collect();
     ms.sort_by(|a, b| a.total_cmp(b));
     Ok((crate::percentile(&ms, 0.5), crate::percentile(&ms, 0.99)))
-}
-
-async fn publish(js: &async_nats::jetstream::Context, dues: Vec<DueCheck>) -> anyhow::Result<()> {
-    let mut in_flight = futures::stream::FuturesUnordered::new();
-    for due in dues {
-        let headers = uptime_telemetry::nats::headers_with_msg_id(&due.check_id.to_string());
-        in_flight.push(std::future::IntoFuture::into_future(
-            uptime_contracts::bus::publish_on(js, due.subject(), headers, &due).await?,
-        ));
-        if in_flight.len() >= 4096 {
-            futures::StreamExt::next(&mut in_flight)
-                .await
-                .expect("an ack in flight")?;
-        }
-    }
-    while let Some(ack) = futures::StreamExt::next(&mut in_flight).await {
-        ack?;
-    }
-    Ok(())
 }
 
 /// A user and `n` http monitors of `target` (the deployment's regions,

@@ -8,9 +8,7 @@ use anyhow::Context;
 use diesel::sql_types::BigInt;
 use diesel_async::RunQueryDsl;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::process::Command;
 
 pub struct StatusPagesOptions {
     /// Seconds of load per target.
@@ -87,7 +85,7 @@ async fn load(url: &str, bytes: usize, connections: usize, secs: u64) -> anyhow:
 
 /// nginx serving `files` (name, bytes) from a directory of its own.
 async fn nginx(
-    binary: &PathBuf,
+    binary: &std::path::Path,
     files: &[(&str, &[u8])],
 ) -> anyhow::Result<(tokio::process::Child, u16, tempfile::TempDir)> {
     let dir = tempfile::tempdir()?;
@@ -108,19 +106,7 @@ async fn nginx(
            server {{ listen 127.0.0.1:{port} backlog=4096; root {root}; }}\n}}\n",
         root = root.display()
     );
-    let conf_path = dir.path().join("nginx.conf");
-    std::fs::write(&conf_path, conf)?;
-    let child = Command::new(binary)
-        .arg("-p")
-        .arg(dir.path())
-        .arg("-c")
-        .arg(&conf_path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("start {}", binary.display()))?;
-    crate::processes::wait_for_port(port).await?;
+    let child = crate::processes::start_nginx(binary, dir.path(), conf, port).await?;
     Ok((child, port, dir))
 }
 

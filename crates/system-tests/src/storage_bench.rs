@@ -14,7 +14,7 @@ use chrono::{NaiveDate, Utc};
 use diesel::sql_types::{BigInt, Date, Double, Timestamptz};
 use diesel_async::RunQueryDsl;
 use std::time::{Duration, Instant};
-use uptime_contracts::{CheckSpec, DueCheck, MonitorKind};
+use uptime_contracts::{DueCheck, MonitorKind};
 use uptime_retention::RetentionSettings;
 use uptime_testkit::target::TargetServer;
 
@@ -242,30 +242,15 @@ async fn checks_per_second(
     let before = count(&mut conn).await?.n;
     anyhow::ensure!(before == 0, "today's partition is not empty: {before}");
     let started = Instant::now();
-    let spec = CheckSpec {
-        kind: MonitorKind::Http,
-        target: target.url("/"),
-        timeout_secs: uptime_contracts::TimeoutSecs::of(5),
-        expected_status: uptime_contracts::ExpectedStatus::of(200),
-        keyword: None,
-        keyword_type: None,
-        options: Default::default(),
-    };
+    let spec = crate::due::plain_spec(MonitorKind::Http, target.url("/"));
     let dues: Vec<DueCheck> = (0..n)
         .map(|_| crate::scheduled_due(monitor_id, &spec, 86400))
         .collect::<anyhow::Result<_>>()?;
     crate::publish_all(js, dues).await?;
-    loop {
-        let stored = count(&mut conn).await?.n;
-        if stored as usize >= n {
-            break;
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "only {stored} of {n} stored"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::measure::wait_until_stored(n, started, Duration::from_millis(50), async || {
+        Ok(count(&mut conn).await?.n)
+    })
+    .await?;
     let rate = n as f64 / started.elapsed().as_secs_f64();
     // The next run counts from an empty slate.
     diesel::sql_query("DELETE FROM check_results WHERE slot_at >= $1")

@@ -329,20 +329,6 @@ pub struct AcknowledgeRequest {
     pub acknowledged_via: String,
 }
 
-impl AcknowledgeRequest {
-    /// The note the provider shows with the acknowledgement.
-    pub fn note(&self) -> String {
-        let via = match self.acknowledged_via.as_str() {
-            "link" => "the link in an alert",
-            _ => "the API",
-        };
-        format!(
-            "Acknowledged in Uptime through {via} at {}",
-            crate::render::rfc3339(self.acknowledged_at)
-        )
-    }
-}
-
 /// The payload of a `verification` delivery: the email that verifies an
 /// email contact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

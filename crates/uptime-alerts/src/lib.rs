@@ -1,12 +1,22 @@
-//! Alerts: what they say ([`event`], [`render`]) and how they are delivered
-//! ([`channels`]: email over SMTP, Slack incoming webhooks, Standard
-//! Webhooks-signed webhooks, and the on-call and chat providers of
-//! [`channels::providers`]; [`incident`] names what a provider keeps as one
-//! incident), with the address rules of [`safety`]
-//! (`uptime-netguard`'s, shared with the checker).
+//! Alerts: what they say and how they are delivered. The notifier delivers
+//! alerts with this crate and the api-gateway sends test alerts with it, so
+//! both go through the very same code.
 //!
-//! The notifier delivers alerts with it, and the api-gateway sends test
-//! alerts with it, so both go through the very same code.
+//! - [`event`]: what an alert says ([`AlertEvent`], the webhook body and a
+//!   delivery's stored payload, so a retry sends what the first attempt sent).
+//! - [`render`]: how it reads to people (email subject and body, Slack
+//!   message), one set of facts for every rendering.
+//! - [`incident`]: what an alert means to an on-call provider: the incident
+//!   it opens or closes, its key and its severity.
+//! - [`channels`]: the [`Sender`] that delivers (email over SMTP, Slack and
+//!   Standard Webhooks-signed webhooks, and the providers of
+//!   [`channels::providers`]).
+//! - [`signing`]: Standard Webhooks signatures of webhook bodies.
+//! - [`ack_link`]: signed acknowledge links, so a person acknowledges from a
+//!   phone without an API key.
+//! - [`safety`]: which addresses alerts may go to (`uptime-netguard`'s
+//!   rules, shared with the checker).
+//! - [`error`]: how an attempt fails, and whether trying again may help.
 
 pub mod ack_link;
 pub mod channels;

@@ -11,6 +11,19 @@
 //! The sections every service shares ([`DatabaseSettings`], [`NatsSettings`],
 //! [`TelemetrySettings`], [`OpsSettings`], [`SecretsSettings`]) live here so that one variable name
 //! means the same thing to every binary and to the Helm chart.
+//!
+//! The sections two services must read alike have a module each:
+//!
+//! - `ack_links`: [`AckLinkSettings`], the signed acknowledge links (the
+//!   notifier signs them, the api-gateway checks them).
+//! - `escalation`: [`EscalationSettings`], escalation bounds and the
+//!   notifier's sweep (the api-gateway refuses what the sweep could not run).
+//! - `providers`: [`AlertProviderSettings`], where the alert providers'
+//!   APIs are.
+//! - `secrets`: [`SecretsSettings`], the keys that seal secrets kept for
+//!   users.
+//! - `streams`: [`StreamLimits`], the JetStream streams' bounds, so the
+//!   first service to start creates them as the others would.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

@@ -92,15 +92,23 @@ pub async fn list_open_page(
 ) -> DbResult<Vec<Invitation>> {
     Ok(invitations::table
         .filter(invitations::org_id.eq(org_id))
-        .filter(invitations::accepted_at.is_null())
-        .filter(invitations::revoked_at.is_null())
-        .filter(invitations::expires_at.gt(now))
+        .filter(open_at(now))
         .filter(invitations::id.gt(after_id.unwrap_or(i64::MIN)))
         .order(invitations::id.asc())
         .limit(limit)
         .select(Invitation::as_select())
         .load(conn)
         .await?)
+}
+
+/// Open at `now`: neither accepted nor revoked, and not expired. The one
+/// rule every read and every settlement of an open invitation applies.
+#[diesel::dsl::auto_type]
+pub(crate) fn open_at(now: DateTime<Utc>) -> _ {
+    invitations::accepted_at
+        .is_null()
+        .and(invitations::revoked_at.is_null())
+        .and(invitations::expires_at.gt(now))
 }
 
 /// The organisation's open invitation `id` at `now`; `None` when there is
@@ -114,9 +122,7 @@ pub async fn get_open(
     Ok(invitations::table
         .filter(invitations::id.eq(id))
         .filter(invitations::org_id.eq(org_id))
-        .filter(invitations::accepted_at.is_null())
-        .filter(invitations::revoked_at.is_null())
-        .filter(invitations::expires_at.gt(now))
+        .filter(open_at(now))
         .select(Invitation::as_select())
         .first(conn)
         .await
@@ -131,9 +137,7 @@ pub async fn count_open(
 ) -> DbResult<i64> {
     Ok(invitations::table
         .filter(invitations::org_id.eq(org_id))
-        .filter(invitations::accepted_at.is_null())
-        .filter(invitations::revoked_at.is_null())
-        .filter(invitations::expires_at.gt(now))
+        .filter(open_at(now))
         .count()
         .get_result(conn)
         .await?)
@@ -169,9 +173,7 @@ pub async fn accept(
 ) -> DbResult<Option<Invitation>> {
     Ok(diesel::update(invitations::table)
         .filter(invitations::token_sha256.eq(token_sha256))
-        .filter(invitations::accepted_at.is_null())
-        .filter(invitations::revoked_at.is_null())
-        .filter(invitations::expires_at.gt(now))
+        .filter(open_at(now))
         .set((
             invitations::accepted_at.eq(now),
             invitations::accepted_by.eq(user_id),
@@ -191,9 +193,7 @@ pub async fn find_open(
 ) -> DbResult<Option<Invitation>> {
     Ok(invitations::table
         .filter(invitations::token_sha256.eq(token_sha256))
-        .filter(invitations::accepted_at.is_null())
-        .filter(invitations::revoked_at.is_null())
-        .filter(invitations::expires_at.gt(now))
+        .filter(open_at(now))
         .select(Invitation::as_select())
         .first(conn)
         .await

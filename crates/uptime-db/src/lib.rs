@@ -1,6 +1,59 @@
 //! The PostgreSQL store: schema, migrations, the connection pool and the
 //! queries services run. Services never write SQL of their own; they call the
 //! functions of the modules below, one module per table family.
+//!
+//! The ground every module stands on:
+//! - [`schema`]: Diesel's table definitions, matching `migrations/`;
+//!   [`models`]: rows as Rust structs; [`pool`]: the connection pool and
+//!   the migrations run at start.
+//! - [`reach`]: which monitors a caller reaches, the one rule every query of
+//!   a monitor's things applies; [`refs`]: the caller-chosen stable names of
+//!   resources.
+//!
+//! Tenants and access:
+//! - [`organisations`]: organisations and the memberships that tie users to
+//!   them; [`users`]: users; [`members`]: an organisation's members listed,
+//!   re-roled and removed; [`api_keys`]: keys that act for a member.
+//! - [`invitations`]: invitations to join an organisation (only a token's
+//!   digest is stored); [`invitation_resends`]: a fresh token for an open
+//!   invitation, within limits, since it mails an unconfirmed address.
+//! - [`quotas`]: per-organisation quotas and the counts held against them
+//!   (locked, so concurrent creates cannot pass a limit together).
+//! - [`idempotency`]: the first response to an `Idempotency-Key`, replayed.
+//! - [`audit_log`]: one entry per API write, written in the change's own
+//!   transaction.
+//!
+//! Monitors and what they produce:
+//! - [`monitors`]: monitors and their alert-contact links, as the API reads
+//!   and writes them; [`schedule`]: what the scheduler reads;
+//!   [`manual_checks`]: the one on-demand check a monitor may have in flight.
+//! - [`recording`]: the recorder's writes of a batch of check results;
+//!   [`results`]: reading results and the daily rollup; [`rounds`] and
+//!   [`rounds_read`]: rounds of several regions, written and read.
+//! - [`incidents`]: every confirmed down period; [`alerting`]: the rows
+//!   behind reminders, dependencies and flapping.
+//! - [`tenant_metrics`]: an organisation's metrics endpoint, in one statement.
+//!
+//! Alerts:
+//! - [`contacts`]: alert contacts; [`contacts_sealing`]: their provider
+//!   credentials kept sealed with the current key.
+//! - [`deliveries`]: the notifier's durable queue of alert deliveries and
+//!   their attempts; [`verification_limits`]: how often verification emails
+//!   may go to an address nobody has confirmed.
+//! - [`escalation_policies`]: ordered steps of contacts; [`escalations`]:
+//!   where each incident's escalation stands.
+//! - [`maintenance`]: maintenance windows, and the sweep that holds alerts
+//!   while they are open.
+//!
+//! Status pages:
+//! - [`status_pages`]: pages and badge tokens; [`status_notices`]: their
+//!   notices; [`status_snapshot`]: what the status-pages service reads per
+//!   refresh, in a fixed set of statements.
+//! - [`status_subscriptions`]: email subscribers (double opt-in);
+//!   [`status_page_mails`]: the outbox of mails to them.
+//!
+//! - [`retention`]: the batched deletes that keep tables bounded, and the lock
+//!   that lets one replica run them.
 
 pub mod alerting;
 pub mod api_keys;

@@ -12,8 +12,10 @@ use crate::DbResult;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-/// One organisation's overrides; `None` = the configured default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Queryable, Selectable)]
+/// One organisation's overrides; `None` = the configured default. Also read
+/// by name, as the `q.*` columns of the statements that join them onto the
+/// organisation's row ([`lock_quotas`], [`usage`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = organisation_quotas)]
 pub struct QuotaOverrides {
     pub monitors: Option<i64>,
@@ -74,14 +76,8 @@ struct LockedOrganisation {
     check_load_millis: i64,
     #[diesel(sql_type = diesel::sql_types::Int8)]
     monitor_load_millis: i64,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    monitors: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    alert_contacts: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    api_keys: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    checks_per_minute: Option<i64>,
+    #[diesel(embed)]
+    overrides: QuotaOverrides,
 }
 
 /// An organisation's quota state, read with its row locked until the transaction
@@ -127,12 +123,7 @@ pub async fn lock_quotas(
         return Ok(Locked::default());
     };
     Ok(Locked {
-        overrides: QuotaOverrides {
-            monitors: locked.monitors,
-            alert_contacts: locked.alert_contacts,
-            api_keys: locked.api_keys,
-            checks_per_minute: locked.checks_per_minute,
-        },
+        overrides: locked.overrides,
         monitor_count: locked.monitor_count,
         check_load_millis: locked.check_load_millis,
         monitor_load_millis: locked.monitor_load_millis,
@@ -166,14 +157,8 @@ struct UsageRow {
     alert_contacts_owned: i64,
     #[diesel(sql_type = diesel::sql_types::Int8)]
     api_keys_owned: i64,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    monitors: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    alert_contacts: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    api_keys: Option<i64>,
-    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Int8>)]
-    checks_per_minute: Option<i64>,
+    #[diesel(embed)]
+    overrides: QuotaOverrides,
 }
 
 /// Everything an organisation's quotas are compared with, and its overrides.
@@ -206,12 +191,7 @@ pub async fn usage(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<Option
     .await
     .optional()?;
     Ok(row.map(|row| Usage {
-        overrides: QuotaOverrides {
-            monitors: row.monitors,
-            alert_contacts: row.alert_contacts,
-            api_keys: row.api_keys,
-            checks_per_minute: row.checks_per_minute,
-        },
+        overrides: row.overrides,
         monitors: row.monitor_count,
         check_load_millis: row.check_load_millis,
         alert_contacts: row.alert_contacts_owned,

@@ -3,6 +3,11 @@
 //! instants), no I/O, so the scheduler and the API compute the same answers
 //! and tests need no waiting.
 //!
+//! - `schedule`: a heartbeat's [`Period`] (a fixed interval or a cron
+//!   [`Schedule`] in a time zone) and the scheduled times it yields.
+//! - `heartbeat`: [`Heartbeat`], the row's instants, and the expected ping
+//!   and deadlines that follow from them by the rules below.
+//!
 //! A heartbeat has a [`Period`]: a fixed interval (`interval_secs`) or a
 //! five-field cron [`Schedule`] read in an IANA time zone (UTC by default).
 //! `grace_secs` is the monitor's `timeout_secs`.

@@ -7,6 +7,8 @@
 //! is bounded before it is stored or evaluated: keys, values and counts, so
 //! a tenant's labels and selectors cost at most a few kilobytes and a
 //! selector is a containment test over at most [`MAX_LABELS`] pairs.
+//!
+//! One module: the label and selector rules are this file; their unit tests are `tests.rs`.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

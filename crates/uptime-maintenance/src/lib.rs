@@ -19,6 +19,8 @@
 //! rule's length, no sub-hourly rule without `COUNT` or `UNTIL`, a duration
 //! of at most [`MAX_DURATION_SECS`]; and every search looks at a bounded
 //! number of occurrences ([`SEARCH_LIMIT`]). Pure: the clock is a parameter.
+//!
+//! One module: the window rules are this file; their unit tests are `tests.rs`.
 
 use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, Offset, TimeZone, Utc};
 use rrule::{Frequency, RRule, RRuleSet, Tz, Unvalidated};

@@ -6,14 +6,14 @@
 //! link-local, shared (CGNAT), metadata or otherwise non-public addresses.
 //! This crate is the one place that decides it, for every caller:
 //!
-//! - [`classify`]: the class of a non-public address (pure, no I/O);
+//! - `class`: [`classify`], the class of a non-public address (pure, no I/O);
 //!   [`classify_host`] for a URL's host as written (literal addresses and
 //!   names that are internal by definition), for validation that cannot
 //!   resolve names;
-//! - [`AddressPolicy`]: the deployment's rule (allow private targets, an
+//! - `policy`: [`AddressPolicy`], the deployment's rule (allow private targets, an
 //!   allowlist) and the [`Refused`] errors, whose messages never reveal an
 //!   address a name resolved to;
-//! - [`ScreeningResolver`] and [`client_builder`]: a reqwest client whose
+//! - `resolver`: [`ScreeningResolver`] and [`client_builder`], a reqwest client whose
 //!   every connection to a name is judged on the addresses actually
 //!   connected to, and which never goes through an environment proxy (a proxy
 //!   resolves names itself, out of reach of the resolver).

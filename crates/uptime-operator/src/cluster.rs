@@ -111,6 +111,24 @@ pub struct KubeCluster {
     recorder: Recorder,
 }
 
+/// What kube's typed `Api` asks of a namespaced custom resource (both of
+/// ours are), named once for the typed calls below.
+trait NamespacedResource:
+    Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> NamespacedResource for K where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
 impl KubeCluster {
     pub fn new(client: Client, instance: String) -> Self {
         let reporter = Reporter {
@@ -130,10 +148,7 @@ impl KubeCluster {
         present: bool,
     ) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
+        K: NamespacedResource,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         let Some(current) = api.get_opt(name).await? else {
@@ -162,10 +177,7 @@ impl KubeCluster {
         status: &ResourceStatus,
     ) -> Result<(), ClusterError>
     where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
+        K: NamespacedResource,
     {
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         match api
@@ -182,6 +194,24 @@ impl KubeCluster {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// Runs `$body` with `$k` standing for the custom resource type of
+/// `$kind`: kube's `Api` is typed by the resource, while a reconcile holds
+/// its kind as a value, so every typed call dispatches here once.
+macro_rules! with_kind {
+    ($kind:expr, $k:ident => $body:expr) => {
+        match $kind {
+            Kind::Monitor => {
+                type $k = Monitor;
+                $body
+            }
+            Kind::AlertContact => {
+                type $k = AlertContact;
+                $body
+            }
+        }
+    };
 }
 
 #[async_trait]
@@ -212,45 +242,28 @@ impl Cluster for KubeCluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<i64>, ClusterError> {
-        let id = match kind {
-            Kind::Monitor => Api::<Monitor>::namespaced(self.client.clone(), namespace)
+        let id = with_kind!(kind, K => {
+            Api::<K>::namespaced(self.client.clone(), namespace)
                 .get_opt(name)
                 .await?
-                .filter(|m| m.meta().deletion_timestamp.is_none())
-                .and_then(|m| m.status?.id),
-            Kind::AlertContact => Api::<AlertContact>::namespaced(self.client.clone(), namespace)
-                .get_opt(name)
-                .await?
-                .filter(|c| c.meta().deletion_timestamp.is_none())
-                .and_then(|c| c.status?.id),
-        };
+                .filter(|r| r.meta().deletion_timestamp.is_none())
+                .and_then(|r| r.status?.id)
+        });
         Ok(id)
     }
 
     async fn add_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, true)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, true)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.set_finalizer::<K>(&resource.namespace, &resource.name, true)
+                .await
+        })
     }
 
     async fn remove_finalizer(&self, resource: &ResourceView) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.set_finalizer::<Monitor>(&resource.namespace, &resource.name, false)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.set_finalizer::<AlertContact>(&resource.namespace, &resource.name, false)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.set_finalizer::<K>(&resource.namespace, &resource.name, false)
+                .await
+        })
     }
 
     async fn write_status(
@@ -258,16 +271,10 @@ impl Cluster for KubeCluster {
         resource: &ResourceView,
         status: &ResourceStatus,
     ) -> Result<(), ClusterError> {
-        match resource.kind {
-            Kind::Monitor => {
-                self.patch_status::<Monitor>(&resource.namespace, &resource.name, status)
-                    .await
-            }
-            Kind::AlertContact => {
-                self.patch_status::<AlertContact>(&resource.namespace, &resource.name, status)
-                    .await
-            }
-        }
+        with_kind!(resource.kind, K => {
+            self.patch_status::<K>(&resource.namespace, &resource.name, status)
+                .await
+        })
     }
 
     async fn record(&self, resource: &ResourceView, notice: &Notice) -> Result<(), ClusterError> {

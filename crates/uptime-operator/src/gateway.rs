@@ -96,32 +96,14 @@ impl Gateway {
     ) -> Result<Value, GatewayError> {
         let path = format!("/api/v1/{}/by-ref/{api_ref}", kind.api_segment());
         let (status, text) = self.call(Method::PUT, &path, Some(body)).await?;
-        if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(
-                status.as_u16(),
-                &text,
-            )));
-        }
-        serde_json::from_str(&text)
-            .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
+        json_of(status, &text)
     }
 
     /// `GET /api/v1/{kind}/{id}`; `None` when it is gone.
     pub async fn get(&self, kind: Kind, id: i64) -> Result<Option<Value>, GatewayError> {
         let path = format!("/api/v1/{}/{id}", kind.api_segment());
         let (status, text) = self.call(Method::GET, &path, None).await?;
-        if status == StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(
-                status.as_u16(),
-                &text,
-            )));
-        }
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
+        json_unless_gone(status, &text)
     }
 
     /// The id of the resource holding `api_ref`, if any (`GET
@@ -136,17 +118,9 @@ impl Gateway {
     ) -> Result<Option<i64>, GatewayError> {
         let path = format!("/api/v1/{}/by-ref/{api_ref}", kind.api_segment());
         let (status, text) = self.call(Method::GET, &path, None).await?;
-        if status == StatusCode::NOT_FOUND {
+        let Some(resource) = json_unless_gone(status, &text)? else {
             return Ok(None);
-        }
-        if !status.is_success() {
-            return Err(GatewayError::Refused(api_error_message(
-                status.as_u16(),
-                &text,
-            )));
-        }
-        let resource: Value = serde_json::from_str(&text)
-            .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))?;
+        };
         resource["id"]
             .as_i64()
             .map(Some)
@@ -202,6 +176,26 @@ impl Gateway {
         }
         Ok(seen)
     }
+}
+
+/// The JSON of a successful answer, or the API's own words for a refusal.
+fn json_of(status: StatusCode, text: &str) -> Result<Value, GatewayError> {
+    if !status.is_success() {
+        return Err(GatewayError::Refused(api_error_message(
+            status.as_u16(),
+            text,
+        )));
+    }
+    serde_json::from_str(text)
+        .map_err(|e| GatewayError::Unreachable(format!("the API's answer is not JSON: {e}")))
+}
+
+/// As [`json_of`], with a `404` read as a resource that is gone (`None`).
+fn json_unless_gone(status: StatusCode, text: &str) -> Result<Option<Value>, GatewayError> {
+    if status == StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    json_of(status, text).map(Some)
 }
 
 /// The status fields of a resource as the API shows it (without the

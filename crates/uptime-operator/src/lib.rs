@@ -10,6 +10,8 @@
 //! - [`reconcile`]: the thin shell that carries them out, over
 //!   [`cluster::Cluster`] (Kubernetes) and [`gateway::Gateway`] (the API).
 //! - [`controller`]: the kube controllers, the ops server, the shutdown.
+//! - [`settings`]: the operator's configuration (the API's URL and key, the
+//!   namespace it watches, how often a resource is visited).
 
 pub mod body;
 pub mod cluster;

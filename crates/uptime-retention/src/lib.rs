@@ -6,6 +6,8 @@
 //!   rows, expired verification tokens and old rollups go in small batches.
 //! - [`runner`]: runs both periodically on one replica at a time (a lease),
 //!   and reports what it removed in metrics.
+//! - [`settings`]: the `retention` section of a service's configuration
+//!   (how long each thing is kept, how often a round runs).
 
 pub mod partitions;
 pub mod pruning;

@@ -15,6 +15,8 @@
 //!
 //! Errors never quote a plaintext or a sealed value; opened plaintexts are
 //! wiped from memory when dropped ([`Zeroizing`]).
+//!
+//! One module: sealing and opening are this file; their unit tests are `tests.rs`.
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};

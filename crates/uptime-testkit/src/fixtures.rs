@@ -5,8 +5,8 @@
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use uptime_contracts::MonitorKind;
-use uptime_db::models::{Monitor, MonitorDefinition, NewMonitor};
-use uptime_db::schema::monitors;
+use uptime_db::models::{Monitor, MonitorDefinition, NewAlertContact, NewMonitor};
+use uptime_db::schema::{monitor_alert_contacts, monitors};
 
 /// A definition the API would accept: an http or keyword monitor of
 /// `https://example.com/health` (keyword `ok`, contains), a tcp or tls
@@ -60,4 +60,47 @@ pub async fn insert_monitor(
         .get_result(conn)
         .await
         .expect("insert monitor")
+}
+
+/// Inserts `definition` as a monitor of organisation `org_id` that alerts
+/// `contact_id`; its id. Errors are returned, not panicked on: benchmarks
+/// seed thousands of these and report what failed.
+pub async fn insert_alerting_monitor(
+    conn: &mut diesel_async::AsyncPgConnection,
+    org_id: i64,
+    definition: MonitorDefinition,
+    contact_id: i64,
+) -> diesel::QueryResult<i64> {
+    let id: i64 = diesel::insert_into(monitors::table)
+        .values(NewMonitor { org_id, definition })
+        .returning(monitors::id)
+        .get_result(conn)
+        .await?;
+    diesel::insert_into(monitor_alert_contacts::table)
+        .values((
+            monitor_alert_contacts::monitor_id.eq(id),
+            monitor_alert_contacts::contact_id.eq(contact_id),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(id)
+}
+
+/// A verified webhook contact of organisation `org_id` named `name`,
+/// posting to `url`, signed with the Standard Webhooks specification's
+/// example secret: a receiver a test can alert at once.
+pub fn webhook_contact(org_id: i64, name: String, url: String) -> NewAlertContact {
+    NewAlertContact {
+        org_id,
+        kind: "webhook".into(),
+        name,
+        value: url,
+        verified: true,
+        verification_token_sha256: None,
+        signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+        secret_sealed: None,
+        options: serde_json::json!({}),
+        event_kinds: None,
+        min_severity: 0,
+    }
 }

@@ -7,9 +7,14 @@
 //!   port the server picks itself, with its store in a temporary directory.
 //!   The binary is `UPTIME_TEST_NATS_SERVER` or `nats-server` on `PATH`.
 //! - [`TestNatsCluster`]: three such servers as one JetStream cluster on
-//!   loopback (streams and buckets at R3), a node killed and restarted at will.
+//!   loopback (streams and buckets at R3), a node killed and restarted at will;
+//!   [`proxy`]: the cuttable TCP path between two of its nodes, so a test
+//!   partitions a node without iptables.
 //! - [`target::TargetServer`]: a loopback HTTP(S) server whose answers a test
-//!   switches at run time, to point checks at.
+//!   switches at run time, to point checks at; [`tls_target`]: a bare TLS
+//!   server with the certificate a test chooses, for tls checks;
+//!   [`dns::DnsServer`]: an authoritative DNS server with a test's zones,
+//!   for dns checks; [`refusing`]: a port where every connection is refused.
 //! - [`receiver::WebhookReceiver`]: a loopback HTTP server that keeps the
 //!   requests it receives and answers with scripted replies, for webhooks.
 //! - [`fixtures`]: a valid monitor definition and its insert, the row most
@@ -19,6 +24,8 @@
 //! - [`smtp::SmtpServer`]: a loopback SMTP server that keeps the messages it
 //!   receives, for tests of email alerts.
 //! - [`secrets`]: the fixed key test services seal and open passwords with.
+//! - [`otlp`]: an OTLP/gRPC trace receiver, so a test reads the spans the
+//!   services export.
 //!
 //! `TEST_LOG=1` shows the logs of the services a test runs (at `info`; or
 //! give a filter: `TEST_LOG=debug,h2=warn`); tests are silent without it.

@@ -1,21 +1,28 @@
 //! `uptimectl`: the project's command line.
 //!
-//! - `tap` shows the NATS subjects, so that watching the system at work
-//!   needs nothing but what the project ships: every message pretty-printed,
-//!   checked against the JSON Schema of its version (from `proto-schemas/`,
-//!   built in), with the trace id its `traceparent` header carries. The
-//!   reading of one message ([`tap::Tapped::read`]) is pure and tested
-//!   without a server; [`tap::run`] is the thin shell that subscribes.
-//! - `get`, `describe`, `check` and `usage` call the REST API ([`commands`])
-//!   with the key and URL a [`context`] resolves (flags, environment, or a
-//!   config file with named contexts), and print tables, JSON or YAML
-//!   ([`output`]).
-//!
-//! - `apply`, `plan` and `export` keep the organisation's resources in
-//!   files ("monitoring as code"): the file format ([`resource_file`]) and
-//!   its JSON Schema ([`resource_schema`], `uptimectl schema`), the plan
-//!   and its diff ([`apply`]), and files that reproduce the organisation
-//!   ([`export`]).
+//! - [`tap`]: `uptimectl tap` shows the NATS subjects, every message
+//!   pretty-printed and checked against the JSON Schema of its version, with
+//!   the trace id of its `traceparent`, so watching the system at work needs
+//!   nothing but what the project ships. Reading one message
+//!   ([`tap::Tapped::read`]) is pure and tested without a server;
+//!   [`tap::run`] is the thin shell that subscribes.
+//! - [`schemas`]: the JSON Schemas of every live message version, built in
+//!   from `proto-schemas/`, so a tap validates what this release publishes.
+//! - [`commands`]: `get`, `describe`, `check` and `usage`, which call the REST
+//!   API and return what they print.
+//! - [`client`]: the REST API as the commands use it (JSON in and out, the
+//!   API's own errors, lists followed to their end).
+//! - [`context`]: where the API is and which key to use (flags, environment,
+//!   or a config file with named contexts).
+//! - [`output`]: tables for people, JSON or YAML for scripts.
+//! - [`resource_file`]: the file format of `apply`, `plan` and `export`
+//!   ("monitoring as code"), and [`resource_schema`], its JSON Schema
+//!   (`uptimectl schema`), so editors check files as they are written.
+//! - [`kinds`]: the resource kinds the files hold, and what the format needs
+//!   to know of each (where the API keeps them, which fields refer to other
+//!   resources).
+//! - [`apply`]: `apply` and `plan`, the plan and its diff.
+//! - [`export`]: files that reproduce the organisation.
 //!
 //! Exit codes: 0 done (or nothing to change), 1 an error (said on stderr,
 //! the API's own words), 2 changes planned (`plan`, `apply --dry-run`).

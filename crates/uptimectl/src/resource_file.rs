@@ -11,7 +11,7 @@
 //! whole set before anything reaches the API.
 
 use crate::kinds::{is_valid_ref, Kind};
-use crate::resource_schema::SpecValidators;
+use crate::resource_schema::{field_path, SpecValidators};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -423,18 +423,6 @@ fn resolve_from_env(
         }
         _ => {}
     }
-}
-
-/// `spec.headers[0].name` from its segments.
-pub fn field_path(segments: &[String]) -> String {
-    let mut out = String::new();
-    for segment in segments {
-        if !out.is_empty() && !segment.starts_with('[') {
-            out.push('.');
-        }
-        out.push_str(segment);
-    }
-    out
 }
 
 #[cfg(test)]

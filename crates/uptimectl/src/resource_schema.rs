@@ -321,13 +321,23 @@ impl SpecValidators {
                         segments.push(segment);
                     }
                 }
-                (
-                    crate::resource_file::field_path(&segments),
-                    error.to_string(),
-                )
+                (field_path(&segments), error.to_string())
             })
             .collect()
     }
+}
+
+/// `spec.headers[0].name` from its segments: how every message of the
+/// file format names a field (a schema error, a missing variable).
+pub fn field_path(segments: &[String]) -> String {
+    let mut out = String::new();
+    for segment in segments {
+        if !out.is_empty() && !segment.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(segment);
+    }
+    out
 }
 
 #[cfg(test)]

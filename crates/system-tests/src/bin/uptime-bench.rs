@@ -99,19 +99,14 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     }
     if wanted("fairness") {
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         system_tests::fairness_bench::run(system_tests::fairness_bench::FairnessOptions {
             idle_secs: env_usize("UPTIME_BENCH_FAIRNESS_IDLE_SECS", 10) as u64,
             flood_secs: env_usize("UPTIME_BENCH_FAIRNESS_SECS", 25) as u64,
             parallel: env_usize("UPTIME_BENCH_FAIRNESS_PARALLEL", 4),
             items: env_usize("UPTIME_BENCH_FAIRNESS_ITEMS", 999),
             assertions: env_usize("UPTIME_BENCH_FAIRNESS_ASSERTIONS", 20),
-            bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
-                .map(Into::into)
-                .unwrap_or_else(|_| repo.join("target/release")),
-            nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
-                .unwrap_or_else(|_| "nats-server".into())
-                .into(),
+            bin_dir: system_tests::processes::bin_dir(),
+            nats_server: system_tests::processes::nats_server(),
         })
         .await?;
     }
@@ -143,27 +138,16 @@ async fn main() -> anyhow::Result<()> {
 /// configuration allows.
 async fn alert_latency() -> anyhow::Result<()> {
     use system_tests::alert_latency::{self as al, Fault};
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let opts = al::AlertLatencyOptions {
         monitors: env_usize("UPTIME_BENCH_ALERT_MONITORS", 40),
         contacts: 10,
         interval_secs: env_usize("UPTIME_BENCH_ALERT_INTERVAL", 5) as i32,
         timeout_secs: 2,
         confirmation_count: 1,
-        bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
-            .map(Into::into)
-            .unwrap_or_else(|_| repo.join("target/release")),
-        nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
-            .unwrap_or_else(|_| "nats-server".into())
-            .into(),
-        pg_script: std::env::var("UPTIME_BENCH_PG_SCRIPT")
-            .map(Into::into)
-            .unwrap_or_else(|_| repo.join("scripts/pg.sh")),
-        pg_cluster: std::env::var("UPTIME_BENCH_PG_CLUSTER").ok().zip(
-            std::env::var("UPTIME_BENCH_PG_PORT")
-                .ok()
-                .and_then(|p| p.parse().ok()),
-        ),
+        bin_dir: system_tests::processes::bin_dir(),
+        nats_server: system_tests::processes::nats_server(),
+        pg_script: system_tests::processes::pg_script(),
+        pg_cluster: system_tests::processes::pg_cluster(),
     };
     let mut faults = vec![Fault::None];
     faults.extend(["checker", "recorder", "scheduler", "notifier", "nats"].map(Fault::Kill));

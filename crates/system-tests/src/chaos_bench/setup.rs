@@ -8,8 +8,8 @@ use crate::processes::{free_port, wait_for_port, ProcessOptions, Processes};
 use anyhow::Context;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use uptime_db::models::{MonitorDefinition, NewAlertContact, NewMonitor};
-use uptime_db::schema::{monitor_alert_contacts, monitors};
+use uptime_db::models::MonitorDefinition;
+use uptime_db::schema::monitors;
 use uptime_testkit::receiver::WebhookReceiver;
 use uptime_testkit::target::TargetServer;
 use uptime_testkit::{TestDb, TestNatsCluster, CLUSTER_NODES};
@@ -73,7 +73,7 @@ pub async fn start(opts: &ChaosOptions) -> anyhow::Result<World> {
         ],
     )?;
     wait_for_port(api_port).await?;
-    let key = create_user(opts, &db.url).await?;
+    let key = crate::processes::create_user(&opts.bin_dir, &db.url, "chaos").await?;
     crate::million::load::bulk_create(
         &api,
         &key,
@@ -145,66 +145,28 @@ async fn seed_alerting(
         .context("the load's monitors")?;
     let contact = uptime_db::contacts::create(
         &mut conn,
-        &NewAlertContact {
-            org_id: org,
-            kind: "webhook".into(),
-            name: "chaos receiver".into(),
-            value: hook.url("/chaos"),
-            verified: true,
-            verification_token_sha256: None,
-            signing_secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
-            secret_sealed: None,
-            options: serde_json::json!({}),
-            event_kinds: None,
-            min_severity: 0,
-        },
+        &uptime_testkit::fixtures::webhook_contact(
+            org,
+            "chaos receiver".to_string(),
+            hook.url("/chaos"),
+        ),
     )
     .await?;
     for m in 0..opts.alerting {
-        let id: i64 = diesel::insert_into(monitors::table)
-            .values(NewMonitor {
-                org_id: org,
-                definition: MonitorDefinition {
-                    name: format!("alerting {m}"),
-                    target: Some(flip.url(&format!("/flip?m={m}"))),
-                    interval_secs: opts.interval_secs as i32,
-                    timeout_secs: 5,
-                    confirmation_count: 1,
-                    ..uptime_testkit::fixtures::monitor_definition(
-                        uptime_contracts::MonitorKind::Http,
-                    )
-                },
-            })
-            .returning(monitors::id)
-            .get_result(&mut *conn)
-            .await?;
-        diesel::insert_into(monitor_alert_contacts::table)
-            .values((
-                monitor_alert_contacts::monitor_id.eq(id),
-                monitor_alert_contacts::contact_id.eq(contact.id),
-            ))
-            .execute(&mut *conn)
-            .await?;
+        uptime_testkit::fixtures::insert_alerting_monitor(
+            &mut conn,
+            org,
+            MonitorDefinition {
+                name: format!("alerting {m}"),
+                target: Some(flip.url(&format!("/flip?m={m}"))),
+                interval_secs: opts.interval_secs as i32,
+                timeout_secs: 5,
+                confirmation_count: 1,
+                ..uptime_testkit::fixtures::monitor_definition(uptime_contracts::MonitorKind::Http)
+            },
+            contact.id,
+        )
+        .await?;
     }
     Ok(())
-}
-
-/// A user with a key, made by the gateway's admin command as an operator would.
-async fn create_user(opts: &ChaosOptions, db_url: &str) -> anyhow::Result<String> {
-    let out = tokio::process::Command::new(opts.bin_dir.join("api-gateway"))
-        .args(["create-user", "--name", "chaos"])
-        .env("UPTIME_DATABASE__URL", db_url)
-        .env("UPTIME_TELEMETRY__LOG_LEVEL", "error")
-        .output()
-        .await?;
-    anyhow::ensure!(
-        out.status.success(),
-        "create-user failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)?
-        .lines()
-        .last()
-        .map(|l| l.trim().to_string())
-        .context("create-user printed no key")
 }

@@ -2,12 +2,11 @@
 //! everything and writing one access-log line per request (`$msec $uri`), so
 //! interval jitter is measured where the checks land, not where they leave.
 
-use crate::processes::{free_port, wait_for_port};
+use crate::processes::free_port;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 pub struct Nginx {
     pub port: u16,
@@ -29,19 +28,7 @@ impl Nginx {
                fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
                server {{ listen 127.0.0.1:{port} backlog=8192; location / {{ return 200 \"ok\\n\"; }} }}\n}}\n"
         );
-        let conf_path = dir.path().join("nginx.conf");
-        std::fs::write(&conf_path, conf)?;
-        let child = Command::new(binary)
-            .arg("-p")
-            .arg(dir.path())
-            .arg("-c")
-            .arg(&conf_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("start {}", binary.display()))?;
-        wait_for_port(port).await?;
+        let child = crate::processes::start_nginx(binary, dir.path(), conf, port).await?;
         Ok(Self { port, dir, child })
     }
 

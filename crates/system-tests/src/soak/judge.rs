@@ -101,12 +101,7 @@ pub async fn look(s: &Sources<'_>) -> anyhow::Result<Judgement> {
     let until_ms = s.until.timestamp_millis();
     let since = s.start_wall - chrono::Duration::minutes(30);
     let ledger = s.ledger.lock().expect("ledger").clone();
-    let ids: Vec<i64> = ledger
-        .lives
-        .keys()
-        .chain(ledger.heartbeats.keys())
-        .copied()
-        .collect();
+    let ids = ledger.monitor_ids();
     let mut j = Judgement {
         monitors: ids.len(),
         ..Judgement::default()
@@ -243,12 +238,7 @@ async fn coverage(
     facts: &[alerts::EventFact],
     receipts: &[alerts::Receipt],
 ) -> anyhow::Result<Vec<(String, bool)>> {
-    let ids: Vec<i64> = ledger
-        .lives
-        .keys()
-        .chain(ledger.heartbeats.keys())
-        .copied()
-        .collect();
+    let ids = ledger.monitor_ids();
     let kinds = s.db.alert_kinds(&ids).await?;
     let count = |alert: &str, held: Option<&str>| {
         kinds

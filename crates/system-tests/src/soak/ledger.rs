@@ -53,6 +53,16 @@ fn time_ms(v: &Value, field: &str) -> anyhow::Result<i64> {
 }
 
 impl Ledger {
+    /// Every monitor the driver made, scheduled ones and heartbeats: what
+    /// the verdicts judge.
+    pub fn monitor_ids(&self) -> Vec<i64> {
+        self.lives
+            .keys()
+            .chain(self.heartbeats.keys())
+            .copied()
+            .collect()
+    }
+
     /// Records a monitor as the API answered its creation.
     pub fn created(&mut self, monitor: &Value, contacts: &[i64]) -> anyhow::Result<i64> {
         let id = monitor["id"]

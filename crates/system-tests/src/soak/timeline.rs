@@ -6,11 +6,14 @@
 //! update, a rename.
 
 use super::api::id_of;
+use super::context::Ctx;
 use super::ledger::now_ms;
 use super::setup::record_contact;
-use super::workload::{Ctx, BULK_MONITORS};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+
+/// Monitors made by the bulk create.
+pub const BULK_MONITORS: usize = 120;
 
 /// The one-off actions, in time order.
 pub async fn run(ctx: Ctx) -> anyhow::Result<()> {
@@ -57,6 +60,22 @@ pub async fn run(ctx: Ctx) -> anyhow::Result<()> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Deletes monitor `id` through the API, and notes in the ledger when it
+/// went (taken before the request: from then on no check is owed).
+async fn delete_monitor(ctx: &Ctx, id: i64) -> anyhow::Result<()> {
+    let at = now_ms();
+    ctx.api
+        .expect(
+            Method::DELETE,
+            &format!("/api/v1/monitors/{id}"),
+            None,
+            StatusCode::NO_CONTENT,
+        )
+        .await?;
+    ctx.ledger().deleted(id, at);
     Ok(())
 }
 
@@ -128,15 +147,7 @@ async fn one_off(ctx: &Ctx, action: &str) -> anyhow::Result<()> {
                 ledger.bulk.iter().copied().step_by(2).collect()
             };
             for id in half {
-                let at = now_ms();
-                api.expect(
-                    Method::DELETE,
-                    &format!("/api/v1/monitors/{id}"),
-                    None,
-                    StatusCode::NO_CONTENT,
-                )
-                .await?;
-                ctx.ledger().deleted(id, at);
+                delete_monitor(ctx, id).await?;
             }
         }
         "apply" => {
@@ -218,16 +229,7 @@ async fn one_off(ctx: &Ctx, action: &str) -> anyhow::Result<()> {
             ledger.monitors.insert("late", id);
         }
         "delete late" => {
-            let id = ctx.monitor("late");
-            let at = now_ms();
-            api.expect(
-                Method::DELETE,
-                &format!("/api/v1/monitors/{id}"),
-                None,
-                StatusCode::NO_CONTENT,
-            )
-            .await?;
-            ctx.ledger().deleted(id, at);
+            delete_monitor(ctx, ctx.monitor("late")).await?;
         }
         "pause window" => {
             let id = ctx.monitor("paused-by-window");

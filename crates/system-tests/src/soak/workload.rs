@@ -6,59 +6,16 @@
 //! on-call who acknowledges the escalated incident). Each stops when the
 //! plan's changes end; a request the contract does not allow is a finding.
 
-use super::api::{id_of, Api};
-use super::ledger::{now_ms, Ledger};
-use super::plan::{self, Ping, Plan};
+use super::api::id_of;
+use super::context::Ctx;
+use super::ledger::now_ms;
+use super::plan::{self, Ping};
 use chrono::{DateTime, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::task::JoinSet;
-
-/// Monitors made by the bulk create.
-pub const BULK_MONITORS: usize = 120;
-
-#[derive(Clone)]
-pub struct Ctx {
-    pub api: Api,
-    pub plan: Plan,
-    /// The workload's start, monotonic and on the wall clock.
-    pub start: Instant,
-    pub start_wall: DateTime<Utc>,
-    pub ledger: Arc<Mutex<Ledger>>,
-    /// The healthy target's base URL (bulk and applied monitors).
-    pub steady_url: String,
-    /// Where the applied contact receives.
-    pub applied_url: String,
-    pub applied_receiver: String,
-    /// Status page, feed and badge URLs.
-    pub views: Vec<String>,
-}
-
-impl Ctx {
-    pub(super) async fn at(&self, secs: f64) {
-        tokio::time::sleep_until((self.start + Duration::from_secs_f64(secs.max(0.0))).into())
-            .await;
-    }
-
-    pub(super) fn wall(&self, secs: f64) -> DateTime<Utc> {
-        self.start_wall + chrono::Duration::milliseconds((secs * 1000.0) as i64)
-    }
-
-    pub(super) fn elapsed(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
-    }
-
-    pub(super) fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger.lock().expect("ledger")
-    }
-
-    pub(super) fn monitor(&self, name: &str) -> i64 {
-        self.ledger().monitor(name)
-    }
-}
 
 /// One part of the workload, run from the start.
 type Part = fn(Ctx) -> futures::future::BoxFuture<'static, anyhow::Result<()>>;

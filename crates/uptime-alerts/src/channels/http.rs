@@ -95,18 +95,10 @@ impl HttpChannel {
             }
             let parsed = url::Url::parse(&request.url)
                 .map_err(|e| SendError::permanent(format!("the provider's URL is invalid: {e}")))?;
-            self.check_url(&parsed)?;
             let body = serde_json::to_vec(&request.body).expect("JSON values serialise");
-            let response = self
-                .client
-                .post(parsed)
-                .headers(headers)
-                .header(CONTENT_TYPE, "application/json")
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| self.request_error(&e.without_url()))?;
-            sent = classify(response, Answer::Provider).await?;
+            sent = self
+                .post_json(parsed, headers, body, Answer::Provider)
+                .await?;
         }
         Ok(sent)
     }
@@ -131,17 +123,30 @@ impl HttpChannel {
         // errors are logged and kept in the delivery log.
         let parsed = url::Url::parse(url)
             .map_err(|e| SendError::permanent(format!("the contact's URL is invalid: {e}")))?;
-        self.check_url(&parsed)?;
+        self.post_json(parsed, headers, body, Answer::Webhook).await
+    }
+
+    /// POSTs the JSON `body` to `url` once the URL passes the address
+    /// rules; `answer` says whose answer comes back (a webhook's or a
+    /// provider's), which [`classify`] reads differently.
+    async fn post_json(
+        &self,
+        url: url::Url,
+        headers: HeaderMap,
+        body: Vec<u8>,
+        answer: Answer,
+    ) -> Result<Sent, SendError> {
+        self.check_url(&url)?;
         let response = self
             .client
-            .post(parsed)
+            .post(url)
             .headers(headers)
             .header(CONTENT_TYPE, "application/json")
             .body(body)
             .send()
             .await
             .map_err(|e| self.request_error(&e.without_url()))?;
-        classify(response, Answer::Webhook).await
+        classify(response, answer).await
     }
 
     fn request_error(&self, e: &reqwest::Error) -> SendError {

@@ -2,7 +2,7 @@
 //! incident (foreign key, `ON DELETE CASCADE`), so pruning a resolved
 //! incident prunes its escalation, and an open incident's stays.
 
-use crate::pruning::{connect, days_ago, now, seed};
+use crate::fixtures::{connect, days_ago, now, seed};
 use tokio_util::sync::CancellationToken;
 use uptime_retention::pruning::prune;
 use uptime_retention::RetentionSettings;

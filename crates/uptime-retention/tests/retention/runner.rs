@@ -1,7 +1,7 @@
 //! The runner: a round prunes and reports, and only the holder of the lease
 //! runs one.
 
-use crate::pruning::{connect, days_ago, now, seed};
+use crate::fixtures::{connect, days_ago, now, seed};
 use diesel::sql_types::{BigInt, Bool};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! whatever its age; settled subscriber mails go `status_page_mails_days`
 //! after they were written, pending ones stay.
 
-use crate::pruning::{connect, days_ago, hours_ago, now, seed};
+use crate::fixtures::{connect, days_ago, hours_ago, now, seed};
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use tokio_util::sync::CancellationToken;

@@ -4,7 +4,7 @@
 //! coloured by state. Mentions are switched off (`allowed_mentions`), so a
 //! monitor named `@everyone` pings nobody.
 
-use super::{cut, shown, target_link, ProviderRequest, Shown, Target};
+use super::{backslashed, cut, shown, target_link, ProviderRequest, Shown, Target};
 use crate::error::SendError;
 use crate::event::AlertEvent;
 use serde_json::{json, Value};
@@ -62,30 +62,12 @@ fn message(event: &AlertEvent) -> Value {
 /// Markdown escaped with backslashes, so names and errors cannot format or
 /// link (titles are plain text in Discord and are left alone).
 fn inert(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(
-            c,
-            '\\' | '*'
-                | '_'
-                | '~'
-                | '`'
-                | '|'
-                | '>'
-                | '<'
-                | '['
-                | ']'
-                | '('
-                | ')'
-                | '#'
-                | '-'
-                | '@'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    backslashed(
+        text,
+        &[
+            '\\', '*', '_', '~', '`', '|', '>', '<', '[', ']', '(', ')', '#', '-', '@',
+        ],
+    )
 }
 
 #[cfg(test)]

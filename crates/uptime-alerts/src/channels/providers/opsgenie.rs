@@ -48,7 +48,7 @@ pub(crate) fn acknowledge(
         headers: vec![("authorization", format!("GenieKey {api_key}"))],
         body: json!({
             "source": OUR_SOURCE,
-            "note": cut(&request.note(), MAX_NOTE_CHARS),
+            "note": cut(&crate::render::acknowledge_note(request), MAX_NOTE_CHARS),
         }),
     }])
 }

@@ -4,7 +4,7 @@
 //! "application/vnd.microsoft.card.adaptive", "content": <Adaptive Card>}]}`
 //! and posts the card to its channel (answered `202 Accepted`).
 
-use super::{cut, shown, target_link, ProviderRequest, Shown, Target};
+use super::{backslashed, cut, shown, target_link, ProviderRequest, Shown, Target};
 use crate::error::SendError;
 use crate::event::AlertEvent;
 use serde_json::{json, Value};
@@ -64,17 +64,10 @@ fn message(event: &AlertEvent) -> Value {
 /// emphasis marks are escaped so a monitor's name cannot make a link or
 /// restyle the card.
 fn inert(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(
-            c,
-            '\\' | '[' | ']' | '(' | ')' | '*' | '_' | '`' | '#' | '<' | '>'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    backslashed(
+        text,
+        &['\\', '[', ']', '(', ')', '*', '_', '`', '#', '<', '>'],
+    )
 }
 
 #[cfg(test)]

@@ -114,6 +114,19 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     out
 }
 
+/// `text` with a backslash before each of `marks`: how a chat provider's
+/// Markdown is made inert, each provider naming the marks its dialect reads.
+pub(crate) fn backslashed(text: &str, marks: &[char]) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if marks.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `text` cut to at most `max` bytes of UTF-8, on a character boundary.
 pub(crate) fn cut_bytes(text: &str, max: usize) -> String {
     if text.len() <= max {

@@ -42,7 +42,6 @@ impl MillionOptions {
     /// defaults (a million at 300 s, 720 s, 500 per request), the binaries
     /// `just bench` built, nginx and blackbox_exporter where Debian puts them.
     pub fn from_env() -> anyhow::Result<Self> {
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let which = |bin: &str| {
             ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
                 .iter()
@@ -54,12 +53,8 @@ impl MillionOptions {
             interval_secs: env_usize("UPTIME_BENCH_MILLION_INTERVAL", 300) as u32,
             run_secs: env_usize("UPTIME_BENCH_MILLION_SECS", 720) as u64,
             batch: env_usize("UPTIME_BENCH_MILLION_BATCH", 500),
-            bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
-                .map(Into::into)
-                .unwrap_or_else(|_| repo.join("target/release")),
-            nats_server: std::env::var("UPTIME_TEST_NATS_SERVER")
-                .unwrap_or_else(|_| "nats-server".into())
-                .into(),
+            bin_dir: crate::processes::bin_dir(),
+            nats_server: crate::processes::nats_server(),
             nginx: which("nginx").context("nginx not installed (just bench installs it)")?,
             blackbox: which("prometheus-blackbox-exporter"),
             pg_port: std::env::var("UPTIME_BENCH_PG_PORT")
@@ -118,7 +113,7 @@ pub async fn run(opts: MillionOptions) -> anyhow::Result<()> {
     }
     wait_for_port(api_port).await?;
     wait_for_port(scheduler_ops).await?;
-    let key = create_user(&opts, &db.url).await?;
+    let key = crate::processes::create_user(&opts.bin_dir, &db.url, "million").await?;
 
     let started = Instant::now();
     let ids = load::bulk_create(
@@ -282,24 +277,4 @@ fn print_backlogs(middle: &[(String, u64, usize)], end: &[(String, u64, usize)],
             pending + *unacked as u64
         );
     }
-}
-
-/// A user with a key, made by the gateway's admin command as an operator would.
-async fn create_user(opts: &MillionOptions, db_url: &str) -> anyhow::Result<String> {
-    let out = tokio::process::Command::new(opts.bin_dir.join("api-gateway"))
-        .args(["create-user", "--name", "million"])
-        .env("UPTIME_DATABASE__URL", db_url)
-        .env("UPTIME_TELEMETRY__LOG_LEVEL", "error")
-        .output()
-        .await?;
-    anyhow::ensure!(
-        out.status.success(),
-        "create-user failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)?
-        .lines()
-        .last()
-        .map(|l| l.trim().to_string())
-        .context("create-user printed no key")
 }

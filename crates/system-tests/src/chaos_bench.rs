@@ -55,23 +55,14 @@ impl ChaosOptions {
     /// fault; 20 s faults; 10 alerting monitors), the binaries and PostgreSQL cluster `just bench`
     /// names in `UPTIME_BENCH_BIN_DIR` and `UPTIME_BENCH_PG_*`.
     pub fn from_env() -> Self {
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         Self {
             monitors: env_usize("UPTIME_BENCH_CHAOS_MONITORS", 10_000),
             interval_secs: env_usize("UPTIME_BENCH_CHAOS_INTERVAL", 10) as u64,
             fault_secs: env_usize("UPTIME_BENCH_CHAOS_FAULT_SECS", 20) as u64,
             alerting: env_usize("UPTIME_BENCH_CHAOS_ALERTING", 10),
-            bin_dir: std::env::var("UPTIME_BENCH_BIN_DIR")
-                .map(Into::into)
-                .unwrap_or_else(|_| repo.join("target/release")),
-            pg_script: std::env::var("UPTIME_BENCH_PG_SCRIPT")
-                .map(Into::into)
-                .unwrap_or_else(|_| repo.join("scripts/pg.sh")),
-            pg_cluster: std::env::var("UPTIME_BENCH_PG_CLUSTER").ok().zip(
-                std::env::var("UPTIME_BENCH_PG_PORT")
-                    .ok()
-                    .and_then(|p| p.parse().ok()),
-            ),
+            bin_dir: crate::processes::bin_dir(),
+            pg_script: crate::processes::pg_script(),
+            pg_cluster: crate::processes::pg_cluster(),
         }
     }
 }

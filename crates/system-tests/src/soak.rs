@@ -19,6 +19,7 @@
 
 pub mod api;
 pub mod collect;
+pub mod context;
 pub mod judge;
 pub mod ledger;
 pub mod plan;
@@ -106,7 +107,7 @@ pub async fn run() -> anyhow::Result<bool> {
     eprintln!("soak: workload started: {secs} s");
     let targets = Arc::new(tokio::sync::Mutex::new(targets));
     let switching = targets::run(targets.clone(), start);
-    let ctx = workload::Ctx {
+    let ctx = context::Ctx {
         api: api.clone(),
         plan: plan.clone(),
         start,
