@@ -27,6 +27,8 @@
 //! - [`monitors`]: monitors and their alert-contact links, as the API reads
 //!   and writes them; [`schedule`]: what the scheduler reads;
 //!   [`manual_checks`]: the one on-demand check a monitor may have in flight.
+//! - [`monitor_decisions`]: the narrow monitor row the recorder reads and
+//!   locks for its decisions (only the columns they need).
 //! - [`recording`]: the recorder's writes of a batch of check results;
 //!   [`results`]: reading results and the daily rollup; [`rounds`] and
 //!   [`rounds_read`]: rounds of several regions, written and read.

@@ -1,12 +1,12 @@
 //! The test harness every crate's integration tests share. Real parts only:
 //!
 //! - [`TestDb`]: a PostgreSQL database of its own for each test, cloned from a
-//!   template that was migrated once. The server is the one `just test` starts;
+//!   template that was migrated once ([`db`]). The server is the one `just test` starts;
 //!   its admin URL comes from `UPTIME_TEST_DATABASE_URL`.
 //! - [`TestNats`]: a `nats-server` with JetStream of its own for each test, on a
 //!   port the server picks itself, with its store in a temporary directory.
 //!   The binary is `UPTIME_TEST_NATS_SERVER` or `nats-server` on `PATH`.
-//! - [`TestNatsCluster`]: three such servers as one JetStream cluster on
+//! - [`TestNatsCluster`] ([`nats_cluster`]): three such servers as one JetStream cluster on
 //!   loopback (streams and buckets at R3), a node killed and restarted at will;
 //!   [`proxy`]: the cuttable TCP path between two of its nodes, so a test
 //!   partitions a node without iptables.
