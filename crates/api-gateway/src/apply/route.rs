@@ -15,6 +15,7 @@
 //!   `errors` naming each by index, kind, ref and field); nothing is then
 //!   written.
 
+use crate::api::table::{routes, Routes};
 use crate::apply::request::{ApplyRefusal, ApplyRequest, ApplyResponse, ResourceError};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
@@ -25,8 +26,8 @@ use futures::StreamExt;
 /// Problems listed in a refusal at most.
 pub const MAX_ERRORS: usize = 1000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/apply").post(apply));
+pub fn routes() -> Routes {
+    routes![apply: WRITE]
 }
 
 /// Apply a desired set of monitors, alert contacts, escalation policies,

@@ -7,23 +7,6 @@ use utoipa::OpenApi;
 
 #[derive(OpenApi)]
 #[openapi(
-    paths(
-        routes::status_pages::create,
-        routes::status_pages::list,
-        routes::status_pages::get,
-        routes::status_pages::update,
-        routes::status_pages::delete,
-        routes::status_pages::rotate_access_token,
-        routes::status_pages::notices::create,
-        routes::status_pages::notices::list,
-        routes::status_pages::notices::get,
-        routes::status_pages::notices::delete,
-        routes::status_pages::notices::add_update,
-        routes::status_pages::subscribers::list,
-        routes::status_pages::subscribers::delete,
-        routes::status_pages::badges::issue,
-        routes::status_pages::badges::remove,
-    ),
     components(schemas(
         routes::status_pages::body::PageGroup,
         routes::status_pages::body::CreateStatusPage,

@@ -5,6 +5,7 @@
 //! not taken for `/alert-contacts/{id}`.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::verification;
@@ -43,12 +44,10 @@ fn open_secret(
 const TEST_ALERT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_LIMIT: i64 = 20;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Resources rather than `cfg.route`: a route's method guard would make a
-    // wrong method a 404 instead of a 405 with `Allow`.
-    cfg.service(web::resource("/alert-contacts/verify/{token}").get(verify))
-        .service(web::resource("/alert-contacts/{id}/test").post(send_test))
-        .service(web::resource("/alert-contacts/{id}/deliveries").get(deliveries));
+pub fn routes() -> Routes {
+    routes![verify: PUBLIC,
+        send_test: WRITE,
+        deliveries: READ,]
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -2,6 +2,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::access::keys;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::{PageQuery, Problems};
@@ -14,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use uptime_db::organisations::Scope;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api-keys").get(list).post(create))
-        .service(web::resource("/api-keys/{id}").get(get).delete(revoke));
+pub fn routes() -> Routes {
+    routes![list: READ "the caller's own keys; every member's with admin",
+        create: WRITE "the new key's scope is at most the caller's",
+        get: READ "another member's key needs admin",
+        revoke: WRITE "another member's key needs admin",]
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -150,7 +153,7 @@ pub async fn create(
     // holder's role): a narrow key cannot mint a wide one.
     let scope = body.scope.map_or(user.scope, Scope::from);
     if scope > user.scope {
-        return Err(crate::authz::forbidden(format!(
+        return Err(crate::api::scopes::forbidden(format!(
             "a new key's scope is at most the calling key's ({}); {scope} was asked for",
             user.scope
         )));
@@ -308,7 +311,7 @@ async fn held_key(
         .await?
         .ok_or(ApiError::NotFound)?;
     if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
-        return Err(crate::authz::forbidden(format!(
+        return Err(crate::api::scopes::forbidden(format!(
             "{doing} another member's key needs the admin scope"
         )));
     }

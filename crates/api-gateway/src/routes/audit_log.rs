@@ -2,6 +2,7 @@
 //! filtered and paged (docs/api.md). Writing them is `crate::audit`'s.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
@@ -10,8 +11,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/audit-log").get(list));
+pub fn routes() -> Routes {
+    routes![list: ADMIN]
 }
 
 /// The longest `resource_kind` or `action` filter (the names are short).

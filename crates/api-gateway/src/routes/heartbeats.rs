@@ -27,6 +27,7 @@
 //!
 //! All of them share the token's rate limit.
 
+use crate::api::table::{routes, Routes};
 use crate::http::body_limits::MAX_BODY_BYTES;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -50,26 +51,14 @@ pub const CLIENT_FAILURE: &str = "failure reported by the client";
 /// At most this much of a failure report's body is kept as the error.
 pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(any_method("/heartbeat/{token}", ping))
-        .service(any_method("/heartbeat/{token}/fail", fail))
-        .service(any_method("/heartbeat/{token}/start", start))
+/// Each ping URL answers GET, HEAD and POST alike (its annotation says
+/// so): cron jobs and monitoring agents use whichever their tool sends.
+pub fn routes() -> Routes {
+    routes![ping: PUBLIC,
+        fail: PUBLIC,
+        start: PUBLIC,
         // After `fail` and `start`: resources match in the order they are added.
-        .service(any_method("/heartbeat/{token}/{exit_code}", exit_code));
-}
-
-/// A ping URL answers GET, HEAD and POST alike: cron jobs and monitoring
-/// agents use whichever their tool sends.
-fn any_method<F, Args>(path: &str, handler: F) -> actix_web::Resource
-where
-    F: actix_web::Handler<Args> + Clone,
-    Args: actix_web::FromRequest + 'static,
-    F::Output: actix_web::Responder + 'static,
-{
-    web::resource(path)
-        .route(web::get().to(handler.clone()))
-        .route(web::head().to(handler.clone()))
-        .route(web::post().to(handler))
+        exit_code: PUBLIC,]
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -6,6 +6,7 @@
 //! `incident_links`'.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
@@ -19,11 +20,8 @@ use uptime_db::incidents::{self as db, Acknowledged, Acknowledger, Incident, Inc
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Resources rather than `cfg.route`: a wrong method is a 405 with `Allow`.
-    cfg.service(web::resource("/incidents").get(list))
-        .service(web::resource("/incidents/{id}").get(get))
-        .service(web::resource("/incidents/{id}/acknowledge").post(acknowledge));
+pub fn routes() -> Routes {
+    routes![list: READ, get: READ, acknowledge: WRITE]
 }
 
 /// Where an incident stands.

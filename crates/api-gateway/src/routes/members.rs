@@ -7,6 +7,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::access::member_roles;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::PageQuery;
@@ -21,13 +22,11 @@ use uptime_db::members::Member;
 use uptime_db::organisations::{Role, Scope};
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/members").get(list)).service(
-        web::resource("/members/{id}")
-            .get(get)
-            .patch(update)
-            .delete(remove),
-    );
+pub fn routes() -> Routes {
+    routes![list: READ,
+        get: READ,
+        update: ADMIN "an admin grants at most admin and changes editors and viewers only",
+        remove: WRITE "your own id leaves; another member needs admin, and an owner or admin needs an owner",]
 }
 
 /// A member's role: `owner` (members, owners, deleting the organisation),
@@ -247,7 +246,7 @@ pub async fn remove(
                 // After the lookup, like revoking a key: a member that does
                 // not exist is 404 to every key.
                 if !leaving && user.scope < Scope::Admin {
-                    return Err(crate::authz::forbidden(
+                    return Err(crate::api::scopes::forbidden(
                         "removing another member needs the admin scope",
                     ));
                 }

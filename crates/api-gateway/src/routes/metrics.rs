@@ -13,6 +13,7 @@
 //! monitors are shown.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{http::header, web, HttpResponse};
@@ -26,8 +27,8 @@ use uptime_db::tenant_metrics::MonitorFigures;
 /// OpenMetrics 1.0, which Prometheus asks for first.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/metrics").get(get));
+pub fn routes() -> Routes {
+    routes![get: READ]
 }
 
 /// The caller's monitors as OpenMetrics text: those its key reaches (a key

@@ -5,6 +5,7 @@
 //! and makes every gateway forget its keys.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::Problems;
@@ -17,13 +18,8 @@ use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/organisation")
-            .get(get)
-            .patch(rename)
-            .delete(delete),
-    );
+pub fn routes() -> Routes {
+    routes![get: READ, rename: ADMIN, delete: OWNER]
 }
 
 /// What the organisation holds.

@@ -1,6 +1,7 @@
 //! `GET /api/v1/regions`: the deployment's regions and their live checkers.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -10,8 +11,8 @@ use std::collections::BTreeMap;
 use uptime_contracts::CheckerPresenceV1;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/regions").get(list));
+pub fn routes() -> Routes {
+    routes![list: READ]
 }
 
 /// Whether a region has a live checker.

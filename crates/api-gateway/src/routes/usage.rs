@@ -2,6 +2,7 @@
 //! the limits (their operator's overrides, else the deployment's defaults).
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::quotas::{checks_per_minute_limit, limit};
 use crate::state::AppState;
@@ -10,8 +11,8 @@ use serde::Serialize;
 use uptime_db::quotas::Owned;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/usage").get(get));
+pub fn routes() -> Routes {
+    routes![get: READ]
 }
 
 /// How many the caller has of something, and how many they may have.

@@ -2,6 +2,7 @@
 //! daily uptime.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -19,11 +20,11 @@ pub mod results;
 pub mod rounds;
 pub use cursor::RESULTS_CURSOR_PATTERN;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/monitors/{id}/check").post(check_now))
-        .service(web::resource("/monitors/{id}/results").get(results::results))
-        .service(web::resource("/monitors/{id}/rounds").get(rounds::rounds))
-        .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
+pub fn routes() -> Routes {
+    routes![check_now: WRITE]
+        .then(results::routes())
+        .then(rounds::routes())
+        .then(routes![daily_uptime: READ])
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -2,6 +2,7 @@
 
 use super::cursor::decode_results_cursor;
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::http::validation::{split, PageQuery};
 use crate::state::AppState;
@@ -92,6 +93,10 @@ pub struct CheckResultsPage {
     pub results: Vec<CheckResultResponse>,
     /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<String>,
+}
+
+pub fn routes() -> Routes {
+    routes![results: READ]
 }
 
 /// A monitor's check results, newest first, a page at a time. Results are

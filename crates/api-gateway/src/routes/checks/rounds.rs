@@ -2,6 +2,7 @@
 //! several regions, open and decided, with what each region saw.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
@@ -96,6 +97,10 @@ pub struct RoundList {
     pub rounds: Vec<RoundResponse>,
     /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
     pub next_cursor: Option<String>,
+}
+
+pub fn routes() -> Routes {
+    routes![rounds: READ]
 }
 
 /// A monitor's newest rounds, open and decided, newest first. Only monitors

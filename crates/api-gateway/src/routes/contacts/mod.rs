@@ -43,6 +43,7 @@ pub use body::{
     SecretState, UpdateContact,
 };
 
+use crate::api::table::{routes, Routes};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -58,26 +59,23 @@ use values::{check_secret, check_value, secret_kind, MAX_NAME_CHARS};
 /// `/alert-contacts/by-ref/{ref}`, registered before every
 /// `/alert-contacts/{id}/...` route (`alerts`' included), which would
 /// otherwise take `by-ref` for an id when the ref is `test`.
-pub fn configure_by_ref(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/alert-contacts/by-ref/{ref}")
-            .get(get_contact_by_ref)
-            .put(put_contact_by_ref)
-            .delete(delete_contact_by_ref),
-    );
+pub fn by_ref_routes() -> Routes {
+    routes![
+        get_contact_by_ref: READ,
+        put_contact_by_ref: WRITE,
+        delete_contact_by_ref: WRITE,
+    ]
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/alert-contacts").get(list).post(create))
-        .service(
-            web::resource("/alert-contacts/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(
-            web::resource("/alert-contacts/{id}/resend-verification").post(resend_verification),
-        );
+pub fn routes() -> Routes {
+    routes![
+        list: READ,
+        create: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+        resend_verification: WRITE,
+    ]
 }
 
 /// Sends the verification link (within the limits) and answers the contact

@@ -13,11 +13,11 @@ mod body;
 pub mod monitor_link;
 mod resource;
 
+use crate::api::table::{routes, Routes};
 pub use body::{
     CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
 };
 pub(crate) use monitor_link::ensure_no_policy;
-use monitor_link::{get_monitor_policy, set_monitor_policy};
 pub use resource::*;
 
 use crate::audit;
@@ -33,26 +33,18 @@ use uptime_db::refs::RefKind;
 
 const REF_KIND: RefKind = RefKind::EscalationPolicy;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/escalation-policies").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
         // Before `/escalation-policies/{id}`.
-        .service(
-            web::resource("/escalation-policies/by-ref/{ref}")
-                .get(get_policy_by_ref)
-                .put(put_policy_by_ref)
-                .delete(delete_policy_by_ref),
-        )
-        .service(
-            web::resource("/escalation-policies/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(
-            web::resource("/monitors/{id}/escalation-policy")
-                .get(get_monitor_policy)
-                .put(set_monitor_policy),
-        );
+        get_policy_by_ref: READ,
+        put_policy_by_ref: WRITE,
+        delete_policy_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+    ]
+    .then(monitor_link::routes())
 }
 
 /// 400 naming `steps[i].contact_ids` for contacts that are not the

@@ -5,6 +5,7 @@
 //! holds under concurrent requests.
 
 use super::body::MonitorPolicyBody;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -31,6 +32,10 @@ pub(crate) async fn ensure_no_policy(
             ),
         )),
     }
+}
+
+pub fn routes() -> Routes {
+    routes![get_monitor_policy: READ, set_monitor_policy: WRITE]
 }
 
 /// The escalation policy a monitor alerts through (`null`: none).

@@ -15,6 +15,7 @@
 
 use super::shapes::{EmailOutcome, InvitationResponse, ResentInvitation};
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -32,8 +33,8 @@ use uptime_db::invitations::Invitation;
 /// Bounds the (unused) HTTP client of the sender; SMTP has its own timeout.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/invitations/{id}/resend").post(resend));
+pub fn routes() -> Routes {
+    routes![resend: ADMIN "a new token; limited like verification resends"]
 }
 
 /// Sends the email of `invitation` carrying `token`, on behalf of

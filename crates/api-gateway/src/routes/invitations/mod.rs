@@ -17,6 +17,7 @@ use crate::access::auth::AuthUser;
 use crate::access::keys;
 use crate::access::member_roles;
 use crate::access::principal::{widest_scope, KeyPrefix};
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::{PageQuery, Problems};
@@ -34,14 +35,17 @@ pub mod mail;
 mod shapes;
 pub use shapes::*;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn routes() -> Routes {
     // Longer paths first: `/invitations/{id}` takes no sub-paths, but
     // this keeps that from mattering.
-    cfg.configure(mail::configure)
-        .service(web::resource("/invitations").get(list).post(create))
+    mail::routes().then(routes![
+        list: ADMIN,
+        create: ADMIN "the role is at most the inviter's; only owners invite owners",
         // Before `/invitations/{id}`, which would take `accept` for an id.
-        .service(web::resource("/invitations/accept").post(accept))
-        .service(web::resource("/invitations/{id}").get(get).delete(revoke));
+        accept: PUBLIC "the token is the credential; a key, if sent, says who joins",
+        get: ADMIN,
+        revoke: ADMIN,
+    ])
 }
 
 /// Invite someone by email to the organisation: the invitation is made,

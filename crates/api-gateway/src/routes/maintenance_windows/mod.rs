@@ -18,6 +18,7 @@ pub use body::{
 };
 pub use resource::*;
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -35,22 +36,17 @@ use uptime_db::refs::RefKind;
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
 const REF_KIND: RefKind = RefKind::MaintenanceWindow;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/maintenance-windows").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
         // Before `/maintenance-windows/{id}` (which takes no sub-path today,
         // but a longer path first keeps it so).
-        .service(
-            web::resource("/maintenance-windows/by-ref/{ref}")
-                .get(get_window_by_ref)
-                .put(put_window_by_ref)
-                .delete(delete_window_by_ref),
-        )
-        .service(
-            web::resource("/maintenance-windows/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        );
+        get_window_by_ref: READ,
+        put_window_by_ref: WRITE,
+        delete_window_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,]
 }
 
 /// 403 unless the window's selector (if any) selects only monitors the

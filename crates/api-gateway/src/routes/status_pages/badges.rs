@@ -4,6 +4,7 @@
 //! badge shows a monitor's name and state to anyone with the URL. Only the
 //! token's SHA-256 is stored; a new one replaces the old at once.
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -18,12 +19,8 @@ use utoipa::ToSchema;
 /// The prefix of a badge token (then 43 base64url characters).
 pub const BADGE_TOKEN_PREFIX: &str = "bdg_";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/monitors/{id}/badge-token")
-            .post(issue)
-            .delete(remove),
-    );
+pub fn routes() -> Routes {
+    routes![issue: WRITE, remove: WRITE]
 }
 
 /// A monitor's badge token and the URLs it opens.

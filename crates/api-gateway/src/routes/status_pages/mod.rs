@@ -14,6 +14,7 @@ mod resource;
 pub mod subscribers;
 mod writes;
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -36,26 +37,23 @@ pub const ACCESS_TOKEN_PREFIX: &str = "sp_";
 
 const REF_KIND: uptime_db::refs::RefKind = uptime_db::refs::RefKind::StatusPage;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/status-pages").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![
+        list: READ,
+        create: WRITE,
         // Before `/status-pages/{id}/...`, which would take `by-ref` for an
         // id when the ref is `access-token` or `notices`.
-        .service(
-            web::resource("/status-pages/by-ref/{ref}")
-                .get(get_status_page_by_ref)
-                .put(put_status_page_by_ref)
-                .delete(delete_status_page_by_ref),
-        )
-        .service(
-            web::resource("/status-pages/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(web::resource("/status-pages/{id}/access-token").post(rotate_access_token))
-        .configure(notices::configure)
-        .configure(subscribers::configure)
-        .configure(badges::configure);
+        get_status_page_by_ref: READ,
+        put_status_page_by_ref: WRITE,
+        delete_status_page_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+        rotate_access_token: WRITE,
+    ]
+    .then(notices::routes())
+    .then(subscribers::routes())
+    .then(badges::routes())
 }
 
 /// A new access token and its digest.

@@ -13,6 +13,7 @@
 //! `status_pages.max_updates_per_notice` updates.
 
 use super::own_page;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -29,18 +30,12 @@ use utoipa::ToSchema;
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_BODY_CHARS: usize = 5000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/status-pages/{id}/notices")
-            .get(list)
-            .post(create),
-    )
-    .service(
-        web::resource("/status-pages/{id}/notices/{notice_id}")
-            .get(get)
-            .delete(delete),
-    )
-    .service(web::resource("/status-pages/{id}/notices/{notice_id}/updates").post(add_update));
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
+        get: READ,
+        delete: WRITE,
+        add_update: WRITE,]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]

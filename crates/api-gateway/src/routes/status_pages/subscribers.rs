@@ -13,6 +13,7 @@
 //! not its address.
 
 use super::own_page;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -28,9 +29,8 @@ use uptime_db::status_notices::{Notice, NoticeUpdate};
 use uptime_db::status_subscriptions::Subscriber;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/status-pages/{id}/subscribers").get(list))
-        .service(web::resource("/status-pages/{id}/subscribers/{subscriber_id}").delete(delete));
+pub fn routes() -> Routes {
+    routes![list: READ, delete: WRITE]
 }
 
 #[derive(Debug, Serialize, ToSchema)]
