@@ -98,6 +98,26 @@ impl IntoIterator for Table {
     }
 }
 
+/// Marks every operation that needs a key as needing the bearer scheme
+/// (what [`annotate`] narrows to the scope), first, so that the passes
+/// before it see which operations take a key without each annotation
+/// saying so.
+pub fn require_keys(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if access_of(method, path).is_some_and(|route| route.access != Access::Public) {
+                op["security"] = json!([{ "bearer": [] }]);
+            }
+        }
+    }
+}
+
 /// Puts each operation's access into the OpenAPI document: the security
 /// requirement's scopes, `x-required-scope`, a sentence in its description
 /// and its `403`. Paths in the document are the routes' patterns.

@@ -4,6 +4,8 @@
 //! The annotations carry each operation's own answers and each field's
 //! bounds. [`document`] then adds what holds for every operation alike, so
 //! no annotation can forget it:
+//! - the bearer `security` (narrowed to its scope) on every operation
+//!   that needs a key, as `crate::authz::ROUTES` says;
 //! - `503` everywhere (PostgreSQL or NATS unreachable, or a full queue,
 //!   with `Retry-After`);
 //! - `401` (with `WWW-Authenticate`) and `429` (with `Retry-After`) on every
@@ -156,6 +158,7 @@ pub fn document() -> &'static Value {
         api.merge(status_pages::StatusPagesDoc::openapi());
         routes::all().document(&mut api);
         let mut doc = serde_json::to_value(api).unwrap_or_else(|_| json!({}));
+        crate::authz::require_keys(&mut doc);
         shared::distinct_operation_ids(&mut doc);
         shared::add_locations(&mut doc);
         examples::add(&mut doc);

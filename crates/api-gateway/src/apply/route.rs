@@ -44,7 +44,6 @@ pub fn routes() -> Routes {
 /// resources and `apply.max_body_bytes` (32 MiB) of body; one rate-limit
 /// token per resource, at most a full bucket.
 #[utoipa::path(post, path = "/api/v1/apply", operation_id = "apply", tag = "apply", request_body = ApplyRequest,
-    security(("bearer" = [])),
     responses((status = 200, body = ApplyResponse, description = "the plan; `applied` when it was carried out"),
         (status = 400, body = ApplyRefusal, description = "`invalid request body`, nothing written: the body is not an apply; more than `apply.max_resources` resources (field `resources`); or resources refused, each problem in `errors` (index, kind, ref, field) and in `details` (`resources[<index>].<field>`)"),
         (status = 401, body = ErrorBody),

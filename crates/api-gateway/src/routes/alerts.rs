@@ -102,7 +102,6 @@ pub struct TestSent {
 /// email gets the subject `[TEST] Test alert from Uptime`; Slack a message
 /// saying it is a test.
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", operation_id = "sendTestAlert", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = TestSent),
         (status = 401, body = ErrorBody),
@@ -301,7 +300,6 @@ impl DeliveryLog {
 /// The contact's deliveries (alerts, verification emails, test alerts),
 /// newest first, each with its attempts.
 #[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", operation_id = "listDeliveries", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id"), DeliveriesQuery),
     responses((status = 200, body = DeliveryList),
         (status = 400, body = ErrorBody),

@@ -137,7 +137,6 @@ pub struct ApiKeyList {
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
-    security(("bearer" = [])),
     responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
@@ -255,7 +254,7 @@ fn new_key_selector(
 /// Unrevoked keys in id order, a page at a time, never the raw keys. A key
 /// with the `admin` scope (an owner's or an admin's) sees every member's
 /// keys; any other key only its holder's.
-#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", 
     params(PageQuery),
     responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -285,7 +284,7 @@ pub async fn list(
 ///
 /// Never the raw key. Another member's key read with a narrower key is
 /// `403` naming `scope`.
-#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", 
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
@@ -321,7 +320,7 @@ async fn held_key(
 /// Revoke an API key: the caller's own, or any member's with the `admin` scope.
 ///
 /// It is refused from the next request on, by every replica.
-#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", 
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn revoke(

@@ -101,7 +101,7 @@ pub struct UpdateMember {
 }
 
 /// The organisation's members by user id, a page at a time.
-#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members", 
     params(PageQuery),
     responses((status = 200, body = MemberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -124,7 +124,7 @@ pub async fn list(
 }
 
 /// One member of the organisation, by user id.
-#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members", 
     params(("id" = i64, Path, description = "The member's user id")),
     responses((status = 200, body = MemberResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
@@ -143,7 +143,6 @@ pub async fn get(
 /// Change a member's role. Their keys act with the new role from the next
 /// request on (a key never acts beyond its holder's role).
 #[utoipa::path(patch, path = "/api/v1/members/{id}", operation_id = "updateMember", tag = "members", request_body = UpdateMember,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "The member's user id")),
     responses((status = 200, body = MemberResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the caller's role may not grant this role or manage this member"),
@@ -225,7 +224,7 @@ async fn locked_member(
 /// organisation are deleted with the membership. Removing another member
 /// needs the `admin` scope (and an owner's key for owners and admins);
 /// the last owner can neither leave nor be removed (409).
-#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members", 
     params(("id" = i64, Path, description = "The member's user id (yours: leave)")),
     responses((status = 204), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`forbidden`: removing another member needs the `admin` scope (`scope`), and owners and admins an owner (`role`)"),

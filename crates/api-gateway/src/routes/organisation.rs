@@ -68,7 +68,7 @@ struct Shown<'a> {
 }
 
 /// The key's organisation: its name, the caller's role and what it holds.
-#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation", 
     responses((status = 200, body = OrganisationResponse), (status = 401, body = ErrorBody)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
@@ -95,7 +95,6 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
 
 /// Rename the organisation.
 #[utoipa::path(patch, path = "/api/v1/organisation", operation_id = "renameOrganisation", tag = "organisation", request_body = RenameOrganisation,
-    security(("bearer" = [])),
     responses((status = 204), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn rename(
     state: web::Data<AppState>,
@@ -150,7 +149,6 @@ pub async fn rename(
 /// deliveries, members' keys, invitations, quotas and the audit log (the
 /// deletion's own entry is published on NATS). Members stay users.
 #[utoipa::path(delete, path = "/api/v1/organisation", operation_id = "deleteOrganisation", tag = "organisation", request_body = DeleteOrganisation,
-    security(("bearer" = [])),
     responses((status = 204), (status = 400, body = ErrorBody, description = "`invalid request body`: no body, or `confirm_name` is not the organisation's name"),
         (status = 401, body = ErrorBody)))]
 pub async fn delete(

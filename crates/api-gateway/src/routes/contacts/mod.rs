@@ -127,7 +127,6 @@ pub(super) async fn request_verification(
 /// created all the same, with `verification_link_sent: false` (ask for the
 /// link later with `POST /api/v1/alert-contacts/{id}/resend-verification`).
 #[utoipa::path(post, path = "/api/v1/alert-contacts", operation_id = "createContact", tag = "alert-contacts", request_body = CreateContact,
-    security(("bearer" = [])),
     responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
         (status = 413, body = ErrorBody)))]
@@ -168,7 +167,7 @@ pub async fn create(
 
 /// List the caller's alert contacts in id order, a page at a time; `type`
 /// and `search` (in the name, without case) narrow it.
-#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", 
     params(PageQuery, filters::ContactFilterQuery),
     responses((status = 200, body = ContactList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -221,7 +220,6 @@ async fn shown_with_ref(
 /// can be asked for again with `POST .../resend-verification`, which answers
 /// `429` with `Retry-After` until the limit lifts).
 #[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", operation_id = "updateContact", tag = "alert-contacts", request_body = UpdateContact,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out"), (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
@@ -381,7 +379,6 @@ pub async fn update(
 /// `verification_mail.daily_cap_per_user` (20) per user in any 24 hours.
 /// While a limit holds this answers `429` with `Retry-After` and sends nothing.
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", operation_id = "resendContactVerification", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 202, body = ContactResponse, description = "the email is queued; the contact as stored"),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),

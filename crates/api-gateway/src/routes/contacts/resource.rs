@@ -202,7 +202,7 @@ impl Resource for Contacts {
 
 handler!(get Contacts,
 /// Read one of the caller's alert contacts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = ContactResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 get
@@ -210,7 +210,7 @@ get
 
 handler!(delete Contacts,
 /// Delete one of the caller's alert contacts; monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 delete
@@ -219,7 +219,7 @@ delete
 handler!(get_by_ref Contacts,
 /// Read the caller's alert contact with this ref: what
 /// `GET /api/v1/alert-contacts/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts",
     params(ContactRef),
     responses((status = 200, body = ContactResponse),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -232,7 +232,7 @@ handler!(delete_by_ref Contacts,
 /// Delete the caller's alert contact with this ref, as
 /// `DELETE /api/v1/alert-contacts/{id}` does (`If-Match` honoured, one
 /// audit entry); monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts",
     params(ContactRef),
     responses((status = 204),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -254,7 +254,6 @@ handler!(put_by_ref Contacts,
 /// written (the same `ETag` as before). `If-Match` is honoured (and fails
 /// when there is no contact to match).
 #[utoipa::path(put, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "putContactByRef", tag = "alert-contacts", request_body = CreateContact,
-    security(("bearer" = [])),
     params(ContactRef),
     responses((status = 200, body = ContactResponse, description = "replaced, or unchanged"),
         (status = 201, body = ContactResponse, description = "created with this ref"),

@@ -183,7 +183,7 @@ impl Listed for Policies {
 
 handler!(list Policies,
 /// List the organisation's escalation policies in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies",
     params(PageQuery),
     responses((status = 200, body = PolicyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 list
@@ -191,7 +191,7 @@ list
 
 handler!(get Policies,
 /// Read one escalation policy.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
     responses((status = 200, body = PolicyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 get
@@ -199,7 +199,7 @@ get
 
 handler!(delete Policies,
 /// Delete an escalation policy no monitor uses.
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
@@ -209,7 +209,7 @@ delete
 handler!(get_by_ref Policies,
 /// Read the organisation's escalation policy with this ref: what
 /// `GET /api/v1/escalation-policies/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies",
     params(PolicyRef),
     responses((status = 200, body = PolicyResponse),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -221,7 +221,7 @@ get_policy_by_ref
 handler!(delete_by_ref Policies,
 /// Delete the organisation's escalation policy with this ref, as
 /// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies",
     params(PolicyRef),
     responses((status = 204),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -242,7 +242,6 @@ handler!(put_by_ref Policies,
 /// `ETag` as before). `If-Match` is honoured (and fails when there is no
 /// policy).
 #[utoipa::path(put, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "putEscalationPolicyByRef", tag = "escalation-policies", request_body = CreatePolicy,
-    security(("bearer" = [])),
     params(PolicyRef),
     responses((status = 200, body = PolicyResponse, description = "replaced, or unchanged"),
         (status = 201, body = PolicyResponse, description = "created with this ref"),

@@ -119,7 +119,6 @@ async fn try_send(
 /// `verification_mail.per_contact_interval_secs`, and
 /// `verification_mail.daily_cap_per_user` per organisation in 24 hours.
 #[utoipa::path(post, path = "/api/v1/invitations/{id}/resend", operation_id = "resendInvitation", tag = "members",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 200, body = ResentInvitation),
         (status = 401, body = ErrorBody),

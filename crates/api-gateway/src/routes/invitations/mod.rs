@@ -53,7 +53,6 @@ pub fn routes() -> Routes {
 /// reached still gives 201, with its error: pass the token on, or resend).
 /// The token is in this response only.
 #[utoipa::path(post, path = "/api/v1/invitations", operation_id = "createInvitation", tag = "members", request_body = CreateInvitation,
-    security(("bearer" = [])),
     responses((status = 201, body = CreatedInvitation), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the role is wider than the inviter may grant")))]
 pub async fn create(
@@ -134,7 +133,7 @@ pub async fn create(
 
 /// The organisation's open invitations (not accepted, revoked or expired)
 /// by id, a page at a time (never the tokens).
-#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members", 
     params(PageQuery),
     responses((status = 200, body = InvitationList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn list(
@@ -162,7 +161,7 @@ pub async fn list(
 }
 
 /// One open invitation of the organisation (never the token).
-#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members", 
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 200, body = InvitationResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
@@ -179,7 +178,7 @@ pub async fn get(
 }
 
 /// Revoke an open invitation: its token stops working.
-#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members", 
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn revoke(

@@ -214,7 +214,7 @@ impl Listed for Windows {
 
 handler!(list Windows,
 /// List the organisation's maintenance windows in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows",
     params(PageQuery),
     responses((status = 200, body = WindowList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 list
@@ -222,7 +222,7 @@ list
 
 handler!(get Windows,
 /// Read one maintenance window, with its next occurrences.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows",
     params(("id" = i64, Path, description = "Maintenance window id")),
     responses((status = 200, body = WindowResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 get
@@ -232,7 +232,7 @@ handler!(delete Windows,
 /// Delete a maintenance window. An open occurrence ends at the recorder's
 /// next sweep (a monitor still down then alerts); its time stays out of the
 /// uptime already reported.
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows",
     params(("id" = i64, Path, description = "Maintenance window id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 delete
@@ -241,7 +241,7 @@ delete
 handler!(get_by_ref Windows,
 /// Read the organisation's maintenance window with this ref: what
 /// `GET /api/v1/maintenance-windows/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows",
     params(WindowRef),
     responses((status = 200, body = WindowResponse),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -253,7 +253,7 @@ get_window_by_ref
 handler!(delete_by_ref Windows,
 /// Delete the organisation's maintenance window with this ref, as
 /// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows",
     params(WindowRef),
     responses((status = 204),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -273,7 +273,6 @@ handler!(put_by_ref Windows,
 /// without `starts_at` keeps the stored start when that is all it would
 /// change. `If-Match` is honoured (and fails when there is no window).
 #[utoipa::path(put, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "putMaintenanceWindowByRef", tag = "maintenance-windows", request_body = CreateWindow,
-    security(("bearer" = [])),
     params(WindowRef),
     responses((status = 200, body = WindowResponse, description = "replaced, or unchanged"),
         (status = 201, body = WindowResponse, description = "created with this ref"),

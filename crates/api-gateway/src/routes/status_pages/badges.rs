@@ -38,7 +38,7 @@ pub struct IssuedBadgeToken {
 /// Issue a badge token for a monitor, replacing its earlier one (whose URLs
 /// stop working at the status-pages service's next refresh).
 #[utoipa::path(post, path = "/api/v1/monitors/{id}/badge-token", operation_id = "issueBadgeToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
+    params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 200, body = IssuedBadgeToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn issue(
     state: web::Data<AppState>,
@@ -108,7 +108,7 @@ pub async fn issue(
 
 /// Remove a monitor's badge token: its badge URLs stop working.
 #[utoipa::path(delete, path = "/api/v1/monitors/{id}/badge-token", operation_id = "removeBadgeToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
+    params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
 pub async fn remove(
     state: web::Data<AppState>,

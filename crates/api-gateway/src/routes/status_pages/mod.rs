@@ -119,7 +119,7 @@ async fn ensure_free(
 /// Create a status page. A private page's access token is in this response
 /// only.
 #[utoipa::path(post, path = "/api/v1/status-pages", operation_id = "createStatusPage", tag = "status-pages",
-    request_body = CreateStatusPage, security(("bearer" = [])),
+    request_body = CreateStatusPage, 
     responses((status = 201, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
@@ -162,7 +162,7 @@ pub async fn create(
 /// Change a status page. Making it private issues an access token (in this
 /// response only) unless it has one; making it public drops the token.
 #[utoipa::path(patch, path = "/api/v1/status-pages/{id}", operation_id = "updateStatusPage", tag = "status-pages",
-    request_body = UpdateStatusPage, security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    request_body = UpdateStatusPage, params(("id" = i64, Path, description = "Status page id")),
     responses((status = 200, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
@@ -296,7 +296,7 @@ pub struct IssuedAccessToken {
 /// Issue a new access token for a page (making it private if it was
 /// public); the previous token stops working at the service's next refresh.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/access-token", operation_id = "rotateStatusPageAccessToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    params(("id" = i64, Path, description = "Status page id")),
     responses((status = 200, body = IssuedAccessToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn rotate_access_token(
     state: web::Data<AppState>,

@@ -147,7 +147,7 @@ fn check_body(problems: &mut Problems, body: &str) {
 
 /// Post a notice on a page, with its first update.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices", operation_id = "createStatusPageNotice", tag = "status-pages",
-    request_body = CreateNotice, security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    request_body = CreateNotice, params(("id" = i64, Path, description = "Status page id")),
     responses((status = 201, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -211,7 +211,7 @@ pub async fn create(
 /// Add an update to a notice; the notice takes its state (`resolved`
 /// resolves it).
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices/{notice_id}/updates", operation_id = "addStatusPageNoticeUpdate", tag = "status-pages",
-    request_body = AddNoticeUpdate, security(("bearer" = [])),
+    request_body = AddNoticeUpdate, 
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
     responses((status = 200, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `updates`: the notice has `status_pages.max_updates_per_notice` updates")))]
@@ -272,7 +272,7 @@ pub async fn add_update(
 
 /// The page's notices by id, a page at a time, each with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices", operation_id = "listStatusPageNotices", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), PageQuery),
+    params(("id" = i64, Path, description = "Status page id"), PageQuery),
     responses((status = 200, body = NoticeList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -305,7 +305,7 @@ pub async fn list(
 
 /// One notice of the page, with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "getStatusPageNotice", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
+    params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
     responses((status = 200, body = NoticeResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get(
     state: web::Data<AppState>,
@@ -324,7 +324,7 @@ pub async fn get(
 
 /// Delete a notice (it leaves the page, its history and its feed).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "deleteStatusPageNotice", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
+    params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(
     state: web::Data<AppState>,

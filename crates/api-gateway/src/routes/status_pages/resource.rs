@@ -204,7 +204,7 @@ handler!(list Pages,
 /// The organisation's status pages by id, a page at a time (never the
 /// access tokens).
 #[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
-    security(("bearer" = [])), params(PageQuery),
+    params(PageQuery),
     responses((status = 200, body = StatusPageList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 list
 );
@@ -212,7 +212,7 @@ list
 handler!(get Pages,
 /// One status page of the organisation.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    params(("id" = i64, Path, description = "Status page id")),
     responses((status = 200, body = StatusPageResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 get
 );
@@ -221,7 +221,7 @@ handler!(delete Pages,
 /// Delete a status page: it stops being served at the service's next
 /// refresh.
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
+    params(("id" = i64, Path, description = "Status page id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 delete
 );
@@ -229,7 +229,7 @@ delete
 handler!(get_by_ref Pages,
 /// Read the organisation's status page with this ref: what
 /// `GET /api/v1/status-pages/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages",
     params(PageRef),
     responses((status = 200, body = StatusPageResponse),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -241,7 +241,7 @@ get_status_page_by_ref
 handler!(delete_by_ref Pages,
 /// Delete the organisation's status page with this ref, as
 /// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
-#[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages",
     params(PageRef),
     responses((status = 204),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
@@ -263,7 +263,6 @@ handler!(put_by_ref Pages,
 /// same `ETag` as before). `If-Match` is honoured (and fails when there is
 /// no page).
 #[utoipa::path(put, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "putStatusPageByRef", tag = "status-pages", request_body = CreateStatusPage,
-    security(("bearer" = [])),
     params(PageRef),
     responses((status = 200, body = StatusPageResponse, description = "replaced, or unchanged"),
         (status = 201, body = StatusPageResponse, description = "created with this ref"),

@@ -73,7 +73,7 @@ pub struct SubscriberList {
 
 /// The page's subscribers by id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/subscribers", operation_id = "listStatusPageSubscribers", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), PageQuery),
+    params(("id" = i64, Path, description = "Status page id"), PageQuery),
     responses((status = 200, body = SubscriberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -101,7 +101,7 @@ pub async fn list(
 
 /// Remove a subscriber (it gets no more mail; its queued ones are dropped).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/subscribers/{subscriber_id}", operation_id = "deleteStatusPageSubscriber", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("subscriber_id" = i64, Path, description = "Subscriber id")),
+    params(("id" = i64, Path, description = "Status page id"), ("subscriber_id" = i64, Path, description = "Subscriber id")),
     responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(
     state: web::Data<AppState>,
