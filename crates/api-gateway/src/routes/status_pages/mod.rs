@@ -119,7 +119,7 @@ async fn ensure_free(
 /// Create a status page. A private page's access token is in this response
 /// only.
 #[utoipa::path(post, path = "/api/v1/status-pages", operation_id = "createStatusPage", tag = "status-pages",
-    request_body = CreateStatusPage, 
+    request_body = CreateStatusPage,
     responses((status = 201, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]

@@ -211,7 +211,7 @@ pub async fn create(
 /// Add an update to a notice; the notice takes its state (`resolved`
 /// resolves it).
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices/{notice_id}/updates", operation_id = "addStatusPageNoticeUpdate", tag = "status-pages",
-    request_body = AddNoticeUpdate, 
+    request_body = AddNoticeUpdate,
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
     responses((status = 200, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `updates`: the notice has `status_pages.max_updates_per_notice` updates")))]
