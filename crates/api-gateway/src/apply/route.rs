@@ -46,7 +46,6 @@ pub fn routes() -> Routes {
 #[utoipa::path(post, path = "/api/v1/apply", operation_id = "apply", tag = "apply", request_body = ApplyRequest,
     responses((status = 200, body = ApplyResponse, description = "the plan; `applied` when it was carried out"),
         (status = 400, body = ApplyRefusal, description = "`invalid request body`, nothing written: the body is not an apply; more than `apply.max_resources` resources (field `resources`); or resources refused, each problem in `errors` (index, kind, ref, field) and in `details` (`resources[<index>].<field>`)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded by the end state (nothing written; a dry run answers the same); or the key is limited by a label selector (`labels`)"),
         (status = 409, body = ErrorBody, description = "a concurrent write took a ref of the set (`ref`); nothing written"),
         (status = 413, body = ErrorBody, description = "the body exceeds `apply.max_body_bytes`"),

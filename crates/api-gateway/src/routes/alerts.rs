@@ -104,7 +104,6 @@ pub struct TestSent {
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", operation_id = "sendTestAlert", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = TestSent),
-        (status = 401, body = ErrorBody),
         (status = 404, description = "No such contact of the caller", body = ErrorBody),
         (status = 409, description = "`contact not verified`", body = ErrorBody),
         (status = 502, description = "`alert delivery failed`, with the cause in `details`", body = ErrorBody)))]
@@ -302,8 +301,6 @@ impl DeliveryLog {
 #[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", operation_id = "listDeliveries", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id"), DeliveriesQuery),
     responses((status = 200, body = DeliveryList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 404, description = "No such contact of the caller", body = ErrorBody)))]
 pub async fn deliveries(
     state: web::Data<AppState>,

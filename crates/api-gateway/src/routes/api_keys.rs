@@ -137,7 +137,7 @@ pub struct ApiKeyList {
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
-    responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 201, body = ApiKeyResponse),
         (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -255,8 +255,7 @@ fn new_key_selector(
 /// with the `admin` scope (an owner's or an admin's) sees every member's
 /// keys; any other key only its holder's.
 #[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", 
-    params(PageQuery),
-    responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(PageQuery), responses((status = 200, body = ApiKeyList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -286,7 +285,7 @@ pub async fn list(
 /// `403` naming `scope`.
 #[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", 
     params(("id" = i64, Path, description = "API key id")),
-    responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ApiKeyResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -321,8 +320,7 @@ async fn held_key(
 ///
 /// It is refused from the next request on, by every replica.
 #[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", 
-    params(("id" = i64, Path, description = "API key id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "API key id")), responses((status = 204)))]
 pub async fn revoke(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -3,7 +3,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -80,8 +80,7 @@ pub struct AuditLogPage {
 /// it does not reach (one deleted since included), or a window's or page's
 /// selector wider than its own, is left out.
 #[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log", 
-    params(AuditQuery),
-    responses((status = 200, body = AuditLogPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(AuditQuery), responses((status = 200, body = AuditLogPage)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,

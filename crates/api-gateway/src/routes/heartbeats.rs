@@ -71,7 +71,7 @@ pub struct HeartbeatAccepted {
 /// without a body. An unknown token answers 404.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", operation_id = "pingHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn ping(
     state: web::Data<AppState>,
@@ -87,8 +87,7 @@ pub async fn ping(
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", operation_id = "failHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong"),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn fail(
     state: web::Data<AppState>,
@@ -123,8 +122,7 @@ fn with_report(error: String, text: &str) -> String {
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)"),
         ("exit_code" = u8, Path, description = "The job's exit status, 0-255; another value is 404")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong (ignored for 0)"),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn exit_code(
     state: web::Data<AppState>,
@@ -157,7 +155,7 @@ fn parse_exit_code(segment: &str) -> Option<u8> {
 /// first.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/start", operation_id = "startHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn start(
     state: web::Data<AppState>,

@@ -8,7 +8,7 @@
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
 use crate::audit;
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -240,8 +240,7 @@ pub fn incident_id(text: &str) -> Result<Uuid, ApiError> {
 
 /// The organisation's incidents, newest first.
 #[utoipa::path(get, path = "/api/v1/incidents", operation_id = "listIncidents", tag = "incidents", 
-    params(IncidentQuery),
-    responses((status = 200, body = IncidentList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(IncidentQuery), responses((status = 200, body = IncidentList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -288,7 +287,7 @@ pub async fn list(
 /// One incident of the organisation.
 #[utoipa::path(get, path = "/api/v1/incidents/{id}", operation_id = "getIncident", tag = "incidents", 
     params(("id" = Uuid, Path, description = "Incident id")),
-    responses((status = 200, body = IncidentResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IncidentResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -308,7 +307,7 @@ pub async fn get(
 /// is and records nothing). A resolved incident can be acknowledged too.
 #[utoipa::path(post, path = "/api/v1/incidents/{id}/acknowledge", operation_id = "acknowledgeIncident", tag = "incidents", 
     params(("id" = Uuid, Path, description = "Incident id")),
-    responses((status = 200, body = IncidentResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IncidentResponse)))]
 pub async fn acknowledge(
     state: web::Data<AppState>,
     user: AuthUser,

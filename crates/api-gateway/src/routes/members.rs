@@ -102,8 +102,7 @@ pub struct UpdateMember {
 
 /// The organisation's members by user id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members", 
-    params(PageQuery),
-    responses((status = 200, body = MemberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(PageQuery), responses((status = 200, body = MemberList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -126,7 +125,7 @@ pub async fn list(
 /// One member of the organisation, by user id.
 #[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members", 
     params(("id" = i64, Path, description = "The member's user id")),
-    responses((status = 200, body = MemberResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MemberResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -144,9 +143,8 @@ pub async fn get(
 /// request on (a key never acts beyond its holder's role).
 #[utoipa::path(patch, path = "/api/v1/members/{id}", operation_id = "updateMember", tag = "members", request_body = UpdateMember,
     params(("id" = i64, Path, description = "The member's user id")),
-    responses((status = 200, body = MemberResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = MemberResponse),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the caller's role may not grant this role or manage this member"),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `role`: the member is the organisation's last owner")))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -226,9 +224,8 @@ async fn locked_member(
 /// the last owner can neither leave nor be removed (409).
 #[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members", 
     params(("id" = i64, Path, description = "The member's user id (yours: leave)")),
-    responses((status = 204), (status = 401, body = ErrorBody),
+    responses((status = 204),
         (status = 403, body = ErrorBody, description = "`forbidden`: removing another member needs the `admin` scope (`scope`), and owners and admins an owner (`role`)"),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `role`: the member is the organisation's last owner")))]
 pub async fn remove(
     state: web::Data<AppState>,

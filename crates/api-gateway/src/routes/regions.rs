@@ -2,7 +2,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
-use crate::http::error::{ApiError, ErrorBody};
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -50,7 +50,7 @@ pub struct RegionList {
 /// checkers. A region is `offline` when no checker of it announced itself
 /// within the presence TTL (`regions.presence_ttl_secs`, 30 s by default).
 #[utoipa::path(get, path = "/api/v1/regions", operation_id = "listRegions", tag = "regions", 
-    responses((status = 200, body = RegionList), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = RegionList)))]
 pub async fn list(state: web::Data<AppState>, _user: AuthUser) -> Result<HttpResponse, ApiError> {
     let live = uptime_contracts::presence::live(&state.presence)
         .await

@@ -3,7 +3,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
-use crate::http::error::{ApiError, ErrorBody};
+use crate::http::error::ApiError;
 use crate::quotas::{checks_per_minute_limit, limit};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -57,7 +57,7 @@ pub struct Usage {
 /// `limit` an operator lowered. Limits are the deployment's defaults unless
 /// an operator set the caller's own.
 #[utoipa::path(get, path = "/api/v1/usage", operation_id = "getUsage", tag = "usage", 
-    responses((status = 200, body = Usage), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = Usage)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
     // One statement: the kept monitor count and load, the contacts and keys

@@ -54,8 +54,6 @@ pub struct CheckQueued {
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 202, body = CheckQueued,
             description = "queued; or, when a check of this monitor is already in flight, that check"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "heartbeat monitors are checked by pings")))]
 pub async fn check_now(
     state: web::Data<AppState>,
@@ -204,8 +202,7 @@ pub struct DailyUptimeResponse {
 /// A monitor's uptime per UTC day, from the daily rollup the recorder keeps.
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", operation_id = "getDailyUptime", tag = "checks", 
     params(("id" = i64, Path, description = "Monitor id"), UptimeQuery),
-    responses((status = 200, body = DailyUptimeResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = DailyUptimeResponse)))]
 pub async fn daily_uptime(
     state: web::Data<AppState>,
     user: AuthUser,

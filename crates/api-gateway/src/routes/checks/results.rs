@@ -3,7 +3,7 @@
 use super::cursor::decode_results_cursor;
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{split, PageQuery};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -110,8 +110,7 @@ pub fn routes() -> Routes {
 /// the same `region` with each page's cursor).
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks", 
     params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
-    responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = CheckResultsPage)))]
 pub async fn results(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -3,7 +3,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
-use crate::http::error::{ApiError, ErrorBody};
+use crate::http::error::ApiError;
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -110,8 +110,7 @@ pub fn routes() -> Routes {
 /// results.
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/rounds", operation_id = "listRounds", tag = "checks", 
     params(("id" = i64, Path, description = "Monitor id"), RoundsQuery),
-    responses((status = 200, body = RoundList), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RoundList)))]
 pub async fn rounds(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -127,9 +127,7 @@ pub(super) async fn request_verification(
 /// created all the same, with `verification_link_sent: false` (ask for the
 /// link later with `POST /api/v1/alert-contacts/{id}/resend-verification`).
 #[utoipa::path(post, path = "/api/v1/alert-contacts", operation_id = "createContact", tag = "alert-contacts", request_body = CreateContact,
-    responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
-        (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -168,8 +166,7 @@ pub async fn create(
 /// List the caller's alert contacts in id order, a page at a time; `type`
 /// and `search` (in the name, without case) narrow it.
 #[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", 
-    params(PageQuery, filters::ContactFilterQuery),
-    responses((status = 200, body = ContactList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(PageQuery, filters::ContactFilterQuery), responses((status = 200, body = ContactList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -221,8 +218,7 @@ async fn shown_with_ref(
 /// `429` with `Retry-After` until the limit lifts).
 #[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", operation_id = "updateContact", tag = "alert-contacts", request_body = UpdateContact,
     params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out")))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -381,7 +377,6 @@ pub async fn update(
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", operation_id = "resendContactVerification", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 202, body = ContactResponse, description = "the email is queued; the contact as stored"),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`contact already verified` (slack and webhook contacts always are)"),
         (status = 429, body = ErrorBody, description = "a verification-email limit holds (named in `details`); `Retry-After` says in how many seconds it lifts")))]
 pub async fn resend_verification(

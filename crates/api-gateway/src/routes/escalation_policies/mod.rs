@@ -140,8 +140,7 @@ pub const MAX_POLICIES_PER_ORGANISATION: i64 = 100;
 
 /// Create an escalation policy (at most 100 per organisation).
 #[utoipa::path(post, path = "/api/v1/escalation-policies", operation_id = "createEscalationPolicy", tag = "escalation-policies", request_body = CreatePolicy,
-    responses((status = 201, body = PolicyResponse), (status = 400, body = ErrorBody, description = "a bound broken, or a contact that is not the organisation's (the field named, e.g. `steps[1].delay_secs`)"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`details` field `escalation_policies`), or the key may not write"), (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = PolicyResponse), (status = 400, body = ErrorBody, description = "a bound broken, or a contact that is not the organisation's (the field named, e.g. `steps[1].delay_secs`)"), (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`details` field `escalation_policies`), or the key may not write")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -170,8 +169,7 @@ pub async fn create(
 /// steps from their next step on.
 #[utoipa::path(patch, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "escalation-policies", request_body = UpdatePolicy,
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 200, body = PolicyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = PolicyResponse), (status = 403, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,

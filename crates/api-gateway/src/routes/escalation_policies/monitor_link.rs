@@ -41,7 +41,7 @@ pub fn routes() -> Routes {
 /// The escalation policy a monitor alerts through (`null`: none).
 #[utoipa::path(get, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "getMonitorEscalationPolicy", tag = "escalation-policies", 
     params(("id" = i64, Path, description = "Monitor id", minimum = 1)),
-    responses((status = 200, body = MonitorPolicyBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MonitorPolicyBody)))]
 pub async fn get_monitor_policy(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -63,8 +63,7 @@ pub async fn get_monitor_policy(
 /// its policy's first step is who its alerts reach.
 #[utoipa::path(put, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "setMonitorEscalationPolicy", tag = "escalation-policies", request_body = MonitorPolicyBody,
     params(("id" = i64, Path, description = "Monitor id", minimum = 1)),
-    responses((status = 200, body = MonitorPolicyBody), (status = 400, body = ErrorBody, description = "no such policy, or the monitor has alert_contact_ids (field `escalation_policy_id`)"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = MonitorPolicyBody), (status = 400, body = ErrorBody, description = "no such policy, or the monitor has alert_contact_ids (field `escalation_policy_id`)"), (status = 403, body = ErrorBody)))]
 pub async fn set_monitor_policy(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -121,7 +121,6 @@ async fn try_send(
 #[utoipa::path(post, path = "/api/v1/invitations/{id}/resend", operation_id = "resendInvitation", tag = "members",
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 200, body = ResentInvitation),
-        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "No open invitation with this id"),
         (status = 429, body = ErrorBody, description = "`too many requests`: a resend limit holds; `Retry-After` says when it frees")))]
 pub async fn resend(

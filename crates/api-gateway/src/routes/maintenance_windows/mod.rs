@@ -81,9 +81,7 @@ async fn check_monitors(
 /// (`duration_minutes`, from now unless `starts_at` is given: one call for a
 /// deploy script) or recurring (`rrule`, `timezone`, `duration_secs`).
 #[utoipa::path(post, path = "/api/v1/maintenance-windows", operation_id = "createMaintenanceWindow", tag = "maintenance-windows", request_body = CreateWindow,
-    responses((status = 201, body = WindowResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)"),
-        (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = WindowResponse), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -246,8 +244,7 @@ async fn visible(
 /// keep open ends at the recorder's next sweep.
 #[utoipa::path(patch, path = "/api/v1/maintenance-windows/{id}", operation_id = "updateMaintenanceWindow", tag = "maintenance-windows", request_body = UpdateWindow,
     params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 200, body = WindowResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = WindowResponse), (status = 403, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,

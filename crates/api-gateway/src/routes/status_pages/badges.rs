@@ -39,7 +39,7 @@ pub struct IssuedBadgeToken {
 /// stop working at the status-pages service's next refresh).
 #[utoipa::path(post, path = "/api/v1/monitors/{id}/badge-token", operation_id = "issueBadgeToken", tag = "status-pages",
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = IssuedBadgeToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IssuedBadgeToken)))]
 pub async fn issue(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -109,7 +109,7 @@ pub async fn issue(
 /// Remove a monitor's badge token: its badge URLs stop working.
 #[utoipa::path(delete, path = "/api/v1/monitors/{id}/badge-token", operation_id = "removeBadgeToken", tag = "status-pages",
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
+    responses((status = 204), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
 pub async fn remove(
     state: web::Data<AppState>,
     user: AuthUser,

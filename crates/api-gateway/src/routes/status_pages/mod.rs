@@ -119,8 +119,7 @@ async fn ensure_free(
 /// Create a status page. A private page's access token is in this response
 /// only.
 #[utoipa::path(post, path = "/api/v1/status-pages", operation_id = "createStatusPage", tag = "status-pages",
-    request_body = CreateStatusPage,
-    responses((status = 201, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    request_body = CreateStatusPage, responses((status = 201, body = StatusPageResponse),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
 pub async fn create(
@@ -163,8 +162,7 @@ pub async fn create(
 /// response only) unless it has one; making it public drops the token.
 #[utoipa::path(patch, path = "/api/v1/status-pages/{id}", operation_id = "updateStatusPage", tag = "status-pages",
     request_body = UpdateStatusPage, params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
+    responses((status = 200, body = StatusPageResponse),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -297,7 +295,7 @@ pub struct IssuedAccessToken {
 /// public); the previous token stops working at the service's next refresh.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/access-token", operation_id = "rotateStatusPageAccessToken", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = IssuedAccessToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IssuedAccessToken)))]
 pub async fn rotate_access_token(
     state: web::Data<AppState>,
     user: AuthUser,

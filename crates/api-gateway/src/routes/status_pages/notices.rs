@@ -148,7 +148,7 @@ fn check_body(problems: &mut Problems, body: &str) {
 /// Post a notice on a page, with its first update.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices", operation_id = "createStatusPageNotice", tag = "status-pages",
     request_body = CreateNotice, params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 201, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 201, body = NoticeResponse)))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -213,7 +213,7 @@ pub async fn create(
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices/{notice_id}/updates", operation_id = "addStatusPageNoticeUpdate", tag = "status-pages",
     request_body = AddNoticeUpdate,
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 200, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    responses((status = 200, body = NoticeResponse),
         (status = 409, body = ErrorBody, description = "`conflict` on `updates`: the notice has `status_pages.max_updates_per_notice` updates")))]
 pub async fn add_update(
     state: web::Data<AppState>,
@@ -273,7 +273,7 @@ pub async fn add_update(
 /// The page's notices by id, a page at a time, each with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices", operation_id = "listStatusPageNotices", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id"), PageQuery),
-    responses((status = 200, body = NoticeList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = NoticeList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -306,7 +306,7 @@ pub async fn list(
 /// One notice of the page, with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "getStatusPageNotice", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 200, body = NoticeResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = NoticeResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -325,7 +325,7 @@ pub async fn get(
 /// Delete a notice (it leaves the page, its history and its feed).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "deleteStatusPageNotice", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 204)))]
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,

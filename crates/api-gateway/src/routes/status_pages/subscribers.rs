@@ -16,7 +16,7 @@ use super::own_page;
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery};
 use actix_web::{web, HttpResponse};
@@ -74,7 +74,7 @@ pub struct SubscriberList {
 /// The page's subscribers by id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/subscribers", operation_id = "listStatusPageSubscribers", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id"), PageQuery),
-    responses((status = 200, body = SubscriberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = SubscriberList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -102,7 +102,7 @@ pub async fn list(
 /// Remove a subscriber (it gets no more mail; its queued ones are dropped).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/subscribers/{subscriber_id}", operation_id = "deleteStatusPageSubscriber", tag = "status-pages",
     params(("id" = i64, Path, description = "Status page id"), ("subscriber_id" = i64, Path, description = "Subscriber id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 204)))]
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,
