@@ -200,6 +200,29 @@ mod tests {
         }
     }
 
+    /// What `routes!` declares reaches both the table and the document,
+    /// and what is registered by hand has its rows in [`BY_HAND`] and its
+    /// operations in the document's list: the two name the same routes.
+    #[test]
+    fn the_table_and_the_document_name_the_same_operations() {
+        let mut documented = std::collections::BTreeSet::new();
+        for (path, item) in crate::openapi::document()["paths"]
+            .as_object()
+            .expect("paths")
+        {
+            for method in item.as_object().expect("a path item").keys() {
+                documented.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+        let declared: std::collections::BTreeSet<_> = ROUTES
+            .iter()
+            .filter(|r| r.path != "/api/v1/openapi.json")
+            .map(|r| (r.method.to_string(), r.path.to_string()))
+            .collect();
+        assert_eq!(declared, documented);
+        assert!(declared.len() > 90, "{} routes", declared.len());
+    }
+
     #[test]
     fn roles_allow_their_widest_scope() {
         assert_eq!(widest_scope(Role::Viewer), Scope::Read);

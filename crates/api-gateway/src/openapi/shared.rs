@@ -152,6 +152,11 @@ pub(super) fn add_common_responses(doc: &mut Value) {
                     ),
                 ));
             }
+            // A ref in the path is checked before anything is read; with
+            // no body or query, it is the only `400`.
+            if path.contains("{ref}") && !has_body && !has_query {
+                add.push(("400", error_response("the ref is malformed (`ref`)", &[])));
+            }
             if path.contains('{') {
                 add.push((
                     "404",

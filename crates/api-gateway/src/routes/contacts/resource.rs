@@ -220,7 +220,6 @@ handler!(get_by_ref Contacts,
 /// `GET /api/v1/alert-contacts/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts",
     params(ContactRef), responses((status = 200, body = ContactResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)")))]
 get_contact_by_ref
 );
@@ -231,7 +230,6 @@ handler!(delete_by_ref Contacts,
 /// audit entry); monitors stop notifying it.
 #[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts",
     params(ContactRef), responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
 delete_contact_by_ref

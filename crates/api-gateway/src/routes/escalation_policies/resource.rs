@@ -210,7 +210,6 @@ handler!(get_by_ref Policies,
 /// `GET /api/v1/escalation-policies/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies",
     params(PolicyRef), responses((status = 200, body = PolicyResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)")))]
 get_policy_by_ref
 );
@@ -220,7 +219,6 @@ handler!(delete_by_ref Policies,
 /// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
 #[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies",
     params(PolicyRef), responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)"),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`monitor_ids`)")))]
 delete_policy_by_ref

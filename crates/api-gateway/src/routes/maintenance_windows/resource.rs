@@ -241,7 +241,6 @@ handler!(get_by_ref Windows,
 /// `GET /api/v1/maintenance-windows/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows",
     params(WindowRef), responses((status = 200, body = WindowResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
 get_window_by_ref
 );
@@ -251,7 +250,6 @@ handler!(delete_by_ref Windows,
 /// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
 #[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows",
     params(WindowRef), responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
 delete_window_by_ref
 );

@@ -229,7 +229,6 @@ handler!(get_by_ref Pages,
 /// `GET /api/v1/status-pages/{id}` answers for its id.
 #[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages",
     params(PageRef), responses((status = 200, body = StatusPageResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
 get_status_page_by_ref
 );
@@ -239,7 +238,6 @@ handler!(delete_by_ref Pages,
 /// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
 #[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages",
     params(PageRef), responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
 delete_status_page_by_ref
 );
