@@ -10,7 +10,7 @@
 //! them (a longer or literal path before the `{id}` that would take it);
 //! `crate::routes::all` walks the modules.
 
-use crate::authz::{Access, RouteAccess};
+use crate::api::scopes::{Access, RouteAccess};
 use actix_web::http::Method;
 use actix_web::web;
 use utoipa::openapi::path::HttpMethod;
@@ -24,6 +24,8 @@ pub const PREFIX: &str = "/api/v1";
 /// and how it is served.
 /// How a handler is served for one method.
 type Serve = fn(Method) -> actix_web::Route;
+/// What a path's resource needs beyond its routes (a body limit of its own).
+type Shape = fn(actix_web::Resource) -> actix_web::Resource;
 
 pub struct Handler {
     path: fn() -> String,
@@ -32,6 +34,7 @@ pub struct Handler {
     route: Serve,
     access: Access,
     note: &'static str,
+    shape: Option<Shape>,
 }
 
 impl Handler {
@@ -49,6 +52,7 @@ impl Handler {
             route,
             access,
             note,
+            shape: None,
         }
     }
 }
@@ -92,6 +96,15 @@ pub struct Routes(Vec<Entry>);
 impl Routes {
     pub fn handler(mut self, handler: Handler) -> Self {
         self.0.push(Entry::Handler(handler));
+        self
+    }
+
+    /// The resource of the last handler added shaped by `shape`:
+    /// `routes![bulk_create: WRITE].shaped(|r| r.app_data(limit()))`.
+    pub fn shaped(mut self, shape: Shape) -> Self {
+        if let Some(Entry::Handler(handler)) = self.0.last_mut() {
+            handler.shape = Some(shape);
+        }
         self
     }
 
@@ -145,7 +158,7 @@ impl Routes {
     /// `405` with `Allow` rather than a try of the next resource.
     pub fn configure(&self, cfg: &mut web::ServiceConfig) {
         enum Slot {
-            Resource(String, Vec<(Method, Serve)>),
+            Resource(String, Vec<(Method, Serve)>, Vec<Shape>),
             Configure(fn(&mut web::ServiceConfig)),
         }
         let mut slots: Vec<Slot> = Vec::new();
@@ -162,22 +175,29 @@ impl Routes {
             let methods = (handler.methods)()
                 .into_iter()
                 .map(|m| (actix_method(&m), handler.route));
+            let shapes = handler.shape.into_iter();
             let existing = slots.iter_mut().find_map(|slot| match slot {
-                Slot::Resource(p, routes) if *p == path => Some(routes),
+                Slot::Resource(p, routes, shaped) if *p == path => Some((routes, shaped)),
                 _ => None,
             });
             match existing {
-                Some(routes) => routes.extend(methods),
-                None => slots.push(Slot::Resource(path, methods.collect())),
+                Some((routes, shaped)) => {
+                    routes.extend(methods);
+                    shaped.extend(shapes);
+                }
+                None => slots.push(Slot::Resource(path, methods.collect(), shapes.collect())),
             }
         }
         for slot in slots {
             match slot {
                 Slot::Configure(configure) => configure(cfg),
-                Slot::Resource(path, routes) => {
+                Slot::Resource(path, routes, shapes) => {
+                    let resource = shapes
+                        .into_iter()
+                        .fold(web::resource(path), |r, shape| shape(r));
                     let resource = routes
                         .into_iter()
-                        .fold(web::resource(path), |resource, (method, route)| {
+                        .fold(resource, |resource, (method, route)| {
                             resource.route(route(method))
                         });
                     cfg.service(resource);
@@ -215,14 +235,14 @@ fn actix_method(method: &HttpMethod) -> Method {
 
 /// `routes![handler: ACCESS, other: ACCESS "note", ...]`: the [`Routes`]
 /// of these handlers (each with a `#[utoipa::path]` in scope), `ACCESS`
-/// one of `crate::authz`'s `PUBLIC`, `READ`, `WRITE`, `ADMIN`, `OWNER`.
+/// one of `crate::api::scopes`' `PUBLIC`, `READ`, `WRITE`, `ADMIN`, `OWNER`.
 macro_rules! routes {
     ($($handler:ident : $access:ident $($note:literal)?),* $(,)?) => {
         $crate::api::table::Routes::default()
             $(.handler(::pastey::paste! {
                 $crate::api::table::Handler::new::<[<__path_ $handler>]>(
                     |method| ::actix_web::web::method(method).to($handler),
-                    $crate::authz::$access,
+                    $crate::api::scopes::$access,
                     $crate::api::table::note!($($note)?),
                 )
             }))*
