@@ -254,7 +254,7 @@ fn new_key_selector(
 /// Unrevoked keys in id order, a page at a time, never the raw keys. A key
 /// with the `admin` scope (an owner's or an admin's) sees every member's
 /// keys; any other key only its holder's.
-#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", 
+#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys",
     params(PageQuery), responses((status = 200, body = ApiKeyList)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -283,7 +283,7 @@ pub async fn list(
 ///
 /// Never the raw key. Another member's key read with a narrower key is
 /// `403` naming `scope`.
-#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", 
+#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys",
     params(("id" = i64, Path, description = "API key id")),
     responses((status = 200, body = ApiKeyResponse)))]
 pub async fn get(
@@ -319,7 +319,7 @@ async fn held_key(
 /// Revoke an API key: the caller's own, or any member's with the `admin` scope.
 ///
 /// It is refused from the next request on, by every replica.
-#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", 
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys",
     params(("id" = i64, Path, description = "API key id")), responses((status = 204)))]
 pub async fn revoke(
     state: web::Data<AppState>,

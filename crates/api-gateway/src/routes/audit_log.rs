@@ -79,7 +79,7 @@ pub struct AuditLogPage {
 /// sees only the entries about what it reaches: an entry naming a monitor
 /// it does not reach (one deleted since included), or a window's or page's
 /// selector wider than its own, is left out.
-#[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log", 
+#[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log",
     params(AuditQuery), responses((status = 200, body = AuditLogPage)))]
 pub async fn list(
     state: web::Data<AppState>,

@@ -239,7 +239,7 @@ pub fn incident_id(text: &str) -> Result<Uuid, ApiError> {
 }
 
 /// The organisation's incidents, newest first.
-#[utoipa::path(get, path = "/api/v1/incidents", operation_id = "listIncidents", tag = "incidents", 
+#[utoipa::path(get, path = "/api/v1/incidents", operation_id = "listIncidents", tag = "incidents",
     params(IncidentQuery), responses((status = 200, body = IncidentList)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -285,7 +285,7 @@ pub async fn list(
 }
 
 /// One incident of the organisation.
-#[utoipa::path(get, path = "/api/v1/incidents/{id}", operation_id = "getIncident", tag = "incidents", 
+#[utoipa::path(get, path = "/api/v1/incidents/{id}", operation_id = "getIncident", tag = "incidents",
     params(("id" = Uuid, Path, description = "Incident id")),
     responses((status = 200, body = IncidentResponse)))]
 pub async fn get(
@@ -305,7 +305,7 @@ pub async fn get(
 /// Acknowledge an incident: someone is on it. Reminders stop; the first
 /// acknowledgement stands (acknowledging again answers the incident as it
 /// is and records nothing). A resolved incident can be acknowledged too.
-#[utoipa::path(post, path = "/api/v1/incidents/{id}/acknowledge", operation_id = "acknowledgeIncident", tag = "incidents", 
+#[utoipa::path(post, path = "/api/v1/incidents/{id}/acknowledge", operation_id = "acknowledgeIncident", tag = "incidents",
     params(("id" = Uuid, Path, description = "Incident id")),
     responses((status = 200, body = IncidentResponse)))]
 pub async fn acknowledge(

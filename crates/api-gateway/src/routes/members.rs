@@ -101,7 +101,7 @@ pub struct UpdateMember {
 }
 
 /// The organisation's members by user id, a page at a time.
-#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members", 
+#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members",
     params(PageQuery), responses((status = 200, body = MemberList)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -123,7 +123,7 @@ pub async fn list(
 }
 
 /// One member of the organisation, by user id.
-#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members", 
+#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members",
     params(("id" = i64, Path, description = "The member's user id")),
     responses((status = 200, body = MemberResponse)))]
 pub async fn get(
@@ -222,7 +222,7 @@ async fn locked_member(
 /// organisation are deleted with the membership. Removing another member
 /// needs the `admin` scope (and an owner's key for owners and admins);
 /// the last owner can neither leave nor be removed (409).
-#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members", 
+#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members",
     params(("id" = i64, Path, description = "The member's user id (yours: leave)")),
     responses((status = 204),
         (status = 403, body = ErrorBody, description = "`forbidden`: removing another member needs the `admin` scope (`scope`), and owners and admins an owner (`role`)"),

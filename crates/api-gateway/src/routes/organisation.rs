@@ -68,7 +68,7 @@ struct Shown<'a> {
 }
 
 /// The key's organisation: its name, the caller's role and what it holds.
-#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation", 
+#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation",
     responses((status = 200, body = OrganisationResponse)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;

@@ -49,7 +49,7 @@ pub struct RegionList {
 /// any region a live checker announces that is not configured, with its live
 /// checkers. A region is `offline` when no checker of it announced itself
 /// within the presence TTL (`regions.presence_ttl_secs`, 30 s by default).
-#[utoipa::path(get, path = "/api/v1/regions", operation_id = "listRegions", tag = "regions", 
+#[utoipa::path(get, path = "/api/v1/regions", operation_id = "listRegions", tag = "regions",
     responses((status = 200, body = RegionList)))]
 pub async fn list(state: web::Data<AppState>, _user: AuthUser) -> Result<HttpResponse, ApiError> {
     let live = uptime_contracts::presence::live(&state.presence)

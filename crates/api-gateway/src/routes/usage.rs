@@ -56,7 +56,7 @@ pub struct Usage {
 /// that lowers or keeps the load is always allowed, so `used` may exceed a
 /// `limit` an operator lowered. Limits are the deployment's defaults unless
 /// an operator set the caller's own.
-#[utoipa::path(get, path = "/api/v1/usage", operation_id = "getUsage", tag = "usage", 
+#[utoipa::path(get, path = "/api/v1/usage", operation_id = "getUsage", tag = "usage",
     responses((status = 200, body = Usage)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;

@@ -50,7 +50,7 @@ pub struct CheckQueued {
 /// in-flight window), another request queues nothing and answers the same
 /// 202 with the `check_id` of the check already in flight, so repeated
 /// clicks or retries are harmless and every caller can find the one result.
-#[utoipa::path(post, path = "/api/v1/monitors/{id}/check", operation_id = "checkMonitorNow", tag = "checks", 
+#[utoipa::path(post, path = "/api/v1/monitors/{id}/check", operation_id = "checkMonitorNow", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 202, body = CheckQueued,
             description = "queued; or, when a check of this monitor is already in flight, that check"),
@@ -200,7 +200,7 @@ pub struct DailyUptimeResponse {
 }
 
 /// A monitor's uptime per UTC day, from the daily rollup the recorder keeps.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", operation_id = "getDailyUptime", tag = "checks", 
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", operation_id = "getDailyUptime", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), UptimeQuery),
     responses((status = 200, body = DailyUptimeResponse)))]
 pub async fn daily_uptime(

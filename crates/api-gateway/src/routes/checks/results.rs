@@ -108,7 +108,7 @@ pub fn routes() -> Routes {
 /// `cursor`. Each result names the region it was
 /// checked from and its round; `region` keeps one region's results (give
 /// the same `region` with each page's cursor).
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks", 
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
     responses((status = 200, body = CheckResultsPage)))]
 pub async fn results(

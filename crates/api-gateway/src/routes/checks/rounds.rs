@@ -108,7 +108,7 @@ pub fn routes() -> Routes {
 /// region saw and why it was decided so, an open one the regions that
 /// answered so far (`pending` for the others). Rounds are kept as long as
 /// results.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/rounds", operation_id = "listRounds", tag = "checks", 
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/rounds", operation_id = "listRounds", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), RoundsQuery),
     responses((status = 200, body = RoundList)))]
 pub async fn rounds(

@@ -165,7 +165,7 @@ pub async fn create(
 
 /// List the caller's alert contacts in id order, a page at a time; `type`
 /// and `search` (in the name, without case) narrow it.
-#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", 
+#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts",
     params(PageQuery, filters::ContactFilterQuery), responses((status = 200, body = ContactList)))]
 pub async fn list(
     state: web::Data<AppState>,

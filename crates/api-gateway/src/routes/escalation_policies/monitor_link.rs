@@ -39,7 +39,7 @@ pub fn routes() -> Routes {
 }
 
 /// The escalation policy a monitor alerts through (`null`: none).
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "getMonitorEscalationPolicy", tag = "escalation-policies", 
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "getMonitorEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Monitor id", minimum = 1)),
     responses((status = 200, body = MonitorPolicyBody)))]
 pub async fn get_monitor_policy(

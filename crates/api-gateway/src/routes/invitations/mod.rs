@@ -133,7 +133,7 @@ pub async fn create(
 
 /// The organisation's open invitations (not accepted, revoked or expired)
 /// by id, a page at a time (never the tokens).
-#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members", 
+#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members",
     params(PageQuery), responses((status = 200, body = InvitationList)))]
 pub async fn list(
     state: web::Data<AppState>,
@@ -160,7 +160,7 @@ pub async fn list(
 }
 
 /// One open invitation of the organisation (never the token).
-#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members", 
+#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members",
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 200, body = InvitationResponse)))]
 pub async fn get(
@@ -177,7 +177,7 @@ pub async fn get(
 }
 
 /// Revoke an open invitation: its token stops working.
-#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members", 
+#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members",
     params(("id" = i64, Path, description = "Invitation id")), responses((status = 204)))]
 pub async fn revoke(
     state: web::Data<AppState>,
