@@ -3,10 +3,15 @@
 //! the refusal of unknown query parameters (which reads that document).
 //! Above both, so the routes never name the document that names them.
 
+pub mod scopes;
+pub mod table;
+
 use actix_web::web;
 
 /// Registers `/api/v1`: its middleware, the document and every route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // The middleware's lookups read the table from now on.
+    crate::authz::install();
     cfg.service(
         web::scope("/api/v1")
             // Unknown query parameters are refused once the key is

@@ -1,6 +1,8 @@
 //! Who may call what: the one table of every `/api/v1` route and the access
-//! it needs, enforced for every route by `middleware::authenticate` (through
-//! [`authorise`]) and written into the OpenAPI document by [`annotate`].
+//! it needs ([`ROUTES`], gathered from each route module's declaration,
+//! `crate::api::table::routes!`), enforced for every route by
+//! `middleware::authenticate` (through [`authorise`]) and written into the
+//! OpenAPI document by [`annotate`].
 //!
 //! A key's effective scope is the narrower of the scope it was issued with
 //! and the widest its holder's role allows now (viewer → read, editor →
@@ -13,76 +15,18 @@
 //! handlers', through [`AuthUser::may_manage_keys_of_others`] and friends;
 //! the table's `note` says so, and docs/api.md shows both.
 
-use crate::error::ApiError;
+use crate::api::scopes::route;
+pub use crate::api::scopes::{
+    authorise, forbidden, Access, RouteAccess, ADMIN, OWNER, PUBLIC, READ, WRITE,
+};
 pub use crate::principal::widest_scope;
-use crate::principal::AuthUser;
 use serde_json::{json, Value};
-use uptime_db::organisations::{Role, Scope};
+use std::sync::OnceLock;
+use uptime_db::organisations::Scope;
 
-/// What a route needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// No key: public, or the path's token is the credential.
-    Public,
-    /// A key whose effective scope is at least this.
-    Scope(Scope),
-    /// An admin-scoped key of an owner.
-    Owner,
-}
-
-impl Access {
-    /// As written in docs/api.md's table and `x-required-scope`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Access::Public => "none",
-            Access::Scope(scope) => scope.as_str(),
-            Access::Owner => "owner",
-        }
-    }
-}
-
-/// One route: method, path pattern as actix matches it, and its access.
-#[derive(Debug, Clone, Copy)]
-pub struct RouteAccess {
-    pub method: &'static str,
-    pub path: &'static str,
-    pub access: Access,
-    /// A rule beyond the scope, if any (shown in the docs and the document).
-    pub note: &'static str,
-}
-
-const fn route(method: &'static str, path: &'static str, access: Access) -> RouteAccess {
-    RouteAccess {
-        method,
-        path,
-        access,
-        note: "",
-    }
-}
-
-const fn noted(
-    method: &'static str,
-    path: &'static str,
-    access: Access,
-    note: &'static str,
-) -> RouteAccess {
-    RouteAccess {
-        method,
-        path,
-        access,
-        note,
-    }
-}
-
-const READ: Access = Access::Scope(Scope::Read);
-const WRITE: Access = Access::Scope(Scope::Write);
-const ADMIN: Access = Access::Scope(Scope::Admin);
-const PUBLIC: Access = Access::Public;
-const OWNER: Access = Access::Owner;
-
-/// Every `/api/v1` route. docs/api.md holds the same table (a test compares
-/// them), and every operation of the OpenAPI document must be here.
-pub const ROUTES: &[RouteAccess] = &[
+/// Routes registered by hand rather than through `routes!`: the document
+/// itself, and the monitors' (until their module declares them).
+const BY_HAND: &[RouteAccess] = &[
     route("GET", "/api/v1/openapi.json", PUBLIC),
     route("GET", "/api/v1/monitors", READ),
     route("POST", "/api/v1/monitors", WRITE),
@@ -93,210 +37,84 @@ pub const ROUTES: &[RouteAccess] = &[
     route("GET", "/api/v1/monitors/by-ref/{ref}", READ),
     route("PUT", "/api/v1/monitors/by-ref/{ref}", WRITE),
     route("DELETE", "/api/v1/monitors/by-ref/{ref}", WRITE),
-    route("GET", "/api/v1/alert-contacts/by-ref/{ref}", READ),
-    route("PUT", "/api/v1/alert-contacts/by-ref/{ref}", WRITE),
-    route("DELETE", "/api/v1/alert-contacts/by-ref/{ref}", WRITE),
-    route("GET", "/api/v1/maintenance-windows/by-ref/{ref}", READ),
-    route("PUT", "/api/v1/maintenance-windows/by-ref/{ref}", WRITE),
-    route("DELETE", "/api/v1/maintenance-windows/by-ref/{ref}", WRITE),
-    route("GET", "/api/v1/status-pages/by-ref/{ref}", READ),
-    route("PUT", "/api/v1/status-pages/by-ref/{ref}", WRITE),
-    route("DELETE", "/api/v1/status-pages/by-ref/{ref}", WRITE),
-    route("GET", "/api/v1/escalation-policies/by-ref/{ref}", READ),
-    route("PUT", "/api/v1/escalation-policies/by-ref/{ref}", WRITE),
-    route("DELETE", "/api/v1/escalation-policies/by-ref/{ref}", WRITE),
-    route("POST", "/api/v1/apply", WRITE),
-    route("POST", "/api/v1/monitors/{id}/check", WRITE),
-    route("GET", "/api/v1/monitors/{id}/results", READ),
-    route("GET", "/api/v1/monitors/{id}/rounds", READ),
-    route("GET", "/api/v1/monitors/{id}/uptime/daily", READ),
-    route("GET", "/api/v1/alert-contacts", READ),
-    route("POST", "/api/v1/alert-contacts", WRITE),
-    route("GET", "/api/v1/alert-contacts/{id}", READ),
-    route("PATCH", "/api/v1/alert-contacts/{id}", WRITE),
-    route("DELETE", "/api/v1/alert-contacts/{id}", WRITE),
-    route(
-        "POST",
-        "/api/v1/alert-contacts/{id}/resend-verification",
-        WRITE,
-    ),
-    route("POST", "/api/v1/alert-contacts/{id}/test", WRITE),
-    route("GET", "/api/v1/alert-contacts/{id}/deliveries", READ),
-    route("GET", "/api/v1/alert-contacts/verify/{token}", PUBLIC),
-    noted(
-        "GET",
-        "/api/v1/api-keys",
-        READ,
-        "the caller's own keys; every member's with admin",
-    ),
-    noted(
-        "POST",
-        "/api/v1/api-keys",
-        WRITE,
-        "the new key's scope is at most the caller's",
-    ),
-    noted(
-        "GET",
-        "/api/v1/api-keys/{id}",
-        READ,
-        "another member's key needs admin",
-    ),
-    noted(
-        "DELETE",
-        "/api/v1/api-keys/{id}",
-        WRITE,
-        "another member's key needs admin",
-    ),
-    route("GET", "/api/v1/audit-log", ADMIN),
-    route("GET", "/api/v1/organisation", READ),
-    route("PATCH", "/api/v1/organisation", ADMIN),
-    route("DELETE", "/api/v1/organisation", OWNER),
-    route("GET", "/api/v1/members", READ),
-    route("GET", "/api/v1/members/{id}", READ),
-    noted(
-        "PATCH",
-        "/api/v1/members/{id}",
-        ADMIN,
-        "an admin grants at most admin and changes editors and viewers only",
-    ),
-    noted(
-        "DELETE",
-        "/api/v1/members/{id}",
-        WRITE,
-        "your own id leaves; another member needs admin, and an owner or admin needs an owner",
-    ),
-    route("GET", "/api/v1/invitations", ADMIN),
-    noted(
-        "POST",
-        "/api/v1/invitations",
-        ADMIN,
-        "the role is at most the inviter's; only owners invite owners",
-    ),
-    route("GET", "/api/v1/invitations/{id}", ADMIN),
-    route("DELETE", "/api/v1/invitations/{id}", ADMIN),
-    noted(
-        "POST",
-        "/api/v1/invitations/{id}/resend",
-        ADMIN,
-        "a new token; limited like verification resends",
-    ),
-    noted(
-        "POST",
-        "/api/v1/invitations/accept",
-        PUBLIC,
-        "the token is the credential; a key, if sent, says who joins",
-    ),
-    route("GET", "/api/v1/incidents", READ),
-    route("GET", "/api/v1/incidents/{id}", READ),
-    route("POST", "/api/v1/incidents/{id}/acknowledge", WRITE),
-    route("GET", "/api/v1/incidents/ack/{token}", PUBLIC),
-    route("POST", "/api/v1/incidents/ack/{token}", PUBLIC),
-    route("GET", "/api/v1/maintenance-windows", READ),
-    route("POST", "/api/v1/maintenance-windows", WRITE),
-    route("GET", "/api/v1/maintenance-windows/{id}", READ),
-    route("PATCH", "/api/v1/maintenance-windows/{id}", WRITE),
-    route("DELETE", "/api/v1/maintenance-windows/{id}", WRITE),
-    route("GET", "/api/v1/escalation-policies", READ),
-    route("POST", "/api/v1/escalation-policies", WRITE),
-    route("GET", "/api/v1/escalation-policies/{id}", READ),
-    route("PATCH", "/api/v1/escalation-policies/{id}", WRITE),
-    route("DELETE", "/api/v1/escalation-policies/{id}", WRITE),
-    route("GET", "/api/v1/monitors/{id}/escalation-policy", READ),
-    route("PUT", "/api/v1/monitors/{id}/escalation-policy", WRITE),
-    route("GET", "/api/v1/regions", READ),
-    route("GET", "/api/v1/usage", READ),
-    route("GET", "/api/v1/metrics", READ),
-    route("GET", "/api/v1/status-pages", READ),
-    route("POST", "/api/v1/status-pages", WRITE),
-    route("GET", "/api/v1/status-pages/{id}", READ),
-    route("PATCH", "/api/v1/status-pages/{id}", WRITE),
-    route("DELETE", "/api/v1/status-pages/{id}", WRITE),
-    route("POST", "/api/v1/status-pages/{id}/access-token", WRITE),
-    route("GET", "/api/v1/status-pages/{id}/notices", READ),
-    route("POST", "/api/v1/status-pages/{id}/notices", WRITE),
-    route("GET", "/api/v1/status-pages/{id}/notices/{notice_id}", READ),
-    route(
-        "DELETE",
-        "/api/v1/status-pages/{id}/notices/{notice_id}",
-        WRITE,
-    ),
-    route(
-        "POST",
-        "/api/v1/status-pages/{id}/notices/{notice_id}/updates",
-        WRITE,
-    ),
-    route("GET", "/api/v1/status-pages/{id}/subscribers", READ),
-    route(
-        "DELETE",
-        "/api/v1/status-pages/{id}/subscribers/{subscriber_id}",
-        WRITE,
-    ),
-    route("POST", "/api/v1/monitors/{id}/badge-token", WRITE),
-    route("DELETE", "/api/v1/monitors/{id}/badge-token", WRITE),
-    route("GET", "/api/v1/heartbeat/{token}", PUBLIC),
-    route("HEAD", "/api/v1/heartbeat/{token}", PUBLIC),
-    route("POST", "/api/v1/heartbeat/{token}", PUBLIC),
-    route("GET", "/api/v1/heartbeat/{token}/fail", PUBLIC),
-    route("HEAD", "/api/v1/heartbeat/{token}/fail", PUBLIC),
-    route("POST", "/api/v1/heartbeat/{token}/fail", PUBLIC),
-    route("GET", "/api/v1/heartbeat/{token}/start", PUBLIC),
-    route("HEAD", "/api/v1/heartbeat/{token}/start", PUBLIC),
-    route("POST", "/api/v1/heartbeat/{token}/start", PUBLIC),
-    route("GET", "/api/v1/heartbeat/{token}/{exit_code}", PUBLIC),
-    route("HEAD", "/api/v1/heartbeat/{token}/{exit_code}", PUBLIC),
-    route("POST", "/api/v1/heartbeat/{token}/{exit_code}", PUBLIC),
 ];
+
+/// Every `/api/v1` route with its access. docs/api.md holds the same table
+/// (a test compares them), and every operation of the OpenAPI document
+/// must be here. `for route in ROUTES` and `ROUTES.iter()` read it.
+pub const ROUTES: Table = Table;
+
+/// [`ROUTES`]: built on first use from every route's declaration, and
+/// installed then for the middleware's lookups.
+#[derive(Clone, Copy)]
+pub struct Table;
+
+impl Table {
+    fn rows(self) -> &'static [RouteAccess] {
+        static BUILT: OnceLock<Vec<RouteAccess>> = OnceLock::new();
+        let rows = BUILT.get_or_init(|| {
+            let mut rows = BY_HAND.to_vec();
+            rows.extend(crate::routes::all().accesses());
+            rows
+        });
+        crate::api::scopes::install(rows);
+        rows
+    }
+}
+
+/// Builds [`ROUTES`] (once) and installs it for the middleware's lookups.
+pub fn install() {
+    ROUTES.rows();
+}
 
 /// The access of `method` on the route `pattern`; `None` when the table
 /// does not declare it.
 pub fn access_of(method: &str, pattern: &str) -> Option<RouteAccess> {
-    ROUTES
-        .iter()
-        .find(|r| r.path == pattern && r.method.eq_ignore_ascii_case(method))
-        .copied()
+    install();
+    crate::api::scopes::access_of(method, pattern)
 }
 
-/// Whether a request to `pattern` (any method) must carry a key: every
-/// route but those whose every declared method is public. A pattern the
-/// table does not know needs one (fail closed).
+/// Whether a request to `pattern` (any method) must carry a key (a pattern
+/// the table does not know needs one).
 pub fn needs_key(pattern: &str) -> bool {
-    let mut declared = ROUTES.iter().filter(|r| r.path == pattern).peekable();
-    declared.peek().is_none() || declared.any(|r| r.access != Access::Public)
+    install();
+    crate::api::scopes::needs_key(pattern)
 }
 
-/// 403 naming the scope when `principal` may not call `method` on
-/// `pattern`. A method the table does not declare is refused: if the route
-/// does not serve it either, actix answers 405 before any handler asks.
-pub fn authorise(method: &str, pattern: &str, principal: AuthUser) -> Result<AuthUser, ApiError> {
-    let Some(route) = access_of(method, pattern) else {
-        return Err(forbidden(format!(
-            "{method} {pattern} declares no scope; it is refused to every key"
-        )));
-    };
-    match route.access {
-        Access::Public => Ok(principal),
-        Access::Scope(needed) if principal.scope >= needed => Ok(principal),
-        Access::Scope(needed) => Err(forbidden(format!(
-            "this operation needs a key with the {needed} scope; this key's is {}",
-            principal.scope
-        ))),
-        Access::Owner if principal.role == Role::Owner && principal.scope == Scope::Admin => {
-            Ok(principal)
-        }
-        Access::Owner => Err(forbidden(format!(
-            "this operation needs an owner's key with the admin scope; this key is a{} {}'s with the {} scope",
-            if principal.role == Role::Admin || principal.role == Role::Owner { "n" } else { "" },
-            principal.role,
-            principal.scope
-        ))),
+impl std::ops::Deref for Table {
+    type Target = [RouteAccess];
+
+    fn deref(&self) -> &[RouteAccess] {
+        self.rows()
     }
 }
 
-/// `403 forbidden` on field `scope`.
-pub fn forbidden(message: impl Into<String>) -> ApiError {
-    ApiError::Forbidden {
-        field: "scope",
-        message: message.into(),
+impl IntoIterator for Table {
+    type Item = &'static RouteAccess;
+    type IntoIter = std::slice::Iter<'static, RouteAccess>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.rows().iter()
+    }
+}
+
+/// Marks every operation that needs a key as needing the bearer scheme
+/// (what [`annotate`] narrows to the scope), first, so that the passes
+/// before it see which operations take a key without each annotation
+/// saying so.
+pub fn require_keys(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if access_of(method, path).is_some_and(|route| route.access != Access::Public) {
+                op["security"] = json!([{ "bearer": [] }]);
+            }
+        }
     }
 }
 
@@ -366,6 +184,7 @@ pub fn annotate(doc: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uptime_db::organisations::Role;
 
     #[test]
     fn every_route_is_declared_once() {
@@ -379,6 +198,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// What `routes!` declares reaches both the table and the document,
+    /// and what is registered by hand has its rows in [`BY_HAND`] and its
+    /// operations in the document's list: the two name the same routes.
+    #[test]
+    fn the_table_and_the_document_name_the_same_operations() {
+        let mut documented = std::collections::BTreeSet::new();
+        for (path, item) in crate::openapi::document()["paths"]
+            .as_object()
+            .expect("paths")
+        {
+            for method in item.as_object().expect("a path item").keys() {
+                documented.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+        let declared: std::collections::BTreeSet<_> = ROUTES
+            .iter()
+            .filter(|r| r.path != "/api/v1/openapi.json")
+            .map(|r| (r.method.to_string(), r.path.to_string()))
+            .collect();
+        assert_eq!(declared, documented);
+        assert!(declared.len() > 90, "{} routes", declared.len());
     }
 
     #[test]

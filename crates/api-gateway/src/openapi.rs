@@ -4,6 +4,8 @@
 //! The annotations carry each operation's own answers and each field's
 //! bounds. [`document`] then adds what holds for every operation alike, so
 //! no annotation can forget it:
+//! - the bearer `security` (narrowed to its scope) on every operation
+//!   that needs a key, as `crate::authz::ROUTES` says;
 //! - `503` everywhere (PostgreSQL or NATS unreachable, or a full queue,
 //!   with `Retry-After`);
 //! - `401` (with `WWW-Authenticate`) and `429` (with `Retry-After`) on every
@@ -24,10 +26,7 @@
 mod client_contract;
 mod examples;
 mod shared;
-mod status_pages;
-mod teams;
 
-use crate::error::{ErrorBody, FieldError};
 use crate::routes;
 use actix_web::HttpResponse;
 use serde_json::{json, Value};
@@ -38,40 +37,12 @@ use utoipa::{Modify, OpenApi};
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Uptime API", version = "1", description = "Monitors, alert contacts, API keys, heartbeats, results and uptime. Every error is `{\"error\": ..., \"details\"?: [...]}` (`details`: `[{\"field\", \"message\"}]`).\n\nEvery operation that needs a key answers `401 unauthorized` (with `WWW-Authenticate: Bearer`) before it reads the body, and `429 rate limit exceeded` (with `Retry-After`) past the caller's rate limit. Bodies over 64 KiB are `413` (4 MiB for `POST /api/v1/monitors/bulk`). A string holding U+0000 anywhere in a body is `400 invalid request body`. When PostgreSQL or NATS cannot be reached, or the queue a manual check or heartbeat ping goes to is full (nothing is queued then), the answer is `503 service unavailable` with `Retry-After`. A method a path does not serve is `405 method not allowed` with an `Allow` header listing the methods it does; unknown paths are `404 not found`.\n\nConventions (docs/api.md): every operation has a unique `operationId` and a declared tag. Lists page alike: `?limit=` 1 to 100 and `?cursor=` from the previous page's `next_cursor` (`null` on the last page). Every `201` has a `Location` header (a bulk create's: the monitors' list). A query parameter an operation does not take is `400 invalid query parameters` naming it; heartbeat pings and the verification link ignore query strings instead."),
+    // The common answers (`shared::add_common_responses`) refer to it; every
+    // other schema comes with the operations that name it.
+    components(schemas(crate::error::ErrorBody)),
+    // The monitors' operations, until their module declares them with
+    // `routes!`; every other module's come from `crate::routes::all`.
     paths(
-        routes::api_keys::create,
-        routes::api_keys::list,
-        routes::api_keys::get,
-        routes::api_keys::revoke,
-        routes::audit_log::list,
-        routes::incidents::list,
-        routes::incidents::get,
-        routes::incidents::acknowledge,
-        routes::incident_links::confirm_page,
-        routes::incident_links::acknowledge_by_link,
-        routes::maintenance_windows::create,
-        routes::maintenance_windows::list,
-        routes::maintenance_windows::get,
-        routes::maintenance_windows::update,
-        routes::maintenance_windows::delete,
-        routes::escalation_policies::create,
-        routes::escalation_policies::list,
-        routes::escalation_policies::get,
-        routes::escalation_policies::update,
-        routes::escalation_policies::delete,
-        routes::escalation_policies::monitor_link::get_monitor_policy,
-        routes::escalation_policies::monitor_link::set_monitor_policy,
-        routes::checks::check_now,
-        routes::checks::results::results,
-        routes::checks::rounds::rounds,
-        routes::checks::daily_uptime,
-        routes::regions::list,
-        routes::usage::get,
-        routes::metrics::get,
-        routes::heartbeats::ping,
-        routes::heartbeats::fail,
-        routes::heartbeats::start,
-        routes::heartbeats::exit_code,
         routes::monitors::create,
         routes::monitors::bulk_create,
         routes::monitors::list,
@@ -79,80 +50,9 @@ use utoipa::{Modify, OpenApi};
         routes::monitors::update,
         routes::monitors::delete,
         routes::monitors::put_by_ref,
-        routes::contacts::put_contact_by_ref,
         routes::monitors::get_monitor_by_ref,
         routes::monitors::delete_monitor_by_ref,
-        routes::contacts::get_contact_by_ref,
-        routes::contacts::delete_contact_by_ref,
-        routes::maintenance_windows::put_window_by_ref,
-        routes::maintenance_windows::get_window_by_ref,
-        routes::maintenance_windows::delete_window_by_ref,
-        routes::status_pages::put_status_page_by_ref,
-        routes::status_pages::get_status_page_by_ref,
-        routes::status_pages::delete_status_page_by_ref,
-        routes::escalation_policies::put_policy_by_ref,
-        routes::escalation_policies::get_policy_by_ref,
-        routes::escalation_policies::delete_policy_by_ref,
-        crate::apply::apply,
-        routes::contacts::create,
-        routes::contacts::list,
-        routes::contacts::get,
-        routes::contacts::update,
-        routes::contacts::delete,
-        routes::contacts::resend_verification,
-        routes::alerts::verify,
-        routes::alerts::send_test,
-        routes::alerts::deliveries,
     ),
-    components(schemas(
-        ErrorBody,
-        FieldError,
-        routes::alerts::Verified,
-        routes::alerts::TestSent,
-        routes::alerts::DeliveryList,
-        routes::alerts::DeliveryLog,
-        routes::alerts::AttemptLog,
-        routes::monitors::MonitorType,
-        routes::monitors::KeywordType,
-        routes::monitors::MonitorStatus,
-        routes::monitors::CreateMonitor,
-        routes::monitors::UpdateMonitor,
-        routes::monitors::MonitorResponse,
-        routes::monitors::MonitorList,
-        routes::monitors::BulkCreateMonitors,
-        routes::monitors::BulkCreatedMonitors,
-        routes::contacts::ContactType,
-        routes::contacts::CreateContact,
-        routes::contacts::UpdateContact,
-        routes::contacts::ContactResponse,
-        routes::contacts::ContactList,
-        routes::contacts::Region,
-        routes::contacts::SecretState,
-        routes::contacts::EventKind,
-        routes::contacts::MinSeverity,
-        routes::maintenance_windows::Effect,
-        routes::maintenance_windows::CreateWindow,
-        routes::maintenance_windows::UpdateWindow,
-        routes::maintenance_windows::WindowResponse,
-        routes::maintenance_windows::WindowList,
-        routes::maintenance_windows::Occurrence,
-        routes::escalation_policies::CreatePolicy,
-        routes::escalation_policies::UpdatePolicy,
-        routes::escalation_policies::PolicyResponse,
-        routes::escalation_policies::PolicyList,
-        routes::escalation_policies::StepBody,
-        routes::escalation_policies::MonitorPolicyBody,
-        crate::apply::request::ApplyRequest,
-        crate::apply::request::ResourceInput,
-        crate::apply::request::Kind,
-        crate::apply::request::Action,
-        crate::apply::request::PlanEntry,
-        crate::apply::request::Summary,
-        crate::apply::request::ApplyResponse,
-        crate::apply::request::ResourceError,
-        crate::apply::request::ApplyRefusal,
-        crate::apply::changes::FieldChange,
-    )),
     tags(
         (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),
         (name = "checks", description = "A monitor's outcomes: on-demand checks, results, multi-region rounds and daily uptime."),
@@ -166,6 +66,9 @@ use utoipa::{Modify, OpenApi};
         (name = "regions", description = "The regions monitors can be checked from, and whether each has a live checker."),
         (name = "usage", description = "The caller's usage against their quotas."),
         (name = "apply", description = "Monitoring as code: a whole desired set of monitors, alert contacts, escalation policies, maintenance windows and status pages, named by their refs, planned (create / update / unchanged / delete) and applied in one transaction."),
+        (name = "organisation", description = "The key's organisation: what it holds, its name, and deleting it with everything of it."),
+        (name = "members", description = "Who belongs to the organisation and with which role (owner, admin, editor, viewer): members, role changes, removal and leaving, and invitations by email."),
+        (name = "status-pages", description = "Public status pages of chosen monitors (names and states only), in groups, on the service's domain or a custom one, public or behind an access token; the page's email subscribers (visitors subscribe on the page, double opt-in; each notice and update mails the confirmed ones once); and badge tokens, the unguessable names of monitors in their badge URLs."),
     ),
     modifiers(&BearerAuth),
 )]
@@ -205,9 +108,9 @@ pub fn document() -> &'static Value {
     static DOCUMENT: OnceLock<Value> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
         let mut api = ApiDoc::openapi();
-        api.merge(teams::TeamsDoc::openapi());
-        api.merge(status_pages::StatusPagesDoc::openapi());
+        routes::all().document(&mut api);
         let mut doc = serde_json::to_value(api).unwrap_or_else(|_| json!({}));
+        crate::authz::require_keys(&mut doc);
         shared::distinct_operation_ids(&mut doc);
         shared::add_locations(&mut doc);
         examples::add(&mut doc);

@@ -15,6 +15,7 @@
 //!   `errors` naming each by index, kind, ref and field); nothing is then
 //!   written.
 
+use crate::api::table::{routes, Routes};
 use crate::apply::request::{ApplyRefusal, ApplyRequest, ApplyResponse, ResourceError};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
@@ -25,8 +26,8 @@ use futures::StreamExt;
 /// Problems listed in a refusal at most.
 pub const MAX_ERRORS: usize = 1000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/apply").post(apply));
+pub fn routes() -> Routes {
+    routes![apply: WRITE]
 }
 
 /// Apply a desired set of monitors, alert contacts, escalation policies,
@@ -43,10 +44,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// resources and `apply.max_body_bytes` (32 MiB) of body; one rate-limit
 /// token per resource, at most a full bucket.
 #[utoipa::path(post, path = "/api/v1/apply", operation_id = "apply", tag = "apply", request_body = ApplyRequest,
-    security(("bearer" = [])),
     responses((status = 200, body = ApplyResponse, description = "the plan; `applied` when it was carried out"),
         (status = 400, body = ApplyRefusal, description = "`invalid request body`, nothing written: the body is not an apply; more than `apply.max_resources` resources (field `resources`); or resources refused, each problem in `errors` (index, kind, ref, field) and in `details` (`resources[<index>].<field>`)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded by the end state (nothing written; a dry run answers the same); or the key is limited by a label selector (`labels`)"),
         (status = 409, body = ErrorBody, description = "a concurrent write took a ref of the set (`ref`); nothing written"),
         (status = 413, body = ErrorBody, description = "the body exceeds `apply.max_body_bytes`"),

@@ -115,7 +115,7 @@ pub async fn tag_responses(
         let route = req.match_pattern().unwrap_or_default();
         // A method the path does not serve (POST or TRACE on a PUT-only
         // path) is the router's 405, not this refusal.
-        let served = crate::authz::access_of(method.as_str(), &route).is_some();
+        let served = crate::api::scopes::access_of(method.as_str(), &route).is_some();
         let honoured = CONDITIONAL_ROUTES
             .iter()
             .any(|(m, r)| *m == method.as_str() && *r == route);

@@ -65,9 +65,9 @@ pub async fn authenticate(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let route = req.match_pattern();
-    let needs_key = route
-        .as_deref()
-        .is_some_and(|route| !PUBLIC_ROUTES.contains(&route) && crate::authz::needs_key(route));
+    let needs_key = route.as_deref().is_some_and(|route| {
+        !PUBLIC_ROUTES.contains(&route) && crate::api::scopes::needs_key(route)
+    });
     if let (true, Some(route)) = (needs_key, route) {
         let method = req.method().as_str().to_string();
         // The key's scope is judged here, for every route alike, and left
@@ -75,7 +75,7 @@ pub async fn authenticate(
         // read, and a method the route does not serve stays 405.
         let outcome = crate::access::auth::authenticate_request(req.request())
             .await
-            .and_then(|principal| crate::authz::authorise(&method, &route, principal));
+            .and_then(|principal| crate::api::scopes::authorise(&method, &route, principal));
         req.extensions_mut()
             .insert(crate::access::auth::Authenticated(outcome));
     }

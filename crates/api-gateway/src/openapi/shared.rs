@@ -152,6 +152,11 @@ pub(super) fn add_common_responses(doc: &mut Value) {
                     ),
                 ));
             }
+            // A ref in the path is checked before anything is read; with
+            // no body or query, it is the only `400`.
+            if path.contains("{ref}") && !has_body && !has_query {
+                add.push(("400", error_response("the ref is malformed (`ref`)", &[])));
+            }
             if path.contains('{') {
                 add.push((
                     "404",
@@ -187,9 +192,14 @@ pub(super) fn add_common_responses(doc: &mut Value) {
             if let Some(responses) = responses {
                 for (status, response) in add {
                     match responses.get_mut(status) {
-                        // An annotation's own description wins; the headers
-                        // every such answer carries are added to it.
+                        // An annotation's own description wins (an empty one
+                        // says nothing: the common one stands for it); the
+                        // headers every such answer carries are added to it.
                         Some(Value::Object(existing)) => {
+                            if existing.get("description").is_none_or(|d| d == "") {
+                                existing
+                                    .insert("description".into(), response["description"].clone());
+                            }
                             if let Some(headers) = response.get("headers") {
                                 existing.entry("headers").or_insert(headers.clone());
                             }

@@ -5,6 +5,7 @@
 //! not taken for `/alert-contacts/{id}`.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use crate::verification;
@@ -43,12 +44,10 @@ fn open_secret(
 const TEST_ALERT_HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_LIMIT: i64 = 20;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Resources rather than `cfg.route`: a route's method guard would make a
-    // wrong method a 404 instead of a 405 with `Allow`.
-    cfg.service(web::resource("/alert-contacts/verify/{token}").get(verify))
-        .service(web::resource("/alert-contacts/{id}/test").post(send_test))
-        .service(web::resource("/alert-contacts/{id}/deliveries").get(deliveries));
+pub fn routes() -> Routes {
+    routes![verify: PUBLIC,
+        send_test: WRITE,
+        deliveries: READ,]
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -103,10 +102,8 @@ pub struct TestSent {
 /// email gets the subject `[TEST] Test alert from Uptime`; Slack a message
 /// saying it is a test.
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/test", operation_id = "sendTestAlert", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 200, body = TestSent),
-        (status = 401, body = ErrorBody),
         (status = 404, description = "No such contact of the caller", body = ErrorBody),
         (status = 409, description = "`contact not verified`", body = ErrorBody),
         (status = 502, description = "`alert delivery failed`, with the cause in `details`", body = ErrorBody)))]
@@ -302,11 +299,8 @@ impl DeliveryLog {
 /// The contact's deliveries (alerts, verification emails, test alerts),
 /// newest first, each with its attempts.
 #[utoipa::path(get, path = "/api/v1/alert-contacts/{id}/deliveries", operation_id = "listDeliveries", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id"), DeliveriesQuery),
     responses((status = 200, body = DeliveryList),
-        (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody),
         (status = 404, description = "No such contact of the caller", body = ErrorBody)))]
 pub async fn deliveries(
     state: web::Data<AppState>,

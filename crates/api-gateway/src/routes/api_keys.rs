@@ -2,6 +2,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::access::keys;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::{PageQuery, Problems};
@@ -14,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use uptime_db::organisations::Scope;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api-keys").get(list).post(create))
-        .service(web::resource("/api-keys/{id}").get(get).delete(revoke));
+pub fn routes() -> Routes {
+    routes![list: READ "the caller's own keys; every member's with admin",
+        create: WRITE "the new key's scope is at most the caller's",
+        get: READ "another member's key needs admin",
+        revoke: WRITE "another member's key needs admin",]
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -134,8 +137,7 @@ pub struct ApiKeyList {
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
-    security(("bearer" = [])),
-    responses((status = 201, body = ApiKeyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 201, body = ApiKeyResponse),
         (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -150,7 +152,7 @@ pub async fn create(
     // holder's role): a narrow key cannot mint a wide one.
     let scope = body.scope.map_or(user.scope, Scope::from);
     if scope > user.scope {
-        return Err(crate::authz::forbidden(format!(
+        return Err(crate::api::scopes::forbidden(format!(
             "a new key's scope is at most the calling key's ({}); {scope} was asked for",
             user.scope
         )));
@@ -252,9 +254,8 @@ fn new_key_selector(
 /// Unrevoked keys in id order, a page at a time, never the raw keys. A key
 /// with the `admin` scope (an owner's or an admin's) sees every member's
 /// keys; any other key only its holder's.
-#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = ApiKeyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/api-keys", operation_id = "listApiKeys", tag = "api-keys",
+    params(PageQuery), responses((status = 200, body = ApiKeyList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -282,9 +283,9 @@ pub async fn list(
 ///
 /// Never the raw key. Another member's key read with a narrower key is
 /// `403` naming `scope`.
-#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/api-keys/{id}", operation_id = "getApiKey", tag = "api-keys",
     params(("id" = i64, Path, description = "API key id")),
-    responses((status = 200, body = ApiKeyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ApiKeyResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -308,7 +309,7 @@ async fn held_key(
         .await?
         .ok_or(ApiError::NotFound)?;
     if key.user_id != user.user_id && !user.may_manage_keys_of_others() {
-        return Err(crate::authz::forbidden(format!(
+        return Err(crate::api::scopes::forbidden(format!(
             "{doing} another member's key needs the admin scope"
         )));
     }
@@ -318,9 +319,8 @@ async fn held_key(
 /// Revoke an API key: the caller's own, or any member's with the `admin` scope.
 ///
 /// It is refused from the next request on, by every replica.
-#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "API key id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(delete, path = "/api/v1/api-keys/{id}", operation_id = "revokeApiKey", tag = "api-keys",
+    params(("id" = i64, Path, description = "API key id")), responses((status = 204)))]
 pub async fn revoke(
     state: web::Data<AppState>,
     user: AuthUser,

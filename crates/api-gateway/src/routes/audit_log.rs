@@ -2,7 +2,8 @@
 //! filtered and paged (docs/api.md). Writing them is `crate::audit`'s.
 
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::api::table::{routes, Routes};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -10,8 +11,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/audit-log").get(list));
+pub fn routes() -> Routes {
+    routes![list: ADMIN]
 }
 
 /// The longest `resource_kind` or `action` filter (the names are short).
@@ -78,9 +79,8 @@ pub struct AuditLogPage {
 /// sees only the entries about what it reaches: an entry naming a monitor
 /// it does not reach (one deleted since included), or a window's or page's
 /// selector wider than its own, is left out.
-#[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log", security(("bearer" = [])),
-    params(AuditQuery),
-    responses((status = 200, body = AuditLogPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/audit-log", operation_id = "listAuditLog", tag = "audit-log",
+    params(AuditQuery), responses((status = 200, body = AuditLogPage)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -27,6 +27,7 @@
 //!
 //! All of them share the token's rate limit.
 
+use crate::api::table::{routes, Routes};
 use crate::http::body_limits::MAX_BODY_BYTES;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -50,26 +51,14 @@ pub const CLIENT_FAILURE: &str = "failure reported by the client";
 /// At most this much of a failure report's body is kept as the error.
 pub const MAX_FAILURE_MESSAGE_CHARS: usize = 1000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(any_method("/heartbeat/{token}", ping))
-        .service(any_method("/heartbeat/{token}/fail", fail))
-        .service(any_method("/heartbeat/{token}/start", start))
+/// Each ping URL answers GET, HEAD and POST alike (its annotation says
+/// so): cron jobs and monitoring agents use whichever their tool sends.
+pub fn routes() -> Routes {
+    routes![ping: PUBLIC,
+        fail: PUBLIC,
+        start: PUBLIC,
         // After `fail` and `start`: resources match in the order they are added.
-        .service(any_method("/heartbeat/{token}/{exit_code}", exit_code));
-}
-
-/// A ping URL answers GET, HEAD and POST alike: cron jobs and monitoring
-/// agents use whichever their tool sends.
-fn any_method<F, Args>(path: &str, handler: F) -> actix_web::Resource
-where
-    F: actix_web::Handler<Args> + Clone,
-    Args: actix_web::FromRequest + 'static,
-    F::Output: actix_web::Responder + 'static,
-{
-    web::resource(path)
-        .route(web::get().to(handler.clone()))
-        .route(web::head().to(handler.clone()))
-        .route(web::post().to(handler))
+        exit_code: PUBLIC,]
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,7 +71,7 @@ pub struct HeartbeatAccepted {
 /// without a body. An unknown token answers 404.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}", operation_id = "pingHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn ping(
     state: web::Data<AppState>,
@@ -98,8 +87,7 @@ pub async fn ping(
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/fail", operation_id = "failHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong"),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn fail(
     state: web::Data<AppState>,
@@ -134,8 +122,7 @@ fn with_report(error: String, text: &str) -> String {
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)"),
         ("exit_code" = u8, Path, description = "The job's exit status, 0-255; another value is 404")),
     request_body(content = Option<String>, content_type = "text/plain", description = "Optional: what went wrong (ignored for 0)"),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn exit_code(
     state: web::Data<AppState>,
@@ -168,7 +155,7 @@ fn parse_exit_code(segment: &str) -> Option<u8> {
 /// first.
 #[utoipa::path(method(get, head, post), path = "/api/v1/heartbeat/{token}/start", operation_id = "startHeartbeat", tag = "heartbeats",
     params(("token" = String, Path, description = "The monitor's heartbeat_token (`hb_` + 32 hex)")),
-    responses((status = 200, body = HeartbeatAccepted), (status = 404, body = ErrorBody),
+    responses((status = 200, body = HeartbeatAccepted),
         (status = 429, body = ErrorBody, description = "more pings than the token's rate limit; see `Retry-After`")))]
 pub async fn start(
     state: web::Data<AppState>,

@@ -12,6 +12,7 @@
 //! like an unknown verification link. The page shows nothing about the
 //! monitor beyond its incident's state, so a forwarded link leaks little.
 
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -19,12 +20,8 @@ use chrono::Utc;
 use uptime_alerts::AckClaim;
 use uptime_db::incidents::{self as db, Acknowledged, Acknowledger};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/incidents/ack/{token}")
-            .get(confirm_page)
-            .post(acknowledge_by_link),
-    );
+pub fn routes() -> Routes {
+    routes![confirm_page: PUBLIC, acknowledge_by_link: PUBLIC]
 }
 
 /// The pattern of a token: two unpadded base64url parts of 32 bytes.

@@ -6,8 +6,9 @@
 //! `incident_links`'.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -19,11 +20,8 @@ use uptime_db::incidents::{self as db, Acknowledged, Acknowledger, Incident, Inc
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Resources rather than `cfg.route`: a wrong method is a 405 with `Allow`.
-    cfg.service(web::resource("/incidents").get(list))
-        .service(web::resource("/incidents/{id}").get(get))
-        .service(web::resource("/incidents/{id}/acknowledge").post(acknowledge));
+pub fn routes() -> Routes {
+    routes![list: READ, get: READ, acknowledge: WRITE]
 }
 
 /// Where an incident stands.
@@ -241,9 +239,8 @@ pub fn incident_id(text: &str) -> Result<Uuid, ApiError> {
 }
 
 /// The organisation's incidents, newest first.
-#[utoipa::path(get, path = "/api/v1/incidents", operation_id = "listIncidents", tag = "incidents", security(("bearer" = [])),
-    params(IncidentQuery),
-    responses((status = 200, body = IncidentList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/incidents", operation_id = "listIncidents", tag = "incidents",
+    params(IncidentQuery), responses((status = 200, body = IncidentList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -288,9 +285,9 @@ pub async fn list(
 }
 
 /// One incident of the organisation.
-#[utoipa::path(get, path = "/api/v1/incidents/{id}", operation_id = "getIncident", tag = "incidents", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/incidents/{id}", operation_id = "getIncident", tag = "incidents",
     params(("id" = Uuid, Path, description = "Incident id")),
-    responses((status = 200, body = IncidentResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IncidentResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -308,9 +305,9 @@ pub async fn get(
 /// Acknowledge an incident: someone is on it. Reminders stop; the first
 /// acknowledgement stands (acknowledging again answers the incident as it
 /// is and records nothing). A resolved incident can be acknowledged too.
-#[utoipa::path(post, path = "/api/v1/incidents/{id}/acknowledge", operation_id = "acknowledgeIncident", tag = "incidents", security(("bearer" = [])),
+#[utoipa::path(post, path = "/api/v1/incidents/{id}/acknowledge", operation_id = "acknowledgeIncident", tag = "incidents",
     params(("id" = Uuid, Path, description = "Incident id")),
-    responses((status = 200, body = IncidentResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = IncidentResponse)))]
 pub async fn acknowledge(
     state: web::Data<AppState>,
     user: AuthUser,

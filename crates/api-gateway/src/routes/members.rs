@@ -7,6 +7,7 @@
 
 use crate::access::auth::AuthUser;
 use crate::access::member_roles;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::PageQuery;
@@ -21,13 +22,11 @@ use uptime_db::members::Member;
 use uptime_db::organisations::{Role, Scope};
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/members").get(list)).service(
-        web::resource("/members/{id}")
-            .get(get)
-            .patch(update)
-            .delete(remove),
-    );
+pub fn routes() -> Routes {
+    routes![list: READ,
+        get: READ,
+        update: ADMIN "an admin grants at most admin and changes editors and viewers only",
+        remove: WRITE "your own id leaves; another member needs admin, and an owner or admin needs an owner",]
 }
 
 /// A member's role: `owner` (members, owners, deleting the organisation),
@@ -102,9 +101,8 @@ pub struct UpdateMember {
 }
 
 /// The organisation's members by user id, a page at a time.
-#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = MemberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/members", operation_id = "listMembers", tag = "members",
+    params(PageQuery), responses((status = 200, body = MemberList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -125,9 +123,9 @@ pub async fn list(
 }
 
 /// One member of the organisation, by user id.
-#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/members/{id}", operation_id = "getMember", tag = "members",
     params(("id" = i64, Path, description = "The member's user id")),
-    responses((status = 200, body = MemberResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MemberResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -144,11 +142,9 @@ pub async fn get(
 /// Change a member's role. Their keys act with the new role from the next
 /// request on (a key never acts beyond its holder's role).
 #[utoipa::path(patch, path = "/api/v1/members/{id}", operation_id = "updateMember", tag = "members", request_body = UpdateMember,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "The member's user id")),
-    responses((status = 200, body = MemberResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 200, body = MemberResponse),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the caller's role may not grant this role or manage this member"),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `role`: the member is the organisation's last owner")))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -226,11 +222,10 @@ async fn locked_member(
 /// organisation are deleted with the membership. Removing another member
 /// needs the `admin` scope (and an owner's key for owners and admins);
 /// the last owner can neither leave nor be removed (409).
-#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/members/{id}", operation_id = "removeMember", tag = "members",
     params(("id" = i64, Path, description = "The member's user id (yours: leave)")),
-    responses((status = 204), (status = 401, body = ErrorBody),
+    responses((status = 204),
         (status = 403, body = ErrorBody, description = "`forbidden`: removing another member needs the `admin` scope (`scope`), and owners and admins an owner (`role`)"),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`conflict` on `role`: the member is the organisation's last owner")))]
 pub async fn remove(
     state: web::Data<AppState>,
@@ -247,7 +242,7 @@ pub async fn remove(
                 // After the lookup, like revoking a key: a member that does
                 // not exist is 404 to every key.
                 if !leaving && user.scope < Scope::Admin {
-                    return Err(crate::authz::forbidden(
+                    return Err(crate::api::scopes::forbidden(
                         "removing another member needs the admin scope",
                     ));
                 }

@@ -13,7 +13,8 @@
 //! monitors are shown.
 
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::api::table::{routes, Routes};
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use actix_web::{http::header, web, HttpResponse};
 use prometheus_client::encoding::text::encode;
@@ -26,8 +27,8 @@ use uptime_db::tenant_metrics::MonitorFigures;
 /// OpenMetrics 1.0, which Prometheus asks for first.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/metrics").get(get));
+pub fn routes() -> Routes {
+    routes![get: READ]
 }
 
 /// The caller's monitors as OpenMetrics text: those its key reaches (a key
@@ -46,11 +47,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// organisation has more than `tenant_metrics.max_monitors`, of which the
 /// lowest ids are shown). Built at most every `tenant_metrics.cache_secs`
 /// (15 s) per organisation; scrape every 30 s or slower.
-#[utoipa::path(get, path = "/api/v1/metrics", operation_id = "getMetrics", tag = "usage", security(("bearer" = [])),
-    responses(
-        (status = 200, description = "OpenMetrics text", content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String),
-        (status = 401, body = ErrorBody),
-        (status = 429, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/metrics", operation_id = "getMetrics", tag = "usage", responses(
+        (status = 200, description = "OpenMetrics text", content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let reach = user.reach();
     let cache_key = (

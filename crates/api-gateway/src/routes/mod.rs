@@ -1,6 +1,10 @@
 //! Every `/api/v1` route, one module per resource (the scope, its
-//! middleware and the OpenAPI document are `crate::api`'s).
+//! middleware and the OpenAPI document are `crate::api`'s). Each module
+//! declares its routes once (`crate::api::table::routes!`); [`all`] walks
+//! them, and the actix resources, the scope table (`crate::authz::ROUTES`)
+//! and the document's operations all come from that walk.
 
+use crate::api::table::Routes;
 use actix_web::web;
 
 pub mod alerts;
@@ -23,30 +27,38 @@ pub mod status_pages;
 pub mod usage;
 pub mod values;
 
-/// Registers every route, relative to `/api/v1`. Each module registers its
-/// own resources.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.configure(api_keys::configure)
-        .configure(crate::apply::configure)
-        .configure(audit_log::configure)
-        .configure(members::configure)
-        .configure(invitations::configure)
-        .configure(organisation::configure)
-        .configure(monitors::configure)
-        .configure(escalation_policies::configure)
-        .configure(checks::configure)
-        .configure(heartbeats::configure)
+/// Every route, in the order actix tries them (relative to `/api/v1`).
+pub fn all() -> Routes {
+    Routes::default()
+        .then(api_keys::routes())
+        .then(crate::apply::routes())
+        .then(audit_log::routes())
+        .then(members::routes())
+        .then(invitations::routes())
+        .then(organisation::routes())
+        // Its rows and paths are listed by hand in `crate::authz` and
+        // `crate::openapi` until it declares them with `routes!`.
+        .configured(monitors::configure)
+        .then(escalation_policies::routes())
+        .then(checks::routes())
+        .then(heartbeats::routes())
         // Before `incidents`: `/incidents/ack/{token}` is the link's.
-        .configure(incident_links::configure)
-        .configure(incidents::configure)
-        .configure(maintenance_windows::configure)
-        .configure(regions::configure)
-        .configure(status_pages::configure)
-        .configure(usage::configure)
-        .configure(metrics::configure)
-        .configure(contacts::configure_by_ref)
-        // Before `contacts`: `/alert-contacts/verify/{token}` must not be
-        // taken for `/alert-contacts/{id}`.
-        .configure(alerts::configure)
-        .configure(contacts::configure);
+        .then(incident_links::routes())
+        .then(incidents::routes())
+        .then(maintenance_windows::routes())
+        .then(regions::routes())
+        .then(status_pages::routes())
+        .then(usage::routes())
+        .then(metrics::routes())
+        // Before `alerts` and `contacts`: `/alert-contacts/by-ref/{ref}`
+        // must not be taken for `/alert-contacts/{id}/...`, nor
+        // `/alert-contacts/verify/{token}` for `/alert-contacts/{id}`.
+        .then(contacts::by_ref_routes())
+        .then(alerts::routes())
+        .then(contacts::routes())
+}
+
+/// Registers every route, relative to `/api/v1`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    all().configure(cfg);
 }

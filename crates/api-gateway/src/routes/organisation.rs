@@ -5,6 +5,7 @@
 //! and makes every gateway forget its keys.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::Problems;
@@ -17,13 +18,8 @@ use diesel_async::AsyncConnection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/organisation")
-            .get(get)
-            .patch(rename)
-            .delete(delete),
-    );
+pub fn routes() -> Routes {
+    routes![get: READ, rename: ADMIN, delete: OWNER]
 }
 
 /// What the organisation holds.
@@ -72,8 +68,8 @@ struct Shown<'a> {
 }
 
 /// The key's organisation: its name, the caller's role and what it holds.
-#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation", security(("bearer" = [])),
-    responses((status = 200, body = OrganisationResponse), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/organisation", operation_id = "getOrganisation", tag = "organisation",
+    responses((status = 200, body = OrganisationResponse)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
     let organisation = uptime_db::organisations::get(&mut conn, user.org_id)
@@ -99,8 +95,7 @@ pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpRespo
 
 /// Rename the organisation.
 #[utoipa::path(patch, path = "/api/v1/organisation", operation_id = "renameOrganisation", tag = "organisation", request_body = RenameOrganisation,
-    security(("bearer" = [])),
-    responses((status = 204), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 204)))]
 pub async fn rename(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -154,9 +149,7 @@ pub async fn rename(
 /// deliveries, members' keys, invitations, quotas and the audit log (the
 /// deletion's own entry is published on NATS). Members stay users.
 #[utoipa::path(delete, path = "/api/v1/organisation", operation_id = "deleteOrganisation", tag = "organisation", request_body = DeleteOrganisation,
-    security(("bearer" = [])),
-    responses((status = 204), (status = 400, body = ErrorBody, description = "`invalid request body`: no body, or `confirm_name` is not the organisation's name"),
-        (status = 401, body = ErrorBody)))]
+    responses((status = 204), (status = 400, body = ErrorBody, description = "`invalid request body`: no body, or `confirm_name` is not the organisation's name")))]
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,

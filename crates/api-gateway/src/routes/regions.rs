@@ -1,7 +1,8 @@
 //! `GET /api/v1/regions`: the deployment's regions and their live checkers.
 
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::api::table::{routes, Routes};
+use crate::http::error::ApiError;
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -10,8 +11,8 @@ use std::collections::BTreeMap;
 use uptime_contracts::CheckerPresenceV1;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/regions").get(list));
+pub fn routes() -> Routes {
+    routes![list: READ]
 }
 
 /// Whether a region has a live checker.
@@ -48,8 +49,8 @@ pub struct RegionList {
 /// any region a live checker announces that is not configured, with its live
 /// checkers. A region is `offline` when no checker of it announced itself
 /// within the presence TTL (`regions.presence_ttl_secs`, 30 s by default).
-#[utoipa::path(get, path = "/api/v1/regions", operation_id = "listRegions", tag = "regions", security(("bearer" = [])),
-    responses((status = 200, body = RegionList), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/regions", operation_id = "listRegions", tag = "regions",
+    responses((status = 200, body = RegionList)))]
 pub async fn list(state: web::Data<AppState>, _user: AuthUser) -> Result<HttpResponse, ApiError> {
     let live = uptime_contracts::presence::live(&state.presence)
         .await

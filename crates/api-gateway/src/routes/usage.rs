@@ -2,7 +2,8 @@
 //! the limits (their operator's overrides, else the deployment's defaults).
 
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::api::table::{routes, Routes};
+use crate::http::error::ApiError;
 use crate::quotas::{checks_per_minute_limit, limit};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -10,8 +11,8 @@ use serde::Serialize;
 use uptime_db::quotas::Owned;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/usage").get(get));
+pub fn routes() -> Routes {
+    routes![get: READ]
 }
 
 /// How many the caller has of something, and how many they may have.
@@ -55,8 +56,8 @@ pub struct Usage {
 /// that lowers or keeps the load is always allowed, so `used` may exceed a
 /// `limit` an operator lowered. Limits are the deployment's defaults unless
 /// an operator set the caller's own.
-#[utoipa::path(get, path = "/api/v1/usage", operation_id = "getUsage", tag = "usage", security(("bearer" = [])),
-    responses((status = 200, body = Usage), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/usage", operation_id = "getUsage", tag = "usage",
+    responses((status = 200, body = Usage)))]
 pub async fn get(state: web::Data<AppState>, user: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.conn().await?;
     // One statement: the kept monitor count and load, the contacts and keys

@@ -100,8 +100,9 @@ async fn every_documented_route_declares_its_access_and_the_table_declares_no_ot
         .collect();
     assert!(
         missing.is_empty(),
-        "routes without a declared scope (add them to api_gateway::authz::ROUTES and the \
-         table in docs/api.md): {missing:?}"
+        "routes without a declared scope (declare them in their module's `routes!`, or in \
+         api_gateway::authz's BY_HAND for a route registered by hand, and in the table in \
+         docs/api.md): {missing:?}"
     );
     // The document describes every route but the one serving it.
     let stale: Vec<_> = authz::ROUTES

@@ -2,6 +2,7 @@
 //! daily uptime.
 
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -19,11 +20,11 @@ pub mod results;
 pub mod rounds;
 pub use cursor::RESULTS_CURSOR_PATTERN;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/monitors/{id}/check").post(check_now))
-        .service(web::resource("/monitors/{id}/results").get(results::results))
-        .service(web::resource("/monitors/{id}/rounds").get(rounds::rounds))
-        .service(web::resource("/monitors/{id}/uptime/daily").get(daily_uptime));
+pub fn routes() -> Routes {
+    routes![check_now: WRITE]
+        .then(results::routes())
+        .then(rounds::routes())
+        .then(routes![daily_uptime: READ])
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -49,12 +50,10 @@ pub struct CheckQueued {
 /// in-flight window), another request queues nothing and answers the same
 /// 202 with the `check_id` of the check already in flight, so repeated
 /// clicks or retries are harmless and every caller can find the one result.
-#[utoipa::path(post, path = "/api/v1/monitors/{id}/check", operation_id = "checkMonitorNow", tag = "checks", security(("bearer" = [])),
+#[utoipa::path(post, path = "/api/v1/monitors/{id}/check", operation_id = "checkMonitorNow", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 202, body = CheckQueued,
             description = "queued; or, when a check of this monitor is already in flight, that check"),
-        (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "heartbeat monitors are checked by pings")))]
 pub async fn check_now(
     state: web::Data<AppState>,
@@ -201,10 +200,9 @@ pub struct DailyUptimeResponse {
 }
 
 /// A monitor's uptime per UTC day, from the daily rollup the recorder keeps.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", operation_id = "getDailyUptime", tag = "checks", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/uptime/daily", operation_id = "getDailyUptime", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), UptimeQuery),
-    responses((status = 200, body = DailyUptimeResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = DailyUptimeResponse)))]
 pub async fn daily_uptime(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -2,7 +2,8 @@
 
 use super::cursor::decode_results_cursor;
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody, FieldError};
+use crate::api::table::{routes, Routes};
+use crate::http::error::{ApiError, FieldError};
 use crate::http::validation::{split, PageQuery};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -94,6 +95,10 @@ pub struct CheckResultsPage {
     pub next_cursor: Option<String>,
 }
 
+pub fn routes() -> Routes {
+    routes![results: READ]
+}
+
 /// A monitor's check results, newest first, a page at a time. Results are
 /// ordered by the time their check was due (a ping's: when it arrived), then
 /// by `id`. They are kept `retention.results_days` (90 by default; a whole
@@ -103,10 +108,9 @@ pub struct CheckResultsPage {
 /// `cursor`. Each result names the region it was
 /// checked from and its round; `region` keeps one region's results (give
 /// the same `region` with each page's cursor).
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/results", operation_id = "listResults", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), ResultsQuery),
-    responses((status = 200, body = CheckResultsPage), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = CheckResultsPage)))]
 pub async fn results(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -2,7 +2,8 @@
 //! several regions, open and decided, with what each region saw.
 
 use crate::access::auth::AuthUser;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::api::table::{routes, Routes};
+use crate::http::error::ApiError;
 use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
@@ -98,15 +99,18 @@ pub struct RoundList {
     pub next_cursor: Option<String>,
 }
 
+pub fn routes() -> Routes {
+    routes![rounds: READ]
+}
+
 /// A monitor's newest rounds, open and decided, newest first. Only monitors
 /// checked from several regions have rounds; a decided round shows what each
 /// region saw and why it was decided so, an open one the regions that
 /// answered so far (`pending` for the others). Rounds are kept as long as
 /// results.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/rounds", operation_id = "listRounds", tag = "checks", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/rounds", operation_id = "listRounds", tag = "checks",
     params(("id" = i64, Path, description = "Monitor id"), RoundsQuery),
-    responses((status = 200, body = RoundList), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RoundList)))]
 pub async fn rounds(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -43,6 +43,7 @@ pub use body::{
     SecretState, UpdateContact,
 };
 
+use crate::api::table::{routes, Routes};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -58,26 +59,23 @@ use values::{check_secret, check_value, secret_kind, MAX_NAME_CHARS};
 /// `/alert-contacts/by-ref/{ref}`, registered before every
 /// `/alert-contacts/{id}/...` route (`alerts`' included), which would
 /// otherwise take `by-ref` for an id when the ref is `test`.
-pub fn configure_by_ref(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/alert-contacts/by-ref/{ref}")
-            .get(get_contact_by_ref)
-            .put(put_contact_by_ref)
-            .delete(delete_contact_by_ref),
-    );
+pub fn by_ref_routes() -> Routes {
+    routes![
+        get_contact_by_ref: READ,
+        put_contact_by_ref: WRITE,
+        delete_contact_by_ref: WRITE,
+    ]
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/alert-contacts").get(list).post(create))
-        .service(
-            web::resource("/alert-contacts/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(
-            web::resource("/alert-contacts/{id}/resend-verification").post(resend_verification),
-        );
+pub fn routes() -> Routes {
+    routes![
+        list: READ,
+        create: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+        resend_verification: WRITE,
+    ]
 }
 
 /// Sends the verification link (within the limits) and answers the contact
@@ -129,10 +127,7 @@ pub(super) async fn request_verification(
 /// created all the same, with `verification_link_sent: false` (ask for the
 /// link later with `POST /api/v1/alert-contacts/{id}/resend-verification`).
 #[utoipa::path(post, path = "/api/v1/alert-contacts", operation_id = "createContact", tag = "alert-contacts", request_body = CreateContact,
-    security(("bearer" = [])),
-    responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows"),
-        (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = ContactResponse, description = "created; email contacts: `verification_link_sent` says whether the link went out"), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -170,9 +165,8 @@ pub async fn create(
 
 /// List the caller's alert contacts in id order, a page at a time; `type`
 /// and `search` (in the name, without case) narrow it.
-#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts", security(("bearer" = [])),
-    params(PageQuery, filters::ContactFilterQuery),
-    responses((status = 200, body = ContactList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/alert-contacts", operation_id = "listContacts", tag = "alert-contacts",
+    params(PageQuery, filters::ContactFilterQuery), responses((status = 200, body = ContactList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -223,10 +217,8 @@ async fn shown_with_ref(
 /// can be asked for again with `POST .../resend-verification`, which answers
 /// `429` with `Retry-After` until the limit lifts).
 #[utoipa::path(patch, path = "/api/v1/alert-contacts/{id}", operation_id = "updateContact", tag = "alert-contacts", request_body = UpdateContact,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out"), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = ContactResponse, description = "saved; email contacts: `verification_link_sent` says whether a link for the current address is out")))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -383,10 +375,8 @@ pub async fn update(
 /// `verification_mail.daily_cap_per_user` (20) per user in any 24 hours.
 /// While a limit holds this answers `429` with `Retry-After` and sends nothing.
 #[utoipa::path(post, path = "/api/v1/alert-contacts/{id}/resend-verification", operation_id = "resendContactVerification", tag = "alert-contacts",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Alert contact id")),
     responses((status = 202, body = ContactResponse, description = "the email is queued; the contact as stored"),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "`contact already verified` (slack and webhook contacts always are)"),
         (status = 429, body = ErrorBody, description = "a verification-email limit holds (named in `details`); `Retry-After` says in how many seconds it lifts")))]
 pub async fn resend_verification(

@@ -202,28 +202,24 @@ impl Resource for Contacts {
 
 handler!(get Contacts,
 /// Read one of the caller's alert contacts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts",
     params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ContactResponse)))]
 get
 );
 
 handler!(delete Contacts,
 /// Delete one of the caller's alert contacts; monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts",
+    params(("id" = i64, Path, description = "Alert contact id")), responses((status = 204)))]
 delete
 );
 
 handler!(get_by_ref Contacts,
 /// Read the caller's alert contact with this ref: what
 /// `GET /api/v1/alert-contacts/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts", security(("bearer" = [])),
-    params(ContactRef),
-    responses((status = 200, body = ContactResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts",
+    params(ContactRef), responses((status = 200, body = ContactResponse),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)")))]
 get_contact_by_ref
 );
@@ -232,11 +228,8 @@ handler!(delete_by_ref Contacts,
 /// Delete the caller's alert contact with this ref, as
 /// `DELETE /api/v1/alert-contacts/{id}` does (`If-Match` honoured, one
 /// audit entry); monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts", security(("bearer" = [])),
-    params(ContactRef),
-    responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts",
+    params(ContactRef), responses((status = 204),
         (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
 delete_contact_by_ref
@@ -254,15 +247,12 @@ handler!(put_by_ref Contacts,
 /// written (the same `ETag` as before). `If-Match` is honoured (and fails
 /// when there is no contact to match).
 #[utoipa::path(put, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "putContactByRef", tag = "alert-contacts", request_body = CreateContact,
-    security(("bearer" = [])),
     params(ContactRef),
     responses((status = 200, body = ContactResponse, description = "replaced, or unchanged"),
         (status = 201, body = ContactResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `type` when it differs from the stored contact's; `ref` when the path's is malformed or the body names another"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded: a create past the contact quota"),
         (status = 409, body = ErrorBody, description = "another request created a contact with this ref meanwhile (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no contact has this ref"),
-        (status = 413, body = ErrorBody)))]
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no contact has this ref")))]
 put_contact_by_ref
 );

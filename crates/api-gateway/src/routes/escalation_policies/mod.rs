@@ -13,11 +13,11 @@ mod body;
 pub mod monitor_link;
 mod resource;
 
+use crate::api::table::{routes, Routes};
 pub use body::{
     CreatePolicy, MonitorPolicyBody, PolicyList, PolicyResponse, StepBody, UpdatePolicy,
 };
 pub(crate) use monitor_link::ensure_no_policy;
-use monitor_link::{get_monitor_policy, set_monitor_policy};
 pub use resource::*;
 
 use crate::audit;
@@ -33,26 +33,18 @@ use uptime_db::refs::RefKind;
 
 const REF_KIND: RefKind = RefKind::EscalationPolicy;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/escalation-policies").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
         // Before `/escalation-policies/{id}`.
-        .service(
-            web::resource("/escalation-policies/by-ref/{ref}")
-                .get(get_policy_by_ref)
-                .put(put_policy_by_ref)
-                .delete(delete_policy_by_ref),
-        )
-        .service(
-            web::resource("/escalation-policies/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(
-            web::resource("/monitors/{id}/escalation-policy")
-                .get(get_monitor_policy)
-                .put(set_monitor_policy),
-        );
+        get_policy_by_ref: READ,
+        put_policy_by_ref: WRITE,
+        delete_policy_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+    ]
+    .then(monitor_link::routes())
 }
 
 /// 400 naming `steps[i].contact_ids` for contacts that are not the
@@ -148,9 +140,7 @@ pub const MAX_POLICIES_PER_ORGANISATION: i64 = 100;
 
 /// Create an escalation policy (at most 100 per organisation).
 #[utoipa::path(post, path = "/api/v1/escalation-policies", operation_id = "createEscalationPolicy", tag = "escalation-policies", request_body = CreatePolicy,
-    security(("bearer" = [])),
-    responses((status = 201, body = PolicyResponse), (status = 400, body = ErrorBody, description = "a bound broken, or a contact that is not the organisation's (the field named, e.g. `steps[1].delay_secs`)"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`details` field `escalation_policies`), or the key may not write"), (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = PolicyResponse), (status = 400, body = ErrorBody, description = "a bound broken, or a contact that is not the organisation's (the field named, e.g. `steps[1].delay_secs`)"), (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`details` field `escalation_policies`), or the key may not write")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -178,10 +168,8 @@ pub async fn create(
 /// (`steps` as a whole). Incidents escalating through it follow the new
 /// steps from their next step on.
 #[utoipa::path(patch, path = "/api/v1/escalation-policies/{id}", operation_id = "updateEscalationPolicy", tag = "escalation-policies", request_body = UpdatePolicy,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 200, body = PolicyResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = PolicyResponse), (status = 403, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,

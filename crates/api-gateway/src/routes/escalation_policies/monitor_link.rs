@@ -5,6 +5,7 @@
 //! holds under concurrent requests.
 
 use super::body::MonitorPolicyBody;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -33,10 +34,14 @@ pub(crate) async fn ensure_no_policy(
     }
 }
 
+pub fn routes() -> Routes {
+    routes![get_monitor_policy: READ, set_monitor_policy: WRITE]
+}
+
 /// The escalation policy a monitor alerts through (`null`: none).
-#[utoipa::path(get, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "getMonitorEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "getMonitorEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Monitor id", minimum = 1)),
-    responses((status = 200, body = MonitorPolicyBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MonitorPolicyBody)))]
 pub async fn get_monitor_policy(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -57,10 +62,8 @@ pub async fn get_monitor_policy(
 /// must have no `alert_contact_ids` (400 naming `escalation_policy_id`):
 /// its policy's first step is who its alerts reach.
 #[utoipa::path(put, path = "/api/v1/monitors/{id}/escalation-policy", operation_id = "setMonitorEscalationPolicy", tag = "escalation-policies", request_body = MonitorPolicyBody,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id", minimum = 1)),
-    responses((status = 200, body = MonitorPolicyBody), (status = 400, body = ErrorBody, description = "no such policy, or the monitor has alert_contact_ids (field `escalation_policy_id`)"),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = MonitorPolicyBody), (status = 400, body = ErrorBody, description = "no such policy, or the monitor has alert_contact_ids (field `escalation_policy_id`)"), (status = 403, body = ErrorBody)))]
 pub async fn set_monitor_policy(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -183,25 +183,24 @@ impl Listed for Policies {
 
 handler!(list Policies,
 /// List the organisation's escalation policies in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = PolicyList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies",
+    params(PageQuery), responses((status = 200, body = PolicyList)))]
 list
 );
 
 handler!(get Policies,
 /// Read one escalation policy.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 200, body = PolicyResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = PolicyResponse)))]
 get
 );
 
 handler!(delete Policies,
 /// Delete an escalation policy no monitor uses.
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies",
     params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+    responses((status = 204), (status = 403, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
 delete
 );
@@ -209,11 +208,8 @@ delete
 handler!(get_by_ref Policies,
 /// Read the organisation's escalation policy with this ref: what
 /// `GET /api/v1/escalation-policies/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
-    params(PolicyRef),
-    responses((status = 200, body = PolicyResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies",
+    params(PolicyRef), responses((status = 200, body = PolicyResponse),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)")))]
 get_policy_by_ref
 );
@@ -221,11 +217,8 @@ get_policy_by_ref
 handler!(delete_by_ref Policies,
 /// Delete the organisation's escalation policy with this ref, as
 /// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies", security(("bearer" = [])),
-    params(PolicyRef),
-    responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies",
+    params(PolicyRef), responses((status = 204),
         (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)"),
         (status = 409, body = ErrorBody, description = "monitors alert through it (`monitor_ids`)")))]
 delete_policy_by_ref
@@ -242,15 +235,12 @@ handler!(put_by_ref Policies,
 /// `ETag` as before). `If-Match` is honoured (and fails when there is no
 /// policy).
 #[utoipa::path(put, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "putEscalationPolicyByRef", tag = "escalation-policies", request_body = CreatePolicy,
-    security(("bearer" = [])),
     params(PolicyRef),
     responses((status = 200, body = PolicyResponse, description = "replaced, or unchanged"),
         (status = 201, body = PolicyResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused (e.g. `steps[1].delay_secs`, a contact that is not the organisation's); `ref` when the path's is malformed or the body names another"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`escalation_policies`), or the key may not write"),
         (status = 409, body = ErrorBody, description = "another request created a policy with this ref meanwhile (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no policy has this ref"),
-        (status = 413, body = ErrorBody)))]
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no policy has this ref")))]
 put_policy_by_ref
 );

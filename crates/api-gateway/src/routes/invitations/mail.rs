@@ -15,6 +15,7 @@
 
 use super::shapes::{EmailOutcome, InvitationResponse, ResentInvitation};
 use crate::access::auth::AuthUser;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -32,8 +33,8 @@ use uptime_db::invitations::Invitation;
 /// Bounds the (unused) HTTP client of the sender; SMTP has its own timeout.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/invitations/{id}/resend").post(resend));
+pub fn routes() -> Routes {
+    routes![resend: ADMIN "a new token; limited like verification resends"]
 }
 
 /// Sends the email of `invitation` carrying `token`, on behalf of
@@ -118,10 +119,8 @@ async fn try_send(
 /// `verification_mail.per_contact_interval_secs`, and
 /// `verification_mail.daily_cap_per_user` per organisation in 24 hours.
 #[utoipa::path(post, path = "/api/v1/invitations/{id}/resend", operation_id = "resendInvitation", tag = "members",
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Invitation id")),
     responses((status = 200, body = ResentInvitation),
-        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "No open invitation with this id"),
         (status = 429, body = ErrorBody, description = "`too many requests`: a resend limit holds; `Retry-After` says when it frees")))]
 pub async fn resend(

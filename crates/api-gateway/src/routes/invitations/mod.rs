@@ -17,6 +17,7 @@ use crate::access::auth::AuthUser;
 use crate::access::keys;
 use crate::access::member_roles;
 use crate::access::principal::{widest_scope, KeyPrefix};
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::http::validation::{PageQuery, Problems};
@@ -34,14 +35,17 @@ pub mod mail;
 mod shapes;
 pub use shapes::*;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+pub fn routes() -> Routes {
     // Longer paths first: `/invitations/{id}` takes no sub-paths, but
     // this keeps that from mattering.
-    cfg.configure(mail::configure)
-        .service(web::resource("/invitations").get(list).post(create))
+    mail::routes().then(routes![
+        list: ADMIN,
+        create: ADMIN "the role is at most the inviter's; only owners invite owners",
         // Before `/invitations/{id}`, which would take `accept` for an id.
-        .service(web::resource("/invitations/accept").post(accept))
-        .service(web::resource("/invitations/{id}").get(get).delete(revoke));
+        accept: PUBLIC "the token is the credential; a key, if sent, says who joins",
+        get: ADMIN,
+        revoke: ADMIN,
+    ])
 }
 
 /// Invite someone by email to the organisation: the invitation is made,
@@ -49,8 +53,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// reached still gives 201, with its error: pass the token on, or resend).
 /// The token is in this response only.
 #[utoipa::path(post, path = "/api/v1/invitations", operation_id = "createInvitation", tag = "members", request_body = CreateInvitation,
-    security(("bearer" = [])),
-    responses((status = 201, body = CreatedInvitation), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    responses((status = 201, body = CreatedInvitation),
         (status = 403, body = ErrorBody, description = "`forbidden` on `role`: the role is wider than the inviter may grant")))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -130,9 +133,8 @@ pub async fn create(
 
 /// The organisation's open invitations (not accepted, revoked or expired)
 /// by id, a page at a time (never the tokens).
-#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = InvitationList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/invitations", operation_id = "listInvitations", tag = "members",
+    params(PageQuery), responses((status = 200, body = InvitationList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -158,9 +160,9 @@ pub async fn list(
 }
 
 /// One open invitation of the organisation (never the token).
-#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/invitations/{id}", operation_id = "getInvitation", tag = "members",
     params(("id" = i64, Path, description = "Invitation id")),
-    responses((status = 200, body = InvitationResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = InvitationResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -175,9 +177,8 @@ pub async fn get(
 }
 
 /// Revoke an open invitation: its token stops working.
-#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Invitation id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(delete, path = "/api/v1/invitations/{id}", operation_id = "revokeInvitation", tag = "members",
+    params(("id" = i64, Path, description = "Invitation id")), responses((status = 204)))]
 pub async fn revoke(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -213,7 +214,6 @@ pub async fn revoke(
 /// credential, and works once.
 #[utoipa::path(post, path = "/api/v1/invitations/accept", operation_id = "acceptInvitation", tag = "members", request_body = AcceptInvitation,
     responses((status = 201, body = AcceptedInvitation, headers(("Location" = String, description = "The new member: `/api/v1/members/{user_id}`"))),
-        (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody, description = "`unauthorized`: an `Authorization` header with an unknown or revoked key"),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has as many keys as its quota allows"),
         (status = 404, body = ErrorBody, description = "`not found`: no open invitation has this token (unknown, used, revoked or expired)"),

@@ -18,6 +18,7 @@ pub use body::{
 };
 pub use resource::*;
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -35,22 +36,17 @@ use uptime_db::refs::RefKind;
 const AUDIT_KIND: &str = audit::kind::MAINTENANCE_WINDOW;
 const REF_KIND: RefKind = RefKind::MaintenanceWindow;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/maintenance-windows").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
         // Before `/maintenance-windows/{id}` (which takes no sub-path today,
         // but a longer path first keeps it so).
-        .service(
-            web::resource("/maintenance-windows/by-ref/{ref}")
-                .get(get_window_by_ref)
-                .put(put_window_by_ref)
-                .delete(delete_window_by_ref),
-        )
-        .service(
-            web::resource("/maintenance-windows/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        );
+        get_window_by_ref: READ,
+        put_window_by_ref: WRITE,
+        delete_window_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,]
 }
 
 /// 403 unless the window's selector (if any) selects only monitors the
@@ -85,10 +81,7 @@ async fn check_monitors(
 /// (`duration_minutes`, from now unless `starts_at` is given: one call for a
 /// deploy script) or recurring (`rrule`, `timezone`, `duration_secs`).
 #[utoipa::path(post, path = "/api/v1/maintenance-windows", operation_id = "createMaintenanceWindow", tag = "maintenance-windows", request_body = CreateWindow,
-    security(("bearer" = [])),
-    responses((status = 201, body = WindowResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)"),
-        (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = WindowResponse), (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own (a monitor id out of its reach is the 400 of one that does not exist)")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -250,10 +243,8 @@ async fn visible(
 /// whole (as in a create); an open occurrence the new schedule does not
 /// keep open ends at the recorder's next sweep.
 #[utoipa::path(patch, path = "/api/v1/maintenance-windows/{id}", operation_id = "updateMaintenanceWindow", tag = "maintenance-windows", request_body = UpdateWindow,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 200, body = WindowResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+    responses((status = 200, body = WindowResponse), (status = 403, body = ErrorBody)))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,

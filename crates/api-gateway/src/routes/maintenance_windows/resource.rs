@@ -214,17 +214,16 @@ impl Listed for Windows {
 
 handler!(list Windows,
 /// List the organisation's maintenance windows in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows", security(("bearer" = [])),
-    params(PageQuery),
-    responses((status = 200, body = WindowList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows",
+    params(PageQuery), responses((status = 200, body = WindowList)))]
 list
 );
 
 handler!(get Windows,
 /// Read one maintenance window, with its next occurrences.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows",
     params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 200, body = WindowResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = WindowResponse)))]
 get
 );
 
@@ -232,20 +231,16 @@ handler!(delete Windows,
 /// Delete a maintenance window. An open occurrence ends at the recorder's
 /// next sweep (a monitor still down then alerts); its time stays out of the
 /// uptime already reported.
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows",
+    params(("id" = i64, Path, description = "Maintenance window id")), responses((status = 204)))]
 delete
 );
 
 handler!(get_by_ref Windows,
 /// Read the organisation's maintenance window with this ref: what
 /// `GET /api/v1/maintenance-windows/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
-    params(WindowRef),
-    responses((status = 200, body = WindowResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows",
+    params(WindowRef), responses((status = 200, body = WindowResponse),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
 get_window_by_ref
 );
@@ -253,11 +248,8 @@ get_window_by_ref
 handler!(delete_by_ref Windows,
 /// Delete the organisation's maintenance window with this ref, as
 /// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows", security(("bearer" = [])),
-    params(WindowRef),
-    responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows",
+    params(WindowRef), responses((status = 204),
         (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
 delete_window_by_ref
 );
@@ -273,15 +265,12 @@ handler!(put_by_ref Windows,
 /// without `starts_at` keeps the stored start when that is all it would
 /// change. `If-Match` is honoured (and fails when there is no window).
 #[utoipa::path(put, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "putMaintenanceWindowByRef", tag = "maintenance-windows", request_body = CreateWindow,
-    security(("bearer" = [])),
     params(WindowRef),
     responses((status = 200, body = WindowResponse, description = "replaced, or unchanged"),
         (status = 201, body = WindowResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own"),
         (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a window with it meanwhile, or, for a key with a label selector, a window out of its reach has it (the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no window has this ref"),
-        (status = 413, body = ErrorBody)))]
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no window has this ref")))]
 put_window_by_ref
 );

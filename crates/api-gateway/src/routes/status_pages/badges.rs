@@ -4,6 +4,7 @@
 //! badge shows a monitor's name and state to anyone with the URL. Only the
 //! token's SHA-256 is stored; a new one replaces the old at once.
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -18,12 +19,8 @@ use utoipa::ToSchema;
 /// The prefix of a badge token (then 43 base64url characters).
 pub const BADGE_TOKEN_PREFIX: &str = "bdg_";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/monitors/{id}/badge-token")
-            .post(issue)
-            .delete(remove),
-    );
+pub fn routes() -> Routes {
+    routes![issue: WRITE, remove: WRITE]
 }
 
 /// A monitor's badge token and the URLs it opens.
@@ -41,8 +38,8 @@ pub struct IssuedBadgeToken {
 /// Issue a badge token for a monitor, replacing its earlier one (whose URLs
 /// stop working at the status-pages service's next refresh).
 #[utoipa::path(post, path = "/api/v1/monitors/{id}/badge-token", operation_id = "issueBadgeToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = IssuedBadgeToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 200, body = IssuedBadgeToken)))]
 pub async fn issue(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -111,8 +108,8 @@ pub async fn issue(
 
 /// Remove a monitor's badge token: its badge URLs stop working.
 #[utoipa::path(delete, path = "/api/v1/monitors/{id}/badge-token", operation_id = "removeBadgeToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
+    params(("id" = i64, Path, description = "Monitor id")),
+    responses((status = 204), (status = 404, body = ErrorBody, description = "`not found`: no such monitor, or it has no badge token")))]
 pub async fn remove(
     state: web::Data<AppState>,
     user: AuthUser,

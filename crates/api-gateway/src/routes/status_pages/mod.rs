@@ -14,6 +14,7 @@ mod resource;
 pub mod subscribers;
 mod writes;
 
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -36,26 +37,23 @@ pub const ACCESS_TOKEN_PREFIX: &str = "sp_";
 
 const REF_KIND: uptime_db::refs::RefKind = uptime_db::refs::RefKind::StatusPage;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/status-pages").get(list).post(create))
+pub fn routes() -> Routes {
+    routes![
+        list: READ,
+        create: WRITE,
         // Before `/status-pages/{id}/...`, which would take `by-ref` for an
         // id when the ref is `access-token` or `notices`.
-        .service(
-            web::resource("/status-pages/by-ref/{ref}")
-                .get(get_status_page_by_ref)
-                .put(put_status_page_by_ref)
-                .delete(delete_status_page_by_ref),
-        )
-        .service(
-            web::resource("/status-pages/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        )
-        .service(web::resource("/status-pages/{id}/access-token").post(rotate_access_token))
-        .configure(notices::configure)
-        .configure(subscribers::configure)
-        .configure(badges::configure);
+        get_status_page_by_ref: READ,
+        put_status_page_by_ref: WRITE,
+        delete_status_page_by_ref: WRITE,
+        get: READ,
+        update: WRITE,
+        delete: WRITE,
+        rotate_access_token: WRITE,
+    ]
+    .then(notices::routes())
+    .then(subscribers::routes())
+    .then(badges::routes())
 }
 
 /// A new access token and its digest.
@@ -121,8 +119,7 @@ async fn ensure_free(
 /// Create a status page. A private page's access token is in this response
 /// only.
 #[utoipa::path(post, path = "/api/v1/status-pages", operation_id = "createStatusPage", tag = "status-pages",
-    request_body = CreateStatusPage, security(("bearer" = [])),
-    responses((status = 201, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    request_body = CreateStatusPage, responses((status = 201, body = StatusPageResponse),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
 pub async fn create(
@@ -164,9 +161,8 @@ pub async fn create(
 /// Change a status page. Making it private issues an access token (in this
 /// response only) unless it has one; making it public drops the token.
 #[utoipa::path(patch, path = "/api/v1/status-pages/{id}", operation_id = "updateStatusPage", tag = "status-pages",
-    request_body = UpdateStatusPage, security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = StatusPageResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody),
+    request_body = UpdateStatusPage, params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = StatusPageResponse),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain`: another page has it")))]
 pub async fn update(
     state: web::Data<AppState>,
@@ -298,8 +294,8 @@ pub struct IssuedAccessToken {
 /// Issue a new access token for a page (making it private if it was
 /// public); the previous token stops working at the service's next refresh.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/access-token", operation_id = "rotateStatusPageAccessToken", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = IssuedAccessToken), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = IssuedAccessToken)))]
 pub async fn rotate_access_token(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -13,6 +13,7 @@
 //! `status_pages.max_updates_per_notice` updates.
 
 use super::own_page;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
@@ -29,18 +30,12 @@ use utoipa::ToSchema;
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_BODY_CHARS: usize = 5000;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/status-pages/{id}/notices")
-            .get(list)
-            .post(create),
-    )
-    .service(
-        web::resource("/status-pages/{id}/notices/{notice_id}")
-            .get(get)
-            .delete(delete),
-    )
-    .service(web::resource("/status-pages/{id}/notices/{notice_id}/updates").post(add_update));
+pub fn routes() -> Routes {
+    routes![list: READ,
+        create: WRITE,
+        get: READ,
+        delete: WRITE,
+        add_update: WRITE,]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
@@ -152,8 +147,8 @@ fn check_body(problems: &mut Problems, body: &str) {
 
 /// Post a notice on a page, with its first update.
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices", operation_id = "createStatusPageNotice", tag = "status-pages",
-    request_body = CreateNotice, security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 201, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    request_body = CreateNotice, params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 201, body = NoticeResponse)))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -216,9 +211,9 @@ pub async fn create(
 /// Add an update to a notice; the notice takes its state (`resolved`
 /// resolves it).
 #[utoipa::path(post, path = "/api/v1/status-pages/{id}/notices/{notice_id}/updates", operation_id = "addStatusPageNoticeUpdate", tag = "status-pages",
-    request_body = AddNoticeUpdate, security(("bearer" = [])),
+    request_body = AddNoticeUpdate,
     params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 200, body = NoticeResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    responses((status = 200, body = NoticeResponse),
         (status = 409, body = ErrorBody, description = "`conflict` on `updates`: the notice has `status_pages.max_updates_per_notice` updates")))]
 pub async fn add_update(
     state: web::Data<AppState>,
@@ -277,8 +272,8 @@ pub async fn add_update(
 
 /// The page's notices by id, a page at a time, each with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices", operation_id = "listStatusPageNotices", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), PageQuery),
-    responses((status = 200, body = NoticeList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id"), PageQuery),
+    responses((status = 200, body = NoticeList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -310,8 +305,8 @@ pub async fn list(
 
 /// One notice of the page, with its updates.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "getStatusPageNotice", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 200, body = NoticeResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
+    responses((status = 200, body = NoticeResponse)))]
 pub async fn get(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -329,8 +324,8 @@ pub async fn get(
 
 /// Delete a notice (it leaves the page, its history and its feed).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/notices/{notice_id}", operation_id = "deleteStatusPageNotice", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id"), ("notice_id" = i64, Path, description = "Notice id")),
+    responses((status = 204)))]
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,

@@ -204,16 +204,15 @@ handler!(list Pages,
 /// The organisation's status pages by id, a page at a time (never the
 /// access tokens).
 #[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
-    security(("bearer" = [])), params(PageQuery),
-    responses((status = 200, body = StatusPageList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    params(PageQuery), responses((status = 200, body = StatusPageList)))]
 list
 );
 
 handler!(get Pages,
 /// One status page of the organisation.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = StatusPageResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id")),
+    responses((status = 200, body = StatusPageResponse)))]
 get
 );
 
@@ -221,19 +220,15 @@ handler!(delete Pages,
 /// Delete a status page: it stops being served at the service's next
 /// refresh.
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id")), responses((status = 204)))]
 delete
 );
 
 handler!(get_by_ref Pages,
 /// Read the organisation's status page with this ref: what
 /// `GET /api/v1/status-pages/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
-    params(PageRef),
-    responses((status = 200, body = StatusPageResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages",
+    params(PageRef), responses((status = 200, body = StatusPageResponse),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
 get_status_page_by_ref
 );
@@ -241,11 +236,8 @@ get_status_page_by_ref
 handler!(delete_by_ref Pages,
 /// Delete the organisation's status page with this ref, as
 /// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
-#[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages", security(("bearer" = [])),
-    params(PageRef),
-    responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
+#[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages",
+    params(PageRef), responses((status = 204),
         (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
 delete_status_page_by_ref
 );
@@ -263,15 +255,12 @@ handler!(put_by_ref Pages,
 /// same `ETag` as before). `If-Match` is honoured (and fails when there is
 /// no page).
 #[utoipa::path(put, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "putStatusPageByRef", tag = "status-pages", request_body = CreateStatusPage,
-    security(("bearer" = [])),
     params(PageRef),
     responses((status = 200, body = StatusPageResponse, description = "replaced, or unchanged"),
         (status = 201, body = StatusPageResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
         (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile, or, for a key with a label selector, a page out of its reach has it; the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no page has this ref"),
-        (status = 413, body = ErrorBody)))]
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no page has this ref")))]
 put_status_page_by_ref
 );

@@ -13,9 +13,10 @@
 //! not its address.
 
 use super::own_page;
+use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::state::AppState;
 use crate::validation::{paginate, PageQuery};
 use actix_web::{web, HttpResponse};
@@ -28,9 +29,8 @@ use uptime_db::status_notices::{Notice, NoticeUpdate};
 use uptime_db::status_subscriptions::Subscriber;
 use utoipa::ToSchema;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/status-pages/{id}/subscribers").get(list))
-        .service(web::resource("/status-pages/{id}/subscribers/{subscriber_id}").delete(delete));
+pub fn routes() -> Routes {
+    routes![list: READ, delete: WRITE]
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -73,8 +73,8 @@ pub struct SubscriberList {
 
 /// The page's subscribers by id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/subscribers", operation_id = "listStatusPageSubscribers", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), PageQuery),
-    responses((status = 200, body = SubscriberList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id"), PageQuery),
+    responses((status = 200, body = SubscriberList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -101,8 +101,8 @@ pub async fn list(
 
 /// Remove a subscriber (it gets no more mail; its queued ones are dropped).
 #[utoipa::path(delete, path = "/api/v1/status-pages/{id}/subscribers/{subscriber_id}", operation_id = "deleteStatusPageSubscriber", tag = "status-pages",
-    security(("bearer" = [])), params(("id" = i64, Path, description = "Status page id"), ("subscriber_id" = i64, Path, description = "Subscriber id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(("id" = i64, Path, description = "Status page id"), ("subscriber_id" = i64, Path, description = "Subscriber id")),
+    responses((status = 204)))]
 pub async fn delete(
     state: web::Data<AppState>,
     user: AuthUser,
