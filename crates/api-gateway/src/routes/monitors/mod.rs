@@ -63,7 +63,6 @@ use actix_web::web;
 mod alert_rules;
 mod apply_kind;
 mod bulk;
-mod by_ref;
 mod common;
 mod draft;
 mod fields;
@@ -74,6 +73,7 @@ mod monitor_type;
 mod placement;
 mod reference;
 mod replace;
+mod resource;
 mod types;
 mod writes;
 
@@ -84,16 +84,14 @@ pub use draft::{
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
 pub use alert_rules::Floors;
-pub(crate) use apply_kind::{
-    announce_all, delete_monitor, execute_monitor, insert_plain, plan_monitor, ManagedMonitors,
-    MonitorPlan, MonitorWrites,
-};
+pub(crate) use apply_kind::{announce_all, insert_plain};
 pub use bulk::*;
-pub use by_ref::*;
 pub use common::MonitorStatus;
 pub use handlers::*;
 pub use kinds::keyword::KeywordType;
 pub use monitor_type::MonitorType;
+pub(crate) use resource::is_plain_create;
+pub use resource::*;
 pub use types::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
