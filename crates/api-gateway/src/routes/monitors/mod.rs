@@ -61,7 +61,7 @@
 use actix_web::web;
 
 mod alert_rules;
-mod apply_kind;
+mod batch;
 mod bulk;
 mod common;
 mod draft;
@@ -84,7 +84,7 @@ pub use draft::{
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
 pub use alert_rules::Floors;
-pub(crate) use apply_kind::{announce_all, insert_plain};
+pub(crate) use batch::{announce_all, insert_plain};
 pub use bulk::*;
 pub use common::MonitorStatus;
 pub use handlers::*;
