@@ -34,17 +34,11 @@ impl MonitorStatus {
     }
 }
 
-impl From<uptime_contracts::MonitorStatus> for MonitorStatus {
-    fn from(status: uptime_contracts::MonitorStatus) -> Self {
-        use uptime_contracts::MonitorStatus as S;
-        match status {
-            S::Pending => Self::Pending,
-            S::Up => Self::Up,
-            S::Degraded => Self::Degraded,
-            S::Down => Self::Down,
-        }
-    }
-}
+mirror!(
+    MonitorStatus,
+    uptime_contracts::MonitorStatus,
+    [Pending, Up, Degraded, Down]
+);
 
 crate::routes::monitors::fields::api_fields! {
     /// The first fields of a create request.

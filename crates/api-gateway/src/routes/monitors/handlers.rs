@@ -2,8 +2,9 @@
 
 use super::alert_rules;
 use super::common::MonitorStatus;
-use super::draft::{new_monitor, Draft};
+use super::draft::Draft;
 use super::monitor_type::MonitorType;
+use super::resource::checked_create;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
 use super::writes::{self, WriteSettings};
 use crate::auth::AuthUser;
@@ -91,21 +92,7 @@ pub async fn create(
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let settings = WriteSettings::of(&state);
-    let mut body = body.into_inner();
-    let mut problems = Problems::new();
-    let rules = alert_rules::created(
-        std::mem::take(&mut body.alert_rules),
-        settings.floors,
-        &mut problems,
-    );
-    let creation = new_monitor(
-        user.org_id,
-        body,
-        settings.allow_private,
-        &settings.regions,
-        settings.keyring.as_deref(),
-    )?;
-    problems.into_result()?;
+    let (creation, rules) = checked_create(&settings, user.org_id, body.into_inner())?;
     check_selector(&user, &creation.labels)?;
 
     let mut conn = state.conn().await?;

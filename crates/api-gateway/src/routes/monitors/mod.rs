@@ -54,11 +54,32 @@
 //! the fields every monitor has and [`placement`] its regions; [`types`]
 //! assembles them into the request and response bodies (the OpenAPI
 //! schemas) through [`fields`]; [`draft`] is the definition being validated
-//! (defaults, PATCH merging, the order of the rules), and [`handlers`] the
-//! endpoints and their transactions; [`bulk`] creates many monitors in one
-//! request.
+//! (defaults, PATCH merging, the order of the rules); [`resource`] makes
+//! monitors a `crate::resource::Resource` (reads, deletes, `PUT` by ref
+//! and an apply's monitors), [`handlers`] has the create, list and PATCH
+//! endpoints and [`writes`] the writes behind them all; [`bulk`] creates
+//! many monitors in one request, with [`batch`]'s multi-row insert (which
+//! an apply's plain creates use too).
 
 use actix_web::web;
+
+/// `From` both ways between an API enum and the contracts' enum of the
+/// same variants (the API's carries the API's documentation).
+macro_rules! mirror {
+    ($api:ident, $contract:path, [$($v:ident),*]) => {
+        impl From<$contract> for $api {
+            fn from(v: $contract) -> Self {
+                use $contract as C;
+                match v { $(C::$v => Self::$v),* }
+            }
+        }
+        impl From<$api> for $contract {
+            fn from(v: $api) -> Self {
+                match v { $($api::$v => Self::$v),* }
+            }
+        }
+    };
+}
 
 mod alert_rules;
 mod batch;

@@ -28,31 +28,8 @@ pub enum MonitorType {
 
 // The API's own enums mirror the contracts' (their documentation is the
 // API's); rows come typed from uptime-db, so these conversions cannot fail.
-impl From<uptime_contracts::MonitorKind> for MonitorType {
-    fn from(kind: uptime_contracts::MonitorKind) -> Self {
-        use uptime_contracts::MonitorKind;
-        match kind {
-            MonitorKind::Http => Self::Http,
-            MonitorKind::Keyword => Self::Keyword,
-            MonitorKind::Heartbeat => Self::Heartbeat,
-            MonitorKind::Tcp => Self::Tcp,
-            MonitorKind::Tls => Self::Tls,
-            MonitorKind::Dns => Self::Dns,
-            MonitorKind::Icmp => Self::Icmp,
-        }
-    }
-}
-
-impl From<MonitorType> for uptime_contracts::MonitorKind {
-    fn from(t: MonitorType) -> Self {
-        match t {
-            MonitorType::Http => Self::Http,
-            MonitorType::Keyword => Self::Keyword,
-            MonitorType::Heartbeat => Self::Heartbeat,
-            MonitorType::Tcp => Self::Tcp,
-            MonitorType::Tls => Self::Tls,
-            MonitorType::Dns => Self::Dns,
-            MonitorType::Icmp => Self::Icmp,
-        }
-    }
-}
+mirror!(
+    MonitorType,
+    uptime_contracts::MonitorKind,
+    [Http, Keyword, Heartbeat, Tcp, Tls, Dns, Icmp]
+);

@@ -70,6 +70,31 @@ pub(crate) fn is_plain_create(plan: &Plan<Monitors>) -> bool {
     matches!(plan, Plan::Create(CheckedMonitor::Create { rules, .. }) if *rules == AlertRules::default())
 }
 
+/// A create body checked as `POST /api/v1/monitors` checks it (400 naming
+/// every problem): the monitor and its alert rules.
+pub(super) fn checked_create(
+    settings: &WriteSettings,
+    org_id: i64,
+    mut body: CreateMonitor,
+) -> Result<(Creation, AlertRules), ApiError> {
+    let mut problems = Problems::new();
+    let rules = alert_rules::created(
+        std::mem::take(&mut body.alert_rules),
+        settings.floors,
+        &mut problems,
+    );
+    let keyring = settings.keyring.as_deref();
+    let creation = new_monitor(
+        org_id,
+        body,
+        settings.allow_private,
+        &settings.regions,
+        keyring,
+    )?;
+    problems.into_result()?;
+    Ok((creation, rules))
+}
+
 /// The settings of a write; an apply checks the quotas once, for its end
 /// state.
 fn settings(state: &AppState, in_apply: bool) -> WriteSettings {
@@ -141,27 +166,20 @@ impl Resource for Monitors {
         _: bool,
     ) -> Result<CheckedMonitor, ApiError> {
         let settings = WriteSettings::of(state);
+        let Some(stored) = stored else {
+            body.reference.ref_ = Some(r#ref.to_string());
+            let (creation, rules) = checked_create(&settings, user.org_id, body)?;
+            return Ok(CheckedMonitor::Create {
+                creation: Box::new(creation),
+                rules,
+            });
+        };
         let mut problems = Problems::new();
         let rules = alert_rules::created(
             std::mem::take(&mut body.alert_rules),
             settings.floors,
             &mut problems,
         );
-        let Some(stored) = stored else {
-            body.reference.ref_ = Some(r#ref.to_string());
-            let creation = new_monitor(
-                user.org_id,
-                body,
-                settings.allow_private,
-                &settings.regions,
-                settings.keyring.as_deref(),
-            )?;
-            problems.into_result()?;
-            return Ok(CheckedMonitor::Create {
-                creation: Box::new(creation),
-                rules,
-            });
-        };
         body.reference.ref_ = None;
         let mut contact_ids = body.rest.alert_contact_ids.take().unwrap_or_default();
         contact_ids.sort_unstable();

@@ -161,15 +161,7 @@ impl Draft {
                 patch
                     .assertions
                     .map(|a| a.map(|all| all.into_iter().map(Assertion::from).collect())),
-                Some(
-                    stored
-                        .options
-                        .assertions
-                        .iter()
-                        .cloned()
-                        .map(Into::into)
-                        .collect(),
-                ),
+                Some(stored_assertions(stored)),
                 http,
             ),
         }
@@ -283,16 +275,14 @@ pub(crate) fn shown(stored: &Stored<'_>) -> Shown {
             username: a.username,
             password_set: stored.monitor.http_password_sealed.is_some(),
         }),
-        assertions: Some(
-            stored
-                .options
-                .assertions
-                .iter()
-                .cloned()
-                .map(Into::into)
-                .collect(),
-        ),
+        assertions: Some(stored_assertions(stored)),
     }
+}
+
+/// The stored monitor's assertions as requests and responses give them.
+fn stored_assertions(stored: &Stored<'_>) -> Vec<Assertion> {
+    let assertions = stored.options.assertions.iter().cloned();
+    assertions.map(Into::into).collect()
 }
 
 /// The target: an absolute `http://` or `https://` URL without

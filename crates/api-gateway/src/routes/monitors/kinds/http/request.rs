@@ -30,34 +30,11 @@ pub enum HttpMethod {
     Options,
 }
 
-impl From<uptime_contracts::HttpMethod> for HttpMethod {
-    fn from(m: uptime_contracts::HttpMethod) -> Self {
-        use uptime_contracts::HttpMethod as M;
-        match m {
-            M::Get => Self::Get,
-            M::Head => Self::Head,
-            M::Post => Self::Post,
-            M::Put => Self::Put,
-            M::Patch => Self::Patch,
-            M::Delete => Self::Delete,
-            M::Options => Self::Options,
-        }
-    }
-}
-
-impl From<HttpMethod> for uptime_contracts::HttpMethod {
-    fn from(m: HttpMethod) -> Self {
-        match m {
-            HttpMethod::Get => Self::Get,
-            HttpMethod::Head => Self::Head,
-            HttpMethod::Post => Self::Post,
-            HttpMethod::Put => Self::Put,
-            HttpMethod::Patch => Self::Patch,
-            HttpMethod::Delete => Self::Delete,
-            HttpMethod::Options => Self::Options,
-        }
-    }
-}
+mirror!(
+    HttpMethod,
+    uptime_contracts::HttpMethod,
+    [Get, Head, Post, Put, Patch, Delete, Options]
+);
 
 /// One request header. Names may repeat (each is sent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
