@@ -9,17 +9,19 @@ use serde::{Deserialize, Serialize};
 use uptime_db::models::Monitor;
 use utoipa::ToSchema;
 
-/// The monitor's current status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorStatus {
-    /// Not checked yet (or what it watches changed since).
-    Pending,
-    Up,
-    /// Passing, but slower than `latency_warn_ms`.
-    Degraded,
-    /// `confirmation_count` consecutive checks failed.
-    Down,
+mirror! {
+    /// The monitor's current status.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum MonitorStatus = uptime_contracts::MonitorStatus {
+        /// Not checked yet (or what it watches changed since).
+        Pending,
+        Up,
+        /// Passing, but slower than `latency_warn_ms`.
+        Degraded,
+        /// `confirmation_count` consecutive checks failed.
+        Down,
+    }
 }
 
 impl MonitorStatus {
@@ -33,12 +35,6 @@ impl MonitorStatus {
         }
     }
 }
-
-mirror!(
-    MonitorStatus,
-    uptime_contracts::MonitorStatus,
-    [Pending, Up, Degraded, Down]
-);
 
 crate::routes::monitors::fields::api_fields! {
     /// The first fields of a create request.

@@ -63,10 +63,17 @@
 
 use actix_web::web;
 
-/// `From` both ways between an API enum and the contracts' enum of the
-/// same variants (the API's carries the API's documentation).
+/// An API enum declared with `From` both ways to the contracts' enum of
+/// the same variants (the API's carries the API's documentation; rows come
+/// typed from uptime-db, so the conversions cannot fail):
+/// `mirror! { #[derive(...)] pub enum Api = uptime_contracts::Enum { A, B } }`.
 macro_rules! mirror {
-    ($api:ident, $contract:path, [$($v:ident),*]) => {
+    ($(#[$m:meta])* pub enum $api:ident = $contract:path {
+        $($(#[$vm:meta])* $v:ident),* $(,)?
+    }) => {
+        $(#[$m])*
+        pub enum $api { $($(#[$vm])* $v),* }
+
         impl From<$contract> for $api {
             fn from(v: $contract) -> Self {
                 use $contract as C;

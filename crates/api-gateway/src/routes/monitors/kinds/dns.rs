@@ -13,23 +13,19 @@ use utoipa::ToSchema;
 pub const MAX_DNS_EXPECTED: usize = 20;
 pub const MAX_DNS_EXPECTED_CHARS: usize = 255;
 
-/// The DNS record type a dns check asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum DnsRecordType {
-    A,
-    Aaaa,
-    Cname,
-    Mx,
-    Txt,
-    Ns,
+mirror! {
+    /// The DNS record type a dns check asks for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "UPPERCASE")]
+    pub enum DnsRecordType = uptime_contracts::DnsRecordType {
+        A,
+        Aaaa,
+        Cname,
+        Mx,
+        Txt,
+        Ns,
+    }
 }
-
-mirror!(
-    DnsRecordType,
-    uptime_contracts::DnsRecordType,
-    [A, Aaaa, Cname, Mx, Txt, Ns]
-);
 
 crate::routes::monitors::fields::api_fields! {
     /// The fields of a create request.

@@ -17,24 +17,20 @@ pub const MAX_HEADER_VALUE_CHARS: usize = 1024;
 /// Longest basic-auth user name and password.
 pub const MAX_CREDENTIAL_CHARS: usize = 256;
 
-/// The method of an http or keyword check's request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
-    Get,
-    Head,
-    Post,
-    Put,
-    Patch,
-    Delete,
-    Options,
+mirror! {
+    /// The method of an http or keyword check's request.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "UPPERCASE")]
+    pub enum HttpMethod = uptime_contracts::HttpMethod {
+        Get,
+        Head,
+        Post,
+        Put,
+        Patch,
+        Delete,
+        Options,
+    }
 }
-
-mirror!(
-    HttpMethod,
-    uptime_contracts::HttpMethod,
-    [Get, Head, Post, Put, Patch, Delete, Options]
-);
 
 /// One request header. Names may repeat (each is sent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
