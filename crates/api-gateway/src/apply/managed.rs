@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 /// One desired resource, planned.
 pub(super) enum Desired {
-    Monitor(Plan<Monitors>, PolicyLink),
+    Monitor(Box<Plan<Monitors>>, PolicyLink),
     Other(Box<dyn PlannedWrite>),
 }
 
@@ -104,7 +104,7 @@ impl ManagedSet {
                 .monitors
                 .plan_of(c, state, user, r#ref, spec, placeholders)
                 .await?;
-            return Ok(Desired::Monitor(plan, link));
+            return Ok(Desired::Monitor(Box::new(plan), link));
         }
         self.kind(input.kind)?
             .plan(c, state, user, r#ref, spec, placeholders)

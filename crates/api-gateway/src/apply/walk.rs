@@ -126,7 +126,7 @@ impl Walk<'_> {
             };
             links[position] = Some(link);
             if is_plain_create(&plan) {
-                plain.push((self.inputs[position].1.r#ref.clone(), plan));
+                plain.push((self.inputs[position].1.r#ref.clone(), *plan));
                 plain_positions.push(position);
             } else {
                 rest.push(position);
@@ -152,7 +152,7 @@ impl Walk<'_> {
             };
             let action = plan.entry().0;
             let r#ref = &self.inputs[position].1.r#ref;
-            let done = execute::<Monitors>(c, self.state, self.user, r#ref, plan, true)
+            let done = execute::<Monitors>(c, self.state, self.user, r#ref, *plan, true)
                 .await
                 .map_err(|e| self.fail(position, e))?;
             let id = Monitors::id(&done.row);
