@@ -8,10 +8,11 @@ use crate::apply::request::{Action, Kind, PlanEntry, ResourceInput};
 use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::resource::managed::{Managed, ManagedKind, PlannedWrite};
+use crate::resource::Plan;
 use crate::routes::contacts::Contacts;
 use crate::routes::escalation_policies::Policies;
 use crate::routes::maintenance_windows::Windows;
-use crate::routes::monitors::{plan_monitor, ManagedMonitors, MonitorPlan, MonitorWrites};
+use crate::routes::monitors::Monitors;
 use crate::routes::status_pages::Pages;
 use crate::state::AppState;
 use diesel_async::AsyncPgConnection;
@@ -19,15 +20,13 @@ use std::collections::HashMap;
 
 /// One desired resource, planned.
 pub(super) enum Desired {
-    Monitor(MonitorPlan, PolicyLink),
+    Monitor(Box<Plan<Monitors>>, PolicyLink),
     Other(Box<dyn PlannedWrite>),
 }
 
 /// The organisation's managed resources.
 pub(super) struct ManagedSet {
-    /// The settings of the monitors' writes.
-    pub(super) writes: MonitorWrites,
-    pub(super) monitors: ManagedMonitors,
+    pub(super) monitors: Managed<Monitors>,
     /// The policies the managed monitors alert through, by monitor id.
     monitor_policies: HashMap<i64, i64>,
     /// Every other kind, in the order an apply writes them.
@@ -35,12 +34,7 @@ pub(super) struct ManagedSet {
 }
 
 impl ManagedSet {
-    pub(super) async fn load(
-        c: &mut AsyncPgConnection,
-        state: &AppState,
-        user: &AuthUser,
-    ) -> Result<Self, ApiError> {
-        let writes = MonitorWrites::of(state);
+    pub(super) async fn load(c: &mut AsyncPgConnection, user: &AuthUser) -> Result<Self, ApiError> {
         let mut kinds = Vec::with_capacity(Kind::ALL.len());
         let mut monitors = None;
         for kind in Kind::ALL {
@@ -48,7 +42,7 @@ impl ManagedSet {
                 Kind::AlertContact => Managed::<Contacts>::load(c, user).await?,
                 Kind::EscalationPolicy => Managed::<Policies>::load(c, user).await?,
                 Kind::Monitor => {
-                    monitors = Some(ManagedMonitors::load(c, user.org_id, &writes).await?);
+                    monitors = Some(Managed::<Monitors>::of(c, user).await?);
                     continue;
                 }
                 Kind::MaintenanceWindow => Managed::<Windows>::load(c, user).await?,
@@ -56,18 +50,20 @@ impl ManagedSet {
             });
         }
         let monitors = monitors.ok_or_else(|| ApiError::Internal("monitors not loaded".into()))?;
-        let monitor_ids: Vec<i64> = monitors.ids().map(|(_, id)| id).collect();
+        let monitor_ids: Vec<i64> = monitors.stored().into_iter().map(|(_, id)| id).collect();
         let monitor_policies = uptime_db::escalation_policies::of_monitors(c, &monitor_ids).await?;
         Ok(Self {
-            writes,
             monitors,
             monitor_policies,
             kinds,
         })
     }
 
-    /// The managed resources of `kind` (not monitors).
+    /// The managed resources of `kind`.
     pub(super) fn kind(&self, kind: Kind) -> Result<&dyn ManagedKind, ApiError> {
+        if kind == Kind::Monitor {
+            return Ok(&self.monitors);
+        }
         self.kinds
             .iter()
             .find(|k| k.kind() == kind)
@@ -76,15 +72,14 @@ impl ManagedSet {
     }
 
     pub(super) fn stored(&self) -> Stored {
-        let monitors = self
-            .monitors
-            .ids()
-            .map(|(r, id)| ((Kind::Monitor, r.to_string()), id));
-        let others = self.kinds.iter().flat_map(|k| {
-            let kind = k.kind();
-            k.stored().into_iter().map(move |(r, id)| ((kind, r), id))
-        });
-        monitors.chain(others).collect()
+        let monitors: &dyn ManagedKind = &self.monitors;
+        std::iter::once(monitors)
+            .chain(self.kinds.iter().map(|k| k.as_ref()))
+            .flat_map(|k| {
+                let kind = k.kind();
+                k.stored().into_iter().map(move |(r, id)| ((kind, r), id))
+            })
+            .collect()
     }
 
     /// Plans one resource against `table` (its refs resolved;
@@ -105,8 +100,11 @@ impl ManagedSet {
         if input.kind == Kind::Monitor {
             let stored_id = self.monitors.id_of(r#ref);
             let (spec, link) = split_link(&self.monitor_policies, spec, stored_id)?;
-            return plan_monitor(user.org_id, r#ref, spec, &self.monitors, &self.writes)
-                .map(|plan| Desired::Monitor(plan, link));
+            let plan = self
+                .monitors
+                .plan_of(c, state, user, r#ref, spec, placeholders)
+                .await?;
+            return Ok(Desired::Monitor(Box::new(plan), link));
         }
         self.kind(input.kind)?
             .plan(c, state, user, r#ref, spec, placeholders)
@@ -119,13 +117,12 @@ impl ManagedSet {
 pub(super) fn entry_of(input: &ResourceInput, desired: &Desired) -> PlanEntry {
     let (action, id, changes) = match desired {
         Desired::Monitor(plan, link) => {
-            let mut action = plan.action();
-            let mut changes = plan.changes();
+            let (mut action, id, mut changes) = plan.entry();
             if link.changes() && action != Action::Create {
                 changes.get_or_insert_with(Vec::new).push(link.change());
                 action = Action::Update;
             }
-            (action, plan.id(), changes)
+            (action, id, changes)
         }
         Desired::Other(plan) => plan.entry(),
     };

@@ -11,8 +11,8 @@
 //! transaction: [`managed`] loads the tenant's managed resources of every
 //! kind and plans each desired one through its kind's
 //! `crate::resource::Resource` (the same validation and writes as its
-//! `PUT .../by-ref/{ref}`; monitors through `routes::monitors`'s own
-//! planning), and [`walk`] writes them kind after kind.
+//! `PUT .../by-ref/{ref}`), and [`walk`] writes them kind after kind
+//! (monitors in dependency order, the plain creates in bulk).
 
 pub mod changes;
 mod end_state;

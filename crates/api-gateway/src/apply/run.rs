@@ -15,7 +15,7 @@ use crate::apply::request::{
 };
 use crate::auth::AuthUser;
 use crate::error::ApiError;
-use crate::routes::monitors::{announce_all, delete_monitor};
+use crate::routes::monitors::announce_all;
 use crate::state::AppState;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
@@ -41,7 +41,7 @@ pub(super) async fn apply(
                 // The organisation's row first: concurrent applies and
                 // creates of one organisation go one after the other.
                 let before = uptime_db::quotas::lock_quotas(c, user.org_id, None).await?;
-                let managed = ManagedSet::load(c, state, user).await?;
+                let managed = ManagedSet::load(c, user).await?;
                 let stored = managed.stored();
                 let keys: Vec<Key> = inputs
                     .iter()
@@ -135,11 +135,9 @@ pub(super) async fn apply(
                 let mut deleted_monitors = Vec::new();
                 if prune {
                     for ((kind, r#ref), id) in &matching.absent {
+                        managed.kind(*kind)?.prune(c, state, user, r#ref).await?;
                         if *kind == Kind::Monitor {
-                            delete_monitor(c, user, r#ref, &managed.monitors).await?;
                             deleted_monitors.push(*id);
-                        } else {
-                            managed.kind(*kind)?.prune(c, state, user, r#ref).await?;
                         }
                     }
                 }

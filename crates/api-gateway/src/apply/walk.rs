@@ -12,7 +12,8 @@ use crate::apply::plan::{Key, RefTable};
 use crate::apply::request::{Action, Kind, PlanEntry, ResourceInput};
 use crate::auth::AuthUser;
 use crate::error::ApiError;
-use crate::routes::monitors::{execute_monitor, insert_plain};
+use crate::resource::{execute, Resource};
+use crate::routes::monitors::{insert_plain, is_plain_create, Monitors};
 use crate::state::AppState;
 use diesel_async::AsyncPgConnection;
 
@@ -124,8 +125,8 @@ impl Walk<'_> {
                 continue;
             };
             links[position] = Some(link);
-            if plan.is_plain_create() {
-                plain.push((self.inputs[position].1.r#ref.clone(), plan));
+            if is_plain_create(&plan) {
+                plain.push((self.inputs[position].1.r#ref.clone(), *plan));
                 plain_positions.push(position);
             } else {
                 rest.push(position);
@@ -149,10 +150,12 @@ impl Walk<'_> {
             let Desired::Monitor(plan, _) = self.plan_again(c, position).await? else {
                 continue;
             };
-            let action = plan.action();
-            let id = execute_monitor(c, self.user, plan, &self.managed.writes)
+            let action = plan.entry().0;
+            let r#ref = &self.inputs[position].1.r#ref;
+            let done = execute::<Monitors>(c, self.state, self.user, r#ref, *plan, true)
                 .await
                 .map_err(|e| self.fail(position, e))?;
+            let id = Monitors::id(&done.row);
             if action == Action::Create {
                 self.table.created(self.keys[position].clone(), id);
             }

@@ -1,7 +1,8 @@
 //! The kinds an apply walks, as objects: each [`Resource`]'s managed rows
 //! ([`Managed`]) and its planned writes ([`PlannedWrite`]), so the apply
 //! plans, writes and prunes every kind through one loop (the monitors,
-//! written in dependency order and in bulk, keep their own path there).
+//! written in dependency order and in bulk, are planned and written
+//! through [`Managed::plan_of`] and `execute` by the walk itself).
 
 use super::{body_of, execute, plan, Plan, Resource};
 use crate::apply::changes::FieldChange;
@@ -86,8 +87,33 @@ impl<K: Resource> Managed<K> {
         c: &mut AsyncPgConnection,
         user: &AuthUser,
     ) -> Result<Box<dyn ManagedKind>, ApiError> {
+        Ok(Box::new(Self::of(c, user).await?))
+    }
+
+    /// As [`Managed::load`], for a caller that plans `K` itself.
+    pub async fn of(c: &mut AsyncPgConnection, user: &AuthUser) -> Result<Self, ApiError> {
         let rows = K::managed(c, user).await?;
-        Ok(Box::new(Self(rows.into_iter().collect())))
+        Ok(Self(rows.into_iter().collect()))
+    }
+
+    /// The id of the managed resource `r#ref`.
+    pub fn id_of(&self, r#ref: &str) -> Option<i64> {
+        self.0.get(r#ref).map(K::id)
+    }
+
+    /// Plans the resource `r#ref` from its resolved spec (a create body).
+    pub async fn plan_of(
+        &self,
+        c: &mut AsyncPgConnection,
+        state: &AppState,
+        user: &AuthUser,
+        r#ref: &str,
+        spec: Value,
+        placeholders: bool,
+    ) -> Result<Plan<K>, ApiError> {
+        let body = body_of::<K>(spec)?;
+        let stored = self.0.get(r#ref).cloned();
+        plan::<K>(c, state, user, r#ref, stored, body, placeholders).await
     }
 }
 
@@ -113,9 +139,9 @@ impl<K: Resource> ManagedKind for Managed<K> {
         placeholders: bool,
     ) -> BoxFuture<'a, Result<Box<dyn PlannedWrite>, ApiError>> {
         Box::pin(async move {
-            let body = body_of::<K>(spec)?;
-            let stored = self.0.get(r#ref).cloned();
-            let planned = plan::<K>(c, state, user, r#ref, stored, body, placeholders).await?;
+            let planned = self
+                .plan_of(c, state, user, r#ref, spec, placeholders)
+                .await?;
             Ok(Box::new(planned) as Box<dyn PlannedWrite>)
         })
     }

@@ -114,7 +114,8 @@ pub trait Resource: Sized + Send + Sync + 'static {
         in_apply: bool,
     ) -> impl Future<Output = Result<(Self::Stored, Self::Extra), ApiError>> + Send;
 
-    /// Writes `checked` over `stored`.
+    /// Writes `checked` over `stored` (its quota checked here unless
+    /// `in_apply`, as for [`Resource::insert`]).
     fn rewrite(
         c: &mut AsyncPgConnection,
         state: &AppState,
@@ -122,6 +123,7 @@ pub trait Resource: Sized + Send + Sync + 'static {
         stored: &Self::Stored,
         checked: &Self::Checked,
         r#ref: &str,
+        in_apply: bool,
     ) -> impl Future<Output = Result<(Self::Stored, Self::Extra), ApiError>> + Send;
 
     /// Deletes `stored` (with its ref).
@@ -132,6 +134,13 @@ pub trait Resource: Sized + Send + Sync + 'static {
         stored: &Self::Stored,
         r#ref: Option<&str>,
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
+
+    /// What follows a `DELETE` of resource `id` once committed (telling
+    /// another service).
+    fn removed(state: &AppState, id: i64) -> impl Future<Output = ()> + Send {
+        let _ = (state, id);
+        std::future::ready(())
+    }
 
     /// The answer of a `PUT .../by-ref/{ref}` once committed.
     fn answered(
@@ -277,7 +286,8 @@ pub async fn execute<K: Resource>(
         Plan::Update {
             stored, checked, ..
         } => {
-            let (row, extra) = K::rewrite(c, state, user, &stored, &checked, r#ref).await?;
+            let (row, extra) =
+                K::rewrite(c, state, user, &stored, &checked, r#ref, in_apply).await?;
             Executed {
                 row,
                 created: false,

@@ -54,6 +54,7 @@ pub async fn delete<K: Resource>(
         .scope_boxed()
     })
     .await?;
+    K::removed(state, id).await;
     Ok(HttpResponse::NoContent().finish())
 }
 

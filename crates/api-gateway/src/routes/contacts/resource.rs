@@ -131,6 +131,7 @@ impl Resource for Contacts {
         stored: &AlertContact,
         checked: &CheckedContact,
         r#ref: &str,
+        _: bool,
     ) -> Result<(AlertContact, bool), ApiError> {
         let CheckedContact::Update(update, send) = checked else {
             return Err(ApiError::Internal("a new contact written over one".into()));

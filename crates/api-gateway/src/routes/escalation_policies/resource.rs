@@ -125,6 +125,7 @@ impl Resource for Policies {
         stored: &Policy,
         def: &PolicyDefinition,
         r#ref: &str,
+        _: bool,
     ) -> Result<(Policy, ()), ApiError> {
         check_contacts(c, user.org_id, def).await?;
         let id = stored.id;

@@ -152,6 +152,7 @@ impl Resource for Windows {
         stored: &MaintenanceWindow,
         definition: &WindowDefinition,
         r#ref: &str,
+        _: bool,
     ) -> Result<(MaintenanceWindow, ()), ApiError> {
         let (id, now) = (stored.id, Utc::now());
         let before = audit::shown(&shown(stored.clone(), Some(r#ref), now));

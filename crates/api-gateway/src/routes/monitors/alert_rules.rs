@@ -24,66 +24,63 @@ pub const MAX_FLAP_THRESHOLD: i64 = 100;
 /// Longest flapping window and stable time: a day.
 pub const MAX_FLAP_SECS: i64 = 86_400;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH: `null` turns a rule off (or back to its default).
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response.
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
     /// Repeat the down alert every this many seconds while the incident is
     /// open and unacknowledged: the deployment's floor
     /// (`alert_rules.min_reminder_interval_secs`, 300 by default: the
     /// `minimum` of the document a deployment serves; 1 in documents of
     /// every deployment) to 604800. Default: none.
-    #[schema(minimum = 1, maximum = 604800, nullable)]
-    pub reminder_interval_secs: Option<i64>,
+    #[schema(nullable)]
+    reminder_interval_secs: opt i64 [minimum = 1, maximum = 604800],
+        clear => /// `null`: no reminders.
+        Option<i32>;
     /// At most this many reminders per incident, 1 to 1000. Default: no
     /// limit (until acknowledged or recovered).
-    #[schema(minimum = 1, maximum = 1000, nullable)]
-    pub reminder_max: Option<i64>,
+    #[schema(nullable)]
+    reminder_max: opt i64 [minimum = 1, maximum = 1000],
+        clear => /// `null`: no limit.
+        Option<i32>;
     /// Ids of the organisation's monitors this one depends on, at most 10,
     /// no cycles. While one of them is down (or failing on its way to
     /// down) this monitor is still checked and its changes recorded, but
     /// its alerts are held (`blocked_by`); if it is still down when they
     /// recover, it alerts then. Default: none.
-    #[schema(max_items = 10)]
-    pub depends_on: Option<Vec<i64>>,
+    depends_on: opt Vec<i64> [max_items = 10],
+        clear /// Replaces the list; `null` or `[]` removes every dependency.
+        => Vec<i64>;
     /// Flapping: more status changes than this within `flap_window_secs`
     /// send one `flapping` alert and hold the further ones until no change
     /// came for `flap_stable_secs`, 2 to 100. Default: none (off).
-    #[schema(minimum = 2, maximum = 100, nullable)]
-    pub flap_threshold: Option<i64>,
+    #[schema(nullable)]
+    flap_threshold: opt i64 [minimum = 2, maximum = 100],
+        clear => /// `null`: flapping detection is off.
+        Option<i32>;
     /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
     /// the `minimum` of the document a deployment serves; 1 in documents of
     /// every deployment) to 86400. Default 600.
-    #[schema(minimum = 1, maximum = 86400, nullable)]
-    pub flap_window_secs: Option<i64>,
+    #[schema(nullable)]
+    flap_window_secs: opt i64 [minimum = 1, maximum = 86400],
+        clear => /// The window in effect (600 unless set).
+        i32;
     /// The deployment's floor (`alert_rules.min_flap_secs`, 60 by default:
     /// the `minimum` of the document a deployment serves; 1 in documents of
     /// every deployment) to 86400. Default 900.
-    #[schema(minimum = 1, maximum = 86400, nullable)]
-    pub flap_stable_secs: Option<i64>,
-}
-
-/// The fields of a PATCH: `null` turns a rule off (or back to its default).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 604800)]
-    pub reminder_interval_secs: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 1000)]
-    pub reminder_max: Option<Option<i64>>,
-    /// Replaces the list; `null` or `[]` removes every dependency.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<Vec<i64>>, nullable, required = false, max_items = 10)]
-    pub depends_on: Option<Option<Vec<i64>>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 2, maximum = 100)]
-    pub flap_threshold: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
-    pub flap_window_secs: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, required = false, minimum = 1, maximum = 86400)]
-    pub flap_stable_secs: Option<Option<i64>>,
+    #[schema(nullable)]
+    flap_stable_secs: opt i64 [minimum = 1, maximum = 86400],
+        clear => /// The stable time in effect (900 unless set).
+        i32;
+    shown /// Since when the monitor is flapping (its alerts held); `null`: it is not.
+    flapping_since: Option<chrono::DateTime<chrono::Utc>>;
 }
 
 impl Update {
@@ -95,24 +92,6 @@ impl Update {
             && self.flap_window_secs.is_none()
             && self.flap_stable_secs.is_none()
     }
-}
-
-/// The fields of a response.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// `null`: no reminders.
-    pub reminder_interval_secs: Option<i32>,
-    /// `null`: no limit.
-    pub reminder_max: Option<i32>,
-    pub depends_on: Vec<i64>,
-    /// `null`: flapping detection is off.
-    pub flap_threshold: Option<i32>,
-    /// The window in effect (600 unless set).
-    pub flap_window_secs: i32,
-    /// The stable time in effect (900 unless set).
-    pub flap_stable_secs: i32,
-    /// Since when the monitor is flapping (its alerts held); `null`: it is not.
-    pub flapping_since: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Shown {

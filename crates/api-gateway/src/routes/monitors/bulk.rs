@@ -35,8 +35,8 @@
 //!   can hold tens of thousands, each message up to a kilobyte), then one
 //!   more entry, field `monitors`, counting those not listed.
 
+use super::batch::{announce_all, insert_batch, Batch};
 use super::draft::{new_monitor, Creation};
-use super::handlers::{announce, no_such_contacts};
 use super::types::{CreateMonitor, MonitorResponse};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
@@ -44,10 +44,7 @@ use crate::state::AppState;
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
-use uptime_contracts::MonitorChange;
-use uptime_db::models::NewMonitor;
 use utoipa::ToSchema;
 
 /// This route's body limit (the others have 64 KiB): a full default batch of
@@ -56,9 +53,6 @@ use utoipa::ToSchema;
 /// options (headers, body and assertions can take up to about 60 KB) fit
 /// fewer to a batch.
 pub const BULK_MAX_BODY_BYTES: usize = crate::body_limits::LARGEST_BODY_BYTES;
-
-/// Announcements awaiting their publish ack at once.
-const ANNOUNCE_IN_FLIGHT: usize = 1024;
 
 /// A user's bulk creates in line at once: one validated, the others waiting
 /// their turn in arrival order; one more is refused (429). Four, so that a
@@ -160,7 +154,7 @@ pub(super) fn json_config() -> web::JsonConfig {
 }
 
 /// Each item as the single create validates it, or 400 naming every problem
-/// of every item by its index. Contact ids come back sorted, deduplicated.
+/// of every item by its index.
 fn validate_items(
     org_id: i64,
     items: Vec<serde_json::Value>,
@@ -191,11 +185,7 @@ fn validate_items(
             continue;
         }
         match new_monitor(org_id, req, allow_private_targets, regions, keyring) {
-            Ok(mut creation) => {
-                creation.contact_ids.sort_unstable();
-                creation.contact_ids.dedup();
-                valid.push(creation);
-            }
+            Ok(creation) => valid.push(creation),
             Err(ApiError::InvalidBody(problems)) => {
                 details.extend(
                     problems
@@ -292,7 +282,6 @@ async fn create_all(
             format!("must hold 1 to {max} monitors"),
         )]));
     }
-    let count = items.len();
     state.rate_limiter.check_n(user.org_id, tokens_due)?;
     // The turn moves into the blocking task: it passes on when the work
     // ends, even if the client has gone away meanwhile.
@@ -326,90 +315,38 @@ async fn create_all(
     // Labels go into the INSERT only when some monitor has any: a bulk
     // import without labels sends the column's default.
     let any_labels = valid.iter().any(|c| !c.labels.is_empty());
-    let mut news: Vec<NewMonitor> = Vec::with_capacity(valid.len());
-    let mut contact_ids: Vec<Vec<i64>> = Vec::with_capacity(valid.len());
-    let mut labels: Vec<serde_json::Value> = Vec::new();
+    let mut batch = Batch::default();
     let mut refs: Vec<Option<String>> = Vec::with_capacity(valid.len());
     for creation in valid {
-        news.push(creation.new);
-        contact_ids.push(creation.contact_ids);
-        refs.push(creation.r#ref);
-        if any_labels {
-            labels.push(creation.labels.to_json());
-        }
+        refs.push(creation.r#ref.clone());
+        batch.push(creation, any_labels);
     }
 
     let quotas = state.settings.quotas.clone();
     let mut conn = state.conn().await?;
-    let given_refs = refs.clone();
     let (rows, contact_ids) = conn
         .transaction::<_, ApiError, _>(|c| {
             async move {
+                let news = batch.news();
                 let load = news
                     .iter()
                     .map(|n| crate::quotas::load_of(&n.definition))
                     .sum();
-                crate::quotas::ensure_room_for_monitors(
-                    c,
-                    &quotas,
-                    user.org_id,
-                    i64::try_from(news.len()).unwrap_or(i64::MAX),
-                    load,
-                )
-                .await?;
-                // One query for the contacts of every item (locked, as a
-                // single create locks its own).
-                let mut wanted: Vec<i64> = contact_ids.iter().flatten().copied().collect();
-                wanted.sort_unstable();
-                wanted.dedup();
-                let owned = uptime_db::contacts::owned_ids_locked(c, user.org_id, &wanted).await?;
-                let unknown: Vec<FieldError> = contact_ids
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, ids)| {
-                        no_such_contacts(ids, &owned).map(|message| {
-                            FieldError::new(format!("monitors[{i}].alert_contact_ids"), message)
-                        })
-                    })
-                    .collect();
-                if !unknown.is_empty() {
-                    return Err(ApiError::InvalidBody(unknown));
-                }
-                let rows =
-                    uptime_db::monitors::create_many_labelled(c, news, &contact_ids, &labels)
-                        .await?;
-                if rows.len() != count {
-                    // Rolled back: all or nothing.
-                    return Err(ApiError::Internal(format!(
-                        "{} of {count} monitors came back from the insert",
-                        rows.len()
-                    )));
-                }
-                set_refs(c, &user, &rows, &given_refs).await?;
-                // One entry for the request, naming every monitor it made:
-                // an entry per monitor would double a bulk import's writes.
-                let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
-                crate::audit::record(
-                    c,
-                    &user,
-                    crate::audit::action::BULK_CREATE,
-                    crate::audit::kind::MONITOR,
-                    None,
-                    serde_json::json!({"monitor_ids": {"before": null, "after": ids}}),
-                )
-                .await?;
-                Ok((rows, contact_ids))
+                let count = i64::try_from(news.len()).unwrap_or(i64::MAX);
+                crate::quotas::ensure_room_for_monitors(c, &quotas, user.org_id, count, load)
+                    .await?;
+                insert_batch(c, &user, batch, |i| {
+                    format!("monitors[{i}].alert_contact_ids")
+                })
+                .await
             }
             .scope_boxed()
         })
         .await?;
     drop(conn);
 
-    futures::stream::iter(rows.iter().map(|m| m.id))
-        .for_each_concurrent(ANNOUNCE_IN_FLIGHT, |id| {
-            announce(&state, id, MonitorChange::Upserted)
-        })
-        .await;
+    let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
+    announce_all(&state, &ids, &[]).await;
     let monitors = rows
         .into_iter()
         .zip(contact_ids)
@@ -422,26 +359,6 @@ async fn create_all(
     Ok(HttpResponse::Created()
         .insert_header((actix_web::http::header::LOCATION, "/api/v1/monitors"))
         .json(BulkCreatedMonitors { monitors }))
-}
-
-/// Gives the new `rows` the refs of their items, in one statement: a ref
-/// already taken (by another monitor or another item) is a 409 and rolls
-/// the batch back.
-async fn set_refs(
-    c: &mut diesel_async::AsyncPgConnection,
-    user: &AuthUser,
-    rows: &[uptime_db::models::Monitor],
-    refs: &[Option<String>],
-) -> Result<(), ApiError> {
-    let (ids, refs): (Vec<i64>, Vec<String>) = rows
-        .iter()
-        .zip(refs)
-        .filter_map(|(row, r)| Some((row.id, r.clone()?)))
-        .unzip();
-    let kind = uptime_db::refs::RefKind::Monitor;
-    uptime_db::refs::set_many(c, kind, user.org_id, &ids, &refs)
-        .await
-        .map_err(|e| crate::refs::from_db(kind, user, e))
 }
 
 #[cfg(test)]

@@ -9,17 +9,19 @@ use serde::{Deserialize, Serialize};
 use uptime_db::models::Monitor;
 use utoipa::ToSchema;
 
-/// The monitor's current status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorStatus {
-    /// Not checked yet (or what it watches changed since).
-    Pending,
-    Up,
-    /// Passing, but slower than `latency_warn_ms`.
-    Degraded,
-    /// `confirmation_count` consecutive checks failed.
-    Down,
+mirror! {
+    /// The monitor's current status.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum MonitorStatus = uptime_contracts::MonitorStatus {
+        /// Not checked yet (or what it watches changed since).
+        Pending,
+        Up,
+        /// Passing, but slower than `latency_warn_ms`.
+        Degraded,
+        /// `confirmation_count` consecutive checks failed.
+        Down,
+    }
 }
 
 impl MonitorStatus {
@@ -34,26 +36,30 @@ impl MonitorStatus {
     }
 }
 
-impl From<uptime_contracts::MonitorStatus> for MonitorStatus {
-    fn from(status: uptime_contracts::MonitorStatus) -> Self {
-        use uptime_contracts::MonitorStatus as S;
-        match status {
-            S::Pending => Self::Pending,
-            S::Up => Self::Up,
-            S::Degraded => Self::Degraded,
-            S::Down => Self::Down,
-        }
-    }
-}
+crate::routes::monitors::fields::api_fields! {
+    /// The first fields of a create request.
+    #[derive(Debug, Deserialize, ToSchema)]
+    pub struct CreateFirst;
+    /// The first fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct UpdateFirst;
+    /// The first fields of every monitor in responses.
+    #[derive(Debug, Serialize, ToSchema)]
+    pub struct ShownFirst;
 
-/// The first fields of a create request.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct CreateFirst {
+    shown id: i64;
+    shown /// The organisation that owns the monitor.
+    org_id: i64;
+    shown /// Deprecated: the owning organisation's id (`org_id`), which is its
+    /// first owner's user id for accounts from before organisations.
+    #[schema(deprecated)]
+    user_id: i64;
     /// 1 to 200 characters, not only whitespace.
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
+    name: req String [min_length = 1, max_length = 200], kept => String;
     #[serde(rename = "type")]
-    pub kind: MonitorType,
+    kind: req MonitorType,
+        kept #[serde(rename = "type")]
+        => #[serde(rename = "type")] MonitorType;
     /// Required for every type but heartbeat. http/keyword: an absolute
     /// `http://` or `https://` URL without credentials. tcp: `host:port`
     /// (IPv6 in brackets: `[2001:db8::1]:22`). tls: `host:port` or an
@@ -64,133 +70,69 @@ pub struct CreateFirst {
     /// refused unless the deployment allows private targets (names are
     /// screened after resolution, at check time). heartbeat: an optional
     /// label, never contacted. At most 2048 characters.
-    #[schema(min_length = 1, max_length = 2048)]
-    pub target: Option<String>,
+    target: opt String [min_length = 1, max_length = 2048],
+        clear /// `null` clears it (heartbeat monitors only). The rules per type are
+        /// those of the create request.
+        => Option<String>;
     /// Seconds between checks, 10 to 86400 (default 300).
-    pub interval_secs: Option<i64>,
+    interval_secs: opt i64, kept => i32;
     /// Seconds before a check counts as failed, 1 to 120 and at most
     /// `interval_secs` (default 30, or `interval_secs` if that is smaller).
     /// For heartbeat monitors: the grace period after a missed ping.
-    pub timeout_secs: Option<i64>,
+    timeout_secs: opt i64, kept => i32;
 }
 
-/// The other fields every create request may give.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct CreateRest {
+crate::routes::monitors::fields::api_fields! {
+    /// The other fields every create request may give.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct CreateRest;
+    /// The other fields every PATCH may give.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct UpdateRest;
+    /// The other columns of every monitor in responses.
+    #[derive(Debug, Serialize, ToSchema)]
+    pub struct ShownRest;
+
     /// 100 to 599 (default 200).
-    pub expected_status: Option<i64>,
+    expected_status: opt i64, kept => i32;
     /// Consecutive failed checks before the monitor is `down`, 1 to 10 (default 1).
-    pub confirmation_count: Option<i64>,
+    confirmation_count: opt i64, kept => i32;
+    shown /// Heartbeat monitors only: `hb_` and 32 lowercase hex characters.
+    heartbeat_token: Option<String>;
     /// Warn when the certificate expires within this many days, 0 to 365 (default 30).
-    pub ssl_warn_days: Option<i64>,
+    ssl_warn_days: opt i64, kept => i32;
     /// A passing check slower than this many milliseconds makes the monitor
     /// `degraded`, 1 to 600000 (default: none).
-    pub latency_warn_ms: Option<i64>,
+    latency_warn_ms: opt i64,
+        clear /// `null` removes the latency threshold.
+        => Option<i32>;
     /// The caller's alert contacts to notify on status changes.
-    pub alert_contact_ids: Option<Vec<i64>>,
+    alert_contact_ids: opt Vec<i64>,
+        kept /// Replaces the linked contacts; `[]` unlinks all.
+        ;
+    shown /// Failed checks in a row so far.
+    consecutive_failures: i32;
+    shown last_heartbeat_at: Option<DateTime<Utc>>;
+    shown /// `notAfter` of the target's certificate, for https targets once checked.
+    ssl_expires_at: Option<DateTime<Utc>>;
     /// `false` creates the monitor paused (default `true`).
-    pub active: Option<bool>,
-}
-
-/// The first fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct UpdateFirst {
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
-    pub name: Option<Option<String>>,
-    #[serde(
-        default,
-        rename = "type",
-        deserialize_with = "crate::routes::monitors::fields::given"
-    )]
-    #[schema(value_type = MonitorType, required = false)]
-    pub kind: Option<Option<MonitorType>>,
-    /// `null` clears it (heartbeat monitors only). The rules per type are
-    /// those of the create request.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 2048)]
-    pub target: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = i64, required = false)]
-    pub interval_secs: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = i64, required = false)]
-    pub timeout_secs: Option<Option<i64>>,
-}
-
-/// The other fields every PATCH may give.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct UpdateRest {
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = i64, required = false)]
-    pub expected_status: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = i64, required = false)]
-    pub confirmation_count: Option<Option<i64>>,
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = i64, required = false)]
-    pub ssl_warn_days: Option<Option<i64>>,
-    /// `null` removes the latency threshold.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable)]
-    pub latency_warn_ms: Option<Option<i64>>,
-    /// Replaces the linked contacts; `[]` unlinks all.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Vec<i64>, required = false)]
-    pub alert_contact_ids: Option<Option<Vec<i64>>>,
-    /// `false` pauses checks and alerts, `true` resumes them; status is kept.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = bool, required = false)]
-    pub active: Option<Option<bool>>,
-}
-
-/// The first fields of every monitor in responses.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ShownFirst {
-    pub id: i64,
-    /// The organisation that owns the monitor.
-    pub org_id: i64,
-    /// Deprecated: the owning organisation's id (`org_id`), which is its
-    /// first owner's user id for accounts from before organisations.
-    #[schema(deprecated)]
-    pub user_id: i64,
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: MonitorType,
-    pub target: Option<String>,
-    pub interval_secs: i32,
-    pub timeout_secs: i32,
-}
-
-/// The other columns of every monitor in responses.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ShownRest {
-    pub expected_status: i32,
-    pub confirmation_count: i32,
-    /// Heartbeat monitors only: `hb_` and 32 lowercase hex characters.
-    pub heartbeat_token: Option<String>,
-    pub ssl_warn_days: i32,
-    pub latency_warn_ms: Option<i32>,
-    /// Failed checks in a row so far.
-    pub consecutive_failures: i32,
-    pub last_heartbeat_at: Option<DateTime<Utc>>,
-    /// `notAfter` of the target's certificate, for https targets once checked.
-    pub ssl_expires_at: Option<DateTime<Utc>>,
-    /// `false` while paused.
-    pub active: bool,
-    pub status: MonitorStatus,
-    pub last_checked_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// Goes up by one whenever a change alters what a check does (type,
+    active: opt bool,
+        kept /// `false` pauses checks and alerts, `true` resumes them; status is kept.
+        => /// `false` while paused.
+        bool;
+    shown status: MonitorStatus;
+    shown last_checked_at: Option<DateTime<Utc>>;
+    shown created_at: DateTime<Utc>;
+    shown updated_at: DateTime<Utc>;
+    shown /// Goes up by one whenever a change alters what a check does (type,
     /// target, timeout, expected status, keyword, request, assertions, dns
     /// query, pinned certificate, a heartbeat's period or schedule).
     /// Each result records the version it was made for; only results of the
     /// current version move `status`.
     #[schema(minimum = 1)]
-    pub definition_version: i64,
-    /// Ascending.
-    pub alert_contact_ids: Vec<i64>,
+    definition_version: i64;
+    shown /// Ascending.
+    alert_contact_ids: Vec<i64>;
 }
 
 /// What a response shows of the fields every monitor has.

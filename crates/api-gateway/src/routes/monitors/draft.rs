@@ -288,7 +288,8 @@ impl Draft {
 /// A validated create request: the monitor to insert, its labels and the
 /// contact ids to link (as given: the caller checks them against the
 /// owner's contacts).
-pub(super) struct Creation {
+#[derive(Clone)]
+pub struct Creation {
     pub(super) new: NewMonitor,
     pub(super) labels: Labels,
     pub(super) contact_ids: Vec<i64>,

@@ -146,3 +146,83 @@ fn bound(name: &str, property: &mut RefOr<Schema>) {
         number.maximum = Some(bound.max.into());
     }
 }
+
+/// A group's request and response fields, each declared once, as the
+/// three structs a flat body flattens ([`super::types`]): its create
+/// request's, its PATCH's and its response's, in the order given.
+///
+/// ```text
+/// /// The create field's description.
+/// name: opt Type [min_length = 1],   // `req Type`: required
+///     clear /// The PATCH field's description.  // `kept`: `null` refused; `own`: schema as given
+///     => /// The response field's description.
+///     ShownType;
+/// shown /// A response-only field.
+/// name: Type;
+/// ```
+///
+/// A PATCH field reads `null` apart from absent ([`given`]); `kept`
+/// documents it as the plain type, `clear` as nullable. The bracketed
+/// schema (bounds, patterns) is the create's and the PATCH's; a field
+/// without `=> ...` is not in the response.
+macro_rules! api_fields {
+    (
+        $(#[$cm:meta])* pub struct $create:ident;
+        $(#[$um:meta])* pub struct $update:ident;
+        $(#[$sm:meta])* pub struct $shown:ident;
+        $($fields:tt)*
+    ) => {
+        $crate::routes::monitors::fields::api_fields!(@munch
+            [$(#[$cm])* pub struct $create] [$(#[$um])* pub struct $update]
+            [$(#[$sm])* pub struct $shown] [] [] [] $($fields)*);
+    };
+    (@munch [$($c:tt)*] [$($u:tt)*] [$($s:tt)*] [$($cf:tt)*] [$($uf:tt)*] [$($sf:tt)*]) => {
+        $($c)* { $($cf)* }
+        $($u)* { $($uf)* }
+        $($s)* { $($sf)* }
+    };
+    (@munch $c:tt $u:tt $s:tt $cf:tt $uf:tt [$($sf:tt)*]
+        shown $(#[$sa:meta])* $name:ident: $sty:ty; $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@munch $c $u $s $cf $uf
+            [$($sf)* $(#[$sa])* pub $name: $sty,] $($rest)*);
+    };
+    (@munch $c:tt $u:tt $s:tt $cf:tt $uf:tt [$($sf:tt)*]
+        $(#[$ca:meta])* $name:ident: $cmode:ident $ty:ty $([$($bound:tt)*])?,
+        $umode:ident $(#[$ua:meta])*
+        $(=> $(#[$sa:meta])* $sty:ty)?; $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@create $cmode $c $u $s $cf $uf [$($sf)* $($(#[$sa])* pub $name: $sty,)?]
+            $name [$ty] [$(#[$ca])* $(#[schema($($bound)*)])?]
+            @update $umode [$([$($bound)*])?] [$(#[$ua])*] $($rest)*);
+    };
+    (@create req $c:tt $u:tt $s:tt [$($cf:tt)*] $uf:tt $sf:tt $name:ident [$ty:ty] [$($ca:tt)*]
+        @update $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@update $c $u $s [$($cf)* $($ca)* pub $name: $ty,] $uf $sf $name [$ty] $($rest)*);
+    };
+    (@create opt $c:tt $u:tt $s:tt [$($cf:tt)*] $uf:tt $sf:tt $name:ident [$ty:ty] [$($ca:tt)*]
+        @update $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@update $c $u $s [$($cf)* $($ca)* pub $name: Option<$ty>,] $uf $sf $name [$ty] $($rest)*);
+    };
+    (@update $c:tt $u:tt $s:tt $cf:tt [$($uf:tt)*] $sf:tt $name:ident [$ty:ty]
+        kept [$([$($bound:tt)*])?] [$($ua:tt)*] $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@munch $c $u $s $cf
+            [$($uf)* $($ua)* #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+                #[schema(value_type = $ty, required = false)] $(#[schema($($bound)*)])?
+                pub $name: Option<Option<$ty>>,]
+            $sf $($rest)*);
+    };
+    (@update $c:tt $u:tt $s:tt $cf:tt [$($uf:tt)*] $sf:tt $name:ident [$ty:ty]
+        clear [$([$($bound:tt)*])?] [$($ua:tt)*] $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@munch $c $u $s $cf
+            [$($uf)* $($ua)* #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
+                #[schema(value_type = Option<$ty>, nullable)] $(#[schema($($bound)*)])?
+                pub $name: Option<Option<$ty>>,]
+            $sf $($rest)*);
+    };
+    (@update $c:tt $u:tt $s:tt $cf:tt [$($uf:tt)*] $sf:tt $name:ident [$ty:ty]
+        own [$([$($bound:tt)*])?] [$($ua:tt)*] $($rest:tt)*) => {
+        $crate::routes::monitors::fields::api_fields!(@munch $c $u $s $cf
+            [$($uf)* $($ua)* #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")] pub $name: Option<Option<$ty>>,]
+            $sf $($rest)*);
+    };
+}
+pub(super) use api_fields;

@@ -2,11 +2,11 @@
 
 use super::alert_rules;
 use super::common::MonitorStatus;
-use super::draft::{new_monitor, Draft};
+use super::draft::Draft;
 use super::monitor_type::MonitorType;
+use super::resource::checked_create;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
 use super::writes::{self, WriteSettings};
-use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
@@ -92,21 +92,7 @@ pub async fn create(
     body: crate::validation::Json<CreateMonitor>,
 ) -> Result<HttpResponse, ApiError> {
     let settings = WriteSettings::of(&state);
-    let mut body = body.into_inner();
-    let mut problems = Problems::new();
-    let rules = alert_rules::created(
-        std::mem::take(&mut body.alert_rules),
-        settings.floors,
-        &mut problems,
-    );
-    let creation = new_monitor(
-        user.org_id,
-        body,
-        settings.allow_private,
-        &settings.regions,
-        settings.keyring.as_deref(),
-    )?;
-    problems.into_result()?;
+    let (creation, rules) = checked_create(&settings, user.org_id, body.into_inner())?;
     check_selector(&user, &creation.labels)?;
 
     let mut conn = state.conn().await?;
@@ -258,30 +244,6 @@ pub async fn list(
     }))
 }
 
-/// Read one of the caller's monitors.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}", operation_id = "getMonitor", tag = "monitors", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = MonitorResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn get(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let mut conn = state.conn().await?;
-    let row = uptime_db::monitors::get_within(&mut conn, user.reach(), id)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let contact_ids = uptime_db::monitors::contact_ids_of(&mut conn, &[id])
-        .await?
-        .remove(&id)
-        .unwrap_or_default();
-    let r#ref = uptime_db::refs::of_one(&mut conn, RefKind::Monitor, id).await?;
-    Ok(HttpResponse::Ok().json(
-        MonitorResponse::from_row(row, contact_ids, &state.settings.regions)?.with_ref(r#ref),
-    ))
-}
-
 /// Change some fields of one of the caller's monitors; `active` pauses and resumes it.
 ///
 /// A change that raises what the monitor costs of the caller's checks per
@@ -345,55 +307,4 @@ pub async fn update(
         announce(&state, id, MonitorChange::Upserted).await;
     }
     Ok(HttpResponse::Ok().json(written.shown(&state.settings.regions)?))
-}
-
-/// Delete one of the caller's monitors. Its results disappear from the API at
-/// once and from disk with their day partitions (docs/operations.md, retention).
-#[utoipa::path(delete, path = "/api/v1/monitors/{id}", operation_id = "deleteMonitor", tag = "monitors", security(("bearer" = [])),
-    params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn delete(
-    state: web::Data<AppState>,
-    user: AuthUser,
-    id: web::Path<i64>,
-    if_match: crate::etag::IfMatch,
-) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let regions = state.settings.regions.clone();
-    let mut conn = state.conn().await?;
-    let deleted = conn
-        .transaction::<_, ApiError, _>(|c| {
-            async move {
-                let Some((current, tag)) = writes::Current::load(c, &user, id, &regions).await?
-                else {
-                    return Ok(false);
-                };
-                if_match.check(&tag)?;
-                let before = current.audited;
-                // One statement: the links and rollups go with it (ON DELETE
-                // CASCADE); its results stay, unseen, until their day's
-                // partition expires.
-                if !uptime_db::monitors::delete(c, user.org_id, id).await? {
-                    return Ok(false);
-                }
-                audit::record(
-                    c,
-                    &user,
-                    audit::action::DELETE,
-                    audit::kind::MONITOR,
-                    Some(id),
-                    audit::changes(Some(&before), None),
-                )
-                .await?;
-                Ok(true)
-            }
-            .scope_boxed()
-        })
-        .await?;
-    drop(conn);
-    if !deleted {
-        return Err(ApiError::NotFound);
-    }
-    announce(&state, id, MonitorChange::Deleted).await;
-    Ok(HttpResponse::NoContent().finish())
 }

@@ -10,9 +10,17 @@ use uptime_labels::{Labels, Where};
 use utoipa::openapi::schema::{Object, ObjectBuilder, SchemaType, Type};
 use utoipa::ToSchema;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response.
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
     /// Labels, e.g. `{"team": "payments", "env": "prod"}`: at most 32. A key
     /// is a name of 1 to 63 letters, digits, `-`, `_` and `.` (alphanumeric
     /// at both ends), optionally after a lowercase DNS prefix and `/`
@@ -20,24 +28,12 @@ pub struct Create {
     /// A key with a label selector may only create monitors whose labels
     /// hold it.
     #[schema(schema_with = labels_schema, required = false)]
-    pub labels: Option<Labels>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// Replaces the labels; `null` or `{}` removes them all.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(schema_with = nullable_labels_schema, required = false)]
-    pub labels: Option<Option<Labels>>,
-}
-
-/// The fields of a response.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// The monitor's labels (`{}` when it has none).
-    #[schema(schema_with = labels_schema)]
-    pub labels: Labels,
+    labels: opt Labels,
+        own /// Replaces the labels; `null` or `{}` removes them all.
+        #[schema(schema_with = nullable_labels_schema, required = false)]
+        => /// The monitor's labels (`{}` when it has none).
+        #[schema(schema_with = labels_schema)]
+        Labels;
 }
 
 /// A value (and a key's name): empty, or 1 to 63 of `[A-Za-z0-9._-]`,

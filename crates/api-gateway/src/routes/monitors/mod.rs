@@ -54,16 +54,43 @@
 //! the fields every monitor has and [`placement`] its regions; [`types`]
 //! assembles them into the request and response bodies (the OpenAPI
 //! schemas) through [`fields`]; [`draft`] is the definition being validated
-//! (defaults, PATCH merging, the order of the rules), and [`handlers`] the
-//! endpoints and their transactions; [`bulk`] creates many monitors in one
-//! request.
+//! (defaults, PATCH merging, the order of the rules); [`resource`] makes
+//! monitors a `crate::resource::Resource` (reads, deletes, `PUT` by ref
+//! and an apply's monitors), [`handlers`] has the create, list and PATCH
+//! endpoints and [`writes`] the writes behind them all; [`bulk`] creates
+//! many monitors in one request, with [`batch`]'s multi-row insert (which
+//! an apply's plain creates use too).
 
 use actix_web::web;
 
+/// An API enum declared with `From` both ways to the contracts' enum of
+/// the same variants (the API's carries the API's documentation; rows come
+/// typed from uptime-db, so the conversions cannot fail):
+/// `mirror! { #[derive(...)] pub enum Api = uptime_contracts::Enum { A, B } }`.
+macro_rules! mirror {
+    ($(#[$m:meta])* pub enum $api:ident = $contract:path {
+        $($(#[$vm:meta])* $v:ident),* $(,)?
+    }) => {
+        $(#[$m])*
+        pub enum $api { $($(#[$vm])* $v),* }
+
+        impl From<$contract> for $api {
+            fn from(v: $contract) -> Self {
+                use $contract as C;
+                match v { $(C::$v => Self::$v),* }
+            }
+        }
+        impl From<$api> for $contract {
+            fn from(v: $api) -> Self {
+                match v { $($api::$v => Self::$v),* }
+            }
+        }
+    };
+}
+
 mod alert_rules;
-mod apply_kind;
+mod batch;
 mod bulk;
-mod by_ref;
 mod common;
 mod draft;
 mod fields;
@@ -74,6 +101,7 @@ mod monitor_type;
 mod placement;
 mod reference;
 mod replace;
+mod resource;
 mod types;
 mod writes;
 
@@ -84,16 +112,14 @@ pub use draft::{
 // The handlers with the path items utoipa generates beside them, which
 // `openapi.rs` names through this module.
 pub use alert_rules::Floors;
-pub(crate) use apply_kind::{
-    announce_all, delete_monitor, execute_monitor, insert_plain, plan_monitor, ManagedMonitors,
-    MonitorPlan, MonitorWrites,
-};
+pub(crate) use batch::{announce_all, insert_plain};
 pub use bulk::*;
-pub use by_ref::*;
 pub use common::MonitorStatus;
 pub use handlers::*;
 pub use kinds::keyword::KeywordType;
 pub use monitor_type::MonitorType;
+pub(crate) use resource::is_plain_create;
+pub use resource::*;
 pub use types::*;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

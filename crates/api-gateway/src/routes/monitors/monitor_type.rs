@@ -4,55 +4,26 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// The kind of check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MonitorType {
-    /// Passes when the target answers with `expected_status` within `timeout_secs`.
-    Http,
-    /// An http check that also needs `keyword` present (`contains`) or absent (`not_contains`).
-    Keyword,
-    /// Passes when pinged at `/api/v1/heartbeat/{heartbeat_token}` at least every
-    /// `interval_secs` (plus `timeout_secs` of grace).
-    Heartbeat,
-    /// Passes when a TCP connection to `target` (`host:port`) opens within `timeout_secs`.
-    Tcp,
-    /// Passes when a TLS handshake with `target` (`host:port` or an `https://` URL)
-    /// succeeds with a valid, unexpired certificate for the name.
-    Tls,
-    /// Passes when a DNS query for `target` is answered (with `dns_expected`, if set).
-    Dns,
-    /// Passes when `target` answers ICMP echo requests within `timeout_secs`.
-    Icmp,
-}
-
-// The API's own enums mirror the contracts' (their documentation is the
-// API's); rows come typed from uptime-db, so these conversions cannot fail.
-impl From<uptime_contracts::MonitorKind> for MonitorType {
-    fn from(kind: uptime_contracts::MonitorKind) -> Self {
-        use uptime_contracts::MonitorKind;
-        match kind {
-            MonitorKind::Http => Self::Http,
-            MonitorKind::Keyword => Self::Keyword,
-            MonitorKind::Heartbeat => Self::Heartbeat,
-            MonitorKind::Tcp => Self::Tcp,
-            MonitorKind::Tls => Self::Tls,
-            MonitorKind::Dns => Self::Dns,
-            MonitorKind::Icmp => Self::Icmp,
-        }
-    }
-}
-
-impl From<MonitorType> for uptime_contracts::MonitorKind {
-    fn from(t: MonitorType) -> Self {
-        match t {
-            MonitorType::Http => Self::Http,
-            MonitorType::Keyword => Self::Keyword,
-            MonitorType::Heartbeat => Self::Heartbeat,
-            MonitorType::Tcp => Self::Tcp,
-            MonitorType::Tls => Self::Tls,
-            MonitorType::Dns => Self::Dns,
-            MonitorType::Icmp => Self::Icmp,
-        }
+mirror! {
+    /// The kind of check.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum MonitorType = uptime_contracts::MonitorKind {
+        /// Passes when the target answers with `expected_status` within `timeout_secs`.
+        Http,
+        /// An http check that also needs `keyword` present (`contains`) or absent (`not_contains`).
+        Keyword,
+        /// Passes when pinged at `/api/v1/heartbeat/{heartbeat_token}` at least every
+        /// `interval_secs` (plus `timeout_secs` of grace).
+        Heartbeat,
+        /// Passes when a TCP connection to `target` (`host:port`) opens within `timeout_secs`.
+        Tcp,
+        /// Passes when a TLS handshake with `target` (`host:port` or an `https://` URL)
+        /// succeeds with a valid, unexpired certificate for the name.
+        Tls,
+        /// Passes when a DNS query for `target` is answered (with `dns_expected`, if set).
+        Dns,
+        /// Passes when `target` answers ICMP echo requests within `timeout_secs`.
+        Icmp,
     }
 }

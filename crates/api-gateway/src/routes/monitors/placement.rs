@@ -17,47 +17,37 @@ use utoipa::ToSchema;
 /// The most regions one monitor may be checked from.
 pub const MAX_REGIONS: usize = 16;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response.
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
     /// Every monitor but heartbeats: the regions it is checked from, 1 to
     /// 16 distinct names of the deployment's regions (`GET /api/v1/regions`);
     /// stored sorted. Default (or `null`): the deployment's default regions,
     /// whatever they are at the time of each check.
-    #[schema(min_items = 1, max_items = 16)]
-    pub regions: Option<Vec<String>>,
+    regions: opt Vec<String> [min_items = 1, max_items = 16],
+        clear /// Replaces the regions; `null`: the deployment's default regions.
+        => /// The regions the monitor is checked from: its own, or the
+        /// deployment's default ones. `null` for heartbeat monitors.
+        Option<Vec<String>>;
     /// Every monitor but heartbeats: how many regions must see a check fail
     /// for the round to fail, 1 to the number of regions. Default (or
     /// `null`): a majority of the regions (more than half). Fewer failing
     /// regions are a regional problem: recorded, not counted towards
     /// `confirmation_count`.
-    #[schema(minimum = 1, maximum = 16)]
-    pub quorum: Option<i64>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// Replaces the regions; `null`: the deployment's default regions.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<Vec<String>>, nullable, min_items = 1, max_items = 16)]
-    pub regions: Option<Option<Vec<String>>>,
-    /// `null`: a majority of the regions. Must stay within the number of
-    /// regions when `regions` changes.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<i64>, nullable, minimum = 1, maximum = 16)]
-    pub quorum: Option<Option<i64>>,
-}
-
-/// The fields of a response.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// The regions the monitor is checked from: its own, or the
-    /// deployment's default ones. `null` for heartbeat monitors.
-    pub regions: Option<Vec<String>>,
-    /// How many regions must see a check fail for a round to fail: its own,
-    /// or a majority of `regions`. `null` for heartbeat monitors.
-    pub quorum: Option<i32>,
+    quorum: opt i64 [minimum = 1, maximum = 16],
+        clear /// `null`: a majority of the regions. Must stay within the number of
+        /// regions when `regions` changes.
+        => /// How many regions must see a check fail for a round to fail: its own,
+        /// or a majority of `regions`. `null` for heartbeat monitors.
+        Option<i32>;
 }
 
 /// What a heartbeat monitor is told when given regions or a quorum.

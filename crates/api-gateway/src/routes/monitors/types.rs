@@ -142,51 +142,38 @@ descriptions of the create request for the bounds.",
     ]
 );
 
-/// A monitor, with its definition and its runtime state: the groups of
-/// fields of one flat object.
-#[derive(Debug, Serialize)]
-pub struct MonitorResponse {
-    #[serde(flatten)]
-    pub first: ShownFirst,
-    #[serde(flatten)]
-    pub keyword: keyword::Shown,
-    #[serde(flatten)]
-    pub rest: ShownRest,
-    #[serde(flatten)]
-    pub http: http::Shown,
-    #[serde(flatten)]
-    pub dns: dns::Shown,
-    #[serde(flatten)]
-    pub tls: tls::Shown,
-    #[serde(flatten)]
-    pub heartbeat: heartbeat::Shown,
-    #[serde(flatten)]
-    pub placement: placement::Shown,
-    #[serde(flatten)]
-    pub labels: labels::Shown,
-    #[serde(flatten)]
-    pub alert_rules: alert_rules::Shown,
-    #[serde(flatten)]
-    pub reference: reference::Shown,
+/// A flat response body: the struct flattening its groups, in the body's
+/// order, and its schema.
+macro_rules! flat_response_body {
+    ($(#[$m:meta])* $body:ident, $description:expr, { $($field:ident: $group:ty),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Serialize)]
+        pub struct $body {
+            $(#[serde(flatten)] pub $field: $group,)+
+        }
+
+        flat_body_schema!($body, $description, false, [$($group),+]);
+    };
 }
 
-flat_body_schema!(
+flat_response_body!(
+    /// A monitor, with its definition and its runtime state: the groups of
+    /// fields of one flat object.
     MonitorResponse,
     "A monitor, with its definition and its runtime state.",
-    false,
-    [
-        ShownFirst,
-        keyword::Shown,
-        ShownRest,
-        http::Shown,
-        dns::Shown,
-        tls::Shown,
-        heartbeat::Shown,
-        placement::Shown,
-        labels::Shown,
-        alert_rules::Shown,
-        reference::Shown,
-    ]
+    {
+        first: ShownFirst,
+        keyword: keyword::Shown,
+        rest: ShownRest,
+        http: http::Shown,
+        dns: dns::Shown,
+        tls: tls::Shown,
+        heartbeat: heartbeat::Shown,
+        placement: placement::Shown,
+        labels: labels::Shown,
+        alert_rules: alert_rules::Shown,
+        reference: reference::Shown,
+    }
 );
 
 impl MonitorResponse {

@@ -193,7 +193,8 @@ impl Current {
 }
 
 /// What a rewrite sets besides the definition.
-pub(super) struct Rewrite {
+#[derive(Clone)]
+pub struct Rewrite {
     pub(super) draft: Draft,
     pub(super) rules: AlertRules,
     /// `None` keeps the linked contacts.

@@ -146,6 +146,7 @@ impl Resource for Pages {
         stored: &StatusPage,
         (page, private): &(CheckedPage, bool),
         r#ref: &str,
+        _: bool,
     ) -> Result<(StatusPage, Option<String>), ApiError> {
         rewrite(c, user, stored.clone(), r#ref, page, *private).await
     }

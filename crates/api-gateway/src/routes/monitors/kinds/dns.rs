@@ -13,69 +13,53 @@ use utoipa::ToSchema;
 pub const MAX_DNS_EXPECTED: usize = 20;
 pub const MAX_DNS_EXPECTED_CHARS: usize = 255;
 
-/// The DNS record type a dns check asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum DnsRecordType {
-    A,
-    Aaaa,
-    Cname,
-    Mx,
-    Txt,
-    Ns,
+mirror! {
+    /// The DNS record type a dns check asks for.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "UPPERCASE")]
+    pub enum DnsRecordType = uptime_contracts::DnsRecordType {
+        A,
+        Aaaa,
+        Cname,
+        Mx,
+        Txt,
+        Ns,
+    }
 }
 
-mirror!(
-    DnsRecordType,
-    uptime_contracts::DnsRecordType,
-    [A, Aaaa, Cname, Mx, Txt, Ns]
-);
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response: the query with its defaults on dns monitors,
+    /// `null` on the others.
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+
     /// dns monitors: the record type asked for (default `A`).
-    pub dns_record_type: Option<DnsRecordType>,
+    dns_record_type: opt DnsRecordType,
+        clear /// `null` resets it to `A`.
+        => /// dns monitors: the record type asked for; `null` for other types.
+        Option<DnsRecordType>;
     /// dns monitors: values that must all be in the answer, at most 20 of 1
     /// to 255 characters (an address, a name, `10 mail.example.com.` for MX,
     /// a TXT record's text). Default none: any answer passes.
-    #[schema(max_items = 20)]
-    pub dns_expected: Option<Vec<String>>,
+    dns_expected: opt Vec<String> [max_items = 20],
+        clear /// Replaces the values; `null` or `[]` removes them.
+        => /// dns monitors: the values that must be in the answer (`[]` for none);
+        /// `null` for other types.
+        Option<Vec<String>>;
     /// dns monitors: the server to ask, `ip`, `ip:port` or `[ipv6]:port`
     /// (port 53 unless given), under the same address rules as targets.
     /// Default: the checker's system resolver.
-    #[schema(min_length = 1, max_length = 64)]
-    pub dns_server: Option<String>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// `null` resets it to `A`.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<DnsRecordType>, nullable)]
-    pub dns_record_type: Option<Option<DnsRecordType>>,
-    /// Replaces the values; `null` or `[]` removes them.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<Vec<String>>, nullable, max_items = 20)]
-    pub dns_expected: Option<Option<Vec<String>>>,
-    /// `null`: the system resolver.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
-    pub dns_server: Option<Option<String>>,
-}
-
-/// The fields of a response: the query with its defaults on dns monitors,
-/// `null` on the others.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// dns monitors: the record type asked for; `null` for other types.
-    pub dns_record_type: Option<DnsRecordType>,
-    /// dns monitors: the values that must be in the answer (`[]` for none);
-    /// `null` for other types.
-    pub dns_expected: Option<Vec<String>>,
-    /// dns monitors: the server asked; `null`: the system resolver.
-    pub dns_server: Option<String>,
+    dns_server: opt String [min_length = 1, max_length = 64],
+        clear /// `null`: the system resolver.
+        => /// dns monitors: the server asked; `null`: the system resolver.
+        Option<String>;
 }
 
 /// The query being validated; `None` is "not set" (the default).

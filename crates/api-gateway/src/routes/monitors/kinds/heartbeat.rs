@@ -13,50 +13,41 @@ use utoipa::ToSchema;
 const MAX_SCHEDULE_CHARS: usize = 255;
 const MAX_TIMEZONE_CHARS: usize = 64;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response (`null` on other kinds).
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
+
     /// heartbeat monitors: a five-field cron expression (minute hour
     /// day-of-month month day-of-week, as crontab reads it) after each of
     /// whose times a ping is expected, within `timeout_secs` of grace;
     /// instead of `interval_secs` (give one or the other). At most 255
     /// characters. Default none: the interval.
-    #[schema(min_length = 1, max_length = 255)]
-    pub schedule: Option<String>,
+    schedule: opt String [min_length = 1, max_length = 255],
+        clear /// `null` goes back to `interval_secs` (and drops the time zone).
+        /// Giving `interval_secs` while a schedule stays is a 400.
+        => /// heartbeat monitors: the cron schedule (fields separated by single
+        /// spaces), if any; `interval_secs` is unused while one is set.
+        Option<String>;
     /// heartbeat monitors with a `schedule`: the IANA time zone its times
     /// are read in, e.g. `Europe/Berlin` (default `UTC`).
-    #[schema(min_length = 1, max_length = 64)]
-    pub timezone: Option<String>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// `null` goes back to `interval_secs` (and drops the time zone).
-    /// Giving `interval_secs` while a schedule stays is a 400.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 255)]
-    pub schedule: Option<Option<String>>,
-    /// `null` resets it to `UTC`.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 64)]
-    pub timezone: Option<Option<String>>,
-}
-
-/// The fields of a response (`null` on other kinds).
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// heartbeat monitors: the cron schedule (fields separated by single
-    /// spaces), if any; `interval_secs` is unused while one is set.
-    pub schedule: Option<String>,
-    /// The schedule's IANA time zone (`UTC` unless one was given); `null`
-    /// without a schedule.
-    pub timezone: Option<String>,
-    /// Active heartbeat monitors: when the next ping is expected (before the
+    timezone: opt String [min_length = 1, max_length = 64],
+        clear /// `null` resets it to `UTC`.
+        => /// The schedule's IANA time zone (`UTC` unless one was given); `null`
+        /// without a schedule.
+        Option<String>;
+    shown /// Active heartbeat monitors: when the next ping is expected (before the
     /// grace of `timeout_secs`), computed when the response is made; once a
     /// period's deadline has passed, the next period's. `null` for other
     /// types and paused monitors.
-    pub next_expected_at: Option<DateTime<Utc>>,
+    next_expected_at: Option<DateTime<Utc>>;
 }
 
 /// The schedule being validated.

@@ -28,77 +28,58 @@ pub(crate) fn is_http(kind: MonitorType) -> bool {
     matches!(kind, MonitorType::Http | MonitorType::Keyword)
 }
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response: the request with its defaults on http and
+    /// keyword monitors, `null` on the others.
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
+
     /// http and keyword monitors: the request's method (default `GET`).
-    pub method: Option<HttpMethod>,
+    method: opt HttpMethod,
+        clear /// `null` resets it to `GET`.
+        => /// http and keyword monitors: the request's method; `null` for other types.
+        Option<HttpMethod>;
     /// http and keyword monitors: request headers, in order, at most 20
     /// (default none).
-    #[schema(max_items = 20)]
-    pub headers: Option<Vec<RequestHeader>>,
+    headers: opt Vec<RequestHeader> [max_items = 20],
+        clear /// Replaces the headers; `null` or `[]` removes them.
+        => /// http and keyword monitors: the request headers (`[]` for none);
+        /// `null` for other types.
+        Option<Vec<RequestHeader>>;
     /// http and keyword monitors: the request body, sent as it is, 1 to 16384
     /// bytes (default none; set a matching `Content-Type` header).
-    #[schema(min_length = 1, max_length = 16384)]
-    pub body: Option<String>,
+    body: opt String [min_length = 1, max_length = 16384],
+        clear /// `null` removes the body.
+        => /// http and keyword monitors: the request body, if any.
+        Option<String>;
     /// http and keyword monitors: basic authentication (default none). The
     /// password is write-only.
-    pub basic_auth: Option<BasicAuthInput>,
+    basic_auth: opt BasicAuthInput,
+        clear /// `null` removes user name and password. A new user name without a
+        /// password keeps the stored password. A stored password was given for
+        /// the target's origin (scheme, host and port): a PATCH that moves the
+        /// target to another origin must restate `basic_auth.password` (or
+        /// remove it, or `basic_auth`), else it is refused with `400` naming
+        /// `basic_auth.password`, so a password never follows a monitor to a
+        /// host it was not given for.
+        => /// http and keyword monitors: the user name and whether a password is
+        /// set (the password itself is never shown).
+        Option<BasicAuthView>;
     /// http and keyword monitors: conditions on the response that must all
     /// hold, at most 20 (default none). `expected_status` (and the keyword)
     /// still apply.
-    #[schema(max_items = 20)]
-    pub assertions: Option<Vec<AssertionInput>>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// `null` resets it to `GET`.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<HttpMethod>, nullable)]
-    pub method: Option<Option<HttpMethod>>,
-    /// Replaces the headers; `null` or `[]` removes them.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<Vec<RequestHeader>>, nullable, max_items = 20)]
-    pub headers: Option<Option<Vec<RequestHeader>>>,
-    /// `null` removes the body.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 16384)]
-    pub body: Option<Option<String>>,
-    /// `null` removes user name and password. A new user name without a
-    /// password keeps the stored password. A stored password was given for
-    /// the target's origin (scheme, host and port): a PATCH that moves the
-    /// target to another origin must restate `basic_auth.password` (or
-    /// remove it, or `basic_auth`), else it is refused with `400` naming
-    /// `basic_auth.password`, so a password never follows a monitor to a
-    /// host it was not given for.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<BasicAuthInput>, nullable)]
-    pub basic_auth: Option<Option<BasicAuthInput>>,
-    /// Replaces the assertions; `null` or `[]` removes them.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<Vec<AssertionInput>>, nullable, max_items = 20)]
-    pub assertions: Option<Option<Vec<AssertionInput>>>,
-}
-
-/// The fields of a response: the request with its defaults on http and
-/// keyword monitors, `null` on the others.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// http and keyword monitors: the request's method; `null` for other types.
-    pub method: Option<HttpMethod>,
-    /// http and keyword monitors: the request headers (`[]` for none);
-    /// `null` for other types.
-    pub headers: Option<Vec<RequestHeader>>,
-    /// http and keyword monitors: the request body, if any.
-    pub body: Option<String>,
-    /// http and keyword monitors: the user name and whether a password is
-    /// set (the password itself is never shown).
-    pub basic_auth: Option<BasicAuthView>,
-    /// http and keyword monitors: the assertions (`[]` for none); `null` for
-    /// other types.
-    pub assertions: Option<Vec<Assertion>>,
+    assertions: opt Vec<AssertionInput> [max_items = 20],
+        clear /// Replaces the assertions; `null` or `[]` removes them.
+        => /// http and keyword monitors: the assertions (`[]` for none); `null` for
+        /// other types.
+        Option<Vec<Assertion>>;
 }
 
 /// The options being validated; `None` is "not set" (the default).
@@ -180,15 +161,7 @@ impl Draft {
                 patch
                     .assertions
                     .map(|a| a.map(|all| all.into_iter().map(Assertion::from).collect())),
-                Some(
-                    stored
-                        .options
-                        .assertions
-                        .iter()
-                        .cloned()
-                        .map(Into::into)
-                        .collect(),
-                ),
+                Some(stored_assertions(stored)),
                 http,
             ),
         }
@@ -302,16 +275,14 @@ pub(crate) fn shown(stored: &Stored<'_>) -> Shown {
             username: a.username,
             password_set: stored.monitor.http_password_sealed.is_some(),
         }),
-        assertions: Some(
-            stored
-                .options
-                .assertions
-                .iter()
-                .cloned()
-                .map(Into::into)
-                .collect(),
-        ),
+        assertions: Some(stored_assertions(stored)),
     }
+}
+
+/// The stored monitor's assertions as requests and responses give them.
+fn stored_assertions(stored: &Stored<'_>) -> Vec<Assertion> {
+    let assertions = stored.options.assertions.iter().cloned();
+    assertions.map(Into::into).collect()
 }
 
 /// The target: an absolute `http://` or `https://` URL without

@@ -39,36 +39,28 @@ impl KeywordType {
     }
 }
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response (`null` on other kinds).
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
+
     /// Keyword monitors only (required there): 1 to 1024 bytes of UTF-8.
-    #[schema(min_length = 1, max_length = 1024)]
-    pub keyword: Option<String>,
+    keyword: opt String [min_length = 1, max_length = 1024],
+        clear /// `null` clears it (not allowed on keyword monitors).
+        => /// Keyword monitors only.
+        Option<String>;
     /// Keyword monitors only: `contains` (default) or `not_contains`.
-    pub keyword_type: Option<KeywordType>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// `null` clears it (not allowed on keyword monitors).
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<String>, nullable, min_length = 1, max_length = 1024)]
-    pub keyword: Option<Option<String>>,
-    /// `null` resets it to `contains` on keyword monitors.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(value_type = Option<KeywordType>, nullable)]
-    pub keyword_type: Option<Option<KeywordType>>,
-}
-
-/// The fields of a response (`null` on other kinds).
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// Keyword monitors only.
-    pub keyword: Option<String>,
-    /// Keyword monitors only.
-    pub keyword_type: Option<KeywordType>,
+    keyword_type: opt KeywordType,
+        clear /// `null` resets it to `contains` on keyword monitors.
+        => /// Keyword monitors only.
+        Option<KeywordType>;
 }
 
 /// The keyword being validated.

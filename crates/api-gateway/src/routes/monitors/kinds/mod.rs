@@ -11,24 +11,6 @@
 //! new kind does not use are dropped, as the keyword is. This module is the
 //! one place that goes through every kind.
 
-/// `From` both ways between an API enum and the contracts' enum of the
-/// same variants (the API's carries the API's documentation).
-macro_rules! mirror {
-    ($api:ident, $contract:path, [$($v:ident),*]) => {
-        impl From<$contract> for $api {
-            fn from(v: $contract) -> Self {
-                use $contract as C;
-                match v { $(C::$v => Self::$v),* }
-            }
-        }
-        impl From<$api> for $contract {
-            fn from(v: $api) -> Self {
-                match v { $($api::$v => Self::$v),* }
-            }
-        }
-    };
-}
-
 pub(crate) mod dns;
 pub(crate) mod heartbeat;
 pub(crate) mod http;

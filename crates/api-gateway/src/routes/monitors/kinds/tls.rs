@@ -10,34 +10,25 @@ use serde::{Deserialize, Serialize};
 use uptime_contracts::{CheckOptions, TlsOptions};
 use utoipa::ToSchema;
 
-/// The fields of a create request.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Create {
+crate::routes::monitors::fields::api_fields! {
+    /// The fields of a create request.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Create;
+    /// The fields of a PATCH.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    pub struct Update;
+    /// The fields of a response (`null` on other kinds).
+    #[derive(Debug, Default, Serialize, ToSchema)]
+    pub struct Shown;
+
     /// tls monitors: the SHA-256 fingerprint of the leaf certificate (64 hex
     /// digits, or 32 colon-separated pairs; any case), stored as 64
     /// lowercase hex digits. Any other certificate fails the check.
-    #[schema(pattern = "^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$")]
-    pub tls_fingerprint_sha256: Option<String>,
-}
-
-/// The fields of a PATCH.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct Update {
-    /// `null` unpins the certificate.
-    #[serde(default, deserialize_with = "crate::routes::monitors::fields::given")]
-    #[schema(
-        value_type = Option<String>,
-        nullable,
-        pattern = "^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$"
-    )]
-    pub tls_fingerprint_sha256: Option<Option<String>>,
-}
-
-/// The fields of a response (`null` on other kinds).
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct Shown {
-    /// tls monitors: the pinned certificate's SHA-256, 64 lowercase hex digits.
-    pub tls_fingerprint_sha256: Option<String>,
+    tls_fingerprint_sha256: opt String
+        [pattern = "^(?:[0-9A-Fa-f]{64}|[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){31})$"],
+        clear /// `null` unpins the certificate.
+        => /// tls monitors: the pinned certificate's SHA-256, 64 lowercase hex digits.
+        Option<String>;
 }
 
 /// The pin being validated.

@@ -23,77 +23,60 @@ const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
 /// Largest `response_time` target: the longest timeout, in milliseconds.
 const MAX_RESPONSE_TIME_MS: f64 = 120_000.0;
 
-/// Where an assertion's value comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AssertionSource {
-    /// The final response's status code (`equals`, `not_equals`,
-    /// `greater_than`, `less_than`; target 100 to 599).
-    StatusCode,
-    /// The response header named by `property` (several values joined by `, `).
-    Header,
-    /// The values the JSONPath in `property` (`$.status`, `$.checks[0].ok`)
-    /// selects in the JSON body. Every path runs on a budget (see
-    /// `property`): one over it fails the check.
-    JsonBody,
-    /// The body as text.
-    TextBody,
-    /// Milliseconds to the whole response (`greater_than`, `less_than`;
-    /// target 0 to 120000).
-    ResponseTime,
+mirror! {
+    /// Where an assertion's value comes from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AssertionSource = uptime_contracts::AssertionSource {
+        /// The final response's status code (`equals`, `not_equals`,
+        /// `greater_than`, `less_than`; target 100 to 599).
+        StatusCode,
+        /// The response header named by `property` (several values joined by `, `).
+        Header,
+        /// The values the JSONPath in `property` (`$.status`, `$.checks[0].ok`)
+        /// selects in the JSON body. Every path runs on a budget (see
+        /// `property`): one over it fails the check.
+        JsonBody,
+        /// The body as text.
+        TextBody,
+        /// Milliseconds to the whole response (`greater_than`, `less_than`;
+        /// target 0 to 120000).
+        ResponseTime,
+    }
 }
 
-/// How an assertion compares its value with `target`. `greater_than` and
-/// `less_than` are numeric; `matches` takes a regular expression (Rust
-/// `regex` syntax, at most 1024 bytes, compiled size at most 1 MiB,
-/// matching in time linear in the text, itself at most the body read), and
-/// is also the way to match a JSONPath's value: its `match()` and
-/// `search()` functions are refused. `is_empty` and `not_empty` take no
-/// `target`.
-// (Unit variants' own comments do not reach the OpenAPI document: what
-// clients must know is said here.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AssertionComparison {
-    Equals,
-    NotEquals,
-    Contains,
-    NotContains,
-    /// Numeric: `target` must be a number.
-    GreaterThan,
-    /// Numeric: `target` must be a number.
-    LessThan,
-    /// `target` is a regular expression (Rust `regex` syntax, at most 1024
-    /// bytes, compiled size at most 1 MiB; matching takes linear time in
-    /// the text, itself at most the body read). Also the way to match a
-    /// JSONPath's value: its `match()` and `search()` functions are refused.
-    Matches,
-    /// Takes no `target`.
-    IsEmpty,
-    /// Takes no `target`.
-    NotEmpty,
-}
-
-mirror!(
-    AssertionSource,
-    uptime_contracts::AssertionSource,
-    [StatusCode, Header, JsonBody, TextBody, ResponseTime]
-);
-mirror!(
-    AssertionComparison,
-    uptime_contracts::Comparison,
-    [
+mirror! {
+    /// How an assertion compares its value with `target`. `greater_than` and
+    /// `less_than` are numeric; `matches` takes a regular expression (Rust
+    /// `regex` syntax, at most 1024 bytes, compiled size at most 1 MiB,
+    /// matching in time linear in the text, itself at most the body read), and
+    /// is also the way to match a JSONPath's value: its `match()` and
+    /// `search()` functions are refused. `is_empty` and `not_empty` take no
+    /// `target`.
+    // (Unit variants' own comments do not reach the OpenAPI document: what
+    // clients must know is said here.)
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AssertionComparison = uptime_contracts::Comparison {
         Equals,
         NotEquals,
         Contains,
         NotContains,
+        /// Numeric: `target` must be a number.
         GreaterThan,
+        /// Numeric: `target` must be a number.
         LessThan,
+        /// `target` is a regular expression (Rust `regex` syntax, at most 1024
+        /// bytes, compiled size at most 1 MiB; matching takes linear time in
+        /// the text, itself at most the body read). Also the way to match a
+        /// JSONPath's value: its `match()` and `search()` functions are refused.
         Matches,
+        /// Takes no `target`.
         IsEmpty,
-        NotEmpty
-    ]
-);
+        /// Takes no `target`.
+        NotEmpty,
+    }
+}
 
 /// An assertion's `target` as a request may give it: text, or a number
 /// (kept as its text, `200`).

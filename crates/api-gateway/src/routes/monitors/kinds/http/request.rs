@@ -17,45 +17,18 @@ pub const MAX_HEADER_VALUE_CHARS: usize = 1024;
 /// Longest basic-auth user name and password.
 pub const MAX_CREDENTIAL_CHARS: usize = 256;
 
-/// The method of an http or keyword check's request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum HttpMethod {
-    Get,
-    Head,
-    Post,
-    Put,
-    Patch,
-    Delete,
-    Options,
-}
-
-impl From<uptime_contracts::HttpMethod> for HttpMethod {
-    fn from(m: uptime_contracts::HttpMethod) -> Self {
-        use uptime_contracts::HttpMethod as M;
-        match m {
-            M::Get => Self::Get,
-            M::Head => Self::Head,
-            M::Post => Self::Post,
-            M::Put => Self::Put,
-            M::Patch => Self::Patch,
-            M::Delete => Self::Delete,
-            M::Options => Self::Options,
-        }
-    }
-}
-
-impl From<HttpMethod> for uptime_contracts::HttpMethod {
-    fn from(m: HttpMethod) -> Self {
-        match m {
-            HttpMethod::Get => Self::Get,
-            HttpMethod::Head => Self::Head,
-            HttpMethod::Post => Self::Post,
-            HttpMethod::Put => Self::Put,
-            HttpMethod::Patch => Self::Patch,
-            HttpMethod::Delete => Self::Delete,
-            HttpMethod::Options => Self::Options,
-        }
+mirror! {
+    /// The method of an http or keyword check's request.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "UPPERCASE")]
+    pub enum HttpMethod = uptime_contracts::HttpMethod {
+        Get,
+        Head,
+        Post,
+        Put,
+        Patch,
+        Delete,
+        Options,
     }
 }
 
