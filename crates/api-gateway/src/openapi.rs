@@ -40,19 +40,6 @@ use utoipa::{Modify, OpenApi};
     // The common answers (`shared::add_common_responses`) refer to it; every
     // other schema comes with the operations that name it.
     components(schemas(crate::error::ErrorBody)),
-    // The monitors' operations, until their module declares them with
-    // `routes!`; every other module's come from `crate::routes::all`.
-    paths(
-        routes::monitors::create,
-        routes::monitors::bulk_create,
-        routes::monitors::list,
-        routes::monitors::get,
-        routes::monitors::update,
-        routes::monitors::delete,
-        routes::monitors::put_by_ref,
-        routes::monitors::get_monitor_by_ref,
-        routes::monitors::delete_monitor_by_ref,
-    ),
     tags(
         (name = "monitors", description = "What is checked, how and how often: create (one or in bulk), list, read, change, pause and delete monitors."),
         (name = "checks", description = "A monitor's outcomes: on-demand checks, results, multi-region rounds and daily uptime."),

@@ -219,11 +219,9 @@ fn validate_items(
 /// many requests`. A refusal lists at most 100 problems, then one entry
 /// (field `monitors`) counting the rest.
 #[utoipa::path(post, path = "/api/v1/monitors/bulk", operation_id = "bulkCreateMonitors", tag = "monitors", request_body = BulkCreateMonitors,
-    security(("bearer" = [])),
     responses((status = 201, body = BulkCreatedMonitors, description = "every monitor created, in request order",
             headers(("Location" = String, description = "`/api/v1/monitors`: many were created, the location is their list"))),
         (status = 400, body = ErrorBody, description = "`invalid request body`, nothing created: not `{\"monitors\": [...]}`; U+0000 in a string (named by its path, e.g. `monitors[2].name`); no monitors or more than `bulk_create.max_items` (field `monitors`); or items refused by the single create's rules (fields `monitors[<index>].<field>`, or `monitors[<index>]` for an item that is not a monitor; the first 100 problems, then one entry of field `monitors` counting the others)"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, nothing created: the batch does not fit the user's monitor quota (`details` field `monitors`), or its active checked monitors would take the user's checks per minute (regions × 60 / interval_secs each) past their budget (field `checks_per_minute`)"),
         (status = 429, body = ErrorBody, description = "nothing created; with `Retry-After`. `rate limit exceeded`: the request costs one token plus one per 10 monitors or per 20 KiB of body, whichever is more (at most half the burst), and the caller's bucket holds fewer; the bytes' share is taken before the body is read (a body without `Content-Length` counts as 4 MiB). `too many requests` (`details` field `monitors`): 4 bulk creates of the caller are in line already (one validated at a time, the others waiting their turn)"),
         (status = 413, body = ErrorBody, description = "`request body too large`: over 4 MiB")))]

@@ -82,10 +82,7 @@ pub(super) async fn announce(state: &AppState, monitor_id: i64, change: MonitorC
 
 /// Create a monitor.
 #[utoipa::path(post, path = "/api/v1/monitors", operation_id = "createMonitor", tag = "monitors", request_body = CreateMonitor,
-    security(("bearer" = [])),
-    responses((status = 201, body = MonitorResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows (`details` field `monitors`), or the monitor would take the user's checks per minute (regions × 60 / interval_secs over their active monitors; heartbeats and paused monitors count nothing) past their budget (field `checks_per_minute`)"),
-        (status = 413, body = ErrorBody)))]
+    responses((status = 201, body = MonitorResponse), (status = 403, body = ErrorBody, description = "quota exceeded: the user owns as many as their quota allows (`details` field `monitors`), or the monitor would take the user's checks per minute (regions × 60 / interval_secs over their active monitors; heartbeats and paused monitors count nothing) past their budget (field `checks_per_minute`)")))]
 pub async fn create(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -192,11 +189,11 @@ pub const MAX_SEARCH_LEN: usize = 100;
 /// List the caller's monitors in id order, a page at a time; `?label=key=value`
 /// (repeatable, all must hold) keeps those with these labels, and `type`,
 /// `status`, `active` and `search` narrow it further.
-#[utoipa::path(get, path = "/api/v1/monitors", operation_id = "listMonitors", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors", operation_id = "listMonitors", tag = "monitors",
     params(PageQuery, MonitorFilterQuery,
         ("label" = Option<Vec<String>>, Query, style = Form, explode, max_items = 32,
             description = "`key=value`: only monitors labelled so; repeat it for several labels, all of which must hold (e.g. `?label=env=prod&label=team=payments`); a value may be empty (`?label=tier=`)")),
-    responses((status = 200, body = MonitorList), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+    responses((status = 200, body = MonitorList)))]
 pub async fn list(
     state: web::Data<AppState>,
     user: AuthUser,
@@ -251,13 +248,10 @@ pub async fn list(
 /// heartbeat into a checked monitor) must fit their budget; one that lowers
 /// or keeps it is always allowed, even over the budget.
 #[utoipa::path(patch, path = "/api/v1/monitors/{id}", operation_id = "updateMonitor", tag = "monitors", request_body = UpdateMonitor,
-    security(("bearer" = [])),
     params(("id" = i64, Path, description = "Monitor id")),
     responses((status = 200, body = MonitorResponse),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; among them `basic_auth.password` when the target moves to another origin (scheme, host, port) while a password is stored and the request neither restates it nor removes it or `basic_auth`"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "quota exceeded (`details` field `checks_per_minute`): the change raises the monitor's checks per minute (regions × 60 / interval_secs, while active) and would take the caller's past their budget; nothing changed"),
-        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)))]
+        (status = 403, body = ErrorBody, description = "quota exceeded (`details` field `checks_per_minute`): the change raises the monitor's checks per minute (regions × 60 / interval_secs, while active) and would take the caller's past their budget; nothing changed")))]
 pub async fn update(
     state: web::Data<AppState>,
     user: AuthUser,

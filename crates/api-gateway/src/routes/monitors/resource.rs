@@ -335,18 +335,18 @@ impl Resource for Monitors {
 
 handler!(get Monitors,
 /// Read one of the caller's monitors.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}", operation_id = "getMonitor", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/{id}", operation_id = "getMonitor", tag = "monitors",
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = MonitorResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = MonitorResponse)))]
 get
 );
 
 handler!(delete Monitors,
 /// Delete one of the caller's monitors. Its results disappear from the API at
 /// once and from disk with their day partitions (docs/operations.md, retention).
-#[utoipa::path(delete, path = "/api/v1/monitors/{id}", operation_id = "deleteMonitor", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/monitors/{id}", operation_id = "deleteMonitor", tag = "monitors",
     params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 204)))]
 delete
 );
 
@@ -363,27 +363,23 @@ handler!(put_by_ref Monitors,
 /// as the create or update it amounts to; `If-Match` is honoured (and fails
 /// when there is no monitor to match).
 #[utoipa::path(put, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "putMonitorByRef", tag = "monitors", request_body = CreateMonitor,
-    security(("bearer" = [])),
     params(MonitorRef),
     responses((status = 200, body = MonitorResponse, description = "replaced, or unchanged"),
         (status = 201, body = MonitorResponse, description = "created with this ref"),
         (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "quota exceeded, as for a create or an update"),
         (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a monitor with it meanwhile, or, for a key with a label selector, a monitor out of its reach has it (the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no monitor has this ref"),
-        (status = 413, body = ErrorBody)))]
+        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no monitor has this ref")))]
 put_by_ref
 );
 
 handler!(get_by_ref Monitors,
 /// Read the caller's monitor with this ref: what `GET /api/v1/monitors/{id}`
 /// answers for its id.
-#[utoipa::path(get, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "getMonitorByRef", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(get, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "getMonitorByRef", tag = "monitors",
     params(MonitorRef),
     responses((status = 200, body = MonitorResponse),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
 get_monitor_by_ref
 );
@@ -392,11 +388,10 @@ handler!(delete_by_ref Monitors,
 /// Delete the caller's monitor with this ref, as
 /// `DELETE /api/v1/monitors/{id}` does (`If-Match` honoured, one audit
 /// entry).
-#[utoipa::path(delete, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "deleteMonitorByRef", tag = "monitors", security(("bearer" = [])),
+#[utoipa::path(delete, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "deleteMonitorByRef", tag = "monitors",
     params(MonitorRef),
     responses((status = 204),
         (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)"),
         (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
 delete_monitor_by_ref

@@ -36,9 +36,7 @@ pub fn all() -> Routes {
         .then(members::routes())
         .then(invitations::routes())
         .then(organisation::routes())
-        // Its rows and paths are listed by hand in `crate::authz` and
-        // `crate::openapi` until it declares them with `routes!`.
-        .configured(monitors::configure)
+        .then(monitors::routes())
         .then(escalation_policies::routes())
         .then(checks::routes())
         .then(heartbeats::routes())

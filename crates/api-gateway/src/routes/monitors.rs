@@ -61,8 +61,6 @@
 //! many monitors in one request, with [`batch`]'s multi-row insert (which
 //! an apply's plain creates use too).
 
-use actix_web::web;
-
 /// An API enum declared with `From` both ways to the contracts' enum of
 /// the same variants (the API's carries the API's documentation; rows come
 /// typed from uptime-db, so the conversions cannot fail):
@@ -122,24 +120,18 @@ pub(crate) use resource::is_plain_create;
 pub use resource::*;
 pub use types::*;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/monitors").get(list).post(create))
+/// The monitors' routes, their access and their operations (`crate::api::table`).
+pub fn routes() -> crate::api::table::Routes {
+    use crate::api::table::routes;
+    routes![list: READ, create: WRITE]
         // Before `/monitors/{id}`, which would take `bulk` for an id.
-        .service(
-            web::resource("/monitors/bulk")
-                .app_data(bulk::json_config())
-                .post(bulk_create),
-        )
-        .service(
-            web::resource("/monitors/by-ref/{ref}")
-                .get(get_monitor_by_ref)
-                .put(put_by_ref)
-                .delete(delete_monitor_by_ref),
-        )
-        .service(
-            web::resource("/monitors/{id}")
-                .get(get)
-                .patch(update)
-                .delete(delete),
-        );
+        .then(routes![bulk_create: WRITE].shaped(|r| r.app_data(bulk::json_config())))
+        .then(routes![
+            get_monitor_by_ref: READ,
+            put_by_ref: WRITE,
+            delete_monitor_by_ref: WRITE,
+            get: READ,
+            update: WRITE,
+            delete: WRITE,
+        ])
 }
