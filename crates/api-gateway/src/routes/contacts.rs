@@ -31,6 +31,7 @@
 
 mod body;
 mod checks;
+mod contact_type;
 mod filters;
 mod resource;
 mod values;

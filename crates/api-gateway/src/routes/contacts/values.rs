@@ -3,7 +3,7 @@
 //! `server`). Every refusal names its field, so a bad contact is a 400 that
 //! says what to fix, never a delivery that fails later.
 
-use super::body::ContactType;
+use super::contact_type::ContactType;
 use crate::error::ApiError;
 use crate::validation::{Problems, UrlRules};
 use base64::Engine;
