@@ -42,6 +42,24 @@ pub async fn connect(
         .reconnect_delay_callback(|attempts| {
             std::time::Duration::from_millis((attempts as u64 * 50).min(250))
         })
+        // The client's own event lines are filtered to `warn` (one per
+        // reconnect attempt at `info`, see `uptime_telemetry::log_filter`):
+        // the loss and the return of the connection are said once each here.
+        .event_callback(|event| async move {
+            match event {
+                async_nats::Event::Disconnected => {
+                    tracing::warn!("NATS connection lost; reconnecting")
+                }
+                async_nats::Event::Connected => tracing::info!("NATS connection established"),
+                async_nats::Event::LameDuckMode
+                | async_nats::Event::SlowConsumer(_)
+                | async_nats::Event::ServerError(_) => tracing::warn!(%event, "NATS event"),
+                // A failed attempt while reconnecting: already said above.
+                async_nats::Event::ClientError(_)
+                | async_nats::Event::Draining
+                | async_nats::Event::Closed => tracing::debug!(%event, "NATS event"),
+            }
+        })
         .connect(urls)
         .await?;
     let js = jetstream::new(client.clone());

@@ -56,10 +56,25 @@ impl Drop for TelemetryGuard {
     }
 }
 
+/// The log filter of `log_level`. The NATS client logs every event at
+/// `info`, one line per reconnect attempt (four a second while a server is
+/// away: hundreds of lines per service in a minute's outage), so its own
+/// lines start at `warn` unless `log_level` names `async_nats`; the
+/// connection's loss and return are logged once each by
+/// `uptime_contracts::bus::connect` instead.
+pub fn log_filter(log_level: &str) -> Result<EnvFilter, TelemetryError> {
+    let directives = if log_level.contains("async_nats") {
+        log_level.to_string()
+    } else {
+        format!("{log_level},async_nats=warn")
+    };
+    EnvFilter::try_new(&directives)
+        .map_err(|e| TelemetryError::Filter(log_level.to_string(), e.to_string()))
+}
+
 /// Installs the global logger, tracer and propagator for `service`.
 pub fn init(service: &str, settings: &TelemetrySettings) -> Result<TelemetryGuard, TelemetryError> {
-    let filter = EnvFilter::try_new(&settings.log_level)
-        .map_err(|e| TelemetryError::Filter(settings.log_level.clone(), e.to_string()))?;
+    let filter = log_filter(&settings.log_level)?;
     let provider = tracer_provider(service, &settings.otlp_endpoint)?;
     let otel_layer =
         tracing_opentelemetry::layer().with_tracer(provider.tracer(service.to_string()));
@@ -151,6 +166,50 @@ mod tests {
         assert!(
             text.contains("unit_duration_seconds_bucket{le=\"0.5\"} 1"),
             "{text}"
+        );
+    }
+
+    /// The targets of the events a filter lets through.
+    #[derive(Clone, Default)]
+    struct Seen(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Seen {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            let line = format!("{} {}", event.metadata().level(), event.metadata().target());
+            self.0.lock().unwrap().push(line);
+        }
+    }
+
+    fn seen_through(log_level: &str) -> Vec<String> {
+        use tracing_subscriber::layer::SubscriberExt;
+        let seen = Seen::default();
+        let subscriber = tracing_subscriber::registry()
+            .with(super::log_filter(log_level).expect("a valid filter"))
+            .with(seen.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(target: "async_nats", "event: client error: nats: IO error");
+            tracing::warn!(target: "async_nats", "slow consumer");
+            tracing::info!(target: "recorder", "stored a batch");
+        });
+        let lines = seen.0.lock().unwrap().clone();
+        lines
+    }
+
+    #[test]
+    fn the_nats_clients_reconnect_lines_are_left_out_unless_asked_for() {
+        assert_eq!(
+            seen_through("info"),
+            ["WARN async_nats", "INFO recorder"],
+            "the client's info lines (one per reconnect attempt) are left out"
+        );
+        assert_eq!(
+            seen_through("info,async_nats=info"),
+            ["INFO async_nats", "WARN async_nats", "INFO recorder"],
+            "a log level naming the client is followed as given"
         );
     }
 }
