@@ -82,27 +82,20 @@ where
         .extend(schemas);
 }
 
-enum Entry {
-    Handler(Handler),
-    /// Routes still registered by hand (their rows and paths are listed
-    /// in `crate::authz` and `crate::openapi`).
-    Configure(fn(&mut web::ServiceConfig)),
-}
-
 /// Routes in the order actix tries them.
 #[derive(Default)]
-pub struct Routes(Vec<Entry>);
+pub struct Routes(Vec<Handler>);
 
 impl Routes {
     pub fn handler(mut self, handler: Handler) -> Self {
-        self.0.push(Entry::Handler(handler));
+        self.0.push(handler);
         self
     }
 
     /// The resource of the last handler added shaped by `shape`:
     /// `routes![bulk_create: WRITE].shaped(|r| r.app_data(limit()))`.
     pub fn shaped(mut self, shape: Shape) -> Self {
-        if let Some(Entry::Handler(handler)) = self.0.last_mut() {
+        if let Some(handler) = self.0.last_mut() {
             handler.shape = Some(shape);
         }
         self
@@ -114,17 +107,8 @@ impl Routes {
         self
     }
 
-    /// Routes a `configure` function registers by hand, after these.
-    pub fn configured(mut self, configure: fn(&mut web::ServiceConfig)) -> Self {
-        self.0.push(Entry::Configure(configure));
-        self
-    }
-
     fn handlers(&self) -> impl Iterator<Item = &Handler> {
-        self.0.iter().filter_map(|entry| match entry {
-            Entry::Handler(handler) => Some(handler),
-            Entry::Configure(_) => None,
-        })
+        self.0.iter()
     }
 
     /// The scope table's rows: one per method of each handler.
@@ -157,52 +141,34 @@ impl Routes {
     /// (where the path first appears), so a method it does not serve is a
     /// `405` with `Allow` rather than a try of the next resource.
     pub fn configure(&self, cfg: &mut web::ServiceConfig) {
-        enum Slot {
-            Resource(String, Vec<(Method, Serve)>, Vec<Shape>),
-            Configure(fn(&mut web::ServiceConfig)),
-        }
+        // (path, its methods, its shapes), in the order paths first appear.
+        type Slot = (String, Vec<(Method, Serve)>, Vec<Shape>);
         let mut slots: Vec<Slot> = Vec::new();
-        for entry in &self.0 {
-            let handler = match entry {
-                Entry::Configure(configure) => {
-                    slots.push(Slot::Configure(*configure));
-                    continue;
-                }
-                Entry::Handler(handler) => handler,
-            };
+        for handler in &self.0 {
             let full = (handler.path)();
             let path = full.strip_prefix(PREFIX).unwrap_or(&full).to_string();
             let methods = (handler.methods)()
                 .into_iter()
                 .map(|m| (actix_method(&m), handler.route));
             let shapes = handler.shape.into_iter();
-            let existing = slots.iter_mut().find_map(|slot| match slot {
-                Slot::Resource(p, routes, shaped) if *p == path => Some((routes, shaped)),
-                _ => None,
-            });
-            match existing {
-                Some((routes, shaped)) => {
+            match slots.iter_mut().find(|(p, _, _)| *p == path) {
+                Some((_, routes, shaped)) => {
                     routes.extend(methods);
                     shaped.extend(shapes);
                 }
-                None => slots.push(Slot::Resource(path, methods.collect(), shapes.collect())),
+                None => slots.push((path, methods.collect(), shapes.collect())),
             }
         }
-        for slot in slots {
-            match slot {
-                Slot::Configure(configure) => configure(cfg),
-                Slot::Resource(path, routes, shapes) => {
-                    let resource = shapes
-                        .into_iter()
-                        .fold(web::resource(path), |r, shape| shape(r));
-                    let resource = routes
-                        .into_iter()
-                        .fold(resource, |resource, (method, route)| {
-                            resource.route(route(method))
-                        });
-                    cfg.service(resource);
-                }
-            }
+        for (path, routes, shapes) in slots {
+            let resource = shapes
+                .into_iter()
+                .fold(web::resource(path), |r, shape| shape(r));
+            let resource = routes
+                .into_iter()
+                .fold(resource, |resource, (method, route)| {
+                    resource.route(route(method))
+                });
+            cfg.service(resource);
         }
     }
 }
