@@ -70,6 +70,13 @@ pub fn needs_key(pattern: &str) -> bool {
     crate::api::scopes::needs_key(pattern)
 }
 
+/// The routes that need no key (their path or body carries its own
+/// credential, or they are public).
+pub fn public_routes() -> Vec<&'static str> {
+    install();
+    crate::api::scopes::public_routes()
+}
+
 impl std::ops::Deref for Table {
     type Target = [RouteAccess];
 

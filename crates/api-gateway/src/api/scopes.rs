@@ -100,6 +100,19 @@ pub fn needs_key(pattern: &str) -> bool {
     declared.peek().is_none() || declared.any(|r| r.access != Access::Public)
 }
 
+/// The routes that need no key: those whose every declared method is
+/// public (the document marks the same operations as needing no key).
+pub fn public_routes() -> Vec<&'static str> {
+    let mut public: Vec<&'static str> = installed()
+        .iter()
+        .map(|r| r.path)
+        .filter(|path| !needs_key(path))
+        .collect();
+    public.sort_unstable();
+    public.dedup();
+    public
+}
+
 /// 403 naming the scope when `principal` may not call `method` on
 /// `pattern`. A method the table does not declare is refused: if the route
 /// does not serve it either, actix answers 405 before any handler asks.

@@ -34,23 +34,9 @@ pub async fn request_metrics(
     Ok(res)
 }
 
-/// The `/api/v1` routes that need no API key (their path carries its own
-/// credential, or they are public). Every other route is authenticated.
-pub const PUBLIC_ROUTES: &[&str] = &[
-    "/api/v1/openapi.json",
-    "/api/v1/heartbeat/{token}",
-    "/api/v1/heartbeat/{token}/fail",
-    "/api/v1/heartbeat/{token}/start",
-    "/api/v1/heartbeat/{token}/{exit_code}",
-    "/api/v1/alert-contacts/verify/{token}",
-    // The body's token is the credential; a key, if sent, is checked by the
-    // handler (it says which existing user accepts).
-    "/api/v1/invitations/accept",
-    "/api/v1/incidents/ack/{token}",
-];
-
-/// Authenticates every request to a route of the wrapped scope that is not
-/// in [`PUBLIC_ROUTES`] before the handler's extractors run, checks the
+/// Authenticates every request to a route of the wrapped scope that the
+/// route table does not declare public (`crate::authz::public_routes`:
+/// their path or body carries its own credential) before the handler's extractors run, checks the
 /// key's scope against the route's ([`crate::authz::ROUTES`]), and leaves
 /// the outcome for the [`crate::access::auth::AuthUser`] extractor.
 ///
@@ -65,9 +51,7 @@ pub async fn authenticate(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let route = req.match_pattern();
-    let needs_key = route.as_deref().is_some_and(|route| {
-        !PUBLIC_ROUTES.contains(&route) && crate::api::scopes::needs_key(route)
-    });
+    let needs_key = route.as_deref().is_some_and(crate::api::scopes::needs_key);
     if let (true, Some(route)) = (needs_key, route) {
         let method = req.method().as_str().to_string();
         // The key's scope is judged here, for every route alike, and left
