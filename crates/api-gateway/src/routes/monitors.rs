@@ -57,7 +57,9 @@
 //! (defaults, PATCH merging, the order of the rules); [`resource`] makes
 //! monitors a `crate::resource::Resource` (reads, deletes, `PUT` by ref
 //! and an apply's monitors), [`handlers`] has the create, list and PATCH
-//! endpoints and [`writes`] the writes behind them all; [`bulk`] creates
+//! endpoints and [`writes`] the writes behind them all, which check
+//! [`contact_ids`] and [`labels::check_selector`] and, once committed,
+//! [`announce`] the change to the scheduler; [`bulk`] creates
 //! many monitors in one request, with [`batch`]'s multi-row insert (which
 //! an apply's plain creates use too).
 
@@ -87,9 +89,11 @@ macro_rules! mirror {
 }
 
 mod alert_rules;
+mod announce;
 mod batch;
 mod bulk;
 mod common;
+mod contact_ids;
 mod draft;
 mod fields;
 mod handlers;

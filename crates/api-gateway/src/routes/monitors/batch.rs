@@ -3,8 +3,9 @@
 //! of an apply (those without alert rules, nearly all of a large import),
 //! which go in as a bulk create does instead of one by one.
 
+use super::announce::announce;
+use super::contact_ids::no_such_contacts;
 use super::draft::Creation;
-use super::handlers::{announce, no_such_contacts};
 use super::resource::{CheckedMonitor, Monitors};
 use crate::audit;
 use crate::auth::AuthUser;

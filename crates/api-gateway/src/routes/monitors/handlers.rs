@@ -1,8 +1,10 @@
 //! The endpoints of `/api/v1/monitors` and the transactions behind them.
 
 use super::alert_rules;
+use super::announce::announce;
 use super::common::MonitorStatus;
 use super::draft::Draft;
+use super::labels::check_selector;
 use super::monitor_type::MonitorType;
 use super::resource::checked_create;
 use super::types::{CreateMonitor, MonitorList, MonitorResponse, UpdateMonitor};
@@ -12,73 +14,12 @@ use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
 use crate::validation::{not_null, paginate, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
-use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncConnection;
 use serde::Deserialize;
-use uptime_contracts::{MonitorChange, MonitorChangedV1};
+use uptime_contracts::MonitorChange;
 use uptime_db::refs::RefKind;
 use utoipa::IntoParams;
-
-/// The ids sorted and deduplicated, or 400 naming those that are not the
-/// user's contacts. Locks the contacts found until the transaction ends.
-pub(super) async fn checked_contact_ids(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    mut ids: Vec<i64>,
-) -> Result<Vec<i64>, ApiError> {
-    ids.sort_unstable();
-    ids.dedup();
-    let owned = uptime_db::contacts::owned_ids_locked(conn, org_id, &ids).await?;
-    match no_such_contacts(&ids, &owned) {
-        None => Ok(ids),
-        Some(message) => Err(ApiError::invalid_field("alert_contact_ids", message)),
-    }
-}
-
-/// The problem with `ids` when only `owned` are the user's contacts, if any.
-pub(super) fn no_such_contacts(ids: &[i64], owned: &[i64]) -> Option<String> {
-    let unknown: Vec<String> = ids
-        .iter()
-        .filter(|id| !owned.contains(id))
-        .map(|id| id.to_string())
-        .collect();
-    (!unknown.is_empty()).then(|| format!("no such alert contact: {}", unknown.join(", ")))
-}
-
-/// 403 when a key with a label selector would create (or leave) a monitor
-/// whose labels do not hold it: the key could not reach it afterwards.
-pub(super) fn check_selector(
-    user: &AuthUser,
-    labels: &uptime_labels::Labels,
-) -> Result<(), ApiError> {
-    match user.label_selector.as_deref() {
-        Some(key) if !key.selector.matches(labels) => {
-            Err(super::labels::outside_selector(&key.selector))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Tells the scheduler (after the change committed). A failure is only
-/// logged: the change is durable, and the scheduler resyncs from the database
-/// periodically.
-pub(super) async fn announce(state: &AppState, monitor_id: i64, change: MonitorChange) {
-    let msg = MonitorChangedV1 {
-        monitor_id,
-        change,
-        changed_at: Utc::now(),
-    };
-    let msg_id = format!("monitor-{monitor_id}-{}", uuid::Uuid::new_v4());
-    if let Err(error) = state.publish(&msg_id, &msg).await {
-        tracing::warn!(
-            monitor_id,
-            ?change,
-            ?error,
-            "monitor change not published; the scheduler will pick it up on its next resync"
-        );
-    }
-}
 
 /// Create a monitor.
 #[utoipa::path(post, path = "/api/v1/monitors", operation_id = "createMonitor", tag = "monitors", request_body = CreateMonitor,

@@ -104,6 +104,18 @@ pub(super) fn outside_selector(selector: &uptime_labels::Selector) -> crate::err
     }
 }
 
+/// 403 when a key with a label selector would create (or leave) a monitor
+/// whose labels do not hold it: the key could not reach it afterwards.
+pub(super) fn check_selector(
+    user: &crate::auth::AuthUser,
+    labels: &uptime_labels::Labels,
+) -> Result<(), crate::error::ApiError> {
+    match user.label_selector.as_deref() {
+        Some(key) if !key.selector.matches(labels) => Err(outside_selector(&key.selector)),
+        _ => Ok(()),
+    }
+}
+
 /// The `?label=key=value` terms of a query string, ANDed, or 400 naming
 /// `label`. `None` when there are none.
 pub(super) fn filter_of(query: &str) -> Result<Option<uptime_labels::Selector>, Vec<FieldError>> {

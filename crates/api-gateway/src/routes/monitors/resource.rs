@@ -7,8 +7,8 @@
 //! monitors in three queries whatever their number.
 
 use super::alert_rules;
+use super::announce::announce;
 use super::draft::{new_monitor, Creation};
-use super::handlers::announce;
 use super::replace::{changes_of, replacing};
 use super::types::{CreateMonitor, MonitorResponse};
 use super::writes::{self, audited, Current, Rewrite, WriteSettings};

@@ -4,8 +4,9 @@
 //! dependencies, the ref, the audit entry) is written once.
 
 use super::alert_rules;
+use super::contact_ids::checked_contact_ids;
 use super::draft::{new_heartbeat_token, Creation, Draft};
-use super::handlers::{check_selector, checked_contact_ids};
+use super::labels::check_selector;
 use super::monitor_type::MonitorType;
 use super::types::MonitorResponse;
 use crate::audit;
