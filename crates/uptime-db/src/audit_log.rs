@@ -11,7 +11,7 @@ use crate::schema::{audit_log, outbox_events};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Jsonb, Timestamptz};
+use diesel::sql_types::{Bool, Jsonb};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uptime_contracts::audit::AuditRecordedV1;
 use uptime_contracts::Message;
@@ -181,13 +181,5 @@ pub async fn delete_older_than(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM audit_log
-          WHERE id = ANY (ARRAY(SELECT id FROM audit_log WHERE at < $1 LIMIT $2))",
-    )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    crate::retention::delete_batch(conn, "audit_log", "at < $1", None, before, limit).await
 }

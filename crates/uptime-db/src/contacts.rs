@@ -15,37 +15,8 @@ pub async fn create(conn: &mut AsyncPgConnection, new: &NewAlertContact) -> DbRe
         .await?)
 }
 
-/// The user's contact with this id.
-pub async fn get(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-) -> DbResult<Option<AlertContact>> {
-    Ok(alert_contacts::table
-        .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::org_id.eq(org_id))
-        .select(AlertContact::as_select())
-        .first(conn)
-        .await
-        .optional()?)
-}
-
-/// Like [`get`], but locks the row until the transaction ends, for a
-/// read-modify-write that must not interleave with another one.
-pub async fn get_for_update(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-) -> DbResult<Option<AlertContact>> {
-    Ok(alert_contacts::table
-        .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::org_id.eq(org_id))
-        .select(AlertContact::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?)
-}
+// `get`, `get_for_update`, and `delete` (its links to monitors go with it).
+crate::owned_rows::org_row_by_id!(alert_contacts, AlertContact);
 
 /// One page of the organisation's contacts in id order: those with an id above
 /// `after_id` (all when `None`), at most `limit`.
@@ -55,14 +26,7 @@ pub async fn list_page(
     after_id: Option<i64>,
     limit: i64,
 ) -> DbResult<Vec<AlertContact>> {
-    Ok(alert_contacts::table
-        .filter(alert_contacts::org_id.eq(org_id))
-        .filter(alert_contacts::id.gt(after_id.unwrap_or(0)))
-        .order(alert_contacts::id.asc())
-        .limit(limit)
-        .select(AlertContact::as_select())
-        .load(conn)
-        .await?)
+    list_page_filtered(conn, org_id, None, None, after_id, limit).await
 }
 
 /// [`list_page`] keeping only contacts of `kind` and whose name contains
@@ -145,15 +109,4 @@ pub async fn update(
         .get_result(conn)
         .await
         .optional()?)
-}
-
-/// Deletes the organisation's contact (its links to monitors go with it); `false`
-/// when there is no such contact of theirs.
-pub async fn delete(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<bool> {
-    let n = diesel::delete(alert_contacts::table)
-        .filter(alert_contacts::id.eq(id))
-        .filter(alert_contacts::org_id.eq(org_id))
-        .execute(conn)
-        .await?;
-    Ok(n == 1)
 }

@@ -4,6 +4,7 @@
 //! notifier's intake (step 0 is a policy monitor's contacts) and escalation
 //! sweep ([`crate::escalations`]).
 
+use crate::owned_rows::OwnedTable;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Int4, SmallInt, Text, Timestamptz};
@@ -66,6 +67,13 @@ struct StepRow {
 
 const POLICY_COLUMNS: &str = "id, org_id, name, repeat_count, created_at, updated_at";
 
+/// An organisation's policies, by id.
+const POLICIES: OwnedTable = OwnedTable {
+    table: "escalation_policies",
+    owner: "org_id",
+    columns: POLICY_COLUMNS,
+};
+
 /// The policies of `rows` with their steps (one statement for all).
 async fn with_steps(conn: &mut AsyncPgConnection, rows: Vec<PolicyRow>) -> DbResult<Vec<Policy>> {
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
@@ -108,15 +116,7 @@ pub async fn list_page(
     after_id: i64,
     limit: i64,
 ) -> DbResult<Vec<Policy>> {
-    let rows: Vec<PolicyRow> = diesel::sql_query(format!(
-        "SELECT {POLICY_COLUMNS} FROM escalation_policies \
-         WHERE org_id = $1 AND id > $2 ORDER BY id LIMIT $3"
-    ))
-    .bind::<BigInt, _>(org_id)
-    .bind::<BigInt, _>(after_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await?;
+    let rows: Vec<PolicyRow> = POLICIES.page(conn, org_id, after_id, limit).await?;
     with_steps(conn, rows).await
 }
 
@@ -127,15 +127,7 @@ pub async fn get(
     id: i64,
     lock: bool,
 ) -> DbResult<Option<Policy>> {
-    let row: Option<PolicyRow> = diesel::sql_query(format!(
-        "SELECT {POLICY_COLUMNS} FROM escalation_policies WHERE org_id = $1 AND id = $2{}",
-        if lock { " FOR UPDATE" } else { "" }
-    ))
-    .bind::<BigInt, _>(org_id)
-    .bind::<BigInt, _>(id)
-    .get_result(conn)
-    .await
-    .optional()?;
+    let row: Option<PolicyRow> = POLICIES.get(conn, org_id, id, lock).await?;
     match row {
         Some(row) => Ok(with_steps(conn, vec![row]).await?.pop()),
         None => Ok(None),

@@ -332,13 +332,5 @@ pub async fn delete_resolved_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM incidents
-          WHERE id = ANY (ARRAY(SELECT id FROM incidents WHERE resolved_at < $1 LIMIT $2))",
-    )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    crate::retention::delete_batch(conn, "incidents", "resolved_at < $1", None, before, limit).await
 }

@@ -10,7 +10,6 @@ use crate::schema::invitations;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
@@ -207,16 +206,13 @@ pub async fn delete_ended_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM invitations
-          WHERE id = ANY (ARRAY(
-              SELECT id FROM invitations
-               WHERE coalesce(accepted_at, revoked_at, expires_at) < $1
-               LIMIT $2))",
+    crate::retention::delete_batch(
+        conn,
+        "invitations",
+        "coalesce(accepted_at, revoked_at, expires_at) < $1",
+        None,
+        before,
+        limit,
     )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }

@@ -9,6 +9,8 @@
 //! - [`reach`]: which monitors a caller reaches, the one rule every query of
 //!   a monitor's things applies; [`refs`]: the caller-chosen stable names of
 //!   resources.
+//! - `owned_rows`: the by-id and keyset-page statements of rows that belong
+//!   to an organisation or a page, written once for every such table.
 //!
 //! Tenants and access:
 //! - [`organisations`]: organisations and the memberships that tie users to
@@ -76,6 +78,7 @@ pub mod models;
 pub mod monitor_decisions;
 pub mod monitors;
 pub mod organisations;
+pub(crate) mod owned_rows;
 pub mod pool;
 pub mod quotas;
 pub mod reach;

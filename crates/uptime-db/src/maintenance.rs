@@ -92,35 +92,10 @@ pub async fn list_page(
         .await?)
 }
 
-pub async fn get(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-) -> DbResult<Option<MaintenanceWindow>> {
-    Ok(maintenance_windows::table
-        .filter(maintenance_windows::org_id.eq(org_id))
-        .filter(maintenance_windows::id.eq(id))
-        .select(MaintenanceWindow::as_select())
-        .first(conn)
-        .await
-        .optional()?)
-}
-
-/// [`get`], locking the row for the rest of the transaction.
-pub async fn get_for_update(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-) -> DbResult<Option<MaintenanceWindow>> {
-    Ok(maintenance_windows::table
-        .filter(maintenance_windows::org_id.eq(org_id))
-        .filter(maintenance_windows::id.eq(id))
-        .for_update()
-        .select(MaintenanceWindow::as_select())
-        .first(conn)
-        .await
-        .optional()?)
-}
+// `get`, `get_for_update`, and `delete`: a deleted window's open
+// occurrence (window_id now NULL) is closed by the sweep's next round,
+// which releases what it held.
+crate::owned_rows::org_row_by_id!(maintenance_windows, MaintenanceWindow);
 
 /// Replaces the definition of window `id`; the sweep applies it to an open
 /// occurrence at its next round.
@@ -143,19 +118,6 @@ pub async fn update(
     .get_result(conn)
     .await
     .optional()?)
-}
-
-/// Deletes window `id`; its open occurrence (window_id now NULL) is closed
-/// by the sweep's next round, which releases what it held.
-pub async fn delete(conn: &mut AsyncPgConnection, org_id: i64, id: i64) -> DbResult<bool> {
-    let n = diesel::delete(
-        maintenance_windows::table
-            .filter(maintenance_windows::org_id.eq(org_id))
-            .filter(maintenance_windows::id.eq(id)),
-    )
-    .execute(conn)
-    .await?;
-    Ok(n > 0)
 }
 
 #[derive(QueryableByName)]
@@ -212,16 +174,15 @@ pub async fn delete_spans_closed_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM maintenance_spans
-          WHERE id = ANY (ARRAY(SELECT id FROM maintenance_spans
-                                 WHERE closed_at < $1 LIMIT $2))",
+    crate::retention::delete_batch(
+        conn,
+        "maintenance_spans",
+        "closed_at < $1",
+        None,
+        before,
+        limit,
     )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }
 
 /// Deletes up to `limit` windows that could not open again after `before`.
@@ -230,16 +191,15 @@ pub async fn delete_windows_ended_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM maintenance_windows
-          WHERE id = ANY (ARRAY(SELECT id FROM maintenance_windows
-                                 WHERE last_ends_at < $1 LIMIT $2))",
+    crate::retention::delete_batch(
+        conn,
+        "maintenance_windows",
+        "last_ends_at < $1",
+        None,
+        before,
+        limit,
     )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }
 
 /// Every span of `org_id` (tests and tools).

@@ -5,6 +5,7 @@
 use crate::schema::*;
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
+use serde::Deserialize;
 use uptime_contracts::{MonitorKind, MonitorStatus};
 use uuid::Uuid;
 
@@ -205,7 +206,18 @@ impl MaintenanceMarker {
 impl Monitor {
     /// The check options, typed (the kind's defaults when the column is NULL).
     pub fn options(&self) -> Result<uptime_contracts::CheckOptions, serde_json::Error> {
-        crate::monitors::options_of(self.check_options.as_ref())
+        options_of(self.check_options.as_ref())
+    }
+}
+
+/// A `check_options` column value, typed: NULL is the kind's defaults.
+/// Beside the row it reads, so that the rows need nothing of the queries.
+pub fn options_of(
+    column: Option<&serde_json::Value>,
+) -> Result<uptime_contracts::CheckOptions, serde_json::Error> {
+    match column {
+        None => Ok(Default::default()),
+        Some(value) => uptime_contracts::CheckOptions::deserialize(value),
     }
 }
 

@@ -13,7 +13,6 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::IntoSql;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::Deserialize;
 use std::collections::HashMap;
 use uptime_contracts::{MonitorKind, MonitorStatus};
 
@@ -29,16 +28,6 @@ pub mod sealing;
 
 mod bulk;
 pub use bulk::{create_many, create_many_labelled};
-
-/// A `check_options` column value, typed: NULL is the kind's defaults.
-pub fn options_of(
-    column: Option<&serde_json::Value>,
-) -> Result<uptime_contracts::CheckOptions, serde_json::Error> {
-    match column {
-        None => Ok(Default::default()),
-        Some(value) => uptime_contracts::CheckOptions::deserialize(value),
-    }
-}
 
 /// What the `check_options` column keeps of `options`: `None` when they are
 /// all defaults, and never the basic-auth password (which has its column).

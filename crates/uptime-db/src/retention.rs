@@ -24,6 +24,31 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 /// "uptSched").
 pub const RETENTION_LOCK: i64 = 0x7570_7452_6574_656e;
 
+/// Deletes up to `limit` rows of `table` that `doomed` picks (an SQL
+/// predicate on the table, the cutoff `before` bound as `$1`), their ids
+/// handed to the DELETE as an array; `recheck`, a predicate checked again
+/// on each row deleted (a row whose condition a concurrent writer can
+/// undo). How many went. The statement of every retention delete by id.
+pub(crate) async fn delete_batch(
+    conn: &mut AsyncPgConnection,
+    table: &str,
+    doomed: &str,
+    recheck: Option<&str>,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> DbResult<u64> {
+    let recheck = recheck.map(|r| format!(" AND {r}")).unwrap_or_default();
+    let n = diesel::sql_query(format!(
+        "DELETE FROM {table} \
+          WHERE id = ANY (ARRAY(SELECT id FROM {table} WHERE {doomed} LIMIT $2)){recheck}"
+    ))
+    .bind::<Timestamptz, _>(before)
+    .bind::<BigInt, _>(limit)
+    .execute(conn)
+    .await?;
+    Ok(n as u64)
+}
+
 #[derive(QueryableByName)]
 struct Flag {
     #[diesel(sql_type = Bool)]
@@ -113,18 +138,15 @@ pub async fn delete_published_outbox(
     published_before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM outbox_events
-          WHERE id = ANY (ARRAY(SELECT id FROM outbox_events
-                                 WHERE published_at IS NOT NULL AND published_at < $1
-                                 LIMIT $2))
-            AND published_at < $1",
+    delete_batch(
+        conn,
+        "outbox_events",
+        "published_at IS NOT NULL AND published_at < $1",
+        Some("published_at < $1"),
+        published_before,
+        limit,
     )
-    .bind::<Timestamptz, _>(published_before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }
 
 /// Clears up to `limit` email verification tokens issued before
@@ -181,16 +203,13 @@ pub async fn delete_revoked_api_keys(
     revoked_before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM api_keys
-          WHERE id = ANY (ARRAY(SELECT id FROM api_keys
-                                 WHERE revoked_at IS NOT NULL AND revoked_at < $1
-                                 LIMIT $2))
-            AND revoked_at < $1",
+    delete_batch(
+        conn,
+        "api_keys",
+        "revoked_at IS NOT NULL AND revoked_at < $1",
+        Some("revoked_at < $1"),
+        revoked_before,
+        limit,
     )
-    .bind::<Timestamptz, _>(revoked_before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }

@@ -3,6 +3,7 @@
 //! ([`list`], [`get`]) and by the status-pages service ([`load_all`], one
 //! statement per table per refresh).
 
+use crate::owned_rows::OwnedTable;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz};
@@ -44,6 +45,13 @@ pub struct NoticeUpdate {
 }
 
 const NOTICE: &str = "id, page_id, org_id, title, state, created_at, updated_at, resolved_at";
+
+/// A page's notices, by id.
+const NOTICES: OwnedTable = OwnedTable {
+    table: "status_page_notices",
+    owner: "page_id",
+    columns: NOTICE,
+};
 const UPDATE: &str = "id, notice_id, state, body, created_at";
 
 /// A new notice with its first update; then, past `keep` notices on the
@@ -140,40 +148,8 @@ pub async fn update_count(conn: &mut AsyncPgConnection, notice_id: i64) -> DbRes
     Ok(row.n)
 }
 
-/// One notice of the page; `for_update` locks it.
-pub async fn get(
-    conn: &mut AsyncPgConnection,
-    page_id: i64,
-    notice_id: i64,
-    for_update: bool,
-) -> DbResult<Option<Notice>> {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
-    let rows: Vec<Notice> = diesel::sql_query(format!(
-        "SELECT {NOTICE} FROM status_page_notices WHERE page_id = $1 AND id = $2{lock}"
-    ))
-    .bind::<BigInt, _>(page_id)
-    .bind::<BigInt, _>(notice_id)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().next())
-}
-
-/// The page's notices with ids above `after_id`, by id, at most `limit`.
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    page_id: i64,
-    after_id: i64,
-    limit: i64,
-) -> DbResult<Vec<Notice>> {
-    Ok(diesel::sql_query(format!(
-        "SELECT {NOTICE} FROM status_page_notices WHERE page_id = $1 AND id > $2 ORDER BY id LIMIT $3"
-    ))
-    .bind::<BigInt, _>(page_id)
-    .bind::<BigInt, _>(after_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await?)
-}
+// `get`, `list` and `delete` (a notice goes with its updates).
+crate::owned_rows::owned_table_fns!(NOTICES, Notice; get, page list, delete);
 
 /// The updates of `notice_ids`, oldest first.
 pub async fn updates_of(
@@ -186,22 +162,6 @@ pub async fn updates_of(
     .bind::<Array<BigInt>, _>(notice_ids)
     .load(conn)
     .await?)
-}
-
-/// Deletes a notice of the page (with its updates); the deleted row.
-pub async fn delete(
-    conn: &mut AsyncPgConnection,
-    page_id: i64,
-    notice_id: i64,
-) -> DbResult<Option<Notice>> {
-    let rows: Vec<Notice> = diesel::sql_query(format!(
-        "DELETE FROM status_page_notices WHERE page_id = $1 AND id = $2 RETURNING {NOTICE}"
-    ))
-    .bind::<BigInt, _>(page_id)
-    .bind::<BigInt, _>(notice_id)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().next())
 }
 
 /// Every notice and every update (bounded per page and per notice): the

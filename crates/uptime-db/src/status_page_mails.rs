@@ -148,14 +148,13 @@ pub async fn delete_settled_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM status_page_mails WHERE id = ANY (ARRAY( \
-           SELECT id FROM status_page_mails \
-            WHERE status <> 'pending' AND created_at < $1 LIMIT $2))",
+    crate::retention::delete_batch(
+        conn,
+        "status_page_mails",
+        "status <> 'pending' AND created_at < $1",
+        None,
+        before,
+        limit,
     )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }

@@ -4,6 +4,7 @@
 //! everything it shows in one set of statements per refresh
 //! ([`crate::status_snapshot`]), never per page view.
 
+use crate::owned_rows::OwnedTable;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Jsonb, Nullable, Text, Timestamptz};
@@ -51,6 +52,13 @@ pub struct PageFields<'a> {
 
 const COLUMNS: &str = "id, org_id, slug, title, description, logo_url, custom_domain, groups, \
                        access_token_sha256, created_at, updated_at";
+
+/// An organisation's pages, by id.
+const PAGES: OwnedTable = OwnedTable {
+    table: "status_pages",
+    owner: "org_id",
+    columns: COLUMNS,
+};
 
 /// Inserts a page; `None` when its slug or custom domain is taken.
 pub async fn create(
@@ -124,40 +132,8 @@ pub async fn set_access_token(
     Ok(rows.into_iter().next())
 }
 
-/// One page of the organisation; `for_update` locks it for a read-modify-write.
-pub async fn get(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-    for_update: bool,
-) -> DbResult<Option<StatusPage>> {
-    let lock = if for_update { " FOR UPDATE" } else { "" };
-    let rows: Vec<StatusPage> = diesel::sql_query(format!(
-        "SELECT {COLUMNS} FROM status_pages WHERE org_id = $1 AND id = $2{lock}"
-    ))
-    .bind::<BigInt, _>(org_id)
-    .bind::<BigInt, _>(id)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().next())
-}
-
-/// The organisation's pages with ids above `after_id`, by id, at most `limit`.
-pub async fn list_page(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    after_id: i64,
-    limit: i64,
-) -> DbResult<Vec<StatusPage>> {
-    Ok(diesel::sql_query(format!(
-        "SELECT {COLUMNS} FROM status_pages WHERE org_id = $1 AND id > $2 ORDER BY id LIMIT $3"
-    ))
-    .bind::<BigInt, _>(org_id)
-    .bind::<BigInt, _>(after_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await?)
-}
+// `get` (`for_update` for a read-modify-write), `list_page`, `delete`.
+crate::owned_rows::owned_table_fns!(PAGES, StatusPage; get, page list_page, delete);
 
 #[derive(QueryableByName)]
 struct Count {
@@ -172,22 +148,6 @@ pub async fn count(conn: &mut AsyncPgConnection, org_id: i64) -> DbResult<i64> {
         .get_result(conn)
         .await?;
     Ok(row.n)
-}
-
-/// Deletes a page; the deleted row, `None` when there was none.
-pub async fn delete(
-    conn: &mut AsyncPgConnection,
-    org_id: i64,
-    id: i64,
-) -> DbResult<Option<StatusPage>> {
-    let rows: Vec<StatusPage> = diesel::sql_query(format!(
-        "DELETE FROM status_pages WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
-    ))
-    .bind::<BigInt, _>(org_id)
-    .bind::<BigInt, _>(id)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().next())
 }
 
 /// Which unique field another page (not `except_id`) holds already:

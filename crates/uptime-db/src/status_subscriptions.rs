@@ -8,6 +8,7 @@
 //! The address is personal data: [`Subscriber`]'s `Debug` leaves it out,
 //! so it cannot reach a log through a debug print.
 
+use crate::owned_rows::OwnedTable;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Jsonb, Nullable, Text, Timestamptz};
@@ -42,6 +43,13 @@ impl std::fmt::Debug for Subscriber {
 }
 
 const SUBSCRIBER: &str = "id, page_id, org_id, email, created_at, confirmed_at";
+
+/// A page's subscribers, by id.
+const SUBSCRIBERS: OwnedTable = OwnedTable {
+    table: "status_page_subscribers",
+    owner: "page_id",
+    columns: SUBSCRIBER,
+};
 
 /// What a subscribe request did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,39 +181,8 @@ pub async fn unsubscribe(conn: &mut AsyncPgConnection, unsubscribe_token: &str) 
     Ok(n > 0)
 }
 
-/// The page's subscribers with ids above `after_id`, by id, at most `limit`.
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    page_id: i64,
-    after_id: i64,
-    limit: i64,
-) -> DbResult<Vec<Subscriber>> {
-    Ok(diesel::sql_query(format!(
-        "SELECT {SUBSCRIBER} FROM status_page_subscribers WHERE page_id = $1 AND id > $2 \
-         ORDER BY id LIMIT $3"
-    ))
-    .bind::<BigInt, _>(page_id)
-    .bind::<BigInt, _>(after_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await?)
-}
-
-/// Removes a subscriber of the page; the removed row.
-pub async fn delete(
-    conn: &mut AsyncPgConnection,
-    page_id: i64,
-    subscriber_id: i64,
-) -> DbResult<Option<Subscriber>> {
-    let rows: Vec<Subscriber> = diesel::sql_query(format!(
-        "DELETE FROM status_page_subscribers WHERE page_id = $1 AND id = $2 RETURNING {SUBSCRIBER}"
-    ))
-    .bind::<BigInt, _>(page_id)
-    .bind::<BigInt, _>(subscriber_id)
-    .load(conn)
-    .await?;
-    Ok(rows.into_iter().next())
-}
+// `list` and `delete` (a subscriber goes with its queued mails).
+crate::owned_rows::owned_table_fns!(SUBSCRIBERS, Subscriber; page list, delete);
 
 /// Queues one mail of `notice_update_id` to each confirmed subscriber of the
 /// page, in one statement: call it in the transaction that writes the
@@ -239,14 +216,13 @@ pub async fn delete_pending_before(
     before: DateTime<Utc>,
     limit: i64,
 ) -> DbResult<u64> {
-    let n = diesel::sql_query(
-        "DELETE FROM status_page_subscribers WHERE id = ANY (ARRAY( \
-           SELECT id FROM status_page_subscribers \
-            WHERE confirmed_at IS NULL AND created_at < $1 LIMIT $2))",
+    crate::retention::delete_batch(
+        conn,
+        "status_page_subscribers",
+        "confirmed_at IS NULL AND created_at < $1",
+        None,
+        before,
+        limit,
     )
-    .bind::<Timestamptz, _>(before)
-    .bind::<BigInt, _>(limit)
-    .execute(conn)
-    .await?;
-    Ok(n as u64)
+    .await
 }

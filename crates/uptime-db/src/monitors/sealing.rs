@@ -22,8 +22,94 @@ use crate::schema::monitors;
 use crate::DbError;
 use diesel::prelude::*;
 use diesel_async::scoped_futures::ScopedFutureExt;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use uptime_secrets::{Keyring, Purpose, SecretError, Zeroizing, FORMAT};
+
+/// Every sealing pass (monitors' passwords, contacts' credentials and
+/// addresses): the rows of `$table` matching the filters, as `(id,
+/// $column)`, in keyset-paged batches of `$batch_size`, one transaction
+/// each, locked `FOR UPDATE` in id order (replicas starting together share
+/// the work and never do a row twice). For each row `$change` gives the
+/// columns to set on it (`None`: left as it is; `?` stops the run). Runs
+/// until a batch finds no row; how many rows it looked at and how many it
+/// changed. Filters are built again for each batch: what they capture must
+/// be `Copy` (a `&str`, a reference).
+///
+/// The `rotate` form is the key rotation of one sealed column: every value
+/// sealed with another key than the current one is opened and sealed again
+/// (`$stored` makes the column value of the new sealed text); one no key
+/// opens is left as it is after `$unopenable` said so. Its [`SealingReport`]
+/// (nothing sealed from plain text).
+macro_rules! in_locked_batches {
+    (rotate $conn:expr, $batch_size:expr, $keyring:expr, $purpose:expr,
+     $table:ident::$column:ident, |$sealed:ident| $stored:expr,
+     unopenable |$id:ident, $error:ident| $unopenable:expr) => {{
+        let keyring: &uptime_secrets::Keyring = $keyring;
+        let current = $crate::monitors::sealing::current_key_pattern(keyring);
+        let current = current.as_str();
+        let (seen, resealed) = $crate::monitors::sealing::in_locked_batches!(
+            $conn,
+            $batch_size,
+            $table,
+            ($table::$column.assume_not_null()) where [
+                $table::$column.is_not_null(),
+                $table::$column.not_like(current).escape('\\'),
+            ],
+            |$id, old| {
+                $crate::monitors::sealing::resealed(keyring, $purpose, &old, |$error| $unopenable)?
+                    .map(|$sealed| $table::$column.eq($stored))
+            }
+        );
+        $crate::monitors::sealing::SealingReport {
+            sealed_plaintext: 0,
+            resealed,
+            unopenable: seen - resealed,
+        }
+    }};
+    ($conn:expr, $batch_size:expr, $table:ident, ($column:expr) where [$($filter:expr),+ $(,)?],
+     |$id:pat_param, $value:ident| $change:expr) => {{
+        let conn: &mut diesel_async::AsyncPgConnection = $conn;
+        let (mut seen, mut changed, mut after) = (0u64, 0u64, i64::MIN);
+        loop {
+            let (last, batch_seen, batch_changed) = conn
+                .transaction::<_, $crate::monitors::sealing::SealingError, _>(|c| {
+                    async move {
+                        let rows: Vec<(i64, String)> = $table::table
+                            $(.filter($filter))+
+                            .filter($table::id.gt(after))
+                            .order($table::id.asc())
+                            .limit($batch_size)
+                            .select(($table::id, $column))
+                            .for_update()
+                            .load(c)
+                            .await?;
+                        let last = rows.last().map(|(id, _)| *id);
+                        let (batch_seen, mut batch_changed) = (rows.len() as u64, 0u64);
+                        for (row_id, $value) in rows {
+                            let $id = row_id;
+                            if let Some(change) = $change {
+                                diesel::update($table::table.filter($table::id.eq(row_id)))
+                                    .set(change)
+                                    .execute(c)
+                                    .await?;
+                                batch_changed += 1;
+                            }
+                        }
+                        Ok((last, batch_seen, batch_changed))
+                    }
+                    .scope_boxed()
+                })
+                .await?;
+            seen += batch_seen;
+            changed += batch_changed;
+            match last {
+                Some(last) => after = last,
+                None => break (seen, changed),
+            }
+        }
+    }};
+}
+pub(crate) use in_locked_batches;
 
 const PURPOSE: Purpose = Purpose::HTTP_BASIC_AUTH_PASSWORD;
 
@@ -75,126 +161,68 @@ pub async fn seal_passwords(
 ) -> Result<SealingReport, SealingError> {
     let batch_size = batch_size.max(1);
     let mut conn = conn(pool).await?;
-    let mut report = SealingReport::default();
-    let mut after = i64::MIN;
-    while let Some(last) =
-        plaintext_batch(&mut conn, keyring, after, batch_size, &mut report).await?
-    {
-        after = last;
-    }
-    let mut after = i64::MIN;
-    while let Some(last) =
-        rotation_batch(&mut conn, keyring, after, batch_size, &mut report).await?
-    {
-        after = last;
-    }
-    Ok(report)
+    let (plaintext, _) = in_locked_batches!(
+        &mut conn,
+        batch_size,
+        monitors,
+        (monitors::http_password.assume_not_null()) where [monitors::http_password.is_not_null()],
+        |_id, plain| {
+            let plain = Zeroizing::new(plain);
+            // An empty password was always stored as none.
+            let sealed = match plain.is_empty() {
+                true => None,
+                false => Some(SealedText::new(
+                    keyring.seal(PURPOSE, &plain).map_err(SealingError::Seal)?,
+                )),
+            };
+            Some((
+                monitors::http_password_sealed.eq(sealed),
+                monitors::http_password.eq(None::<String>),
+            ))
+        }
+    );
+    let rotation = in_locked_batches!(
+        rotate &mut conn, batch_size, keyring, PURPOSE,
+        monitors::http_password_sealed, |sealed| SealedText::new(sealed),
+        unopenable |id, error| {
+            // Left as it is: a key may be missing from this replica's
+            // configuration only. Its checks fail saying which key they
+            // need.
+            tracing::warn!(monitor_id = id, %error,
+                "a stored basic-auth password does not open with any configured key; left as it is");
+        }
+    );
+    Ok(SealingReport {
+        sealed_plaintext: plaintext,
+        ..rotation
+    })
 }
 
-/// Seals the legacy plain-text passwords of up to `limit` rows past `after`;
-/// the last id done, `None` when none was left.
-async fn plaintext_batch(
-    conn: &mut AsyncPgConnection,
-    keyring: &Keyring,
-    after: i64,
-    limit: i64,
-    report: &mut SealingReport,
-) -> Result<Option<i64>, SealingError> {
-    let (last, n) = conn
-        .transaction::<_, SealingError, _>(|c| {
-            async move {
-                let rows: Vec<(i64, String)> = monitors::table
-                    .filter(monitors::http_password.is_not_null())
-                    .filter(monitors::id.gt(after))
-                    .order(monitors::id.asc())
-                    .limit(limit)
-                    .select((monitors::id, monitors::http_password.assume_not_null()))
-                    .for_update()
-                    .load(c)
-                    .await?;
-                let last = rows.last().map(|(id, _)| *id);
-                let n = rows.len() as u64;
-                for (id, plain) in rows {
-                    let plain = Zeroizing::new(plain);
-                    // An empty password was always stored as none.
-                    let sealed = match plain.is_empty() {
-                        true => None,
-                        false => Some(SealedText::new(
-                            keyring.seal(PURPOSE, &plain).map_err(SealingError::Seal)?,
-                        )),
-                    };
-                    diesel::update(monitors::table.filter(monitors::id.eq(id)))
-                        .set((
-                            monitors::http_password_sealed.eq(sealed),
-                            monitors::http_password.eq(None::<String>),
-                        ))
-                        .execute(c)
-                        .await?;
-                }
-                Ok((last, n))
-            }
-            .scope_boxed()
-        })
-        .await?;
-    report.sealed_plaintext += n;
-    Ok(last)
-}
-
-/// Re-seals with the current key up to `limit` rows past `after` sealed
-/// with another; the last id looked at, `None` when none was left.
-async fn rotation_batch(
-    conn: &mut AsyncPgConnection,
-    keyring: &Keyring,
-    after: i64,
-    limit: i64,
-    report: &mut SealingReport,
-) -> Result<Option<i64>, SealingError> {
+/// What the values sealed with the current key look like, as a `LIKE`
+/// pattern: the rows a rotation passes over.
+pub(crate) fn current_key_pattern(keyring: &Keyring) -> String {
     // Key ids may hold '_', LIKE's any-character: taken literally.
-    let current = format!(
+    format!(
         "{FORMAT}.{}.%",
         crate::like_literal(keyring.current_key_id())
-    );
-    let (last, resealed, unopenable) = conn
-        .transaction::<_, SealingError, _>(|c| {
-            async move {
-                let rows: Vec<(i64, SealedText)> = monitors::table
-                    .filter(monitors::http_password_sealed.is_not_null())
-                    .filter(monitors::http_password_sealed.not_like(current).escape('\\'))
-                    .filter(monitors::id.gt(after))
-                    .order(monitors::id.asc())
-                    .limit(limit)
-                    .select((monitors::id, monitors::http_password_sealed.assume_not_null()))
-                    .for_update()
-                    .load(c)
-                    .await?;
-                let last = rows.last().map(|(id, _)| *id);
-                let (mut resealed, mut unopenable) = (0, 0);
-                for (id, old) in rows {
-                    let plain = match keyring.open(PURPOSE, old.as_str()) {
-                        Ok(plain) => plain,
-                        Err(error) => {
-                            // Left as it is: a key may be missing from this
-                            // replica's configuration only. Its checks fail
-                            // saying which key they need.
-                            tracing::warn!(monitor_id = id, %error,
-                                "a stored basic-auth password does not open with any configured key; left as it is");
-                            unopenable += 1;
-                            continue;
-                        }
-                    };
-                    let sealed = keyring.seal(PURPOSE, &plain).map_err(SealingError::Seal)?;
-                    diesel::update(monitors::table.filter(monitors::id.eq(id)))
-                        .set(monitors::http_password_sealed.eq(SealedText::new(sealed)))
-                        .execute(c)
-                        .await?;
-                    resealed += 1;
-                }
-                Ok((last, resealed, unopenable))
-            }
-            .scope_boxed()
-        })
-        .await?;
-    report.resealed += resealed;
-    report.unopenable += unopenable;
-    Ok(last)
+    )
+}
+
+/// `old` opened and sealed again with the current key; `None`, after
+/// `unopenable` was told why, when no configured key opens it.
+pub(crate) fn resealed(
+    keyring: &Keyring,
+    purpose: Purpose,
+    old: &str,
+    unopenable: impl FnOnce(&SecretError),
+) -> Result<Option<String>, SealingError> {
+    match keyring.open(purpose, old) {
+        Ok(plain) => Ok(Some(
+            keyring.seal(purpose, &plain).map_err(SealingError::Seal)?,
+        )),
+        Err(error) => {
+            unopenable(&error);
+            Ok(None)
+        }
+    }
 }

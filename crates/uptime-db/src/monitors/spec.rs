@@ -139,7 +139,7 @@ pub fn check_spec<'a>(row: impl Into<CheckFields<'a>>) -> Result<CheckSpec, Spec
             })
         })
         .transpose()?;
-    let options = super::options_of(row.check_options).map_err(|e| SpecError::Options {
+    let options = crate::models::options_of(row.check_options).map_err(|e| SpecError::Options {
         id,
         reason: e.to_string(),
     })?;
