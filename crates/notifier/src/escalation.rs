@@ -89,7 +89,8 @@ impl Sweep {
                     if due.is_empty() {
                         return Ok(SweepOutcome::default());
                     }
-                    let mut policy_ids: Vec<i64> = due.iter().filter_map(|d| d.policy_id).collect();
+                    let mut policy_ids: Vec<i64> =
+                        due.iter().filter_map(|d| d.stage.policy_id).collect();
                     policy_ids.sort_unstable();
                     policy_ids.dedup();
                     let shapes = escalations::policy_steps(c, &policy_ids).await?;
@@ -127,6 +128,7 @@ fn update_for(
     now: DateTime<Utc>,
 ) -> EscalationUpdate {
     let shape = due
+        .stage
         .policy_id
         .and_then(|id| shapes.get(&id))
         .map(|s| PolicyShape {
@@ -138,9 +140,9 @@ fn update_for(
             repeat_count: u16::try_from(s.repeat_count).unwrap_or(0),
         });
     let progress = Progress {
-        position: u16::try_from(due.position).unwrap_or(0),
-        round: u16::try_from(due.round).unwrap_or(0),
-        notified_at: due.notified_at,
+        position: u16::try_from(due.stage.position).unwrap_or(0),
+        round: u16::try_from(due.stage.round).unwrap_or(0),
+        notified_at: due.stage.notified_at,
     };
     let incident = if due.resolved {
         IncidentNow::Resolved
@@ -152,9 +154,9 @@ fn update_for(
     let unchanged = EscalationUpdate {
         incident_id: due.incident_id,
         notify: None,
-        position: due.position,
-        round: due.round,
-        notified_at: due.notified_at,
+        position: due.stage.position,
+        round: due.stage.round,
+        notified_at: due.stage.notified_at,
         next_at: None,
         stopped: None,
     };

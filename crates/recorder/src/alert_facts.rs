@@ -64,7 +64,7 @@ impl AlertFacts {
         needed: &mut FactsNeeded,
     ) -> (AlertContext, Vec<i64>, u32) {
         let id = monitor.id;
-        if !monitor.depends_on.is_empty() {
+        if !monitor.rules.depends_on.is_empty() {
             needed.children.push(id);
         }
         let touches_down =
@@ -104,7 +104,10 @@ pub fn opened_alerting(
     blocked_by: &[i64],
     held_children: u32,
 ) -> Option<OpenAlerting> {
-    let reminders = ReminderRules::of(monitor.reminder_interval_secs, monitor.reminder_max);
+    let reminders = ReminderRules::of(
+        monitor.rules.reminder_interval_secs,
+        monitor.rules.reminder_max,
+    );
     let alerting = OpenAlerting {
         id,
         alert_held: held.map(|h| h.as_str().to_string()),
@@ -148,7 +151,7 @@ pub async fn gather(
             .flat_map(|c| {
                 by_id
                     .get(c)
-                    .map(|m| m.depends_on.clone())
+                    .map(|m| m.rules.depends_on.clone())
                     .unwrap_or_default()
             })
             .filter(|p| !in_batch.contains_key(p))
@@ -171,6 +174,7 @@ pub async fn gather(
         for child in &needed.children {
             let Some(m) = by_id.get(child) else { continue };
             let holding: Vec<i64> = m
+                .rules
                 .depends_on
                 .iter()
                 .copied()

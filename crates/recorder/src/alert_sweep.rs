@@ -138,7 +138,10 @@ fn releases(
         };
         let event_id = released_event_id(incident.id);
         let event = incident_event(monitor, incident, AlertKind::Released, event_id, now);
-        let rules = ReminderRules::of(monitor.reminder_interval_secs, monitor.reminder_max);
+        let rules = ReminderRules::of(
+            monitor.rules.reminder_interval_secs,
+            monitor.rules.reminder_max,
+        );
         done.push(IncidentAlerted {
             id: incident.id,
             release: true,
@@ -180,8 +183,9 @@ pub async fn send_due_reminders(pool: &Pool, now: DateTime<Utc>, limit: i64) -> 
             let mut done = Vec::with_capacity(due.len());
             for incident in &due {
                 let monitor = monitors.get(&incident.monitor_id);
-                let rules = monitor
-                    .and_then(|m| ReminderRules::of(m.reminder_interval_secs, m.reminder_max));
+                let rules = monitor.and_then(|m| {
+                    ReminderRules::of(m.rules.reminder_interval_secs, m.rules.reminder_max)
+                });
                 let state = DueIncident {
                     sent: incident.reminders_sent.max(0).unsigned_abs(),
                     acknowledged: incident.acknowledged_at.is_some(),

@@ -264,8 +264,8 @@ async fn release_cleared(
         // hold is cleared (so the recovery alerts, and the alert sweeper
         // leaves it alone) and its reminders start from it.
         let reminders = crate::reminders::ReminderRules::of(
-            monitor.reminder_interval_secs,
-            monitor.reminder_max,
+            monitor.rules.reminder_interval_secs,
+            monitor.rules.reminder_max,
         );
         uptime_db::alerting::record_alerted(
             c,

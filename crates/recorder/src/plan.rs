@@ -192,9 +192,9 @@ impl<'a> MonitorTracker<'a> {
         Self {
             facts,
             flap_rules: FlapRules::of(
-                monitor.flap_threshold,
-                monitor.flap_window_secs,
-                monitor.flap_stable_secs,
+                monitor.rules.flap_threshold,
+                monitor.rules.flap_window_secs,
+                monitor.rules.flap_stable_secs,
             ),
             flap: FlapState {
                 changes: monitor.flap_changes.clone().unwrap_or_default(),

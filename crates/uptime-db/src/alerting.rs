@@ -19,31 +19,7 @@ use uuid::Uuid;
 /// Most monitors one monitor may depend on.
 pub const MAX_DEPENDS_ON: usize = 10;
 
-/// A monitor's alert rules as the API writes them (`None`: off / default).
-#[derive(Debug, Clone, Default, PartialEq, Eq, AsChangeset)]
-#[diesel(table_name = monitors, treat_none_as_null = true)]
-pub struct AlertRules {
-    pub reminder_interval_secs: Option<i32>,
-    pub reminder_max: Option<i32>,
-    pub depends_on: Vec<i64>,
-    pub flap_threshold: Option<i32>,
-    pub flap_window_secs: Option<i32>,
-    pub flap_stable_secs: Option<i32>,
-}
-
-impl AlertRules {
-    /// The rules stored on `m`.
-    pub fn of(m: &Monitor) -> Self {
-        Self {
-            reminder_interval_secs: m.reminder_interval_secs,
-            reminder_max: m.reminder_max,
-            depends_on: m.depends_on.clone(),
-            flap_threshold: m.flap_threshold,
-            flap_window_secs: m.flap_window_secs,
-            flap_stable_secs: m.flap_stable_secs,
-        }
-    }
-}
+pub use crate::models::AlertRules;
 
 /// Writes monitor `id`'s rules and returns the row. Turning the flapping
 /// threshold off keeps a flapping monitor flapping until the sweeper finds

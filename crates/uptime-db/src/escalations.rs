@@ -19,11 +19,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// An escalation whose next step is due, with its incident's state.
+/// How far an escalation got: the columns the sweep and the API read alike.
 #[derive(Debug, Clone, PartialEq, QueryableByName)]
-pub struct DueEscalation {
-    #[diesel(sql_type = SqlUuid)]
-    pub incident_id: Uuid,
+pub struct EscalationStage {
     /// `None` once the policy was deleted.
     #[diesel(sql_type = Nullable<BigInt>)]
     pub policy_id: Option<i64>,
@@ -34,6 +32,15 @@ pub struct DueEscalation {
     pub round: i16,
     #[diesel(sql_type = Timestamptz)]
     pub notified_at: DateTime<Utc>,
+}
+
+/// An escalation whose next step is due, with its incident's state.
+#[derive(Debug, Clone, PartialEq, QueryableByName)]
+pub struct DueEscalation {
+    #[diesel(sql_type = SqlUuid)]
+    pub incident_id: Uuid,
+    #[diesel(embed)]
+    pub stage: EscalationStage,
     #[diesel(sql_type = Bool)]
     pub acknowledged: bool,
     #[diesel(sql_type = Bool)]
@@ -216,14 +223,8 @@ pub async fn apply(conn: &mut AsyncPgConnection, updates: &[EscalationUpdate]) -
 /// An incident's escalation as the API shows it.
 #[derive(Debug, Clone, PartialEq, QueryableByName)]
 pub struct EscalationState {
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub policy_id: Option<i64>,
-    #[diesel(sql_type = SmallInt)]
-    pub position: i16,
-    #[diesel(sql_type = SmallInt)]
-    pub round: i16,
-    #[diesel(sql_type = Timestamptz)]
-    pub notified_at: DateTime<Utc>,
+    #[diesel(embed)]
+    pub stage: EscalationStage,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     pub next_at: Option<DateTime<Utc>>,
     #[diesel(sql_type = Nullable<Text>)]

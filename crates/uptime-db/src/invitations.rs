@@ -9,6 +9,7 @@ use crate::organisations::Role;
 use crate::schema::invitations;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
@@ -118,9 +119,19 @@ pub async fn get_open(
     id: i64,
     now: DateTime<Utc>,
 ) -> DbResult<Option<Invitation>> {
-    Ok(invitations::table
+    let picked = invitations::table
         .filter(invitations::id.eq(id))
-        .filter(invitations::org_id.eq(org_id))
+        .filter(invitations::org_id.eq(org_id));
+    first_open(conn, picked.into_boxed(), now).await
+}
+
+/// The first of the invitations `picked` that is open at `now`.
+async fn first_open(
+    conn: &mut AsyncPgConnection,
+    picked: invitations::BoxedQuery<'_, Pg>,
+    now: DateTime<Utc>,
+) -> DbResult<Option<Invitation>> {
+    Ok(picked
         .filter(open_at(now))
         .select(Invitation::as_select())
         .first(conn)
@@ -190,13 +201,8 @@ pub async fn find_open(
     token_sha256: &str,
     now: DateTime<Utc>,
 ) -> DbResult<Option<Invitation>> {
-    Ok(invitations::table
-        .filter(invitations::token_sha256.eq(token_sha256))
-        .filter(open_at(now))
-        .select(Invitation::as_select())
-        .first(conn)
-        .await
-        .optional()?)
+    let picked = invitations::table.filter(invitations::token_sha256.eq(token_sha256));
+    first_open(conn, picked.into_boxed(), now).await
 }
 
 /// Retention: removes at most `limit` invitations that ended (were

@@ -157,6 +157,25 @@ pub struct Monitor {
     /// The monitor's labels, an object of key -> value
     /// (`uptime_labels::Labels`); `{}` when it has none.
     pub labels: serde_json::Value,
+    /// Reminders, dependencies and flapping, as the API writes them.
+    #[diesel(embed)]
+    pub rules: AlertRules,
+    /// The recorder's flapping state: the recent changes (only with a threshold).
+    pub flap_changes: Option<Vec<DateTime<Utc>>>,
+    /// Since when the monitor is flapping.
+    pub flapping_since: Option<DateTime<Utc>>,
+    /// The maintenance window it is in now, as the maintenance sweep marked it.
+    #[diesel(embed)]
+    pub maintenance: MaintenanceMarker,
+}
+
+/// A monitor's alert rules as the API writes them (`None`: off / default),
+/// read with the monitor row ([`Monitor`] and
+/// [`crate::monitor_decisions::MonitorForDecisions`]) and written by
+/// [`crate::alerting::set_rules`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Queryable, Selectable, AsChangeset)]
+#[diesel(table_name = monitors, treat_none_as_null = true)]
+pub struct AlertRules {
     /// Repeat the down alert this often while unacknowledged (`None`: no reminders).
     pub reminder_interval_secs: Option<i32>,
     /// At most this many reminders per incident (`None`: no limit).
@@ -167,13 +186,13 @@ pub struct Monitor {
     pub flap_threshold: Option<i32>,
     pub flap_window_secs: Option<i32>,
     pub flap_stable_secs: Option<i32>,
-    /// The recorder's flapping state: the recent changes (only with a threshold).
-    pub flap_changes: Option<Vec<DateTime<Utc>>>,
-    /// Since when the monitor is flapping.
-    pub flapping_since: Option<DateTime<Utc>>,
-    /// The maintenance window it is in now, as the maintenance sweep marked it.
-    #[diesel(embed)]
-    pub maintenance: MaintenanceMarker,
+}
+
+impl AlertRules {
+    /// The rules stored on `m`.
+    pub fn of(m: &Monitor) -> Self {
+        m.rules.clone()
+    }
 }
 
 /// The marker the recorder's maintenance sweep keeps on a monitor while a

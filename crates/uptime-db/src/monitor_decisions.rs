@@ -11,7 +11,7 @@
 //! share an insert elsewhere takes on the monitor it references.
 
 use crate::models::columns::{KindColumn, StatusColumn};
-use crate::models::MaintenanceMarker;
+use crate::models::{AlertRules, MaintenanceMarker};
 use crate::schema::monitors;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
@@ -51,12 +51,8 @@ pub struct MonitorForDecisions {
     pub regions: Option<Vec<String>>,
     pub quorum: Option<i32>,
     pub labels: serde_json::Value,
-    pub reminder_interval_secs: Option<i32>,
-    pub reminder_max: Option<i32>,
-    pub depends_on: Vec<i64>,
-    pub flap_threshold: Option<i32>,
-    pub flap_window_secs: Option<i32>,
-    pub flap_stable_secs: Option<i32>,
+    #[diesel(embed)]
+    pub rules: AlertRules,
     pub flap_changes: Option<Vec<DateTime<Utc>>>,
     pub flapping_since: Option<DateTime<Utc>>,
     #[diesel(embed)]

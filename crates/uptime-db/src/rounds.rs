@@ -6,6 +6,7 @@
 //! rounds' monitors (in id order), so a round is only ever changed by the
 //! holder of its monitor's lock: decided once.
 
+use crate::schema::check_rounds;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -13,8 +14,12 @@ use diesel::sql_types::{Array, BigInt, Integer, Jsonb, Nullable, Text, Timestamp
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-/// The answers of one round to merge, and what the round is if this creates it.
-#[derive(Debug, Clone, PartialEq)]
+/// A round's definition and the answers it holds: the answers of one
+/// round to merge (and what the round is if this creates it), an undecided
+/// round as stored, and the first columns of every round read
+/// ([`crate::rounds_read::RoundRow`]).
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, QueryableByName)]
+#[diesel(table_name = check_rounds)]
 pub struct RoundAnswers {
     pub round_id: Uuid,
     pub monitor_id: i64,
@@ -25,32 +30,12 @@ pub struct RoundAnswers {
     pub deadline_at: DateTime<Utc>,
     pub regions: Vec<String>,
     pub quorum: i32,
-    /// `{"<region>": <CheckResult>}`.
+    /// `{"<region>": <CheckResult>}`, the answers so far.
     pub answers: serde_json::Value,
 }
 
 /// An undecided round as stored.
-#[derive(Debug, Clone, PartialEq, QueryableByName)]
-pub struct OpenRound {
-    #[diesel(sql_type = diesel::sql_types::Uuid)]
-    pub round_id: Uuid,
-    #[diesel(sql_type = BigInt)]
-    pub monitor_id: i64,
-    #[diesel(sql_type = BigInt)]
-    pub definition_version: i64,
-    #[diesel(sql_type = Text)]
-    pub trigger: String,
-    #[diesel(sql_type = Timestamptz)]
-    pub due_at: DateTime<Utc>,
-    #[diesel(sql_type = Timestamptz)]
-    pub deadline_at: DateTime<Utc>,
-    #[diesel(sql_type = Array<Text>)]
-    pub regions: Vec<String>,
-    #[diesel(sql_type = Integer)]
-    pub quorum: i32,
-    #[diesel(sql_type = Jsonb)]
-    pub answers: serde_json::Value,
-}
+pub type OpenRound = RoundAnswers;
 
 impl OpenRound {
     /// Whether every region of the round answered.

@@ -1,6 +1,7 @@
 //! Reading a monitor's rounds (`check_rounds`) for the API. The recorder
 //! writes them ([`crate::rounds`]); this is the read side only.
 
+use crate::rounds::RoundAnswers;
 use crate::schema::check_rounds;
 use crate::DbResult;
 use chrono::{DateTime, Utc};
@@ -12,16 +13,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
 #[diesel(table_name = check_rounds)]
 pub struct RoundRow {
-    pub round_id: Uuid,
-    pub monitor_id: i64,
-    pub definition_version: i64,
-    pub trigger: String,
-    pub due_at: DateTime<Utc>,
-    pub deadline_at: DateTime<Utc>,
-    pub regions: Vec<String>,
-    pub quorum: i32,
-    /// `{"<region>": <CheckResult>}`, the answers so far.
-    pub answers: serde_json::Value,
+    /// What the round is and its answers so far.
+    #[diesel(embed)]
+    pub round: RoundAnswers,
     pub decided_at: Option<DateTime<Utc>>,
     pub verdict: Option<String>,
     /// The decided round (`Round`).

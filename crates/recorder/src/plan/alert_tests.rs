@@ -29,7 +29,7 @@ fn a_monitor_without_alert_rules_needs_no_facts_but_for_down_changes() {
 #[test]
 fn a_child_behind_a_down_parent_is_held_and_blocked_by_it() {
     let mut child = monitor(2);
-    child.depends_on = vec![1, 9];
+    child.rules.depends_on = vec![1, 9];
     let down = result(2, 0, CheckOutcome::Fail, 0);
     let first = effects(std::slice::from_ref(&child), &[&down], t(1));
     assert_eq!(first.facts_needed.children, vec![2]);
@@ -96,7 +96,7 @@ fn the_recovery_of_a_held_incident_is_held_too() {
     assert_eq!(state_events(&fx)[0].held, Some(HoldReason::BlockedByParent));
     // Down and up within one batch: the opened incident's hold decides.
     let mut fresh = monitor(2);
-    fresh.depends_on = vec![1];
+    fresh.rules.depends_on = vec![1];
     let facts = AlertFacts {
         blocking_parents: HashMap::from([(2, vec![1])]),
         ..AlertFacts::default()
@@ -120,8 +120,8 @@ fn the_recovery_of_a_held_incident_is_held_too() {
 #[test]
 fn a_flapping_monitor_alerts_once_and_keeps_its_state() {
     let mut m = monitor(1);
-    m.flap_threshold = Some(3);
-    m.flap_window_secs = Some(600);
+    m.rules.flap_threshold = Some(3);
+    m.rules.flap_window_secs = Some(600);
     let outcomes = [
         CheckOutcome::Pass,
         CheckOutcome::Fail,
@@ -164,7 +164,7 @@ fn a_flapping_monitor_alerts_once_and_keeps_its_state() {
 #[test]
 fn an_alerted_incident_of_a_monitor_with_reminders_schedules_the_first() {
     let mut m = monitor(1);
-    m.reminder_interval_secs = Some(300);
+    m.rules.reminder_interval_secs = Some(300);
     let down = result(1, 0, CheckOutcome::Fail, 0);
     let fx = effects(std::slice::from_ref(&m), &[&down], t(1));
     assert_eq!(fx.incidents_alerting[0].next_reminder_at, Some(t(300)));

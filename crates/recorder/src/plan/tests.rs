@@ -35,12 +35,7 @@ pub(super) fn monitor(id: i64) -> MonitorForDecisions {
         quorum: None,
         labels: serde_json::json!({}),
         maintenance: Default::default(),
-        reminder_interval_secs: None,
-        reminder_max: None,
-        depends_on: Vec::new(),
-        flap_threshold: None,
-        flap_window_secs: None,
-        flap_stable_secs: None,
+        rules: Default::default(),
         flap_changes: None,
         flapping_since: None,
     }

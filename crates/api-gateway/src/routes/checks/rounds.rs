@@ -125,7 +125,7 @@ pub async fn rounds(
     let (rows, next_cursor) = page
         .fetch(
             |after, n| uptime_db::rounds_read::page(&mut conn, monitor.id, after, n),
-            |r| (r.due_at, r.round_id),
+            |r| (r.round.due_at, r.round.round_id),
         )
         .await?;
     Ok(HttpResponse::Ok().json(RoundList {
@@ -158,19 +158,22 @@ impl From<uptime_db::rounds_read::RoundRow> for RoundResponse {
                     .collect(),
                 round.note,
             ),
-            None => (answered_so_far(&row.regions, &row.answers), None),
+            None => (
+                answered_so_far(&row.round.regions, &row.round.answers),
+                None,
+            ),
         };
         Self {
-            round_id: row.round_id,
-            trigger: row.trigger,
-            due_at: row.due_at,
-            deadline_at: row.deadline_at,
+            round_id: row.round.round_id,
+            trigger: row.round.trigger,
+            due_at: row.round.due_at,
+            deadline_at: row.round.deadline_at,
             decided_at: row.decided_at,
             verdict: row.verdict,
-            quorum: row.quorum,
+            quorum: row.round.quorum,
             regions,
             note,
-            definition_version: row.definition_version,
+            definition_version: row.round.definition_version,
         }
     }
 }

@@ -99,12 +99,12 @@ impl Shown {
         let effective =
             |v: Option<i32>, default: u32| v.unwrap_or(i32::try_from(default).unwrap_or(i32::MAX));
         Self {
-            reminder_interval_secs: m.reminder_interval_secs,
-            reminder_max: m.reminder_max,
-            depends_on: m.depends_on.clone(),
-            flap_threshold: m.flap_threshold,
-            flap_window_secs: effective(m.flap_window_secs, 600),
-            flap_stable_secs: effective(m.flap_stable_secs, 900),
+            reminder_interval_secs: m.rules.reminder_interval_secs,
+            reminder_max: m.rules.reminder_max,
+            depends_on: m.rules.depends_on.clone(),
+            flap_threshold: m.rules.flap_threshold,
+            flap_window_secs: effective(m.rules.flap_window_secs, 600),
+            flap_stable_secs: effective(m.rules.flap_stable_secs, 900),
             flapping_since: m.flapping_since,
         }
     }
@@ -233,16 +233,19 @@ pub(super) fn merged(
     let keep =
         |given: Option<Option<i64>>, stored: Option<i32>| given.unwrap_or(stored.map(i64::from));
     rules_of(
-        keep(patch.reminder_interval_secs, stored.reminder_interval_secs),
-        keep(patch.reminder_max, stored.reminder_max),
+        keep(
+            patch.reminder_interval_secs,
+            stored.rules.reminder_interval_secs,
+        ),
+        keep(patch.reminder_max, stored.rules.reminder_max),
         match patch.depends_on {
             Some(given) => given.unwrap_or_default(),
-            None => stored.depends_on.clone(),
+            None => stored.rules.depends_on.clone(),
         },
         [
-            keep(patch.flap_threshold, stored.flap_threshold),
-            keep(patch.flap_window_secs, stored.flap_window_secs),
-            keep(patch.flap_stable_secs, stored.flap_stable_secs),
+            keep(patch.flap_threshold, stored.rules.flap_threshold),
+            keep(patch.flap_window_secs, stored.rules.flap_window_secs),
+            keep(patch.flap_stable_secs, stored.rules.flap_stable_secs),
         ],
         floors,
         problems,

@@ -77,12 +77,7 @@ fn overlaid(
     m.regions = def.regions;
     m.quorum = def.quorum;
     m.labels = labels;
-    m.reminder_interval_secs = rules.reminder_interval_secs;
-    m.reminder_max = rules.reminder_max;
-    m.depends_on = rules.depends_on.clone();
-    m.flap_threshold = rules.flap_threshold;
-    m.flap_window_secs = rules.flap_window_secs;
-    m.flap_stable_secs = rules.flap_stable_secs;
+    m.rules = rules.clone();
     m
 }
 

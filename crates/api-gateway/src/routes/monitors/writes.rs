@@ -245,7 +245,7 @@ pub(super) async fn rewrite(
         check_changed: def.changes_checks_of(stored),
         reset_runtime_at: watched_changed.then(Utc::now),
     };
-    if rules.depends_on != stored.depends_on {
+    if rules.depends_on != stored.rules.depends_on {
         alert_rules::check_dependencies(c, user, Some(id), &rules.depends_on).await?;
     }
     let stored_rules = AlertRules::of(stored);
