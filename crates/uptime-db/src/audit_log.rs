@@ -175,11 +175,7 @@ pub async fn list_page(
         .await?)
 }
 
-/// Deletes up to `limit` entries recorded before `before`; how many went.
-pub async fn delete_older_than(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(conn, "audit_log", "at < $1", None, before, limit).await
+crate::retention::delete_batch_fn! {
+    /// Deletes up to `limit` entries recorded before `before`; how many went.
+    pub fn delete_older_than(before): "audit_log" where "at < $1"
 }

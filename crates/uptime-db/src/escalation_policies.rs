@@ -4,7 +4,7 @@
 //! notifier's intake (step 0 is a policy monitor's contacts) and escalation
 //! sweep ([`crate::escalations`]).
 
-use crate::owned_rows::OwnedTable;
+use crate::owned_rows::{ById, OwnedTable};
 use crate::DbResult;
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{Array, BigInt, Int4, SmallInt, Text, Timestamptz};
@@ -127,7 +127,9 @@ pub async fn get(
     id: i64,
     lock: bool,
 ) -> DbResult<Option<Policy>> {
-    let row: Option<PolicyRow> = POLICIES.get(conn, org_id, id, lock).await?;
+    let row: Option<PolicyRow> = POLICIES
+        .by_id(conn, org_id, id, ById::Read { for_update: lock })
+        .await?;
     match row {
         Some(row) => Ok(with_steps(conn, vec![row]).await?.pop()),
         None => Ok(None),

@@ -326,11 +326,7 @@ pub async fn acknowledge(
     })
 }
 
-/// Deletes up to `limit` incidents resolved before `before`; how many went.
-pub async fn delete_resolved_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(conn, "incidents", "resolved_at < $1", None, before, limit).await
+crate::retention::delete_batch_fn! {
+    /// Deletes up to `limit` incidents resolved before `before`; how many went.
+    pub fn delete_resolved_before(before): "incidents" where "resolved_at < $1"
 }

@@ -205,20 +205,9 @@ pub async fn find_open(
     first_open(conn, picked.into_boxed(), now).await
 }
 
-/// Retention: removes at most `limit` invitations that ended (were
-/// accepted, revoked or expired) before `before`; returns how many.
-pub async fn delete_ended_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(
-        conn,
-        "invitations",
-        "coalesce(accepted_at, revoked_at, expires_at) < $1",
-        None,
-        before,
-        limit,
-    )
-    .await
+crate::retention::delete_batch_fn! {
+    /// Retention: removes at most `limit` invitations that ended (were
+    /// accepted, revoked or expired) before `before`; returns how many.
+    pub fn delete_ended_before(before): "invitations"
+        where "coalesce(accepted_at, revoked_at, expires_at) < $1"
 }

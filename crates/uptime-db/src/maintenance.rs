@@ -168,38 +168,14 @@ pub async fn spans_covering(
         .collect())
 }
 
-/// Deletes up to `limit` spans closed before `before`; how many went.
-pub async fn delete_spans_closed_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(
-        conn,
-        "maintenance_spans",
-        "closed_at < $1",
-        None,
-        before,
-        limit,
-    )
-    .await
+crate::retention::delete_batch_fn! {
+    /// Deletes up to `limit` spans closed before `before`; how many went.
+    pub fn delete_spans_closed_before(before): "maintenance_spans" where "closed_at < $1"
 }
 
-/// Deletes up to `limit` windows that could not open again after `before`.
-pub async fn delete_windows_ended_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(
-        conn,
-        "maintenance_windows",
-        "last_ends_at < $1",
-        None,
-        before,
-        limit,
-    )
-    .await
+crate::retention::delete_batch_fn! {
+    /// Deletes up to `limit` windows that could not open again after `before`.
+    pub fn delete_windows_ended_before(before): "maintenance_windows" where "last_ends_at < $1"
 }
 
 /// Every span of `org_id` (tests and tools).

@@ -20,39 +20,23 @@ pub(crate) struct OwnedTable {
     pub columns: &'static str,
 }
 
-impl OwnedTable {
-    /// The owner's row `id`; `for_update` locks it until the transaction ends.
-    pub async fn get<Row>(
-        &self,
-        conn: &mut AsyncPgConnection,
-        owner_id: i64,
-        id: i64,
-        for_update: bool,
-    ) -> DbResult<Option<Row>>
-    where
-        Row: QueryableByName<Pg> + Send + 'static,
-    {
-        let Self {
-            table,
-            owner,
-            columns,
-        } = self;
-        let lock = if for_update { " FOR UPDATE" } else { "" };
-        self.one(
-            conn,
-            format!("SELECT {columns} FROM {table} WHERE {owner} = $1 AND id = $2{lock}"),
-            owner_id,
-            id,
-        )
-        .await
-    }
+/// What [`OwnedTable::by_id`] does with the row.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ById {
+    /// Reads it; `for_update` locks it until the transaction ends.
+    Read { for_update: bool },
+    /// Deletes it, returning it.
+    Delete,
+}
 
-    /// Deletes the owner's row `id`; the deleted row, `None` when there was none.
-    pub async fn delete<Row>(
+impl OwnedTable {
+    /// The owner's row `id`, read or deleted; `None` when there is none.
+    pub async fn by_id<Row>(
         &self,
         conn: &mut AsyncPgConnection,
         owner_id: i64,
         id: i64,
+        what: ById,
     ) -> DbResult<Option<Row>>
     where
         Row: QueryableByName<Pg> + Send + 'static,
@@ -62,13 +46,21 @@ impl OwnedTable {
             owner,
             columns,
         } = self;
-        self.one(
-            conn,
-            format!("DELETE FROM {table} WHERE {owner} = $1 AND id = $2 RETURNING {columns}"),
-            owner_id,
-            id,
-        )
-        .await
+        let statement = match what {
+            ById::Read { for_update } => {
+                let lock = if for_update { " FOR UPDATE" } else { "" };
+                format!("SELECT {columns} FROM {table} WHERE {owner} = $1 AND id = $2{lock}")
+            }
+            ById::Delete => {
+                format!("DELETE FROM {table} WHERE {owner} = $1 AND id = $2 RETURNING {columns}")
+            }
+        };
+        let rows: Vec<Row> = diesel::sql_query(statement)
+            .bind::<BigInt, _>(owner_id)
+            .bind::<BigInt, _>(id)
+            .load(conn)
+            .await?;
+        Ok(rows.into_iter().next())
     }
 
     /// The owner's rows with ids above `after_id`, by id, at most `limit`.
@@ -95,26 +87,6 @@ impl OwnedTable {
         .bind::<BigInt, _>(limit)
         .load(conn)
         .await?)
-    }
-
-    /// The row `statement` (binding the owner as `$1` and the id as `$2`)
-    /// returns, if any.
-    async fn one<Row>(
-        &self,
-        conn: &mut AsyncPgConnection,
-        statement: String,
-        owner_id: i64,
-        id: i64,
-    ) -> DbResult<Option<Row>>
-    where
-        Row: QueryableByName<Pg> + Send + 'static,
-    {
-        let rows: Vec<Row> = diesel::sql_query(statement)
-            .bind::<BigInt, _>(owner_id)
-            .bind::<BigInt, _>(id)
-            .load(conn)
-            .await?;
-        Ok(rows.into_iter().next())
     }
 }
 
@@ -187,7 +159,9 @@ macro_rules! owned_table_fns {
             id: i64,
             for_update: bool,
         ) -> $crate::DbResult<Option<$row>> {
-            $rows.get(conn, owner_id, id, for_update).await
+            $rows
+                .by_id(conn, owner_id, id, $crate::owned_rows::ById::Read { for_update })
+                .await
         }
         $crate::owned_rows::owned_table_fns!($rows, $row; $($($rest)*)?);
     };
@@ -211,7 +185,9 @@ macro_rules! owned_table_fns {
             owner_id: i64,
             id: i64,
         ) -> $crate::DbResult<Option<$row>> {
-            $rows.delete(conn, owner_id, id).await
+            $rows
+                .by_id(conn, owner_id, id, $crate::owned_rows::ById::Delete)
+                .await
         }
         $crate::owned_rows::owned_table_fns!($rows, $row; $($($rest)*)?);
     };

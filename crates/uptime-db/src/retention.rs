@@ -49,6 +49,25 @@ pub(crate) async fn delete_batch(
     Ok(n as u64)
 }
 
+/// A retention delete as its module offers it: `pub fn NAME(BEFORE)`, which
+/// deletes up to `limit` rows of `$table` that `$doomed` picks (see
+/// [`delete_batch`]; `recheck` names the predicate checked again).
+macro_rules! delete_batch_fn {
+    ($(#[$doc:meta])* pub fn $name:ident($before:ident): $table:literal where $doomed:literal
+     $(, recheck $recheck:literal)?) => {
+        $(#[$doc])*
+        pub async fn $name(
+            conn: &mut diesel_async::AsyncPgConnection,
+            $before: chrono::DateTime<chrono::Utc>,
+            limit: i64,
+        ) -> $crate::DbResult<u64> {
+            let recheck: Option<&str> = None $(.or(Some($recheck)))?;
+            $crate::retention::delete_batch(conn, $table, $doomed, recheck, $before, limit).await
+        }
+    };
+}
+pub(crate) use delete_batch_fn;
+
 #[derive(QueryableByName)]
 struct Flag {
     #[diesel(sql_type = Bool)]
@@ -131,22 +150,12 @@ pub async fn delete_settled_deliveries(
     })
 }
 
-/// Deletes up to `limit` outbox rows published before `published_before`.
-/// Unpublished rows (the relay's work) are never touched. Returns how many.
-pub async fn delete_published_outbox(
-    conn: &mut AsyncPgConnection,
-    published_before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    delete_batch(
-        conn,
-        "outbox_events",
-        "published_at IS NOT NULL AND published_at < $1",
-        Some("published_at < $1"),
-        published_before,
-        limit,
-    )
-    .await
+delete_batch_fn! {
+    /// Deletes up to `limit` outbox rows published before `published_before`.
+    /// Unpublished rows (the relay's work) are never touched. Returns how many.
+    pub fn delete_published_outbox(published_before): "outbox_events"
+        where "published_at IS NOT NULL AND published_at < $1",
+    recheck "published_at < $1"
 }
 
 /// Clears up to `limit` email verification tokens issued before
@@ -195,21 +204,11 @@ pub async fn delete_daily_uptime(
     Ok(n as u64)
 }
 
-/// Deletes up to `limit` API keys revoked before `revoked_before`. A revoked
-/// key authenticates nothing and is listed nowhere; only a user who mints
-/// and revokes keys forever would make them pile up. Returns how many.
-pub async fn delete_revoked_api_keys(
-    conn: &mut AsyncPgConnection,
-    revoked_before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    delete_batch(
-        conn,
-        "api_keys",
-        "revoked_at IS NOT NULL AND revoked_at < $1",
-        Some("revoked_at < $1"),
-        revoked_before,
-        limit,
-    )
-    .await
+delete_batch_fn! {
+    /// Deletes up to `limit` API keys revoked before `revoked_before`. A revoked
+    /// key authenticates nothing and is listed nowhere; only a user who mints
+    /// and revokes keys forever would make them pile up. Returns how many.
+    pub fn delete_revoked_api_keys(revoked_before): "api_keys"
+        where "revoked_at IS NOT NULL AND revoked_at < $1",
+    recheck "revoked_at < $1"
 }

@@ -141,20 +141,9 @@ pub async fn record_attempt(
     Ok(())
 }
 
-/// Retention: deletes up to `limit` sent or failed mails written before
-/// `before` (pending ones stay, whatever their age).
-pub async fn delete_settled_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(
-        conn,
-        "status_page_mails",
-        "status <> 'pending' AND created_at < $1",
-        None,
-        before,
-        limit,
-    )
-    .await
+crate::retention::delete_batch_fn! {
+    /// Retention: deletes up to `limit` sent or failed mails written before
+    /// `before` (pending ones stay, whatever their age).
+    pub fn delete_settled_before(before): "status_page_mails"
+        where "status <> 'pending' AND created_at < $1"
 }

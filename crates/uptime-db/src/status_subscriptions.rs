@@ -209,20 +209,9 @@ pub async fn queue_notice_mails(
     Ok(n as u64)
 }
 
-/// Retention: deletes up to `limit` subscriptions still unconfirmed that
-/// were made before `before` (their confirmation links stop working).
-pub async fn delete_pending_before(
-    conn: &mut AsyncPgConnection,
-    before: DateTime<Utc>,
-    limit: i64,
-) -> DbResult<u64> {
-    crate::retention::delete_batch(
-        conn,
-        "status_page_subscribers",
-        "confirmed_at IS NULL AND created_at < $1",
-        None,
-        before,
-        limit,
-    )
-    .await
+crate::retention::delete_batch_fn! {
+    /// Retention: deletes up to `limit` subscriptions still unconfirmed that
+    /// were made before `before` (their confirmation links stop working).
+    pub fn delete_pending_before(before): "status_page_subscribers"
+        where "confirmed_at IS NULL AND created_at < $1"
 }
