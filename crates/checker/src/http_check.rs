@@ -32,12 +32,11 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, PROXY_AUTHORIZATION};
 use reqwest::Method;
-use std::error::Error as StdError;
 use std::time::{Duration, Instant};
 use uptime_contracts::{
     Assertion, CheckOutcome, CheckSpec, HttpMethod, HttpRequest, KeywordType, MonitorKind,
 };
-use uptime_netguard::{Refused, ResolveError};
+use uptime_netguard::{causes, Refused, ResolveError};
 use url::Url;
 
 /// Redirects followed before a check fails.
@@ -428,27 +427,6 @@ fn describe(error: &reqwest::Error, timeout_secs: u32) -> String {
         previous = line;
     }
     text
-}
-
-/// `error` and its causes. `io::Error::source` skips the error it wraps, so
-/// that one is visited explicitly.
-fn causes<'a>(
-    error: &'a (dyn StdError + 'static),
-) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    let mut pending: Vec<&'a (dyn StdError + 'static)> = vec![error];
-    std::iter::from_fn(move || {
-        let current = pending.pop()?;
-        if let Some(next) = current.source() {
-            pending.push(next);
-        }
-        if let Some(inner) = current
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            pending.push(inner);
-        }
-        Some(current)
-    })
 }
 
 #[cfg(test)]

@@ -142,6 +142,22 @@ fn ip_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<IpAddr>, D:
     }
 }
 
+/// The port of a dns server named without one.
+const DNS_PORT: u16 = 53;
+
+/// `server` as `ip`, `ip:port` or `[ipv6]:port`: a tenant resolver here, a
+/// check's `dns_server` in the dns probe.
+pub(crate) fn parse_server(server: &str) -> Result<SocketAddr, String> {
+    let server = server.trim();
+    if let Ok(addr) = server.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    server
+        .parse::<IpAddr>()
+        .map(|ip| SocketAddr::new(ip, DNS_PORT))
+        .map_err(|_| format!("dns server {server:?} is not an IP address or ip:port"))
+}
+
 /// Accepts `["9.9.9.9", "[2620:fe::fe]:53"]` or `"9.9.9.9, 149.112.112.112:53"`.
 fn resolver_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<SocketAddr>, D::Error> {
     #[derive(Deserialize)]
@@ -158,7 +174,7 @@ fn resolver_list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Socke
         .iter()
         .map(|s| s.trim())
         .filter(|s| !s.is_empty())
-        .map(|s| crate::probes::dns::parse_server(s).map_err(serde::de::Error::custom))
+        .map(|s| parse_server(s).map_err(serde::de::Error::custom))
         .collect()
 }
 

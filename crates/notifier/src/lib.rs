@@ -91,16 +91,16 @@ impl Notifier {
         // the deliveries to contacts whose credential is sealed.
         let keyring = uptime_secrets::Keyring::from_settings(&settings.secrets)?.map(Arc::new);
         let pool = uptime_db::connect(&settings.database)?;
-        let bus = Bus::connect(&settings.nats, "notifier").await?;
+        let postgres = uptime_db::pool::readiness_check(&pool);
         // The intake's consumer loop, the delivery worker's, the escalation
         // sweep's and the page mailer's: `/readyz` says when one stops.
-        let shell = uptime_ops::Shell::bind(
+        let (bus, shell) = Bus::open_service::<NotifierError>(
             "notifier",
+            &settings.nats,
             &settings.ops,
-            uptime_ops::Readiness::new()
-                .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&bus.client),
-        )?;
+            uptime_ops::Readiness::new().with_check("postgres", postgres),
+        )
+        .await?;
         let config = jetstream::consumer::pull::Config {
             // The current and the previous version of each family
             // (uptime_contracts::versions). Recorders publish one

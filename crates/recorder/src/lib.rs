@@ -73,16 +73,16 @@ impl Recorder {
     /// and binds the ops listener (port 0 picks a free one).
     pub async fn build(settings: RecorderSettings) -> Result<Self, RecorderError> {
         let pool = uptime_db::connect(&settings.database)?;
-        let bus = Bus::connect(&settings.nats, "recorder").await?;
+        let postgres = uptime_db::pool::readiness_check(&pool);
         // The consumer's loop and every sweeper's: `/readyz` says when one
         // stops coming round.
-        let shell = uptime_ops::Shell::bind(
+        let (bus, shell) = Bus::open_service::<RecorderError>(
             "recorder",
+            &settings.nats,
             &settings.ops,
-            uptime_ops::Readiness::new()
-                .with_check("postgres", uptime_db::pool::readiness_check(&pool))
-                .with_nats(&bus.client),
-        )?;
+            uptime_ops::Readiness::new().with_check("postgres", postgres),
+        )
+        .await?;
         let consumer = bus
             .durable(
                 streams::RESULTS_STREAM,

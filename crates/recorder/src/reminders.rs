@@ -101,11 +101,7 @@ pub fn reminder_event_id(incident_id: Uuid, number: u32) -> Uuid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn t(secs: i64) -> DateTime<Utc> {
-        Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
-    }
+    use crate::state_machine::tests::t;
 
     fn due(sent: u32) -> DueIncident {
         DueIncident {

@@ -133,12 +133,13 @@ pub fn ssl_warning_due(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use chrono::TimeZone;
     use MonitorStatus::*;
 
-    fn t(secs: i64) -> DateTime<Utc> {
+    /// `secs` seconds after the tests' epoch (the recorder's decisions' tests share it).
+    pub(crate) fn t(secs: i64) -> DateTime<Utc> {
         Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
     }
 

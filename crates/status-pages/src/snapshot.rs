@@ -176,23 +176,11 @@ fn state_badge(monitor: &MonitorView) -> (&'static str, Colour) {
     }
 }
 
-fn uptime_badge(reuse: &Reuse, window: &str, value: Option<f64>) -> Arc<Rendered> {
-    let label = format!("uptime {window}");
-    let svg = match value {
-        Some(p) => badge::flat(&label, &badge::format_percent(p), badge::uptime_colour(p)),
-        None => badge::flat(&label, "no data", Colour::LightGrey),
-    };
-    rendered(reuse, SVG, svg)
-}
-
-fn response_badge(reuse: &Reuse, window: &str, value: Option<f64>) -> Arc<Rendered> {
-    let label = format!("response time {window}");
-    let svg = match value {
-        Some(ms) => badge::flat(
-            &label,
-            &format!("{} ms", ms.round()),
-            badge::response_time_colour(ms),
-        ),
+/// The badge of a measure over a window (`uptime 24h`, `response time
+/// 7d`): its value as shown and the colour it earns, or `no data`.
+fn window_badge(reuse: &Reuse, label: String, shown: Option<(String, Colour)>) -> Arc<Rendered> {
+    let svg = match shown {
+        Some((value, colour)) => badge::flat(&label, &value, colour),
         None => badge::flat(&label, "no data", Colour::LightGrey),
     };
     rendered(reuse, SVG, svg)
@@ -200,42 +188,30 @@ fn response_badge(reuse: &Reuse, window: &str, value: Option<f64>) -> Arc<Render
 
 fn badge_files(reuse: &Reuse, monitor: &MonitorView) -> HashMap<&'static str, Arc<Rendered>> {
     let (state, colour) = state_badge(monitor);
-    let mut files = HashMap::new();
-    files.insert(
-        "status.svg",
-        rendered(reuse, SVG, badge::flat("status", state, colour)),
-    );
-    files.insert(
-        "uptime-24h.svg",
-        uptime_badge(reuse, "24h", monitor.uptime_24h),
-    );
-    files.insert(
-        "uptime-7d.svg",
-        uptime_badge(reuse, "7d", monitor.uptime_7d),
-    );
-    files.insert(
-        "uptime-30d.svg",
-        uptime_badge(reuse, "30d", monitor.uptime_30d),
-    );
-    files.insert(
-        "uptime-90d.svg",
-        uptime_badge(reuse, "90d", monitor.uptime_90d),
-    );
-    files.insert(
-        "response-time-24h.svg",
-        response_badge(reuse, "24h", monitor.response_24h),
-    );
-    files.insert(
-        "response-time-7d.svg",
-        response_badge(reuse, "7d", monitor.response_7d),
-    );
-    files.insert(
-        "shields.json",
-        rendered(
-            reuse,
-            JSON,
-            badge::shields_endpoint("status", state, colour),
-        ),
-    );
+    let status_json = badge::shields_endpoint("status", state, colour);
+    let mut files = HashMap::from([
+        ("status.svg", rendered(reuse, SVG, badge::flat("status", state, colour))),
+        ("shields.json", rendered(reuse, JSON, status_json)),
+    ]);
+    let uptimes = [
+        ("uptime-24h.svg", "24h", monitor.uptime_24h),
+        ("uptime-7d.svg", "7d", monitor.uptime_7d),
+        ("uptime-30d.svg", "30d", monitor.uptime_30d),
+        ("uptime-90d.svg", "90d", monitor.uptime_90d),
+    ];
+    for (file, window, uptime) in uptimes {
+        let shown = uptime.map(|p| (badge::format_percent(p), badge::uptime_colour(p)));
+        files.insert(file, window_badge(reuse, format!("uptime {window}"), shown));
+    }
+    let response_times = [
+        ("response-time-24h.svg", "24h", monitor.response_24h),
+        ("response-time-7d.svg", "7d", monitor.response_7d),
+    ];
+    for (file, window, response_ms) in response_times {
+        let shown = response_ms
+            .map(|ms| (format!("{} ms", ms.round()), badge::response_time_colour(ms)));
+        let label = format!("response time {window}");
+        files.insert(file, window_badge(reuse, label, shown));
+    }
     files
 }

@@ -46,6 +46,24 @@ impl Bus {
         Ok(Self { client, js })
     }
 
+    /// A service's broker side and its shell, in the order they need each
+    /// other: connected as `name` with every stream in place, then the ops
+    /// server of `name` bound, whose `/readyz` asks `readiness`'s checks and
+    /// whether NATS answers.
+    pub async fn open_service<E>(
+        name: &'static str,
+        nats: &uptime_config::NatsSettings,
+        ops: &uptime_config::OpsSettings,
+        readiness: uptime_ops::Readiness,
+    ) -> Result<(Self, uptime_ops::Shell), E>
+    where
+        E: From<BusError> + From<std::io::Error>,
+    {
+        let bus = Self::connect(nats, name).await?;
+        let shell = uptime_ops::Shell::bind(name, ops, readiness.with_nats(&bus.client))?;
+        Ok((bus, shell))
+    }
+
     /// The stream `name`.
     pub async fn stream(&self, name: &'static str) -> Result<Stream, BusError> {
         self.js

@@ -2,27 +2,12 @@
 //! `traceparent`; one per batch, linked to every message's context.
 
 use async_nats::HeaderMap;
-use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::{SpanContext, TraceContextExt};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-struct HeaderExtractor<'a>(&'a HeaderMap);
-
-impl Extractor for HeaderExtractor<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(|v| v.as_str())
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        self.0.iter().map(|(k, _)| k.as_ref()).collect()
-    }
-}
-
 /// The remote span a message's headers name, if they carry a valid one.
 pub fn span_context_of(headers: Option<&HeaderMap>) -> Option<SpanContext> {
-    let headers = headers?;
-    let cx =
-        opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
+    let cx = uptime_telemetry::nats::context_of(headers?);
     let span_context = cx.span().span_context().clone();
     span_context.is_valid().then_some(span_context)
 }

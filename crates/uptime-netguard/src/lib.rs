@@ -12,7 +12,7 @@
 //!   resolve names;
 //! - `policy`: [`AddressPolicy`], the deployment's rule (allow private targets, an
 //!   allowlist) and the [`Refused`] errors, whose messages never reveal an
-//!   address a name resolved to;
+//!   address a name resolved to ([`find_refusal`] in an error's [`causes`]);
 //! - `resolver`: [`ScreeningResolver`] and [`client_builder`], a reqwest client whose
 //!   every connection to a name is judged on the addresses actually
 //!   connected to, and which never goes through an environment proxy (a proxy
@@ -23,5 +23,5 @@ mod policy;
 mod resolver;
 
 pub use class::{classify, classify_host, classify_name, AddressClass};
-pub use policy::{find_refusal, AddressPolicy, Refused};
+pub use policy::{causes, find_refusal, AddressPolicy, Refused};
 pub use resolver::{client_builder, ResolveError, ScreeningResolver};

@@ -116,11 +116,17 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// The [`Refused`] somewhere in an error's chain (reqwest wraps what the
 /// resolver returns, sometimes inside an `io::Error`, whose `source` skips it).
 pub fn find_refusal<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a Refused> {
+    causes(error).find_map(|cause| cause.downcast_ref::<Refused>())
+}
+
+/// `error` and its causes, `error` first. `io::Error::source` skips the
+/// error it wraps, so that one is visited explicitly.
+pub fn causes<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
     let mut pending: Vec<&'a (dyn StdError + 'static)> = vec![error];
-    while let Some(current) = pending.pop() {
-        if let Some(refused) = current.downcast_ref::<Refused>() {
-            return Some(refused);
-        }
+    std::iter::from_fn(move || {
+        let current = pending.pop()?;
         if let Some(next) = current.source() {
             pending.push(next);
         }
@@ -130,8 +136,8 @@ pub fn find_refusal<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a Refus
         {
             pending.push(inner);
         }
-    }
-    None
+        Some(current)
+    })
 }
 
 #[cfg(test)]

@@ -42,13 +42,15 @@ pub fn headers_with_msg_id(msg_id: &str) -> HeaderMap {
     headers
 }
 
+/// The trace context carried in `headers` (empty when they carry none).
+pub fn context_of(headers: &HeaderMap) -> opentelemetry::Context {
+    opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)))
+}
+
 /// Makes `span` a child of the trace context carried in `headers`, if any.
 pub fn set_parent_from(span: &tracing::Span, headers: Option<&HeaderMap>) {
     if let Some(headers) = headers {
-        let cx = opentelemetry::global::get_text_map_propagator(|p| {
-            p.extract(&HeaderExtractor(headers))
-        });
-        span.set_parent(cx);
+        span.set_parent(context_of(headers));
     }
 }
 

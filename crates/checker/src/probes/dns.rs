@@ -30,7 +30,7 @@ mod screen;
 
 use crate::address::AddressPolicy;
 use crate::report::{millis, CheckReport};
-use crate::settings::DnsSection;
+use crate::settings::{parse_server, DnsSection};
 use answer::Value;
 use hickory_resolver::config::{NameServerConfigGroup, ResolveHosts, ResolverConfig, ResolverOpts};
 use hickory_resolver::lookup::Lookup;
@@ -43,9 +43,6 @@ use screen::Screen;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 use uptime_contracts::{CheckSpec, DnsRecordType};
-
-/// The port of a server named without one.
-const DNS_PORT: u16 = 53;
 
 pub struct DnsProbe {
     policy: AddressPolicy,
@@ -173,7 +170,7 @@ impl DnsProbe {
         }
         // Before any comparison: an expected value must not tell a tenant
         // whether a refused address is in the answer.
-        if let Some(refusal) = asked.screen.refused_answer(target, &seen) {
+        if let Some(refusal) = asked.screen.refused_answer(target, seen.iter().filter_map(Value::address)) {
             return answered_but_failed(refusal, latency_ms);
         }
         match answer::compare(record_type, target, &expected, &seen, &asked.screen) {
@@ -199,18 +196,6 @@ impl DnsProbe {
         options.attempts = 1;
         Ok(build_resolver(config, options, Some(timeout)))
     }
-}
-
-/// `server` as `ip`, `ip:port` or `[ipv6]:port`.
-pub(crate) fn parse_server(server: &str) -> Result<SocketAddr, String> {
-    let server = server.trim();
-    if let Ok(addr) = server.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    server
-        .parse::<IpAddr>()
-        .map(|ip| SocketAddr::new(ip, DNS_PORT))
-        .map_err(|_| format!("dns server {server:?} is not an IP address or ip:port"))
 }
 
 /// A resolver asking the operator's tenant resolvers (trusted: not screened).

@@ -95,6 +95,15 @@ impl ProviderRequest {
     }
 }
 
+/// The one request of a provider whose contact `value` is its webhook's
+/// URL (Discord, Teams): `body` posted there.
+pub(crate) fn webhook_post(
+    to: Target<'_>,
+    body: serde_json::Value,
+) -> Result<Vec<ProviderRequest>, SendError> {
+    Ok(vec![ProviderRequest::post(to.value.to_string(), body)])
+}
+
 /// `base` and `path` joined by exactly one `/`.
 pub(crate) fn join(base: &str, path: &str) -> String {
     format!(
@@ -181,6 +190,29 @@ pub(crate) fn shown(event: &AlertEvent) -> Shown {
         EventType::MonitorDegraded => Shown::Degraded,
         EventType::SslExpiring => Shown::Certificate,
         EventType::Test => Shown::Test,
+    }
+}
+
+/// What providers' tests send to.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{ProviderOptions, Target};
+    use std::sync::LazyLock;
+    use uptime_config::AlertProviderSettings;
+
+    static NO_OPTIONS: LazyLock<ProviderOptions> = LazyLock::new(ProviderOptions::default);
+    static DEFAULT_URLS: LazyLock<AlertProviderSettings> =
+        LazyLock::new(AlertProviderSettings::default);
+
+    /// A contact whose `value` is a webhook's URL, without a credential or
+    /// options, at the default provider URLs.
+    pub(crate) fn webhook(url: &'static str) -> Target<'static> {
+        Target {
+            value: url,
+            secret: None,
+            options: &NO_OPTIONS,
+            urls: &DEFAULT_URLS,
+        }
     }
 }
 

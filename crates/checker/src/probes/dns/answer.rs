@@ -59,6 +59,16 @@ impl fmt::Display for Value {
     }
 }
 
+impl Value {
+    /// The address of an A or AAAA record's value.
+    pub fn address(&self) -> Option<IpAddr> {
+        match self {
+            Value::Addr(ip) => Some(*ip),
+            _ => None,
+        }
+    }
+}
+
 /// An expected value, parsed for the query's record type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expected {

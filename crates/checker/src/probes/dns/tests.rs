@@ -1,6 +1,7 @@
 //! The shared resolver (checks without a server), pointed at a test server
 //! in place of the system's: the checker's integration tests cannot replace
-//! `/etc/resolv.conf`.
+//! `/etc/resolv.conf`. Also what [`answer`] and [`screen`] do together
+//! (screen sits below answer and knows no `Value`).
 
 use super::*;
 use hickory_resolver::config::NameServerConfigGroup;
@@ -186,4 +187,81 @@ fn servers_are_ip_or_ip_and_port() {
         parse_server("dns.example.com"),
         Err("dns server \"dns.example.com\" is not an IP address or ip:port".into())
     );
+}
+
+#[test]
+fn names_in_an_answer_are_judged_by_their_addresses_not_their_text() {
+    let policy = AddressPolicy::new(false, vec![]);
+    let screen = Screen::new(&policy, false);
+    // Names are judged by the addresses they resolve to, not here.
+    let seen = [Value::Name("10.0.0.5.nip.io".into())];
+    assert_eq!(
+        screen.refused_answer("n.test", seen.iter().filter_map(Value::address)),
+        None
+    );
+}
+
+#[test]
+fn while_private_targets_are_refused_listed_values_lose_non_public_addresses() {
+    let strict = AddressPolicy::new(false, vec![]);
+    let expected = answer::parse_expected(DnsRecordType::Txt, &["v=spf1 -all".into()]).unwrap();
+    let seen = [Value::Txt("v=spf1 ip4:10.0.0.5 ip4:1.1.1.1 -all".into())];
+    // A tenant resolver or the check's own server answered: listed.
+    assert_eq!(
+        answer::compare(
+            DnsRecordType::Txt,
+            "example.com",
+            &expected,
+            &seen,
+            &Screen::new(&strict, false)
+        ),
+        Err(
+            "expected \"v=spf1 -all\" in the TXT answer for example.com, \
+             got \"v=spf1 ip4:[non-public address] ip4:1.1.1.1 -all\""
+                .into()
+        )
+    );
+    // The deployment's own resolver answered: counted, not listed.
+    let seen = [
+        Value::Name("db.internal.example".into()),
+        Value::Name("ip-10-0-0-5.internal.example".into()),
+    ];
+    let expected =
+        answer::parse_expected(DnsRecordType::Cname, &["www.example.com".into()]).unwrap();
+    assert_eq!(
+        answer::compare(
+            DnsRecordType::Cname,
+            "alias.example.com",
+            &expected,
+            &seen,
+            &Screen::new(&strict, true)
+        ),
+        Err(
+            "expected www.example.com in the CNAME answer for alias.example.com, \
+             got 2 records (not listed: answered by the deployment's own resolver)"
+                .into()
+        )
+    );
+}
+
+#[test]
+fn an_address_cut_by_the_bound_is_still_redacted() {
+    let strict = AddressPolicy::new(false, vec![]);
+    let screen = Screen::new(&strict, false);
+    // The address straddles the 100th character.
+    let text = format!(
+        "{}10.123.123.123{}",
+        "x".repeat(answer::MAX_VALUE_CHARS - 5),
+        "y".repeat(5000)
+    );
+    let shown = answer::redacted(&text, &screen);
+    assert!(!shown.contains("10.1"), "{shown}");
+    assert!(shown.ends_with('…'), "{shown}");
+    // A cut text whose redaction shortened it below the bound is still
+    // marked as cut.
+    let long = "fd00:1111:2222:3333:4444:5555:6666:7777 ";
+    let text = format!("{}{}", long.repeat(3), "z".repeat(100));
+    let shown = answer::redacted(&text, &screen);
+    assert!(shown.ends_with('…'), "{shown}");
+    assert!(!shown.contains("fd00"), "{shown}");
 }

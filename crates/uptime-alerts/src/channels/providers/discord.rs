@@ -4,7 +4,7 @@
 //! coloured by state. Mentions are switched off (`allowed_mentions`), so a
 //! monitor named `@everyone` pings nobody.
 
-use super::{backslashed, cut, shown, target_link, ProviderRequest, Shown, Target};
+use super::{backslashed, cut, shown, target_link, webhook_post, ProviderRequest, Shown, Target};
 use crate::error::SendError;
 use crate::event::AlertEvent;
 use serde_json::{json, Value};
@@ -20,10 +20,7 @@ pub(crate) fn render(
     event: &AlertEvent,
     to: Target<'_>,
 ) -> Result<Vec<ProviderRequest>, SendError> {
-    Ok(vec![ProviderRequest::post(
-        to.value.to_string(),
-        message(event),
-    )])
+    webhook_post(to, message(event))
 }
 
 fn message(event: &AlertEvent) -> Value {
@@ -73,21 +70,13 @@ fn inert(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channels::providers::ProviderOptions;
+    use crate::channels::providers::testing::webhook;
     use crate::incident::tests::{change, t};
-    use uptime_config::AlertProviderSettings;
     use uptime_contracts::MonitorStatus::*;
 
     #[test]
     fn one_embed_coloured_by_state_within_the_limits() {
-        let urls = AlertProviderSettings::default();
-        let options = ProviderOptions::default();
-        let to = Target {
-            value: "https://discord.com/api/webhooks/1/tok",
-            secret: None,
-            options: &options,
-            urls: &urls,
-        };
+        let to = webhook("https://discord.com/api/webhooks/1/tok");
         let mut down = change(Up, Down, t(0), t(60));
         down.monitor.as_mut().unwrap().name = format!("@everyone **{}**", "y".repeat(300));
         let sent = render(&down, to).unwrap();

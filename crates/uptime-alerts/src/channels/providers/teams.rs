@@ -4,7 +4,7 @@
 //! "application/vnd.microsoft.card.adaptive", "content": <Adaptive Card>}]}`
 //! and posts the card to its channel (answered `202 Accepted`).
 
-use super::{backslashed, cut, shown, target_link, ProviderRequest, Shown, Target};
+use super::{backslashed, cut, shown, target_link, webhook_post, ProviderRequest, Shown, Target};
 use crate::error::SendError;
 use crate::event::AlertEvent;
 use serde_json::{json, Value};
@@ -17,10 +17,7 @@ pub(crate) fn render(
     event: &AlertEvent,
     to: Target<'_>,
 ) -> Result<Vec<ProviderRequest>, SendError> {
-    Ok(vec![ProviderRequest::post(
-        to.value.to_string(),
-        message(event),
-    )])
+    webhook_post(to, message(event))
 }
 
 fn message(event: &AlertEvent) -> Value {
@@ -73,21 +70,13 @@ fn inert(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::channels::providers::ProviderOptions;
+    use crate::channels::providers::testing::webhook;
     use crate::incident::tests::{change, t};
-    use uptime_config::AlertProviderSettings;
     use uptime_contracts::MonitorStatus::*;
 
     #[test]
     fn the_card_is_an_adaptive_card_attachment() {
-        let urls = AlertProviderSettings::default();
-        let options = ProviderOptions::default();
-        let to = Target {
-            value: "https://prod.westeurope.logic.azure.com/workflows/abc/triggers/manual/paths/invoke?sig=s",
-            secret: None,
-            options: &options,
-            urls: &urls,
-        };
+        let to = webhook("https://prod.westeurope.logic.azure.com/workflows/abc/triggers/manual/paths/invoke?sig=s");
         let mut down = change(Up, Down, t(0), t(60));
         down.monitor.as_mut().unwrap().name = "[click](https://evil.example)".into();
         let sent = render(&down, to).unwrap();
