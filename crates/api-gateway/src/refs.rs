@@ -210,52 +210,6 @@ pub async fn set_if_new(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_syntax_is_lowercase_alphanumeric_at_both_ends() {
-        for good in ["a", "payments-api", "team.svc_1", "0", &"a".repeat(255)] {
-            assert!(is_valid(good), "{good}");
-        }
-        for bad in [
-            "",
-            "-a",
-            "a-",
-            "A",
-            "a b",
-            "a/b",
-            ".a",
-            "é",
-            &"a".repeat(256),
-        ] {
-            assert!(!is_valid(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_set_ref_is_immutable() {
-        let mut problems = Problems::new();
-        assert_eq!(patched(Some("a"), None, &mut problems), Some("a".into()));
-        assert_eq!(
-            patched(Some("a"), Some(Some("a".into())), &mut problems),
-            Some("a".into())
-        );
-        assert_eq!(patched(None, Some(None), &mut problems), None);
-        assert_eq!(
-            patched(None, Some(Some("b".into())), &mut problems),
-            Some("b".into())
-        );
-        assert!(problems.is_empty());
-        patched(Some("a"), Some(Some("b".into())), &mut problems);
-        assert!(!problems.is_empty());
-        let mut problems = Problems::new();
-        patched(Some("a"), Some(None), &mut problems);
-        assert!(!problems.is_empty());
-    }
-}
-
 /// Declares a body struct of a kind with a ref, its `ref` field last, as
 /// every such kind's bodies have it; the field's doc comment, which names
 /// the kind, follows the struct. `create ref`: optional and checked for
@@ -311,3 +265,49 @@ macro_rules! with_ref {
     };
 }
 pub(crate) use with_ref;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_syntax_is_lowercase_alphanumeric_at_both_ends() {
+        for good in ["a", "payments-api", "team.svc_1", "0", &"a".repeat(255)] {
+            assert!(is_valid(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "A",
+            "a b",
+            "a/b",
+            ".a",
+            "é",
+            &"a".repeat(256),
+        ] {
+            assert!(!is_valid(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_set_ref_is_immutable() {
+        let mut problems = Problems::new();
+        assert_eq!(patched(Some("a"), None, &mut problems), Some("a".into()));
+        assert_eq!(
+            patched(Some("a"), Some(Some("a".into())), &mut problems),
+            Some("a".into())
+        );
+        assert_eq!(patched(None, Some(None), &mut problems), None);
+        assert_eq!(
+            patched(None, Some(Some("b".into())), &mut problems),
+            Some("b".into())
+        );
+        assert!(problems.is_empty());
+        patched(Some("a"), Some(Some("b".into())), &mut problems);
+        assert!(!problems.is_empty());
+        let mut problems = Problems::new();
+        patched(Some("a"), Some(None), &mut problems);
+        assert!(!problems.is_empty());
+    }
+}
