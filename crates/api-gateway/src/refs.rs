@@ -210,6 +210,62 @@ pub async fn set_if_new(
     }
 }
 
+/// Declares a body struct of a kind with a ref, its `ref` field last, as
+/// every such kind's bodies have it; the field's doc comment, which names
+/// the kind, follows the struct. `create ref`: optional and checked for
+/// syntax by the OpenAPI document too; `update ref`: a PATCH's (left out
+/// kept apart from `null`, see [`patched`]); `shown ref`: a response's,
+/// with `with_ref`.
+macro_rules! with_ref {
+    ($(#[$m:meta])* pub struct $name:ident { $($fields:tt)* } $(#[$rm:meta])* create ref) => {
+        $(#[$m])*
+        pub struct $name {
+            $($fields)*
+            $(#[$rm])*
+            #[serde(default, rename = "ref")]
+            #[schema(
+                min_length = 1,
+                max_length = 255,
+                pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
+            )]
+            pub ref_: Option<String>,
+        }
+    };
+    ($(#[$m:meta])* pub struct $name:ident { $($fields:tt)* } $(#[$rm:meta])* update ref) => {
+        $(#[$m])*
+        pub struct $name {
+            $($fields)*
+            $(#[$rm])*
+            #[serde(
+                default,
+                rename = "ref",
+                deserialize_with = "crate::validation::double_option"
+            )]
+            #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
+            pub ref_: Option<Option<String>>,
+        }
+    };
+    ($(#[$m:meta])* pub struct $name:ident { $($fields:tt)* } $(#[$rm:meta])* shown ref) => {
+        $(#[$m])*
+        pub struct $name {
+            $($fields)*
+            $(#[$rm])*
+            #[serde(rename = "ref")]
+            pub ref_: Option<String>,
+        }
+
+        impl $name {
+            /// The response with the resource's ref (read beside the row:
+            /// `uptime_db::refs`).
+            pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
+                self.ref_ = r#ref;
+                self
+            }
+        }
+    };
+}
+pub(crate) use with_ref;
+
 #[cfg(test)]
 mod tests {
     use super::*;

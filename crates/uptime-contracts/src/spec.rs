@@ -103,6 +103,11 @@ impl CheckOptions {
 
 /// The HTTP method of a check's request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(description = "The method of an http or keyword check's request.")
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum HttpMethod {
     #[default]
@@ -221,6 +226,7 @@ pub const ASSERTION_REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Where an assertion's value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AssertionSource {
     /// The response's status code.
@@ -249,6 +255,22 @@ impl AssertionSource {
 
 /// How an assertion compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+// The API's schema says what clients must know (unit variants' own
+// comments do not reach an OpenAPI document).
+#[cfg_attr(
+    feature = "openapi",
+    derive(utoipa::ToSchema),
+    schema(
+        as = AssertionComparison,
+        description = "How an assertion compares its value with `target`. `greater_than` and
+`less_than` are numeric; `matches` takes a regular expression (Rust
+`regex` syntax, at most 1024 bytes, compiled size at most 1 MiB,
+matching in time linear in the text, itself at most the body read), and
+is also the way to match a JSONPath's value: its `match()` and
+`search()` functions are refused. `is_empty` and `not_empty` take no
+`target`."
+    )
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Comparison {
     Equals,

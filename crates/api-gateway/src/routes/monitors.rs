@@ -67,6 +67,7 @@
 /// the same variants (the API's carries the API's documentation; rows come
 /// typed from uptime-db, so the conversions cannot fail):
 /// `mirror! { #[derive(...)] pub enum Api = uptime_contracts::Enum { A, B } }`.
+/// Alert contacts' type mirrors `uptime_alerts::Channel` so too.
 macro_rules! mirror {
     ($(#[$m:meta])* pub enum $api:ident = $contract:path {
         $($(#[$vm:meta])* $v:ident),* $(,)?
@@ -87,6 +88,7 @@ macro_rules! mirror {
         }
     };
 }
+pub(crate) use mirror;
 
 mod alert_rules;
 mod announce;

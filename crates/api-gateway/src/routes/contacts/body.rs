@@ -107,103 +107,99 @@ impl MinSeverity {
     }
 }
 
-/// A new alert contact.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateContact {
-    /// 1 to 200 characters, not only whitespace.
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
-    #[serde(rename = "type")]
-    pub kind: ContactType,
-    /// email: an address (at most 254 characters). slack, webhook, teams,
-    /// discord: an `https://` URL (`http://` only where private targets are
-    /// allowed), at most 2048 characters; slack, teams and discord URLs are
-    /// credentials (whoever has one can post to the channel): write-only,
-    /// kept encrypted, answered redacted. telegram: the chat id. ntfy: the
-    /// topic. pushover: the user key. Left out for pagerduty and opsgenie.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 2048)]
-    pub value: Option<String>,
-    /// The provider's credential, write-only (never answered): pagerduty's
-    /// routing key, opsgenie's API key, telegram's bot token, pushover's
-    /// application token, ntfy's access token (optional). Kept encrypted.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 256)]
-    pub secret: Option<String>,
-    /// opsgenie only: the instance of the account (default `us`).
-    #[serde(default)]
-    pub region: Option<Region>,
-    /// ntfy only: the server's base URL (self-hosted ntfy); default: the
-    /// deployment's (`alert_providers.ntfy_url`).
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 2048)]
-    pub server: Option<String>,
-    /// The kinds of alerts the contact receives (at least one); left out:
-    /// every kind, including kinds added later.
-    #[serde(default)]
-    #[schema(min_items = 1, max_items = 4)]
-    pub events: Option<Vec<EventKind>>,
-    /// The least severe alert the contact receives (default `info`: all).
-    #[serde(default)]
-    pub min_severity: Option<MinSeverity>,
+crate::refs::with_ref! {
+    /// A new alert contact.
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateContact {
+        /// 1 to 200 characters, not only whitespace.
+        #[schema(min_length = 1, max_length = 200)]
+        pub name: String,
+        #[serde(rename = "type")]
+        pub kind: ContactType,
+        /// email: an address (at most 254 characters). slack, webhook, teams,
+        /// discord: an `https://` URL (`http://` only where private targets are
+        /// allowed), at most 2048 characters; slack, teams and discord URLs are
+        /// credentials (whoever has one can post to the channel): write-only,
+        /// kept encrypted, answered redacted. telegram: the chat id. ntfy: the
+        /// topic. pushover: the user key. Left out for pagerduty and opsgenie.
+        #[serde(default)]
+        #[schema(min_length = 1, max_length = 2048)]
+        pub value: Option<String>,
+        /// The provider's credential, write-only (never answered): pagerduty's
+        /// routing key, opsgenie's API key, telegram's bot token, pushover's
+        /// application token, ntfy's access token (optional). Kept encrypted.
+        #[serde(default)]
+        #[schema(min_length = 1, max_length = 256)]
+        pub secret: Option<String>,
+        /// opsgenie only: the instance of the account (default `us`).
+        #[serde(default)]
+        pub region: Option<Region>,
+        /// ntfy only: the server's base URL (self-hosted ntfy); default: the
+        /// deployment's (`alert_providers.ntfy_url`).
+        #[serde(default)]
+        #[schema(min_length = 1, max_length = 2048)]
+        pub server: Option<String>,
+        /// The kinds of alerts the contact receives (at least one); left out:
+        /// every kind, including kinds added later.
+        #[serde(default)]
+        #[schema(min_items = 1, max_items = 4)]
+        pub events: Option<Vec<EventKind>>,
+        /// The least severe alert the contact receives (default `info`: all).
+        #[serde(default)]
+        pub min_severity: Option<MinSeverity>,
+    }
     /// A stable name of the caller's choice (monitoring as code names the
     /// contact by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
     /// `-`, alphanumeric at both ends; unique among the organisation's
     /// contacts (`409` naming `ref` when taken) and immutable once set.
-    #[serde(default, rename = "ref")]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
-    )]
-    pub ref_: Option<String>,
+    create ref
 }
 
-/// A partial update: fields left out keep their value.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateContact {
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
-    pub name: Option<Option<String>>,
-    /// May only repeat the current type.
-    #[serde(default, rename = "type", deserialize_with = "double_option")]
-    #[schema(value_type = ContactType, required = false)]
-    pub kind: Option<Option<ContactType>>,
-    /// A new email address makes the contact unverified and sends a new
-    /// verification link. slack, teams, discord: a new URL replaces the
-    /// stored one; the redacted form responses show, repeated, keeps it.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = String, required = false, min_length = 1, max_length = 2048)]
-    pub value: Option<Option<String>>,
-    /// A new credential replaces the stored one; `null` removes an optional
-    /// one (ntfy's access token).
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 256)]
-    pub secret: Option<Option<String>>,
-    /// opsgenie only; `null` is the default, `us`.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<Region>, required = false)]
-    pub region: Option<Option<Region>>,
-    /// ntfy only; `null` is the deployment's server.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 2048)]
-    pub server: Option<Option<String>>,
-    /// `null`: every kind.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<Vec<EventKind>>, required = false, min_items = 1, max_items = 4)]
-    pub events: Option<Option<Vec<EventKind>>>,
-    /// `null`: `info`.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<MinSeverity>, required = false)]
-    pub min_severity: Option<Option<MinSeverity>>,
+crate::refs::with_ref! {
+    /// A partial update: fields left out keep their value.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct UpdateContact {
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = String, required = false, min_length = 1, max_length = 200)]
+        pub name: Option<Option<String>>,
+        /// May only repeat the current type.
+        #[serde(default, rename = "type", deserialize_with = "double_option")]
+        #[schema(value_type = ContactType, required = false)]
+        pub kind: Option<Option<ContactType>>,
+        /// A new email address makes the contact unverified and sends a new
+        /// verification link. slack, teams, discord: a new URL replaces the
+        /// stored one; the redacted form responses show, repeated, keeps it.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = String, required = false, min_length = 1, max_length = 2048)]
+        pub value: Option<Option<String>>,
+        /// A new credential replaces the stored one; `null` removes an optional
+        /// one (ntfy's access token).
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 256)]
+        pub secret: Option<Option<String>>,
+        /// opsgenie only; `null` is the default, `us`.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<Region>, required = false)]
+        pub region: Option<Option<Region>>,
+        /// ntfy only; `null` is the deployment's server.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 2048)]
+        pub server: Option<Option<String>>,
+        /// `null`: every kind.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<Vec<EventKind>>, required = false, min_items = 1, max_items = 4)]
+        pub events: Option<Option<Vec<EventKind>>>,
+        /// `null`: `info`.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<MinSeverity>, required = false)]
+        pub min_severity: Option<Option<MinSeverity>>,
+    }
     /// Sets the ref of a contact that has none; repeating the current ref
     /// (or `null` while there is none) changes nothing; changing or
     /// removing a set ref is a `400` naming `ref`.
-    #[serde(default, rename = "ref", deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
-    pub ref_: Option<Option<String>>,
+    update ref
 }
 
 /// Whether a write-only credential is stored.
@@ -214,61 +210,62 @@ pub enum SecretState {
     Unset,
 }
 
-/// An alert contact.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ContactResponse {
-    pub id: i64,
-    /// The organisation that owns the contact.
-    pub org_id: i64,
-    /// Deprecated: the owning organisation's id (`org_id`), which is its
-    /// first owner's user id for accounts from before organisations.
-    #[schema(deprecated)]
-    pub user_id: i64,
-    #[serde(rename = "type")]
-    pub kind: ContactType,
-    pub name: String,
-    /// Empty for pagerduty and opsgenie contacts. slack, teams, discord:
-    /// the URL redacted (`value_redacted`), its credential (a Teams URL's
-    /// `sig` value, else the last path segment: a Slack or Discord token)
-    /// replaced by `[redacted]`, user info dropped:
-    /// `https://hooks.slack.com/services/T0001/B0002/[redacted]`.
-    pub value: String,
-    /// slack, teams, discord only, always `true`: `value` is redacted; the
-    /// URL itself is write-only and never answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value_redacted: Option<bool>,
-    /// Only verified contacts receive alerts.
-    pub verified: bool,
-    /// Email contacts only: whether a verification link for the current
-    /// address was sent and is not used yet. `false` on an unverified contact
-    /// means no email went out because a verification-email limit held:
-    /// request one with `POST /api/v1/alert-contacts/{id}/resend-verification`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub verification_link_sent: Option<bool>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// Webhook contacts only: the `whsec_...` secret that signs every request
-    /// (Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256>`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signing_secret: Option<String>,
-    /// Provider contacts that take a credential (pagerduty, opsgenie,
-    /// telegram, ntfy, pushover): whether one is stored. The credential
-    /// itself is never answered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<SecretState>,
-    /// opsgenie only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub region: Option<Region>,
-    /// ntfy only, when the contact names its own server.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    /// The kinds of alerts it receives; `null`: every kind.
-    pub events: Option<Vec<EventKind>>,
-    /// The least severe alert it receives.
-    pub min_severity: MinSeverity,
+crate::refs::with_ref! {
+    /// An alert contact.
+    #[derive(Debug, Serialize, ToSchema)]
+    pub struct ContactResponse {
+        pub id: i64,
+        /// The organisation that owns the contact.
+        pub org_id: i64,
+        /// Deprecated: the owning organisation's id (`org_id`), which is its
+        /// first owner's user id for accounts from before organisations.
+        #[schema(deprecated)]
+        pub user_id: i64,
+        #[serde(rename = "type")]
+        pub kind: ContactType,
+        pub name: String,
+        /// Empty for pagerduty and opsgenie contacts. slack, teams, discord:
+        /// the URL redacted (`value_redacted`), its credential (a Teams URL's
+        /// `sig` value, else the last path segment: a Slack or Discord token)
+        /// replaced by `[redacted]`, user info dropped:
+        /// `https://hooks.slack.com/services/T0001/B0002/[redacted]`.
+        pub value: String,
+        /// slack, teams, discord only, always `true`: `value` is redacted; the
+        /// URL itself is write-only and never answered.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub value_redacted: Option<bool>,
+        /// Only verified contacts receive alerts.
+        pub verified: bool,
+        /// Email contacts only: whether a verification link for the current
+        /// address was sent and is not used yet. `false` on an unverified contact
+        /// means no email went out because a verification-email limit held:
+        /// request one with `POST /api/v1/alert-contacts/{id}/resend-verification`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub verification_link_sent: Option<bool>,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: DateTime<Utc>,
+        /// Webhook contacts only: the `whsec_...` secret that signs every request
+        /// (Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256>`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub signing_secret: Option<String>,
+        /// Provider contacts that take a credential (pagerduty, opsgenie,
+        /// telegram, ntfy, pushover): whether one is stored. The credential
+        /// itself is never answered.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub secret: Option<SecretState>,
+        /// opsgenie only.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub region: Option<Region>,
+        /// ntfy only, when the contact names its own server.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub server: Option<String>,
+        /// The kinds of alerts it receives; `null`: every kind.
+        pub events: Option<Vec<EventKind>>,
+        /// The least severe alert it receives.
+        pub min_severity: MinSeverity,
+    }
     /// The contact's ref; `null` when it has none.
-    #[serde(rename = "ref")]
-    pub ref_: Option<String>,
+    shown ref
 }
 
 impl ContactResponse {
@@ -310,13 +307,6 @@ impl ContactResponse {
             min_severity: MinSeverity::from_rank(c.min_severity),
             ref_: None,
         })
-    }
-
-    /// The response with the contact's ref (read beside the row:
-    /// `uptime_db::refs`).
-    pub(crate) fn with_ref(mut self, r#ref: Option<String>) -> Self {
-        self.ref_ = r#ref;
-        self
     }
 }
 

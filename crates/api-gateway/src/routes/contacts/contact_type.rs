@@ -6,52 +6,43 @@ use serde::{Deserialize, Serialize};
 use uptime_alerts::Channel;
 use utoipa::ToSchema;
 
-/// The channel of a contact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ContactType {
-    /// `value` is an email address; needs verification before it receives alerts.
-    Email,
-    /// `value` is a Slack incoming-webhook URL.
-    Slack,
-    /// `value` is a URL that receives signed JSON POSTs.
-    Webhook,
-    /// PagerDuty Events API v2: `secret` is the integration's routing key
-    /// (32 characters); no `value`.
-    #[serde(rename = "pagerduty")]
-    PagerDuty,
-    /// Opsgenie: `secret` is an API integration's key; `region` `us`
-    /// (default) or `eu`; no `value`.
-    Opsgenie,
-    /// Microsoft Teams: `value` is a Workflows webhook URL ("When a Teams
-    /// webhook request is received").
-    Teams,
-    /// Discord: `value` is a webhook URL (`.../api/webhooks/{id}/{token}`).
-    Discord,
-    /// Telegram: `value` is the chat id (a number, or `@channelname`),
-    /// `secret` the bot token.
-    Telegram,
-    /// ntfy: `value` is the topic, `server` the server (default: the
-    /// deployment's, ntfy.sh unless configured), `secret` an optional access token.
-    Ntfy,
-    /// Pushover: `value` is the user or group key, `secret` the application token.
-    Pushover,
+crate::routes::monitors::mirror! {
+    /// The channel of a contact.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ContactType = Channel {
+        /// `value` is an email address; needs verification before it receives alerts.
+        Email,
+        /// `value` is a Slack incoming-webhook URL.
+        Slack,
+        /// `value` is a URL that receives signed JSON POSTs.
+        Webhook,
+        /// PagerDuty Events API v2: `secret` is the integration's routing key
+        /// (32 characters); no `value`.
+        #[serde(rename = "pagerduty")]
+        PagerDuty,
+        /// Opsgenie: `secret` is an API integration's key; `region` `us`
+        /// (default) or `eu`; no `value`.
+        Opsgenie,
+        /// Microsoft Teams: `value` is a Workflows webhook URL ("When a Teams
+        /// webhook request is received").
+        Teams,
+        /// Discord: `value` is a webhook URL (`.../api/webhooks/{id}/{token}`).
+        Discord,
+        /// Telegram: `value` is the chat id (a number, or `@channelname`),
+        /// `secret` the bot token.
+        Telegram,
+        /// ntfy: `value` is the topic, `server` the server (default: the
+        /// deployment's, ntfy.sh unless configured), `secret` an optional access token.
+        Ntfy,
+        /// Pushover: `value` is the user or group key, `secret` the application token.
+        Pushover,
+    }
 }
 
 impl ContactType {
     pub(crate) fn channel(self) -> Channel {
-        match self {
-            ContactType::Email => Channel::Email,
-            ContactType::Slack => Channel::Slack,
-            ContactType::Webhook => Channel::Webhook,
-            ContactType::PagerDuty => Channel::PagerDuty,
-            ContactType::Opsgenie => Channel::Opsgenie,
-            ContactType::Teams => Channel::Teams,
-            ContactType::Discord => Channel::Discord,
-            ContactType::Telegram => Channel::Telegram,
-            ContactType::Ntfy => Channel::Ntfy,
-            ContactType::Pushover => Channel::Pushover,
-        }
+        self.into()
     }
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -59,20 +50,8 @@ impl ContactType {
     }
 
     pub(crate) fn from_db(s: &str) -> Result<Self, ApiError> {
-        let all = [
-            ContactType::Email,
-            ContactType::Slack,
-            ContactType::Webhook,
-            ContactType::PagerDuty,
-            ContactType::Opsgenie,
-            ContactType::Teams,
-            ContactType::Discord,
-            ContactType::Telegram,
-            ContactType::Ntfy,
-            ContactType::Pushover,
-        ];
-        all.into_iter()
-            .find(|t| t.as_str() == s)
+        Channel::parse(s)
+            .map(Self::from)
             .ok_or_else(|| ApiError::Internal(format!("contact type {s:?} in the database")))
     }
 }

@@ -1,6 +1,6 @@
 //! The escalation policies' request and response bodies, and their bounds.
 
-use crate::validation::{double_option, Problems};
+use crate::validation::Problems;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uptime_db::escalation_policies::{Policy, PolicyDefinition, Step};
@@ -26,73 +26,61 @@ pub struct StepBody {
     pub delay_secs: i64,
 }
 
-/// A new escalation policy.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreatePolicy {
-    /// 1 to 200 characters.
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
-    /// Steps in order, 1 to 10. Step 1 is notified when an incident opens
-    /// (it is the monitor's contacts for every alert); each later step when
-    /// the one before has waited its delay unacknowledged.
-    #[schema(min_items = 1, max_items = 10)]
-    pub steps: Vec<StepBody>,
-    /// How many more times the whole policy runs after its last step, 0 to
-    /// 9 (default 0: once).
-    #[schema(minimum = 0, maximum = 9)]
-    pub repeat_count: Option<i16>,
+crate::refs::with_ref! {
+    /// A new escalation policy.
+    #[derive(Debug, Clone, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreatePolicy {
+        /// 1 to 200 characters.
+        #[schema(min_length = 1, max_length = 200)]
+        pub name: String,
+        /// Steps in order, 1 to 10. Step 1 is notified when an incident opens
+        /// (it is the monitor's contacts for every alert); each later step when
+        /// the one before has waited its delay unacknowledged.
+        #[schema(min_items = 1, max_items = 10)]
+        pub steps: Vec<StepBody>,
+        /// How many more times the whole policy runs after its last step, 0 to
+        /// 9 (default 0: once).
+        #[schema(minimum = 0, maximum = 9)]
+        pub repeat_count: Option<i16>,
+    }
     /// A stable name of the caller's choice (monitoring as code names the
     /// policy by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
     /// `-`, alphanumeric at both ends; unique among the organisation's
     /// policies (`409` naming `ref` when taken) and immutable once set.
-    #[serde(default, rename = "ref")]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
-    )]
-    pub ref_: Option<String>,
+    create ref
 }
 
-/// A change: the fields given replace the stored ones (`steps` as a whole).
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdatePolicy {
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: Option<String>,
-    #[schema(min_items = 1, max_items = 10)]
-    pub steps: Option<Vec<StepBody>>,
-    #[schema(minimum = 0, maximum = 9)]
-    pub repeat_count: Option<i16>,
+crate::refs::with_ref! {
+    /// A change: the fields given replace the stored ones (`steps` as a whole).
+    #[derive(Debug, Clone, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct UpdatePolicy {
+        #[schema(min_length = 1, max_length = 200)]
+        pub name: Option<String>,
+        #[schema(min_items = 1, max_items = 10)]
+        pub steps: Option<Vec<StepBody>>,
+        #[schema(minimum = 0, maximum = 9)]
+        pub repeat_count: Option<i16>,
+    }
     /// Sets the ref of a policy that has none; repeating the current ref
     /// (or `null` while there is none) changes nothing; changing or
     /// removing a set ref is a `400` naming `ref`.
-    #[serde(default, rename = "ref", deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
-    pub ref_: Option<Option<String>>,
+    update ref
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PolicyResponse {
-    pub id: i64,
-    pub name: String,
-    pub steps: Vec<StepBody>,
-    pub repeat_count: i16,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// The policy's ref; `null` when it has none.
-    #[serde(rename = "ref")]
-    pub ref_: Option<String>,
-}
-
-impl PolicyResponse {
-    /// The response with the policy's ref (read beside the row:
-    /// `uptime_db::refs`).
-    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
-        self.ref_ = r#ref;
-        self
+crate::refs::with_ref! {
+    #[derive(Debug, Clone, Serialize, ToSchema)]
+    pub struct PolicyResponse {
+        pub id: i64,
+        pub name: String,
+        pub steps: Vec<StepBody>,
+        pub repeat_count: i16,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: DateTime<Utc>,
     }
+    /// The policy's ref; `null` when it has none.
+    shown ref
 }
 
 impl From<Policy> for PolicyResponse {

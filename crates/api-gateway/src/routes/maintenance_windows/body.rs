@@ -46,103 +46,106 @@ impl Effect {
     }
 }
 
-/// A new window. Which monitors: `monitor_ids` and/or `label_selector` (at
-/// least one). When: one-off (`starts_at` and `ends_at`), ad hoc
-/// (`duration_minutes` from `starts_at`, or from now without it: the deploy
-/// script's call), or recurring (`rrule`, `timezone`, `duration_secs`, from
-/// `starts_at` or now). Every window lasts 1 minute to 7 days.
-#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateWindow {
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
-    /// Monitors of the organisation, at most 100.
-    #[serde(default)]
-    #[schema(max_items = 100)]
-    pub monitor_ids: Vec<i64>,
-    /// Every monitor whose labels hold all these pairs, evaluated live (a
-    /// monitor created later with them joins the window); at most 32 pairs,
-    /// keys and values bounded as monitor labels are.
-    #[serde(default)]
-    #[schema(value_type = Option<BTreeMap<String, String>>)]
-    pub label_selector: Option<BTreeMap<String, String>>,
-    /// Default `silence`. Read as text, so an unknown value is a 400
-    /// naming `effect`.
-    #[serde(default)]
-    #[schema(value_type = Option<Effect>)]
-    pub effect: Option<String>,
-    /// One-off: its start; recurring: the first local start (the rule's
-    /// DTSTART: minutes and seconds the rule does not give come from it);
-    /// ad hoc: default now. At most 366 days ahead.
-    #[serde(default)]
-    pub starts_at: Option<DateTime<Utc>>,
-    /// One-off: its end (1 minute to 7 days after `starts_at`).
-    #[serde(default)]
-    pub ends_at: Option<DateTime<Utc>>,
-    /// Ad hoc: the window lasts this long from `starts_at` (default now).
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 10080)]
-    pub duration_minutes: Option<i64>,
-    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
-    /// most 512 characters, no DTSTART; more often than hourly only with
-    /// COUNT or UNTIL.
-    #[serde(default)]
-    #[schema(max_length = 512)]
-    pub rrule: Option<String>,
-    /// Recurring: the IANA zone the rule's local times are in (default
-    /// `UTC`); kept across DST changes.
-    #[serde(default)]
-    pub timezone: Option<String>,
-    /// Recurring: each occurrence's length, 60 to 604800.
-    #[serde(default)]
-    #[schema(minimum = 60, maximum = 604800)]
-    pub duration_secs: Option<i64>,
+/// Declares a window body (create or PATCH) with the schedule fields (the
+/// ones [`When`] holds: documentation and bounds stated once for both)
+/// after its own and before its `ref`, and its `when()`.
+macro_rules! with_schedule {
+    ($(#[$m:meta])* pub struct $name:ident { $($fields:tt)* } $(#[$rm:meta])* $ref_kind:ident ref) => {
+        crate::refs::with_ref! {
+            $(#[$m])*
+            pub struct $name {
+                $($fields)*
+                /// One-off: its start; recurring: the first local start (the rule's
+                /// DTSTART: minutes and seconds the rule does not give come from it);
+                /// ad hoc: default now. At most 366 days ahead.
+                #[serde(default)]
+                pub starts_at: Option<DateTime<Utc>>,
+                /// One-off: its end (1 minute to 7 days after `starts_at`).
+                #[serde(default)]
+                pub ends_at: Option<DateTime<Utc>>,
+                /// Ad hoc: the window lasts this long from `starts_at` (default now).
+                #[serde(default)]
+                #[schema(minimum = 1, maximum = 10080)]
+                pub duration_minutes: Option<i64>,
+                /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
+                /// most 512 characters, no DTSTART; more often than hourly only with
+                /// COUNT or UNTIL.
+                #[serde(default)]
+                #[schema(max_length = 512)]
+                pub rrule: Option<String>,
+                /// Recurring: the IANA zone the rule's local times are in (default
+                /// `UTC`); kept across DST changes.
+                #[serde(default)]
+                pub timezone: Option<String>,
+                /// Recurring: each occurrence's length, 60 to 604800.
+                #[serde(default)]
+                #[schema(minimum = 60, maximum = 604800)]
+                pub duration_secs: Option<i64>,
+            }
+            $(#[$rm])*
+            $ref_kind ref
+        }
+
+        impl $name {
+            /// The schedule fields as given.
+            pub fn when(&self) -> When {
+                When {
+                    starts_at: self.starts_at,
+                    ends_at: self.ends_at,
+                    duration_minutes: self.duration_minutes,
+                    rrule: self.rrule.clone(),
+                    timezone: self.timezone.clone(),
+                    duration_secs: self.duration_secs,
+                }
+            }
+        }
+    };
+}
+
+with_schedule! {
+    /// A new window. Which monitors: `monitor_ids` and/or `label_selector` (at
+    /// least one). When: one-off (`starts_at` and `ends_at`), ad hoc
+    /// (`duration_minutes` from `starts_at`, or from now without it: the deploy
+    /// script's call), or recurring (`rrule`, `timezone`, `duration_secs`, from
+    /// `starts_at` or now). Every window lasts 1 minute to 7 days.
+    #[derive(Debug, Default, Clone, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateWindow {
+        #[schema(min_length = 1, max_length = 200)]
+        pub name: String,
+        /// Monitors of the organisation, at most 100.
+        #[serde(default)]
+        #[schema(max_items = 100)]
+        pub monitor_ids: Vec<i64>,
+        /// Every monitor whose labels hold all these pairs, evaluated live (a
+        /// monitor created later with them joins the window); at most 32 pairs,
+        /// keys and values bounded as monitor labels are.
+        #[serde(default)]
+        #[schema(value_type = Option<BTreeMap<String, String>>)]
+        pub label_selector: Option<BTreeMap<String, String>>,
+        /// Default `silence`. Read as text, so an unknown value is a 400
+        /// naming `effect`.
+        #[serde(default)]
+        #[schema(value_type = Option<Effect>)]
+        pub effect: Option<String>,
+    }
     /// A stable name of the caller's choice (monitoring as code names the
     /// window by it): 1 to 255 of lowercase letters, digits, `.`, `_`,
     /// `-`, alphanumeric at both ends; unique among the organisation's
     /// windows (`409` naming `ref` when taken) and immutable once set.
-    #[serde(default, rename = "ref")]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
-    )]
-    pub ref_: Option<String>,
+    create ref
 }
 
-impl CreateWindow {
-    pub fn when(&self) -> When {
-        When {
-            starts_at: self.starts_at,
-            ends_at: self.ends_at,
-            duration_minutes: self.duration_minutes,
-            rrule: self.rrule.clone(),
-            timezone: self.timezone.clone(),
-            duration_secs: self.duration_secs,
-        }
-    }
-}
-
-/// When a window is open (the fields of create, and of an update that
-/// changes the schedule: given together, they replace it whole).
+/// When a window is open: the schedule fields of a create, and of an
+/// update that changes the schedule (given together, they replace it
+/// whole), each documented (and bounded) in `with_schedule!`.
 #[derive(Debug, Default, Clone)]
 pub struct When {
-    /// One-off: its start; recurring: the first local start (the rule's
-    /// DTSTART: minutes and seconds the rule does not give come from it);
-    /// ad hoc: default now. At most 366 days ahead.
     pub starts_at: Option<DateTime<Utc>>,
-    /// One-off: its end (1 minute to 7 days after `starts_at`).
     pub ends_at: Option<DateTime<Utc>>,
-    /// Ad hoc: the window lasts this long from `starts_at` (default now).
     pub duration_minutes: Option<i64>,
-    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
-    /// most 512 characters, no DTSTART; more often than hourly only with
-    /// COUNT or UNTIL.
     pub rrule: Option<String>,
-    /// Recurring: the IANA zone the rule's local times are in (default
-    /// `UTC`); kept across DST changes.
     pub timezone: Option<String>,
-    /// Recurring: each occurrence's length, 60 to 604800.
     pub duration_secs: Option<i64>,
 }
 
@@ -157,69 +160,30 @@ impl When {
     }
 }
 
-/// A partial update: fields left out keep their value; schedule fields
-/// given replace the schedule whole (as in a create).
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateWindow {
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: Option<String>,
-    #[serde(default)]
-    #[schema(max_items = 100)]
-    pub monitor_ids: Option<Vec<i64>>,
-    /// `null` removes the selector.
-    #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<BTreeMap<String, String>>, required = false)]
-    pub label_selector: Option<Option<BTreeMap<String, String>>>,
-    #[serde(default)]
-    #[schema(value_type = Option<Effect>)]
-    pub effect: Option<String>,
-    /// One-off: its start; recurring: the first local start (the rule's
-    /// DTSTART: minutes and seconds the rule does not give come from it);
-    /// ad hoc: default now. At most 366 days ahead.
-    #[serde(default)]
-    pub starts_at: Option<DateTime<Utc>>,
-    /// One-off: its end (1 minute to 7 days after `starts_at`).
-    #[serde(default)]
-    pub ends_at: Option<DateTime<Utc>>,
-    /// Ad hoc: the window lasts this long from `starts_at` (default now).
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 10080)]
-    pub duration_minutes: Option<i64>,
-    /// Recurring: an RFC 5545 RRULE (`FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`), at
-    /// most 512 characters, no DTSTART; more often than hourly only with
-    /// COUNT or UNTIL.
-    #[serde(default)]
-    #[schema(max_length = 512)]
-    pub rrule: Option<String>,
-    /// Recurring: the IANA zone the rule's local times are in (default
-    /// `UTC`); kept across DST changes.
-    #[serde(default)]
-    pub timezone: Option<String>,
-    /// Recurring: each occurrence's length, 60 to 604800.
-    #[serde(default)]
-    #[schema(minimum = 60, maximum = 604800)]
-    pub duration_secs: Option<i64>,
+with_schedule! {
+    /// A partial update: fields left out keep their value; schedule fields
+    /// given replace the schedule whole (as in a create).
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct UpdateWindow {
+        #[serde(default)]
+        #[schema(min_length = 1, max_length = 200)]
+        pub name: Option<String>,
+        #[serde(default)]
+        #[schema(max_items = 100)]
+        pub monitor_ids: Option<Vec<i64>>,
+        /// `null` removes the selector.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schema(value_type = Option<BTreeMap<String, String>>, required = false)]
+        pub label_selector: Option<Option<BTreeMap<String, String>>>,
+        #[serde(default)]
+        #[schema(value_type = Option<Effect>)]
+        pub effect: Option<String>,
+    }
     /// Sets the ref of a window that has none; repeating the current ref
     /// (or `null` while there is none) changes nothing; changing or
     /// removing a set ref is a `400` naming `ref`.
-    #[serde(default, rename = "ref", deserialize_with = "double_option")]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
-    pub ref_: Option<Option<String>>,
-}
-
-impl UpdateWindow {
-    pub fn when(&self) -> When {
-        When {
-            starts_at: self.starts_at,
-            ends_at: self.ends_at,
-            duration_minutes: self.duration_minutes,
-            rrule: self.rrule.clone(),
-            timezone: self.timezone.clone(),
-            duration_secs: self.duration_secs,
-        }
-    }
+    update ref
 }
 
 /// One occurrence.
@@ -229,40 +193,34 @@ pub struct Occurrence {
     pub ends_at: DateTime<Utc>,
 }
 
-/// A maintenance window.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WindowResponse {
-    pub id: i64,
-    pub name: String,
-    pub monitor_ids: Vec<i64>,
-    #[schema(value_type = Option<BTreeMap<String, String>>)]
-    pub label_selector: Option<serde_json::Value>,
-    pub effect: Effect,
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: Option<DateTime<Utc>>,
-    pub rrule: Option<String>,
-    pub timezone: Option<String>,
-    pub duration_secs: Option<i32>,
-    /// Open now (as the schedule says; it takes effect within the recorder's
-    /// sweep interval).
-    pub open_now: bool,
-    /// The next occurrences not ended yet (at most 5), the open one first.
-    pub next_occurrences: Vec<Occurrence>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+crate::refs::with_ref! {
+    /// A maintenance window.
+    #[derive(Debug, Serialize, ToSchema)]
+    pub struct WindowResponse {
+        pub id: i64,
+        pub name: String,
+        pub monitor_ids: Vec<i64>,
+        #[schema(value_type = Option<BTreeMap<String, String>>)]
+        pub label_selector: Option<serde_json::Value>,
+        pub effect: Effect,
+        pub starts_at: DateTime<Utc>,
+        pub ends_at: Option<DateTime<Utc>>,
+        pub rrule: Option<String>,
+        pub timezone: Option<String>,
+        pub duration_secs: Option<i32>,
+        /// Open now (as the schedule says; it takes effect within the recorder's
+        /// sweep interval).
+        pub open_now: bool,
+        /// The next occurrences not ended yet (at most 5), the open one first.
+        pub next_occurrences: Vec<Occurrence>,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: DateTime<Utc>,
+    }
     /// The window's ref; `null` when it has none.
-    #[serde(rename = "ref")]
-    pub ref_: Option<String>,
+    shown ref
 }
 
 impl WindowResponse {
-    /// The response with the window's ref (read beside the row:
-    /// `uptime_db::refs`).
-    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
-        self.ref_ = r#ref;
-        self
-    }
-
     pub fn of(row: MaintenanceWindow, now: DateTime<Utc>) -> Self {
         let schedule = Schedule::from_parts(
             row.starts_at,

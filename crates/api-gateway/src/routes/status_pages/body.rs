@@ -40,111 +40,104 @@ pub struct PageGroup {
     pub selector: Option<BTreeMap<String, String>>,
 }
 
-/// A new status page.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateStatusPage {
-    /// The page's path: `/status/{slug}` (lowercase letters, digits and
-    /// inner `-`; unique across the service).
-    #[schema(
-        min_length = 1,
-        max_length = 63,
-        pattern = "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
-    )]
-    pub slug: String,
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// An absolute `https://` URL of the logo image.
-    #[schema(max_length = 2048)]
-    pub logo_url: Option<String>,
-    /// A host name that shows this page at `/` (route it to the
-    /// status-pages service: the Helm chart's `statusPages.ingress.hosts`).
-    #[schema(max_length = 253, pattern = "^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")]
-    pub custom_domain: Option<String>,
-    /// The groups of monitors shown, in order (at most 20).
-    #[serde(default)]
-    #[schema(max_items = 20)]
-    pub groups: Vec<PageGroup>,
-    /// A private page is shown only with its access token (issued in this
-    /// response, once).
-    #[serde(default)]
-    pub private: bool,
+crate::refs::with_ref! {
+    /// A new status page.
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CreateStatusPage {
+        /// The page's path: `/status/{slug}` (lowercase letters, digits and
+        /// inner `-`; unique across the service).
+        #[schema(
+            min_length = 1,
+            max_length = 63,
+            pattern = "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+        )]
+        pub slug: String,
+        #[schema(min_length = 1, max_length = 200)]
+        pub title: String,
+        #[schema(max_length = 2000)]
+        pub description: Option<String>,
+        /// An absolute `https://` URL of the logo image.
+        #[schema(max_length = 2048)]
+        pub logo_url: Option<String>,
+        /// A host name that shows this page at `/` (route it to the
+        /// status-pages service: the Helm chart's `statusPages.ingress.hosts`).
+        #[schema(max_length = 253, pattern = "^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")]
+        pub custom_domain: Option<String>,
+        /// The groups of monitors shown, in order (at most 20).
+        #[serde(default)]
+        #[schema(max_items = 20)]
+        pub groups: Vec<PageGroup>,
+        /// A private page is shown only with its access token (issued in this
+        /// response, once).
+        #[serde(default)]
+        pub private: bool,
+    }
     /// A stable name of the caller's choice (monitoring as code names the
     /// page by it): 1 to 255 of lowercase letters, digits, `.`, `_`, `-`,
     /// alphanumeric at both ends; unique among the organisation's pages
     /// (`409` naming `ref` when taken) and immutable once set.
-    #[serde(default, rename = "ref")]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$"
-    )]
-    pub ref_: Option<String>,
+    create ref
 }
 
-/// A change to a page: fields left out stay as they are; `null` clears the
-/// optional ones.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdateStatusPage {
-    #[schema(
-        min_length = 1,
-        max_length = 63,
-        pattern = "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
-    )]
-    pub slug: Option<String>,
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: Option<String>,
-    #[serde(default, deserialize_with = "crate::validation::double_option")]
-    #[schema(max_length = 2000, value_type = Option<String>)]
-    pub description: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::validation::double_option")]
-    #[schema(max_length = 2048, value_type = Option<String>)]
-    pub logo_url: Option<Option<String>>,
-    #[serde(default, deserialize_with = "crate::validation::double_option")]
-    #[schema(max_length = 253, value_type = Option<String>, pattern = "^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")]
-    pub custom_domain: Option<Option<String>>,
-    #[schema(max_items = 20)]
-    pub groups: Option<Vec<PageGroup>>,
-    /// `true` makes the page private (a token is issued in this response
-    /// when it has none); `false` makes it public and drops its token.
-    pub private: Option<bool>,
+crate::refs::with_ref! {
+    /// A change to a page: fields left out stay as they are; `null` clears the
+    /// optional ones.
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct UpdateStatusPage {
+        #[schema(
+            min_length = 1,
+            max_length = 63,
+            pattern = "^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$"
+        )]
+        pub slug: Option<String>,
+        #[schema(min_length = 1, max_length = 200)]
+        pub title: Option<String>,
+        #[serde(default, deserialize_with = "crate::validation::double_option")]
+        #[schema(max_length = 2000, value_type = Option<String>)]
+        pub description: Option<Option<String>>,
+        #[serde(default, deserialize_with = "crate::validation::double_option")]
+        #[schema(max_length = 2048, value_type = Option<String>)]
+        pub logo_url: Option<Option<String>>,
+        #[serde(default, deserialize_with = "crate::validation::double_option")]
+        #[schema(max_length = 253, value_type = Option<String>, pattern = "^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")]
+        pub custom_domain: Option<Option<String>>,
+        #[schema(max_items = 20)]
+        pub groups: Option<Vec<PageGroup>>,
+        /// `true` makes the page private (a token is issued in this response
+        /// when it has none); `false` makes it public and drops its token.
+        pub private: Option<bool>,
+    }
     /// Sets the ref of a page that has none; repeating the current ref (or
     /// `null` while there is none) changes nothing; changing or removing a
     /// set ref is a `400` naming `ref`.
-    #[serde(
-        default,
-        rename = "ref",
-        deserialize_with = "crate::validation::double_option"
-    )]
-    #[schema(value_type = Option<String>, required = false, min_length = 1, max_length = 255, pattern = "^[a-z0-9]([a-z0-9._-]{0,253}[a-z0-9])?$")]
-    pub ref_: Option<Option<String>>,
+    update ref
 }
 
-/// A status page.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct StatusPageResponse {
-    pub id: i64,
-    pub slug: String,
-    pub title: String,
-    pub description: Option<String>,
-    pub logo_url: Option<String>,
-    pub custom_domain: Option<String>,
-    pub groups: Vec<PageGroup>,
-    pub private: bool,
-    /// Where the page is served (`status_pages.public_base_url`).
-    pub url: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// The private page's access token: only in the response that issued
-    /// it. Open the page as `{url}?access_token=...`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub access_token: Option<String>,
+crate::refs::with_ref! {
+    /// A status page.
+    #[derive(Debug, Serialize, ToSchema)]
+    pub struct StatusPageResponse {
+        pub id: i64,
+        pub slug: String,
+        pub title: String,
+        pub description: Option<String>,
+        pub logo_url: Option<String>,
+        pub custom_domain: Option<String>,
+        pub groups: Vec<PageGroup>,
+        pub private: bool,
+        /// Where the page is served (`status_pages.public_base_url`).
+        pub url: String,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: DateTime<Utc>,
+        /// The private page's access token: only in the response that issued
+        /// it. Open the page as `{url}?access_token=...`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub access_token: Option<String>,
+    }
     /// The page's ref; `null` when it has none.
-    #[serde(rename = "ref")]
-    pub ref_: Option<String>,
+    shown ref
 }
 
 impl StatusPageResponse {
@@ -164,13 +157,6 @@ impl StatusPageResponse {
             access_token,
             ref_: None,
         }
-    }
-
-    /// The response with the page's ref (read beside the row:
-    /// `uptime_db::refs`).
-    pub fn with_ref(mut self, r#ref: Option<String>) -> Self {
-        self.ref_ = r#ref;
-        self
     }
 }
 

@@ -149,7 +149,7 @@ impl Draft {
             );
         }
         Self {
-            method: merged(patch.method, Some(stored_http.method.into()), http),
+            method: merged(patch.method, Some(stored_http.method), http),
             headers: merged(
                 patch.headers,
                 Some(stored_http.headers.into_iter().map(Into::into).collect()),
@@ -239,7 +239,7 @@ impl Draft {
             None => (None, PasswordToStore::None),
         };
         let request = HttpRequest {
-            method: self.method.map(Into::into).unwrap_or_default(),
+            method: self.method.unwrap_or_default(),
             headers: self
                 .headers
                 .unwrap_or_default()
@@ -268,7 +268,7 @@ impl Draft {
 pub(crate) fn shown(stored: &Stored<'_>) -> Shown {
     let http = stored.options.http.clone().unwrap_or_default();
     Shown {
-        method: Some(http.method.into()),
+        method: Some(http.method),
         headers: Some(http.headers.into_iter().map(Into::into).collect()),
         body: http.body,
         basic_auth: http.basic_auth.map(|a| BasicAuthView {

@@ -23,60 +23,10 @@ const REGEX_SIZE_LIMIT: usize = uptime_contracts::ASSERTION_REGEX_SIZE_LIMIT;
 /// Largest `response_time` target: the longest timeout, in milliseconds.
 const MAX_RESPONSE_TIME_MS: f64 = 120_000.0;
 
-mirror! {
-    /// Where an assertion's value comes from.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
-    pub enum AssertionSource = uptime_contracts::AssertionSource {
-        /// The final response's status code (`equals`, `not_equals`,
-        /// `greater_than`, `less_than`; target 100 to 599).
-        StatusCode,
-        /// The response header named by `property` (several values joined by `, `).
-        Header,
-        /// The values the JSONPath in `property` (`$.status`, `$.checks[0].ok`)
-        /// selects in the JSON body. Every path runs on a budget (see
-        /// `property`): one over it fails the check.
-        JsonBody,
-        /// The body as text.
-        TextBody,
-        /// Milliseconds to the whole response (`greater_than`, `less_than`;
-        /// target 0 to 120000).
-        ResponseTime,
-    }
-}
-
-mirror! {
-    /// How an assertion compares its value with `target`. `greater_than` and
-    /// `less_than` are numeric; `matches` takes a regular expression (Rust
-    /// `regex` syntax, at most 1024 bytes, compiled size at most 1 MiB,
-    /// matching in time linear in the text, itself at most the body read), and
-    /// is also the way to match a JSONPath's value: its `match()` and
-    /// `search()` functions are refused. `is_empty` and `not_empty` take no
-    /// `target`.
-    // (Unit variants' own comments do not reach the OpenAPI document: what
-    // clients must know is said here.)
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-    #[serde(rename_all = "snake_case")]
-    pub enum AssertionComparison = uptime_contracts::Comparison {
-        Equals,
-        NotEquals,
-        Contains,
-        NotContains,
-        /// Numeric: `target` must be a number.
-        GreaterThan,
-        /// Numeric: `target` must be a number.
-        LessThan,
-        /// `target` is a regular expression (Rust `regex` syntax, at most 1024
-        /// bytes, compiled size at most 1 MiB; matching takes linear time in
-        /// the text, itself at most the body read). Also the way to match a
-        /// JSONPath's value: its `match()` and `search()` functions are refused.
-        Matches,
-        /// Takes no `target`.
-        IsEmpty,
-        /// Takes no `target`.
-        NotEmpty,
-    }
-}
+// The contracts' enums, their OpenAPI schemas the API's (the `openapi`
+// feature): the checker evaluates assertions as the API takes them. Which
+// comparisons and targets each source takes is `check_assertion`'s.
+pub use uptime_contracts::{AssertionSource, Comparison as AssertionComparison};
 
 /// An assertion's `target` as a request may give it: text, or a number
 /// (kept as its text, `200`).
@@ -172,9 +122,9 @@ impl From<AssertionInput> for Assertion {
 impl From<uptime_contracts::Assertion> for Assertion {
     fn from(a: uptime_contracts::Assertion) -> Self {
         Self {
-            source: a.source.into(),
+            source: a.source,
             property: a.property,
-            comparison: a.comparison.into(),
+            comparison: a.comparison,
             target: a.target,
         }
     }
@@ -183,9 +133,9 @@ impl From<uptime_contracts::Assertion> for Assertion {
 impl From<Assertion> for uptime_contracts::Assertion {
     fn from(a: Assertion) -> Self {
         Self {
-            source: a.source.into(),
+            source: a.source,
             property: a.property,
-            comparison: a.comparison.into(),
+            comparison: a.comparison,
             target: a.target,
         }
     }
@@ -202,13 +152,13 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
         S::Header | S::JsonBody | S::TextBody => &[],
     };
     if !allowed.is_empty() && !allowed.contains(&a.comparison) {
-        let names: Vec<&str> = allowed.iter().map(|c| comparison_name(*c)).collect();
+        let names: Vec<&str> = allowed.iter().map(|c| c.as_str()).collect();
         problems.add(
             &field("comparison"),
             format!(
                 "must be {} for source {}",
                 names.join(", "),
-                source_name(a.source)
+                a.source.as_str()
             ),
         );
     }
@@ -216,7 +166,7 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
     match (a.source, a.property.as_deref()) {
         (S::Header | S::JsonBody, None) => problems.add(
             &field("property"),
-            format!("is required for source {}", source_name(a.source)),
+            format!("is required for source {}", a.source.as_str()),
         ),
         (S::Header | S::JsonBody, Some(p))
             if p.is_empty() || p.chars().count() > MAX_PROPERTY_CHARS =>
@@ -246,7 +196,7 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
             &field("property"),
             format!(
                 "is only for sources header and json_body, not {}",
-                source_name(a.source)
+                a.source.as_str()
             ),
         ),
         (_, None) => {}
@@ -257,13 +207,13 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
         (true, None) => {
             return problems.add(
                 &field("target"),
-                format!("is required for {}", comparison_name(a.comparison)),
+                format!("is required for {}", a.comparison.as_str()),
             )
         }
         (false, Some(_)) => {
             return problems.add(
                 &field("target"),
-                format!("is not taken by {}", comparison_name(a.comparison)),
+                format!("is not taken by {}", a.comparison.as_str()),
             )
         }
         (false, None) => return,
@@ -290,7 +240,7 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
         _ if matches!(a.comparison, C::GreaterThan | C::LessThan) && number.is_none() => problems
             .add(
                 &field("target"),
-                format!("must be a number for {}", comparison_name(a.comparison)),
+                format!("must be a number for {}", a.comparison.as_str()),
             ),
         _ => {}
     }
@@ -311,12 +261,4 @@ pub(crate) fn check_assertion(problems: &mut Problems, at: &str, a: &Assertion) 
             );
         }
     }
-}
-
-fn source_name(s: AssertionSource) -> &'static str {
-    uptime_contracts::AssertionSource::from(s).as_str()
-}
-
-fn comparison_name(c: AssertionComparison) -> &'static str {
-    uptime_contracts::Comparison::from(c).as_str()
 }

@@ -17,20 +17,9 @@ pub const MAX_HEADER_VALUE_CHARS: usize = 1024;
 /// Longest basic-auth user name and password.
 pub const MAX_CREDENTIAL_CHARS: usize = 256;
 
-mirror! {
-    /// The method of an http or keyword check's request.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-    #[serde(rename_all = "UPPERCASE")]
-    pub enum HttpMethod = uptime_contracts::HttpMethod {
-        Get,
-        Head,
-        Post,
-        Put,
-        Patch,
-        Delete,
-        Options,
-    }
-}
+// The contracts' method, its OpenAPI schema the API's (the `openapi`
+// feature): the checker sends what the API takes.
+pub use uptime_contracts::HttpMethod;
 
 /// One request header. Names may repeat (each is sent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
