@@ -3,7 +3,7 @@
 //! through `crate::resource`.
 
 use super::{
-    check_contacts, checked_create, insert, remove, shown, CreatePolicy, PolicyList, PolicyResponse,
+    checked_create, insert, remove, replace, shown, CreatePolicy, PolicyList, PolicyResponse,
 };
 use crate::apply::changes::FieldChange;
 use crate::auth::AuthUser;
@@ -12,7 +12,6 @@ use crate::resource::ref_param::PolicyRef;
 use crate::resource::routes::kind_routes;
 use crate::resource::{resource_kind, Listed, Resource};
 use crate::state::AppState;
-use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use uptime_db::escalation_policies::{self as db, Policy, PolicyDefinition};
 
@@ -114,27 +113,7 @@ impl Resource for Policies {
         r#ref: &str,
         _: bool,
     ) -> Result<(Policy, ()), ApiError> {
-        check_contacts(c, user.org_id, def).await?;
-        let id = stored.id;
-        let before = shown(stored, Some(r#ref));
-        let written = crate::audit::update(
-            c,
-            user,
-            crate::audit::kind::ESCALATION_POLICY,
-            Some(id),
-            &before,
-            move |c| {
-                async move {
-                    let policy = db::replace(c, user.org_id, id, def)
-                        .await?
-                        .ok_or(ApiError::NotFound)?;
-                    let after = shown(&policy, Some(r#ref));
-                    Ok((policy, after))
-                }
-                .scope_boxed()
-            },
-        )
-        .await?;
+        let written = replace(c, user, stored, def, Some(r#ref), Some(r#ref)).await?;
         Ok((written.unwrap_or_else(|| stored.clone()), ()))
     }
 
