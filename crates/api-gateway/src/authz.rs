@@ -19,6 +19,7 @@ use crate::api::scopes::route;
 pub use crate::api::scopes::{
     authorise, forbidden, Access, RouteAccess, ADMIN, OWNER, PUBLIC, READ, WRITE,
 };
+use crate::openapi::shared::operations;
 pub use crate::principal::widest_scope;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
@@ -99,17 +100,9 @@ impl IntoIterator for Table {
 /// before it see which operations take a key without each annotation
 /// saying so.
 pub fn require_keys(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for (method, op) in item.iter_mut() {
-            if access_of(method, path).is_some_and(|route| route.access != Access::Public) {
-                op["security"] = json!([{ "bearer": [] }]);
-            }
+    for (path, method, op) in operations(doc) {
+        if access_of(method, path).is_some_and(|route| route.access != Access::Public) {
+            op["security"] = json!([{ "bearer": [] }]);
         }
     }
 }
@@ -118,59 +111,51 @@ pub fn require_keys(doc: &mut Value) {
 /// requirement's scopes, `x-required-scope`, a sentence in its description
 /// and its `403`. Paths in the document are the routes' patterns.
 pub fn annotate(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else {
+    for (path, method, op) in operations(doc) {
+        let Some(route) = access_of(method, path) else {
             continue;
         };
-        for (method, op) in item.iter_mut() {
-            let Some(route) = access_of(method, path) else {
-                continue;
-            };
-            if route.access == Access::Public {
-                continue;
-            }
-            let scope = match route.access {
-                Access::Scope(scope) => scope,
-                Access::Owner | Access::Public => Scope::Admin,
-            };
-            op["x-required-scope"] = json!(scope.as_str());
-            if route.access == Access::Owner {
-                op["x-required-role"] = json!("owner");
-            }
-            op["security"] = json!([{ "bearer": [scope.as_str()] }]);
-            let mut sentence = match route.access {
-                Access::Owner => "Needs an owner's key with the `admin` scope.".to_string(),
-                _ => format!("Needs a key with the `{scope}` scope (or wider)."),
-            };
-            if !route.note.is_empty() {
-                sentence.push_str(&format!(" Also: {}.", route.note));
-            }
-            let description = op["description"].as_str().unwrap_or_default();
-            op["description"] = json!(if description.is_empty() {
-                sentence
-            } else {
-                format!("{description}\n\n{sentence}")
-            });
-            if let Some(responses) = op["responses"].as_object_mut() {
-                const SHORT: &str = "`forbidden`: the key's scope (or its holder's role) is short of what the operation needs (`details[].field`: `scope`)";
-                match responses.get_mut("403") {
-                    // Quotas answer 403 too: both are described.
-                    Some(quota) => {
-                        let before = quota["description"].as_str().unwrap_or_default();
-                        quota["description"] = json!(format!("{SHORT}; or {before}"));
-                    }
-                    None => {
-                        responses.insert(
+        if route.access == Access::Public {
+            continue;
+        }
+        let scope = match route.access {
+            Access::Scope(scope) => scope,
+            Access::Owner | Access::Public => Scope::Admin,
+        };
+        op["x-required-scope"] = json!(scope.as_str());
+        if route.access == Access::Owner {
+            op["x-required-role"] = json!("owner");
+        }
+        op["security"] = json!([{ "bearer": [scope.as_str()] }]);
+        let mut sentence = match route.access {
+            Access::Owner => "Needs an owner's key with the `admin` scope.".to_string(),
+            _ => format!("Needs a key with the `{scope}` scope (or wider)."),
+        };
+        if !route.note.is_empty() {
+            sentence.push_str(&format!(" Also: {}.", route.note));
+        }
+        let description = op["description"].as_str().unwrap_or_default();
+        op["description"] = json!(if description.is_empty() {
+            sentence
+        } else {
+            format!("{description}\n\n{sentence}")
+        });
+        if let Some(responses) = op["responses"].as_object_mut() {
+            const SHORT: &str = "`forbidden`: the key's scope (or its holder's role) is short of what the operation needs (`details[].field`: `scope`)";
+            match responses.get_mut("403") {
+                // Quotas answer 403 too: both are described.
+                Some(quota) => {
+                    let before = quota["description"].as_str().unwrap_or_default();
+                    quota["description"] = json!(format!("{SHORT}; or {before}"));
+                }
+                None => {
+                    responses.insert(
                             "403".into(),
                             json!({
                                 "description": SHORT,
                                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
                             }),
                         );
-                    }
                 }
             }
         }

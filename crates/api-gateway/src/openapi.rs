@@ -25,7 +25,7 @@
 
 mod client_contract;
 mod examples;
-mod shared;
+pub(crate) mod shared;
 
 use crate::routes;
 use actix_web::HttpResponse;

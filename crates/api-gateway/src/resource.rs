@@ -200,6 +200,31 @@ pub trait Listed: Resource {
     }
 }
 
+/// The part of a [`Resource`] impl that only names the kind: `REF_KIND`
+/// and `KIND` (the variants of `RefKind` and `Kind` share its name),
+/// `PATH`, and `id` and `take_ref`, which read the stored row's `id` and
+/// the create body's `ref_` (`id row.id, ref reference.ref_` where they
+/// sit deeper).
+macro_rules! resource_kind {
+    ($variant:ident at $path:literal) => {
+        $crate::resource::resource_kind!($variant at $path, id id, ref ref_);
+    };
+    ($variant:ident at $path:literal, id $($id:ident).+, ref $($ref_:ident).+) => {
+        const REF_KIND: uptime_db::refs::RefKind = uptime_db::refs::RefKind::$variant;
+        const KIND: $crate::apply::request::Kind = $crate::apply::request::Kind::$variant;
+        const PATH: &'static str = $path;
+
+        fn id(stored: &Self::Stored) -> i64 {
+            stored.$($id).+
+        }
+
+        fn take_ref(body: &mut Self::Create) -> Option<String> {
+            body.$($ref_).+.take()
+        }
+    };
+}
+pub(crate) use resource_kind;
+
 /// What a create body does to the resource with its ref.
 pub enum Plan<K: Resource> {
     Create(K::Checked),

@@ -176,74 +176,114 @@ pub async fn put_by_ref<K: Resource>(
     })
 }
 
-/// Declares a kind's route handlers, each a call of the generic route
-/// above, under the attributes given (its doc and `#[utoipa::path]`, whose
-/// words are the kind's): `handler!(put_by_ref Policies, #[...] put_policy_by_ref)`.
+/// Declares a kind's route handlers, each a one-line call of a generic
+/// route above under its doc and `#[utoipa::path]`, from what is the
+/// kind's own: its collection's path and tag, its ref parameter and
+/// bodies, the `id` parameter's description, the `404` of a ref nothing
+/// has and, per route, its doc (the operation's summary and description),
+/// operation id, handler name and answers of its own. utoipa takes no
+/// constant where a path, an operation id or a description goes, so these
+/// are literals (`concat!` makes the routes' paths of the collection's).
+///
+/// The answers every kind shares are written here once; the `304`, the
+/// `412` of the routes honouring `If-Match`, a malformed ref's `400` and
+/// the rest come from `crate::openapi`. `bad` (a `PUT`'s `400`) has a
+/// default; `list` is for a [`Listed`] kind.
+macro_rules! kind_routes {
+    (
+        $kind:ident at $path:literal, tag $tag:literal, $ref_param:ident,
+        shows $shown:ident, creates $create:ident;
+        id $id_doc:literal $(, minimum $min:tt)?;
+        no_ref $no_ref:literal;
+        $(#[$get_doc:meta])* get $get_id:literal => $get_fn:ident;
+        $(#[$delete_doc:meta])* delete $delete_id:literal => $delete_fn:ident $(, $delete_answer:tt)*;
+        $(#[$gbr_doc:meta])* get_by_ref $gbr_id:literal => $gbr_fn:ident;
+        $(#[$dbr_doc:meta])* delete_by_ref $dbr_id:literal => $dbr_fn:ident $(, $dbr_answer:tt)*;
+        $(#[$put_doc:meta])* put_by_ref $put_id:literal => $put_fn:ident,
+            $(bad $bad:literal,)? forbidden $forbidden:literal, conflict $conflict:literal;
+        $($(#[$list_doc:meta])* list $list_id:literal => $list_fn:ident, $list:ident;)?
+    ) => {
+        $crate::resource::routes::handler!(
+            $(#[$get_doc])*
+            #[utoipa::path(get, path = concat!($path, "/{id}"), operation_id = $get_id, tag = $tag,
+                params(("id" = i64, Path, description = $id_doc $(, minimum = $min)?)),
+                responses((status = 200, body = $shown)))]
+            $get_fn(state, user, id: actix_web::web::Path<i64>)
+                => $crate::resource::routes::get::<$kind>(&state, &user, id.into_inner())
+        );
+        $crate::resource::routes::handler!(
+            $(#[$delete_doc])*
+            #[utoipa::path(delete, path = concat!($path, "/{id}"), operation_id = $delete_id, tag = $tag,
+                params(("id" = i64, Path, description = $id_doc $(, minimum = $min)?)),
+                responses((status = 204) $(, $delete_answer)*))]
+            $delete_fn(state, user, id: actix_web::web::Path<i64>, if_match: $crate::etag::IfMatch)
+                => $crate::resource::routes::delete::<$kind>(&state, &user, id.into_inner(), if_match)
+        );
+        $crate::resource::routes::handler!(
+            $(#[$gbr_doc])*
+            #[utoipa::path(get, path = concat!($path, "/by-ref/{ref}"), operation_id = $gbr_id, tag = $tag,
+                params($ref_param), responses((status = 200, body = $shown),
+                    (status = 404, body = $crate::error::ErrorBody, description = $no_ref)))]
+            $gbr_fn(state, user, path: $crate::resource::ref_param::RefPath)
+                => $crate::resource::routes::get_by_ref::<$kind>(&state, &user, &path)
+        );
+        $crate::resource::routes::handler!(
+            $(#[$dbr_doc])*
+            #[utoipa::path(delete, path = concat!($path, "/by-ref/{ref}"), operation_id = $dbr_id, tag = $tag,
+                params($ref_param), responses((status = 204),
+                    (status = 404, body = $crate::error::ErrorBody, description = $no_ref) $(, $dbr_answer)*))]
+            $dbr_fn(state, user, path: $crate::resource::ref_param::RefPath, if_match: $crate::etag::IfMatch)
+                => $crate::resource::routes::delete_by_ref::<$kind>(&state, &user, &path, if_match)
+        );
+        $crate::resource::routes::handler!(
+            $(#[$put_doc])*
+            #[utoipa::path(put, path = concat!($path, "/by-ref/{ref}"), operation_id = $put_id, tag = $tag,
+                request_body = $create, params($ref_param),
+                responses((status = 200, body = $shown, description = "replaced, or unchanged"),
+                    (status = 201, body = $shown, description = "created with this ref"),
+                    (status = 400, body = $crate::error::ErrorBody, description = $crate::resource::routes::given_or!($($bad)?,
+                        "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another")),
+                    (status = 403, body = $crate::error::ErrorBody, description = $forbidden),
+                    (status = 409, body = $crate::error::ErrorBody, description = $conflict)))]
+            $put_fn(state, user, path: $crate::resource::ref_param::RefPath, if_match: $crate::etag::IfMatch,
+                body: $crate::validation::Json<$create>)
+                => $crate::resource::routes::put_by_ref::<$kind>(&state, &user, path.0, if_match, body.into_inner())
+        );
+        $($crate::resource::routes::handler!(
+            $(#[$list_doc])*
+            #[utoipa::path(get, path = $path, operation_id = $list_id, tag = $tag,
+                params($crate::validation::PageQuery), responses((status = 200, body = $list)))]
+            $list_fn(state, user, query: actix_web::web::Query<$crate::validation::PageQuery>)
+                => $crate::resource::routes::list::<$kind>(&state, &user, &query)
+        );)?
+    };
+}
+pub(crate) use kind_routes;
+
+/// One route handler of [`kind_routes!`]: the state, the caller, then the
+/// route's own extractors, answered by `$call`. (The state's and caller's
+/// names are given so that `$call` may name them.)
 macro_rules! handler {
-    (list $kind:ty, $(#[$m:meta])* $name:ident) => {
+    ($(#[$m:meta])* $name:ident($state:ident, $user:ident $(, $arg:ident: $t:ty)*) => $call:expr) => {
         $(#[$m])*
         pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            query: actix_web::web::Query<crate::validation::PageQuery>,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            crate::resource::routes::list::<$kind>(&state, &user, &query).await
-        }
-    };
-    (get $kind:ty, $(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            id: actix_web::web::Path<i64>,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            crate::resource::routes::get::<$kind>(&state, &user, id.into_inner()).await
-        }
-    };
-    (delete $kind:ty, $(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            id: actix_web::web::Path<i64>,
-            if_match: crate::etag::IfMatch,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            crate::resource::routes::delete::<$kind>(&state, &user, id.into_inner(), if_match).await
-        }
-    };
-    (get_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            path: crate::resource::ref_param::RefPath,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            crate::resource::routes::get_by_ref::<$kind>(&state, &user, &path).await
-        }
-    };
-    (delete_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            path: crate::resource::ref_param::RefPath,
-            if_match: crate::etag::IfMatch,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            crate::resource::routes::delete_by_ref::<$kind>(&state, &user, &path, if_match).await
-        }
-    };
-    (put_by_ref $kind:ty, $(#[$m:meta])* $name:ident) => {
-        $(#[$m])*
-        pub async fn $name(
-            state: actix_web::web::Data<crate::state::AppState>,
-            user: crate::auth::AuthUser,
-            path: crate::resource::ref_param::RefPath,
-            if_match: crate::etag::IfMatch,
-            body: crate::validation::Json<<$kind as crate::resource::Resource>::Create>,
-        ) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-            let (r#ref, body) = (path.0, body.into_inner());
-            crate::resource::routes::put_by_ref::<$kind>(&state, &user, r#ref, if_match, body).await
+            $state: actix_web::web::Data<$crate::state::AppState>,
+            $user: $crate::auth::AuthUser,
+            $($arg: $t),*
+        ) -> Result<actix_web::HttpResponse, $crate::error::ApiError> {
+            $call.await
         }
     };
 }
 pub(crate) use handler;
+
+/// `$given` when there is one, else `$default`.
+macro_rules! given_or {
+    ($given:literal, $default:literal) => {
+        $given
+    };
+    (, $default:literal) => {
+        $default
+    };
+}
+pub(crate) use given_or;

@@ -187,7 +187,6 @@ pub async fn update(
                     .await?
                     .ok_or(ApiError::NotFound)?;
                 let stored_ref = uptime_db::refs::of_one(c, REF_KIND, id).await?;
-                let before = shown(&stored, stored_ref.as_deref());
                 let steps = patch
                     .steps
                     .unwrap_or_else(|| PolicyResponse::from(stored.clone()).steps);
@@ -201,28 +200,13 @@ pub async fn update(
                     min_delay,
                 );
                 problems.into_result()?;
-                check_contacts(c, user.org_id, &def).await?;
-                let (stored_ref, new_ref, def) = (stored_ref.as_deref(), r#ref.as_deref(), &def);
-                // The closure below runs inside `audit::update`, which borrows `user` too.
-                let who = &user;
-                let written = audit::update(
+                let written = replace(
                     c,
                     &user,
-                    audit::kind::ESCALATION_POLICY,
-                    Some(id),
-                    &before,
-                    move |c| {
-                        async move {
-                            let policy = db::replace(c, user.org_id, id, def)
-                                .await?
-                                .ok_or(ApiError::NotFound)?;
-                            crate::refs::set_if_new(c, REF_KIND, who, id, stored_ref, new_ref)
-                                .await?;
-                            let after = shown(&policy, new_ref);
-                            Ok((policy, after))
-                        }
-                        .scope_boxed()
-                    },
+                    &stored,
+                    &def,
+                    stored_ref.as_deref(),
+                    r#ref.as_deref(),
                 )
                 .await?;
                 // Nothing changed: nothing was written.
@@ -233,6 +217,43 @@ pub async fn update(
         .await?;
     let (policy, r#ref) = policy;
     Ok(HttpResponse::Ok().json(PolicyResponse::from(policy).with_ref(r#ref)))
+}
+
+/// Writes `def` over the policy `stored` (locked by the caller; its
+/// contacts checked here) with its audit entry, in the caller's
+/// transaction, the ref `new_ref` set if `stored_ref` was none (a `PATCH`
+/// and a `PUT .../by-ref/{ref}` alike); `None` when nothing changed
+/// (nothing is then written).
+pub(crate) async fn replace(
+    c: &mut AsyncPgConnection,
+    user: &AuthUser,
+    stored: &db::Policy,
+    def: &PolicyDefinition,
+    stored_ref: Option<&str>,
+    new_ref: Option<&str>,
+) -> Result<Option<db::Policy>, ApiError> {
+    check_contacts(c, user.org_id, def).await?;
+    let id = stored.id;
+    let before = shown(stored, stored_ref);
+    audit::update(
+        c,
+        user,
+        audit::kind::ESCALATION_POLICY,
+        Some(id),
+        &before,
+        move |c| {
+            async move {
+                let policy = db::replace(c, user.org_id, id, def)
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                crate::refs::set_if_new(c, REF_KIND, user, id, stored_ref, new_ref).await?;
+                let after = shown(&policy, new_ref);
+                Ok((policy, after))
+            }
+            .scope_boxed()
+        },
+    )
+    .await
 }
 
 /// How many of the monitors using a policy a 409 names.

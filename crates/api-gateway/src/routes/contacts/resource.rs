@@ -6,13 +6,12 @@
 use super::body::{ContactResponse, ContactType, CreateContact};
 use super::writes::{self, changes_of};
 use crate::apply::changes::FieldChange;
-use crate::apply::request::Kind;
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::resource::ref_param::ContactRef;
-use crate::resource::routes::handler;
-use crate::resource::Resource;
+use crate::resource::routes::kind_routes;
+use crate::resource::{resource_kind, Resource};
 use crate::state::AppState;
 use diesel_async::AsyncPgConnection;
 use uptime_db::contacts::ContactUpdate;
@@ -30,23 +29,13 @@ pub enum CheckedContact {
 }
 
 impl Resource for Contacts {
-    const REF_KIND: RefKind = RefKind::AlertContact;
-    const KIND: Kind = Kind::AlertContact;
-    const PATH: &'static str = "/api/v1/alert-contacts";
+    resource_kind!(AlertContact at "/api/v1/alert-contacts");
     type Create = CreateContact;
     type Stored = AlertContact;
     type Checked = CheckedContact;
     type Shown = ContactResponse;
     /// Whether a verification link is due.
     type Extra = bool;
-
-    fn id(stored: &AlertContact) -> i64 {
-        stored.id
-    }
-
-    fn take_ref(body: &mut CreateContact) -> Option<String> {
-        body.ref_.take()
-    }
 
     fn shown(
         _: &AppState,
@@ -201,59 +190,39 @@ impl Resource for Contacts {
     }
 }
 
-handler!(get Contacts,
-/// Read one of the caller's alert contacts.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/{id}", operation_id = "getContact", tag = "alert-contacts",
-    params(("id" = i64, Path, description = "Alert contact id")),
-    responses((status = 200, body = ContactResponse)))]
-get
-);
+kind_routes! {
+    Contacts at "/api/v1/alert-contacts", tag "alert-contacts", ContactRef,
+    shows ContactResponse, creates CreateContact;
+    id "Alert contact id";
+    no_ref "no contact of the organisation has this ref (`ref`)";
 
-handler!(delete Contacts,
-/// Delete one of the caller's alert contacts; monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/{id}", operation_id = "deleteContact", tag = "alert-contacts",
-    params(("id" = i64, Path, description = "Alert contact id")), responses((status = 204)))]
-delete
-);
+    /// Read one of the caller's alert contacts.
+    get "getContact" => get;
 
-handler!(get_by_ref Contacts,
-/// Read the caller's alert contact with this ref: what
-/// `GET /api/v1/alert-contacts/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "getContactByRef", tag = "alert-contacts",
-    params(ContactRef), responses((status = 200, body = ContactResponse),
-        (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)")))]
-get_contact_by_ref
-);
+    /// Delete one of the caller's alert contacts; monitors stop notifying it.
+    delete "deleteContact" => delete;
 
-handler!(delete_by_ref Contacts,
-/// Delete the caller's alert contact with this ref, as
-/// `DELETE /api/v1/alert-contacts/{id}` does (`If-Match` honoured, one
-/// audit entry); monitors stop notifying it.
-#[utoipa::path(delete, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "deleteContactByRef", tag = "alert-contacts",
-    params(ContactRef), responses((status = 204),
-        (status = 404, body = ErrorBody, description = "no contact of the organisation has this ref (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
-delete_contact_by_ref
-);
+    /// Read the caller's alert contact with this ref: what
+    /// `GET /api/v1/alert-contacts/{id}` answers for its id.
+    get_by_ref "getContactByRef" => get_contact_by_ref;
 
-handler!(put_by_ref Contacts,
-/// Create or replace the caller's alert contact with this ref.
-///
-/// The body is a create body (`POST /api/v1/alert-contacts`), without `ref`
-/// or with the path's. No contact has the ref: it is created with it
-/// (`201`). One has: it is replaced (`200`), every field not given back at
-/// its default, except the credential (`secret`), kept when not restated;
-/// its type cannot change. A new email address makes it unverified and
-/// sends a link, as a PATCH does. When that changes nothing, nothing is
-/// written (the same `ETag` as before). `If-Match` is honoured (and fails
-/// when there is no contact to match).
-#[utoipa::path(put, path = "/api/v1/alert-contacts/by-ref/{ref}", operation_id = "putContactByRef", tag = "alert-contacts", request_body = CreateContact,
-    params(ContactRef),
-    responses((status = 200, body = ContactResponse, description = "replaced, or unchanged"),
-        (status = 201, body = ContactResponse, description = "created with this ref"),
-        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `type` when it differs from the stored contact's; `ref` when the path's is malformed or the body names another"),
-        (status = 403, body = ErrorBody, description = "quota exceeded: a create past the contact quota"),
-        (status = 409, body = ErrorBody, description = "another request created a contact with this ref meanwhile (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no contact has this ref")))]
-put_contact_by_ref
-);
+    /// Delete the caller's alert contact with this ref, as
+    /// `DELETE /api/v1/alert-contacts/{id}` does (`If-Match` honoured, one
+    /// audit entry); monitors stop notifying it.
+    delete_by_ref "deleteContactByRef" => delete_contact_by_ref;
+
+    /// Create or replace the caller's alert contact with this ref.
+    ///
+    /// The body is a create body (`POST /api/v1/alert-contacts`), without `ref`
+    /// or with the path's. No contact has the ref: it is created with it
+    /// (`201`). One has: it is replaced (`200`), every field not given back at
+    /// its default, except the credential (`secret`), kept when not restated;
+    /// its type cannot change. A new email address makes it unverified and
+    /// sends a link, as a PATCH does. When that changes nothing, nothing is
+    /// written (the same `ETag` as before). `If-Match` is honoured (and fails
+    /// when there is no contact to match).
+    put_by_ref "putContactByRef" => put_contact_by_ref,
+        bad "`invalid request body` naming each field refused; `type` when it differs from the stored contact's; `ref` when the path's is malformed or the body names another",
+        forbidden "quota exceeded: a create past the contact quota",
+        conflict "another request created a contact with this ref meanwhile (`ref`)";
+}

@@ -3,21 +3,17 @@
 //! through `crate::resource`.
 
 use super::{
-    check_contacts, checked_create, insert, remove, shown, CreatePolicy, PolicyList, PolicyResponse,
+    checked_create, insert, remove, replace, shown, CreatePolicy, PolicyList, PolicyResponse,
 };
 use crate::apply::changes::FieldChange;
-use crate::apply::request::Kind;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::resource::ref_param::PolicyRef;
-use crate::resource::routes::handler;
-use crate::resource::{Listed, Resource};
+use crate::resource::routes::kind_routes;
+use crate::resource::{resource_kind, Listed, Resource};
 use crate::state::AppState;
-use crate::validation::PageQuery;
-use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use uptime_db::escalation_policies::{self as db, Policy, PolicyDefinition};
-use uptime_db::refs::RefKind;
 
 pub struct Policies;
 
@@ -34,22 +30,12 @@ fn stored_definition(policy: &Policy) -> PolicyDefinition {
 }
 
 impl Resource for Policies {
-    const REF_KIND: RefKind = RefKind::EscalationPolicy;
-    const KIND: Kind = Kind::EscalationPolicy;
-    const PATH: &'static str = "/api/v1/escalation-policies";
+    resource_kind!(EscalationPolicy at "/api/v1/escalation-policies");
     type Create = CreatePolicy;
     type Stored = Policy;
     type Checked = PolicyDefinition;
     type Shown = PolicyResponse;
     type Extra = ();
-
-    fn id(stored: &Policy) -> i64 {
-        stored.id
-    }
-
-    fn take_ref(body: &mut CreatePolicy) -> Option<String> {
-        body.ref_.take()
-    }
 
     fn shown(
         _: &AppState,
@@ -127,27 +113,7 @@ impl Resource for Policies {
         r#ref: &str,
         _: bool,
     ) -> Result<(Policy, ()), ApiError> {
-        check_contacts(c, user.org_id, def).await?;
-        let id = stored.id;
-        let before = shown(stored, Some(r#ref));
-        let written = crate::audit::update(
-            c,
-            user,
-            crate::audit::kind::ESCALATION_POLICY,
-            Some(id),
-            &before,
-            move |c| {
-                async move {
-                    let policy = db::replace(c, user.org_id, id, def)
-                        .await?
-                        .ok_or(ApiError::NotFound)?;
-                    let after = shown(&policy, Some(r#ref));
-                    Ok((policy, after))
-                }
-                .scope_boxed()
-            },
-        )
-        .await?;
+        let written = replace(c, user, stored, def, Some(r#ref), Some(r#ref)).await?;
         Ok((written.unwrap_or_else(|| stored.clone()), ()))
     }
 
@@ -182,66 +148,42 @@ impl Listed for Policies {
     }
 }
 
-handler!(list Policies,
-/// List the organisation's escalation policies in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/escalation-policies", operation_id = "listEscalationPolicies", tag = "escalation-policies",
-    params(PageQuery), responses((status = 200, body = PolicyList)))]
-list
-);
+kind_routes! {
+    Policies at "/api/v1/escalation-policies", tag "escalation-policies", PolicyRef,
+    shows PolicyResponse, creates CreatePolicy;
+    id "Escalation policy id", minimum 1;
+    no_ref "no policy of the organisation has this ref (`ref`)";
 
-handler!(get Policies,
-/// Read one escalation policy.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/{id}", operation_id = "getEscalationPolicy", tag = "escalation-policies",
-    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 200, body = PolicyResponse)))]
-get
-);
+    /// Read one escalation policy.
+    get "getEscalationPolicy" => get;
 
-handler!(delete Policies,
-/// Delete an escalation policy no monitor uses.
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/{id}", operation_id = "deleteEscalationPolicy", tag = "escalation-policies",
-    params(("id" = i64, Path, description = "Escalation policy id", minimum = 1)),
-    responses((status = 204), (status = 403, body = ErrorBody),
-        (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)")))]
-delete
-);
+    /// Delete an escalation policy no monitor uses.
+    delete "deleteEscalationPolicy" => delete, (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "monitors alert through it (`details` field `monitor_ids` names up to 20)");
 
-handler!(get_by_ref Policies,
-/// Read the organisation's escalation policy with this ref: what
-/// `GET /api/v1/escalation-policies/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "getEscalationPolicyByRef", tag = "escalation-policies",
-    params(PolicyRef), responses((status = 200, body = PolicyResponse),
-        (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)")))]
-get_policy_by_ref
-);
+    /// Read the organisation's escalation policy with this ref: what
+    /// `GET /api/v1/escalation-policies/{id}` answers for its id.
+    get_by_ref "getEscalationPolicyByRef" => get_policy_by_ref;
 
-handler!(delete_by_ref Policies,
-/// Delete the organisation's escalation policy with this ref, as
-/// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
-#[utoipa::path(delete, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "deleteEscalationPolicyByRef", tag = "escalation-policies",
-    params(PolicyRef), responses((status = 204),
-        (status = 404, body = ErrorBody, description = "no policy of the organisation has this ref (`ref`)"),
-        (status = 409, body = ErrorBody, description = "monitors alert through it (`monitor_ids`)")))]
-delete_policy_by_ref
-);
+    /// Delete the organisation's escalation policy with this ref, as
+    /// `DELETE /api/v1/escalation-policies/{id}` does (one audit entry; a policy in use is not deleted).
+    delete_by_ref "deleteEscalationPolicyByRef" => delete_policy_by_ref,
+        (status = 409, body = ErrorBody, description = "monitors alert through it (`monitor_ids`)");
 
-handler!(put_by_ref Policies,
-/// Create or replace the organisation's escalation policy with this ref.
-///
-/// The body is a create body (`POST /api/v1/escalation-policies`), without
-/// `ref` or with the path's, checked as a create is. No policy has the ref:
-/// it is created with it (`201`). One has: it is replaced (`200`), a
-/// `repeat_count` not given back at 0, its id (and the monitors pointing at
-/// it) kept. When that changes nothing, nothing is written (the same
-/// `ETag` as before). `If-Match` is honoured (and fails when there is no
-/// policy).
-#[utoipa::path(put, path = "/api/v1/escalation-policies/by-ref/{ref}", operation_id = "putEscalationPolicyByRef", tag = "escalation-policies", request_body = CreatePolicy,
-    params(PolicyRef),
-    responses((status = 200, body = PolicyResponse, description = "replaced, or unchanged"),
-        (status = 201, body = PolicyResponse, description = "created with this ref"),
-        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused (e.g. `steps[1].delay_secs`, a contact that is not the organisation's); `ref` when the path's is malformed or the body names another"),
-        (status = 403, body = ErrorBody, description = "the organisation has 100 policies (`escalation_policies`), or the key may not write"),
-        (status = 409, body = ErrorBody, description = "another request created a policy with this ref meanwhile (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no policy has this ref")))]
-put_policy_by_ref
-);
+    /// Create or replace the organisation's escalation policy with this ref.
+    ///
+    /// The body is a create body (`POST /api/v1/escalation-policies`), without
+    /// `ref` or with the path's, checked as a create is. No policy has the ref:
+    /// it is created with it (`201`). One has: it is replaced (`200`), a
+    /// `repeat_count` not given back at 0, its id (and the monitors pointing at
+    /// it) kept. When that changes nothing, nothing is written (the same
+    /// `ETag` as before). `If-Match` is honoured (and fails when there is no
+    /// policy).
+    put_by_ref "putEscalationPolicyByRef" => put_policy_by_ref,
+        bad "`invalid request body` naming each field refused (e.g. `steps[1].delay_secs`, a contact that is not the organisation's); `ref` when the path's is malformed or the body names another",
+        forbidden "the organisation has 100 policies (`escalation_policies`), or the key may not write",
+        conflict "another request created a policy with this ref meanwhile (`ref`)";
+
+    /// List the organisation's escalation policies in id order, a page at a time.
+    list "listEscalationPolicies" => list, PolicyList;
+}

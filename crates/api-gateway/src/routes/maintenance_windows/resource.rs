@@ -9,21 +9,18 @@ use super::{
     WindowResponse, AUDIT_KIND,
 };
 use crate::apply::changes::FieldChange;
-use crate::apply::request::Kind;
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::reach::Named;
 use crate::resource::ref_param::WindowRef;
-use crate::resource::routes::handler;
-use crate::resource::{Listed, Resource};
+use crate::resource::routes::kind_routes;
+use crate::resource::{resource_kind, Listed, Resource};
 use crate::state::AppState;
-use crate::validation::PageQuery;
 use chrono::Utc;
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncPgConnection;
 use uptime_db::maintenance::{self as db, MaintenanceWindow, WindowDefinition};
-use uptime_db::refs::RefKind;
 
 pub struct Windows;
 
@@ -41,22 +38,12 @@ const COMPARED: &[&str] = &[
 ];
 
 impl Resource for Windows {
-    const REF_KIND: RefKind = RefKind::MaintenanceWindow;
-    const KIND: Kind = Kind::MaintenanceWindow;
-    const PATH: &'static str = "/api/v1/maintenance-windows";
+    resource_kind!(MaintenanceWindow at "/api/v1/maintenance-windows");
     type Create = CreateWindow;
     type Stored = MaintenanceWindow;
     type Checked = WindowDefinition;
     type Shown = WindowResponse;
     type Extra = ();
-
-    fn id(stored: &MaintenanceWindow) -> i64 {
-        stored.id
-    }
-
-    fn take_ref(body: &mut CreateWindow) -> Option<String> {
-        body.ref_.take()
-    }
 
     fn shown(
         _: &AppState,
@@ -213,65 +200,41 @@ impl Listed for Windows {
     }
 }
 
-handler!(list Windows,
-/// List the organisation's maintenance windows in id order, a page at a time.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows", operation_id = "listMaintenanceWindows", tag = "maintenance-windows",
-    params(PageQuery), responses((status = 200, body = WindowList)))]
-list
-);
+kind_routes! {
+    Windows at "/api/v1/maintenance-windows", tag "maintenance-windows", WindowRef,
+    shows WindowResponse, creates CreateWindow;
+    id "Maintenance window id";
+    no_ref "no window of the organisation has this ref, or it is out of the key's reach (`ref`)";
 
-handler!(get Windows,
-/// Read one maintenance window, with its next occurrences.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/{id}", operation_id = "getMaintenanceWindow", tag = "maintenance-windows",
-    params(("id" = i64, Path, description = "Maintenance window id")),
-    responses((status = 200, body = WindowResponse)))]
-get
-);
+    /// Read one maintenance window, with its next occurrences.
+    get "getMaintenanceWindow" => get;
 
-handler!(delete Windows,
-/// Delete a maintenance window. An open occurrence ends at the recorder's
-/// next sweep (a monitor still down then alerts); its time stays out of the
-/// uptime already reported.
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/{id}", operation_id = "deleteMaintenanceWindow", tag = "maintenance-windows",
-    params(("id" = i64, Path, description = "Maintenance window id")), responses((status = 204)))]
-delete
-);
+    /// Delete a maintenance window. An open occurrence ends at the recorder's
+    /// next sweep (a monitor still down then alerts); its time stays out of the
+    /// uptime already reported.
+    delete "deleteMaintenanceWindow" => delete;
 
-handler!(get_by_ref Windows,
-/// Read the organisation's maintenance window with this ref: what
-/// `GET /api/v1/maintenance-windows/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "getMaintenanceWindowByRef", tag = "maintenance-windows",
-    params(WindowRef), responses((status = 200, body = WindowResponse),
-        (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
-get_window_by_ref
-);
+    /// Read the organisation's maintenance window with this ref: what
+    /// `GET /api/v1/maintenance-windows/{id}` answers for its id.
+    get_by_ref "getMaintenanceWindowByRef" => get_window_by_ref;
 
-handler!(delete_by_ref Windows,
-/// Delete the organisation's maintenance window with this ref, as
-/// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
-#[utoipa::path(delete, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "deleteMaintenanceWindowByRef", tag = "maintenance-windows",
-    params(WindowRef), responses((status = 204),
-        (status = 404, body = ErrorBody, description = "no window of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
-delete_window_by_ref
-);
+    /// Delete the organisation's maintenance window with this ref, as
+    /// `DELETE /api/v1/maintenance-windows/{id}` does (one audit entry; an open occurrence ends at the recorder's next sweep).
+    delete_by_ref "deleteMaintenanceWindowByRef" => delete_window_by_ref;
 
-handler!(put_by_ref Windows,
-/// Create or replace the organisation's maintenance window with this ref.
-///
-/// The body is a create body (`POST /api/v1/maintenance-windows`), without
-/// `ref` or with the path's, checked as a create is. No window has the
-/// ref: it is created with it (`201`). One has: it is replaced (`200`),
-/// every field not given back at its default, its id kept. When that
-/// changes nothing, nothing is written (the same `ETag` as before); a body
-/// without `starts_at` keeps the stored start when that is all it would
-/// change. `If-Match` is honoured (and fails when there is no window).
-#[utoipa::path(put, path = "/api/v1/maintenance-windows/by-ref/{ref}", operation_id = "putMaintenanceWindowByRef", tag = "maintenance-windows", request_body = CreateWindow,
-    params(WindowRef),
-    responses((status = 200, body = WindowResponse, description = "replaced, or unchanged"),
-        (status = 201, body = WindowResponse, description = "created with this ref"),
-        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 403, body = ErrorBody, description = "the organisation has 200 windows, or a key limited by labels gives a selector outside its own"),
-        (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a window with it meanwhile, or, for a key with a label selector, a window out of its reach has it (the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no window has this ref")))]
-put_window_by_ref
-);
+    /// Create or replace the organisation's maintenance window with this ref.
+    ///
+    /// The body is a create body (`POST /api/v1/maintenance-windows`), without
+    /// `ref` or with the path's, checked as a create is. No window has the
+    /// ref: it is created with it (`201`). One has: it is replaced (`200`),
+    /// every field not given back at its default, its id kept. When that
+    /// changes nothing, nothing is written (the same `ETag` as before); a body
+    /// without `starts_at` keeps the stored start when that is all it would
+    /// change. `If-Match` is honoured (and fails when there is no window).
+    put_by_ref "putMaintenanceWindowByRef" => put_window_by_ref,
+        forbidden "the organisation has 200 windows, or a key limited by labels gives a selector outside its own",
+        conflict "the ref is not free (`ref`): another request created a window with it meanwhile, or, for a key with a label selector, a window out of its reach has it (the message does not say which)";
+
+    /// List the organisation's maintenance windows in id order, a page at a time.
+    list "listMaintenanceWindows" => list, WindowList;
+}

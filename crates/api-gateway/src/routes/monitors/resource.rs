@@ -13,13 +13,12 @@ use super::replace::{changes_of, replacing};
 use super::types::{CreateMonitor, MonitorResponse};
 use super::writes::{self, audited, Current, Rewrite, WriteSettings};
 use crate::apply::changes::FieldChange;
-use crate::apply::request::Kind;
 use crate::audit;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::resource::ref_param::MonitorRef;
-use crate::resource::routes::handler;
-use crate::resource::{Plan, Resource};
+use crate::resource::routes::kind_routes;
+use crate::resource::{resource_kind, Plan, Resource};
 use crate::state::AppState;
 use crate::validation::Problems;
 use diesel_async::AsyncPgConnection;
@@ -104,22 +103,12 @@ fn settings(state: &AppState, in_apply: bool) -> WriteSettings {
 }
 
 impl Resource for Monitors {
-    const REF_KIND: RefKind = RefKind::Monitor;
-    const KIND: Kind = Kind::Monitor;
-    const PATH: &'static str = "/api/v1/monitors";
+    resource_kind!(Monitor at "/api/v1/monitors", id row.id, ref reference.ref_);
     type Create = CreateMonitor;
     type Stored = StoredMonitor;
     type Checked = CheckedMonitor;
     type Shown = MonitorResponse;
     type Extra = Changed;
-
-    fn id(stored: &StoredMonitor) -> i64 {
-        stored.row.id
-    }
-
-    fn take_ref(body: &mut CreateMonitor) -> Option<String> {
-        body.reference.ref_.take()
-    }
 
     fn shown(
         state: &AppState,
@@ -333,66 +322,40 @@ impl Resource for Monitors {
     }
 }
 
-handler!(get Monitors,
-/// Read one of the caller's monitors.
-#[utoipa::path(get, path = "/api/v1/monitors/{id}", operation_id = "getMonitor", tag = "monitors",
-    params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 200, body = MonitorResponse)))]
-get
-);
+kind_routes! {
+    Monitors at "/api/v1/monitors", tag "monitors", MonitorRef,
+    shows MonitorResponse, creates CreateMonitor;
+    id "Monitor id";
+    no_ref "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)";
 
-handler!(delete Monitors,
-/// Delete one of the caller's monitors. Its results disappear from the API at
-/// once and from disk with their day partitions (docs/operations.md, retention).
-#[utoipa::path(delete, path = "/api/v1/monitors/{id}", operation_id = "deleteMonitor", tag = "monitors",
-    params(("id" = i64, Path, description = "Monitor id")),
-    responses((status = 204)))]
-delete
-);
+    /// Read one of the caller's monitors.
+    get "getMonitor" => get;
 
-handler!(put_by_ref Monitors,
-/// Create or replace the caller's monitor with this ref.
-///
-/// The body is a create body (`POST /api/v1/monitors`), without `ref` or
-/// with the path's. No monitor has the ref: it is created with it (`201`).
-/// One has: it is replaced (`200`): every field not given returns to its
-/// default, as with a fresh create, except a basic-auth password not
-/// restated, which is kept; its id, results and incidents stay. When that
-/// changes nothing, nothing is written (the same version, `ETag`, as
-/// before). The same validation, quotas, audit entry and rate-limit charge
-/// as the create or update it amounts to; `If-Match` is honoured (and fails
-/// when there is no monitor to match).
-#[utoipa::path(put, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "putMonitorByRef", tag = "monitors", request_body = CreateMonitor,
-    params(MonitorRef),
-    responses((status = 200, body = MonitorResponse, description = "replaced, or unchanged"),
-        (status = 201, body = MonitorResponse, description = "created with this ref"),
-        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 403, body = ErrorBody, description = "quota exceeded, as for a create or an update"),
-        (status = 409, body = ErrorBody, description = "the ref is not free (`ref`): another request created a monitor with it meanwhile, or, for a key with a label selector, a monitor out of its reach has it (the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no monitor has this ref")))]
-put_by_ref
-);
+    /// Delete one of the caller's monitors. Its results disappear from the API at
+    /// once and from disk with their day partitions (docs/operations.md, retention).
+    delete "deleteMonitor" => delete;
 
-handler!(get_by_ref Monitors,
-/// Read the caller's monitor with this ref: what `GET /api/v1/monitors/{id}`
-/// answers for its id.
-#[utoipa::path(get, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "getMonitorByRef", tag = "monitors",
-    params(MonitorRef),
-    responses((status = 200, body = MonitorResponse),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)")))]
-get_monitor_by_ref
-);
+    /// Read the caller's monitor with this ref: what `GET /api/v1/monitors/{id}`
+    /// answers for its id.
+    get_by_ref "getMonitorByRef" => get_monitor_by_ref;
 
-handler!(delete_by_ref Monitors,
-/// Delete the caller's monitor with this ref, as
-/// `DELETE /api/v1/monitors/{id}` does (`If-Match` honoured, one audit
-/// entry).
-#[utoipa::path(delete, path = "/api/v1/monitors/by-ref/{ref}", operation_id = "deleteMonitorByRef", tag = "monitors",
-    params(MonitorRef),
-    responses((status = 204),
-        (status = 400, body = ErrorBody, description = "the ref is malformed (`ref`)"),
-        (status = 404, body = ErrorBody, description = "no monitor of the organisation has this ref, or it is out of the key's reach (`ref`)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version")))]
-delete_monitor_by_ref
-);
+    /// Delete the caller's monitor with this ref, as
+    /// `DELETE /api/v1/monitors/{id}` does (`If-Match` honoured, one audit
+    /// entry).
+    delete_by_ref "deleteMonitorByRef" => delete_monitor_by_ref;
+
+    /// Create or replace the caller's monitor with this ref.
+    ///
+    /// The body is a create body (`POST /api/v1/monitors`), without `ref` or
+    /// with the path's. No monitor has the ref: it is created with it (`201`).
+    /// One has: it is replaced (`200`): every field not given returns to its
+    /// default, as with a fresh create, except a basic-auth password not
+    /// restated, which is kept; its id, results and incidents stay. When that
+    /// changes nothing, nothing is written (the same version, `ETag`, as
+    /// before). The same validation, quotas, audit entry and rate-limit charge
+    /// as the create or update it amounts to; `If-Match` is honoured (and fails
+    /// when there is no monitor to match).
+    put_by_ref "putMonitorByRef" => put_by_ref,
+        forbidden "quota exceeded, as for a create or an update",
+        conflict "the ref is not free (`ref`): another request created a monitor with it meanwhile, or, for a key with a label selector, a monitor out of its reach has it (the message does not say which)";
+}

@@ -7,17 +7,14 @@ use super::body::{CheckedPage, CreateStatusPage, StatusPageList, StatusPageRespo
 use super::writes::{audited, checked_create, insert, is_as_stored, remove, rewrite};
 use super::{check_reach, new_access_token, reached_page};
 use crate::apply::changes::FieldChange;
-use crate::apply::request::Kind;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::reach::Named;
 use crate::resource::ref_param::PageRef;
-use crate::resource::routes::handler;
-use crate::resource::{Listed, Resource};
+use crate::resource::routes::kind_routes;
+use crate::resource::{resource_kind, Listed, Resource};
 use crate::state::AppState;
-use crate::validation::PageQuery;
 use diesel_async::AsyncPgConnection;
-use uptime_db::refs::RefKind;
 use uptime_db::status_pages::StatusPage;
 
 pub struct Pages;
@@ -34,9 +31,7 @@ const COMPARED: &[&str] = &[
 ];
 
 impl Resource for Pages {
-    const REF_KIND: RefKind = RefKind::StatusPage;
-    const KIND: Kind = Kind::StatusPage;
-    const PATH: &'static str = "/api/v1/status-pages";
+    resource_kind!(StatusPage at "/api/v1/status-pages");
     type Create = CreateStatusPage;
     type Stored = StatusPage;
     /// The page, and whether it is private.
@@ -44,14 +39,6 @@ impl Resource for Pages {
     type Shown = StatusPageResponse;
     /// A private page's new access token, answered once.
     type Extra = Option<String>;
-
-    fn id(stored: &StatusPage) -> i64 {
-        stored.id
-    }
-
-    fn take_ref(body: &mut CreateStatusPage) -> Option<String> {
-        body.ref_.take()
-    }
 
     fn shown(
         state: &AppState,
@@ -201,67 +188,43 @@ impl Listed for Pages {
     }
 }
 
-handler!(list Pages,
-/// The organisation's status pages by id, a page at a time (never the
-/// access tokens).
-#[utoipa::path(get, path = "/api/v1/status-pages", operation_id = "listStatusPages", tag = "status-pages",
-    params(PageQuery), responses((status = 200, body = StatusPageList)))]
-list
-);
+kind_routes! {
+    Pages at "/api/v1/status-pages", tag "status-pages", PageRef,
+    shows StatusPageResponse, creates CreateStatusPage;
+    id "Status page id";
+    no_ref "no page of the organisation has this ref (`ref`)";
 
-handler!(get Pages,
-/// One status page of the organisation.
-#[utoipa::path(get, path = "/api/v1/status-pages/{id}", operation_id = "getStatusPage", tag = "status-pages",
-    params(("id" = i64, Path, description = "Status page id")),
-    responses((status = 200, body = StatusPageResponse)))]
-get
-);
+    /// One status page of the organisation.
+    get "getStatusPage" => get;
 
-handler!(delete Pages,
-/// Delete a status page: it stops being served at the service's next
-/// refresh.
-#[utoipa::path(delete, path = "/api/v1/status-pages/{id}", operation_id = "deleteStatusPage", tag = "status-pages",
-    params(("id" = i64, Path, description = "Status page id")), responses((status = 204)))]
-delete
-);
+    /// Delete a status page: it stops being served at the service's next
+    /// refresh.
+    delete "deleteStatusPage" => delete;
 
-handler!(get_by_ref Pages,
-/// Read the organisation's status page with this ref: what
-/// `GET /api/v1/status-pages/{id}` answers for its id.
-#[utoipa::path(get, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "getStatusPageByRef", tag = "status-pages",
-    params(PageRef), responses((status = 200, body = StatusPageResponse),
-        (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
-get_status_page_by_ref
-);
+    /// Read the organisation's status page with this ref: what
+    /// `GET /api/v1/status-pages/{id}` answers for its id.
+    get_by_ref "getStatusPageByRef" => get_status_page_by_ref;
 
-handler!(delete_by_ref Pages,
-/// Delete the organisation's status page with this ref, as
-/// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
-#[utoipa::path(delete, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "deleteStatusPageByRef", tag = "status-pages",
-    params(PageRef), responses((status = 204),
-        (status = 404, body = ErrorBody, description = "no page of the organisation has this ref (`ref`)")))]
-delete_status_page_by_ref
-);
+    /// Delete the organisation's status page with this ref, as
+    /// `DELETE /api/v1/status-pages/{id}` does (one audit entry).
+    delete_by_ref "deleteStatusPageByRef" => delete_status_page_by_ref;
 
-handler!(put_by_ref Pages,
-/// Create or replace the organisation's status page with this ref.
-///
-/// The body is a create body (`POST /api/v1/status-pages`), without `ref`
-/// or with the path's, checked as a create is. No page has the ref: it is
-/// created with it (`201`; a private one's access token in this answer
-/// only). One has: it is replaced (`200`), every field not given back at
-/// its default (`private` too: a page replaced without `"private": true`
-/// becomes public and loses its token; a private page stays private with
-/// the token it has). When that changes nothing, nothing is written (the
-/// same `ETag` as before). `If-Match` is honoured (and fails when there is
-/// no page).
-#[utoipa::path(put, path = "/api/v1/status-pages/by-ref/{ref}", operation_id = "putStatusPageByRef", tag = "status-pages", request_body = CreateStatusPage,
-    params(PageRef),
-    responses((status = 200, body = StatusPageResponse, description = "replaced, or unchanged"),
-        (status = 201, body = StatusPageResponse, description = "created with this ref"),
-        (status = 400, body = ErrorBody, description = "`invalid request body` naming each field refused; `ref` when the path's is malformed or the body names another"),
-        (status = 403, body = ErrorBody, description = "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages"),
-        (status = 409, body = ErrorBody, description = "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile, or, for a key with a label selector, a page out of its reach has it; the message does not say which)"),
-        (status = 412, body = ErrorBody, description = "`If-Match` names another version, or no page has this ref")))]
-put_status_page_by_ref
-);
+    /// Create or replace the organisation's status page with this ref.
+    ///
+    /// The body is a create body (`POST /api/v1/status-pages`), without `ref`
+    /// or with the path's, checked as a create is. No page has the ref: it is
+    /// created with it (`201`; a private one's access token in this answer
+    /// only). One has: it is replaced (`200`), every field not given back at
+    /// its default (`private` too: a page replaced without `"private": true`
+    /// becomes public and loses its token; a private page stays private with
+    /// the token it has). When that changes nothing, nothing is written (the
+    /// same `ETag` as before). `If-Match` is honoured (and fails when there is
+    /// no page).
+    put_by_ref "putStatusPageByRef" => put_status_page_by_ref,
+        forbidden "`quota exceeded`: the organisation has `status_pages.max_pages_per_org` pages",
+        conflict "`conflict` on `slug` or `custom_domain` (another page has it), or on `ref` (another request created a page with it meanwhile, or, for a key with a label selector, a page out of its reach has it; the message does not say which)";
+
+    /// The organisation's status pages by id, a page at a time (never the
+    /// access tokens).
+    list "listStatusPages" => list, StatusPageList;
+}
