@@ -7,8 +7,9 @@ mod json;
 mod keyset;
 pub mod positions;
 pub use json::{checked, Json, NUL_MESSAGE, TEXT_PATTERN};
+pub(crate) use keyset::list_body;
 pub use keyset::{
-    cursor_pattern, encode_cursor, paginate, split, Key, Keyset, Page, PageQuery,
+    cursor_pattern, encode_cursor, paginate, split, Key, Keyset, ListBody, Page, PageQuery,
     DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
 };
 mod targets;

@@ -5,7 +5,7 @@ use crate::access::keys;
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{PageQuery, Problems};
+use crate::http::validation::{list_body, ListBody, PageQuery, Problems};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -128,12 +128,9 @@ impl ApiKeyResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ApiKeyList {
-    pub api_keys: Vec<ApiKeyResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(ApiKeyList {
+    api_keys: ApiKeyResponse
+});
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
@@ -270,12 +267,8 @@ pub async fn list(
             |k| k.id,
         )
         .await?;
-    Ok(HttpResponse::Ok().json(ApiKeyList {
-        api_keys: rows
-            .into_iter()
-            .map(|k| ApiKeyResponse::from_row(k, None))
-            .collect(),
-        next_cursor,
+    Ok(ApiKeyList::response(rows, next_cursor, |k| {
+        ApiKeyResponse::from_row(k, None)
     }))
 }
 

@@ -20,7 +20,7 @@ use crate::access::principal::{widest_scope, KeyPrefix};
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{PageQuery, Problems};
+use crate::http::validation::{ListBody, PageQuery, Problems};
 use crate::routes::api_keys::ApiKeyResponse;
 use crate::state::AppState;
 use crate::verification;
@@ -150,12 +150,8 @@ pub async fn list(
             |i| i.id,
         )
         .await?;
-    Ok(HttpResponse::Ok().json(InvitationList {
-        invitations: rows
-            .into_iter()
-            .map(|i| InvitationResponse::of(i, None))
-            .collect(),
-        next_cursor,
+    Ok(InvitationList::response(rows, next_cursor, |i| {
+        InvitationResponse::of(i, None)
     }))
 }
 

@@ -97,6 +97,60 @@ pub fn split<T, K: Key>(
     }
 }
 
+/// The body of a page of a list: the items shown, then where it ended
+/// (declared with [`list_body!`](crate::http::validation::list_body)).
+pub trait ListBody: serde::Serialize {
+    /// What the page shows of each row.
+    type Item;
+
+    fn of(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
+
+    /// `200` with the page of `rows` ([`Keyset::fetch`]), each shown by `show`.
+    fn response<T>(
+        rows: Vec<T>,
+        next_cursor: Option<String>,
+        show: impl FnMut(T) -> Self::Item,
+    ) -> actix_web::HttpResponse
+    where
+        Self: Sized,
+    {
+        actix_web::HttpResponse::Ok()
+            .json(Self::of(rows.into_iter().map(show).collect(), next_cursor))
+    }
+}
+
+/// Declares a list page's body, `{"<items>": [...], "next_cursor": ...}`,
+/// and its [`ListBody`]: `list_body!(ApiKeyList { api_keys: ApiKeyResponse })`.
+/// `older` before the name: the list is newest first, so the next page is
+/// older.
+macro_rules! list_body {
+    (older $($body:tt)*) => {
+        $crate::http::validation::list_body!(@ " Pass as `?cursor=` for the next (older) page; `null` on the last page." $($body)*);
+    };
+    (@ $cursor_doc:literal $(#[$meta:meta])* $name:ident { $(#[$items_meta:meta])* $items:ident: $item:ty }) => {
+        $(#[$meta])*
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+        pub struct $name {
+            $(#[$items_meta])*
+            pub $items: Vec<$item>,
+            #[doc = $cursor_doc]
+            pub next_cursor: Option<String>,
+        }
+
+        impl $crate::http::validation::ListBody for $name {
+            type Item = $item;
+
+            fn of(items: Vec<$item>, next_cursor: Option<String>) -> Self {
+                Self { $items: items, next_cursor }
+            }
+        }
+    };
+    ($($body:tt)*) => {
+        $crate::http::validation::list_body!(@ " Pass as `?cursor=` for the next page; `null` on the last page." $($body)*);
+    };
+}
+pub(crate) use list_body;
+
 /// A page of a list in id order, as the lists of the kinds take it.
 #[derive(Debug, Clone, Copy)]
 pub struct Page {
