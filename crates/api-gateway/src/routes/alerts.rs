@@ -261,7 +261,7 @@ pub struct DeliveryLog {
     pub attempts_log: Vec<AttemptLog>,
 }
 
-list_body!(older DeliveryList { deliveries: DeliveryLog });
+list_body!(older DeliveryList, deliveries: DeliveryLog);
 
 impl DeliveryLog {
     fn from_rows(d: AlertDelivery, attempts: Vec<DeliveryAttempt>) -> Self {

@@ -128,9 +128,7 @@ impl ApiKeyResponse {
     }
 }
 
-list_body!(ApiKeyList {
-    api_keys: ApiKeyResponse
-});
+list_body!(ApiKeyList, api_keys: ApiKeyResponse);
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,

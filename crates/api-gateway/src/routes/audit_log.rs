@@ -68,7 +68,7 @@ pub struct AuditEntryResponse {
     pub changes: serde_json::Value,
 }
 
-list_body!(older AuditLogPage { entries: AuditEntryResponse });
+list_body!(older AuditLogPage, entries: AuditEntryResponse);
 
 /// The organisation's audit log, newest first. A key with a label selector
 /// sees only the entries about what it reaches: an entry naming a monitor

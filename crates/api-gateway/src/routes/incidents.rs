@@ -204,7 +204,7 @@ impl From<Incident> for IncidentResponse {
     }
 }
 
-list_body!(older IncidentList { incidents: IncidentResponse });
+list_body!(older IncidentList, incidents: IncidentResponse);
 
 /// `incidents` as the caller is shown them: `blocked_by` names only the
 /// monitors the caller reaches (a monitor it reaches may depend on one a

@@ -84,9 +84,7 @@ impl MemberResponse {
     }
 }
 
-list_body!(MemberList {
-    members: MemberResponse
-});
+list_body!(MemberList, members: MemberResponse);
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -27,7 +27,6 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
 use serde_json::json;
-use uptime_db::status_pages::PageFields;
 use utoipa::ToSchema;
 
 pub use resource::*;
@@ -223,14 +222,7 @@ pub async fn update(
                                 c,
                                 user.org_id,
                                 id,
-                                &PageFields {
-                                    slug: &page.slug,
-                                    title: &page.title,
-                                    description: page.description.as_deref(),
-                                    logo_url: page.logo_url.as_deref(),
-                                    custom_domain: page.custom_domain.as_deref(),
-                                    groups,
-                                },
+                                &writes::fields_of(page, groups),
                             )
                             .await?
                             .ok_or(ApiError::NotFound)?;

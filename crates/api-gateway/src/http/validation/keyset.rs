@@ -120,18 +120,16 @@ pub trait ListBody: serde::Serialize {
 }
 
 /// Declares a list page's body, `{"<items>": [...], "next_cursor": ...}`,
-/// and its [`ListBody`]: `list_body!(ApiKeyList { api_keys: ApiKeyResponse })`.
+/// and its [`ListBody`]: `list_body!(ApiKeyList, api_keys: ApiKeyResponse)`.
 /// `older` before the name: the list is newest first, so the next page is
 /// older.
 macro_rules! list_body {
     (older $($body:tt)*) => {
         $crate::http::validation::list_body!(@ " Pass as `?cursor=` for the next (older) page; `null` on the last page." $($body)*);
     };
-    (@ $cursor_doc:literal $(#[$meta:meta])* $name:ident { $(#[$items_meta:meta])* $items:ident: $item:ty }) => {
-        $(#[$meta])*
+    (@ $cursor_doc:literal $name:ident, $items:ident: $item:ty) => {
         #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
         pub struct $name {
-            $(#[$items_meta])*
             pub $items: Vec<$item>,
             #[doc = $cursor_doc]
             pub next_cursor: Option<String>,

@@ -66,9 +66,7 @@ pub struct CreatedInvitation {
     pub mail: EmailOutcome,
 }
 
-list_body!(InvitationList {
-    invitations: InvitationResponse
-});
+list_body!(InvitationList, invitations: InvitationResponse);
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

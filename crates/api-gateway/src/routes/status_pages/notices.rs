@@ -131,9 +131,7 @@ impl NoticeResponse {
     }
 }
 
-list_body!(NoticeList {
-    notices: NoticeResponse
-});
+list_body!(NoticeList, notices: NoticeResponse);
 
 fn check_body(problems: &mut Problems, body: &str) {
     if body.trim().is_empty() {

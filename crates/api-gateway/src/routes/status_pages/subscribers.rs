@@ -64,9 +64,7 @@ impl SubscriberResponse {
     }
 }
 
-list_body!(SubscriberList {
-    subscribers: SubscriberResponse
-});
+list_body!(SubscriberList, subscribers: SubscriberResponse);
 
 /// The page's subscribers by id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/subscribers", operation_id = "listStatusPageSubscribers", tag = "status-pages",
