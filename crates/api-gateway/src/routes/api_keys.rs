@@ -197,12 +197,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/api-keys/{}", row.id),
-        ))
-        .json(ApiKeyResponse::from_row(row, Some(raw))))
+    Ok(crate::http::response::created(
+        format!("/api/v1/api-keys/{}", row.id),
+        ApiKeyResponse::from_row(row, Some(raw)),
+    ))
 }
 
 /// The label selector of a new key, as stored (`None`: every monitor):

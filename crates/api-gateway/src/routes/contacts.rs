@@ -156,12 +156,10 @@ pub async fn create(
     if kind == ContactType::Email {
         row = request_verification(&state, row, true).await;
     }
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/alert-contacts/{}", row.id),
-        ))
-        .json(ContactResponse::from_row(row)?.with_ref(r#ref)))
+    Ok(crate::http::response::created(
+        format!("/api/v1/alert-contacts/{}", row.id),
+        ContactResponse::from_row(row)?.with_ref(r#ref),
+    ))
 }
 
 /// List the caller's alert contacts in id order, a page at a time; `type`

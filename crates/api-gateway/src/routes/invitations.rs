@@ -120,15 +120,13 @@ pub async fn create(
     // After the commit: the invitation exists whether or not the relay
     // takes the email (the response says which, and carries the token).
     let mail = mail::send(&state, &created, &token, &user).await;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/invitations/{}", created.id),
-        ))
-        .json(CreatedInvitation {
+    Ok(crate::http::response::created(
+        format!("/api/v1/invitations/{}", created.id),
+        CreatedInvitation {
             invitation: InvitationResponse::of(created, Some(token)),
             mail,
-        }))
+        },
+    ))
 }
 
 /// The organisation's open invitations (not accepted, revoked or expired)
@@ -325,15 +323,13 @@ pub async fn accept(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/members/{}", key.user_id),
-        ))
-        .json(AcceptedInvitation {
+    Ok(crate::http::response::created(
+        format!("/api/v1/members/{}", key.user_id),
+        AcceptedInvitation {
             org_id: key.org_id,
             user_id: key.user_id,
             role: role.into(),
             api_key: ApiKeyResponse::from_row(key, Some(raw)),
-        }))
+        },
+    ))
 }

@@ -149,12 +149,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/status-pages/{}", created.id),
-        ))
-        .json(StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref)))
+    Ok(crate::http::response::created(
+        format!("/api/v1/status-pages/{}", created.id),
+        StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref),
+    ))
 }
 
 /// Change a status page. Making it private issues an access token (in this

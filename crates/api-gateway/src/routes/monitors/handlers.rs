@@ -42,12 +42,10 @@ pub async fn create(
     drop(conn);
     let id = written.row.id;
     announce(&state, id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/monitors/{id}"),
-        ))
-        .json(written.shown(&state.settings.regions)?))
+    Ok(crate::http::response::created(
+        format!("/api/v1/monitors/{id}"),
+        written.shown(&state.settings.regions)?,
+    ))
 }
 
 /// What the list keeps besides labels: every given test must hold. Read as

@@ -195,12 +195,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/status-pages/{page_id}/notices/{}", created.id),
-        ))
-        .json(created))
+    Ok(crate::http::response::created(
+        format!("/api/v1/status-pages/{page_id}/notices/{}", created.id),
+        created,
+    ))
 }
 
 /// Add an update to a notice; the notice takes its state (`resolved`
