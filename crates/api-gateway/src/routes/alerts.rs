@@ -313,21 +313,12 @@ pub async fn deliveries(
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| {
-                uptime_db::deliveries::page_for_contact(
-                    &mut conn,
-                    contact.id,
-                    Some(user.reach()),
-                    after,
-                    n,
-                )
-            },
-            |(d, _)| (d.created_at, d.id),
-        )
-        .await?;
-    Ok(DeliveryList::response(rows, next_cursor, |(d, a)| {
-        DeliveryLog::from_rows(d, a)
-    }))
+    let reach = Some(user.reach());
+    DeliveryList::respond(
+        page,
+        |after, n| uptime_db::deliveries::page_for_contact(&mut conn, contact.id, reach, after, n),
+        |(d, _)| (d.created_at, d.id),
+        |(d, a)| DeliveryLog::from_rows(d, a),
+    )
+    .await
 }

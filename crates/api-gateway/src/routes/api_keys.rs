@@ -257,15 +257,13 @@ pub async fn list(
     let page = query.keyset()?;
     let holder = (!user.may_manage_keys_of_others()).then_some(user.user_id);
     let mut conn = state.conn().await?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| uptime_db::api_keys::list_page(&mut conn, user.org_id, holder, after, n),
-            |k| k.id,
-        )
-        .await?;
-    Ok(ApiKeyList::response(rows, next_cursor, |k| {
-        ApiKeyResponse::from_row(k, None)
-    }))
+    ApiKeyList::respond(
+        page,
+        |after, n| uptime_db::api_keys::list_page(&mut conn, user.org_id, holder, after, n),
+        |k| k.id,
+        |k| ApiKeyResponse::from_row(k, None),
+    )
+    .await
 }
 
 /// Read an API key: the caller's own, or any member's with the `admin` scope.

@@ -112,14 +112,11 @@ pub async fn list(
     };
     let mut conn = state.conn().await?;
     // Newest first: the cursor is the last id shown, the next page is below it.
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| uptime_db::audit_log::list_page(&mut conn, user.reach(), &filter, after, n),
-            |e| e.id,
-        )
-        .await?;
-    Ok(AuditLogPage::response(rows, next_cursor, |e| {
-        AuditEntryResponse {
+    AuditLogPage::respond(
+        page,
+        |after, n| uptime_db::audit_log::list_page(&mut conn, user.reach(), &filter, after, n),
+        |e| e.id,
+        |e| AuditEntryResponse {
             id: e.id,
             org_id: e.org_id,
             actor_user_id: e.actor_user_id,
@@ -130,6 +127,7 @@ pub async fn list(
             resource_kind: e.resource_kind,
             resource_id: e.resource_id,
             changes: e.changes,
-        }
-    }))
+        },
+    )
+    .await
 }

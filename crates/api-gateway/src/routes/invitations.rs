@@ -140,17 +140,15 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = query.keyset()?;
     let mut conn = state.conn().await?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| {
-                uptime_db::invitations::list_open_page(&mut conn, user.org_id, Utc::now(), after, n)
-            },
-            |i| i.id,
-        )
-        .await?;
-    Ok(InvitationList::response(rows, next_cursor, |i| {
-        InvitationResponse::of(i, None)
-    }))
+    InvitationList::respond(
+        page,
+        |after, n| {
+            uptime_db::invitations::list_open_page(&mut conn, user.org_id, Utc::now(), after, n)
+        },
+        |i| i.id,
+        |i| InvitationResponse::of(i, None),
+    )
+    .await
 }
 
 /// One open invitation of the organisation (never the token).

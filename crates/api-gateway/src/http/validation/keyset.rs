@@ -117,6 +117,25 @@ pub trait ListBody: serde::Serialize {
         actix_web::HttpResponse::Ok()
             .json(Self::of(rows.into_iter().map(show).collect(), next_cursor))
     }
+
+    /// [`response`](Self::response) of the page `page` asks for, which
+    /// `fetch` and `key_of` load ([`Keyset::fetch`]).
+    fn respond<K: Key, T, E, Fut>(
+        page: Keyset<K>,
+        fetch: impl FnOnce(Option<K>, i64) -> Fut,
+        key_of: impl Fn(&T) -> K,
+        show: impl FnMut(T) -> Self::Item,
+    ) -> impl Future<Output = Result<actix_web::HttpResponse, ApiError>>
+    where
+        Self: Sized,
+        Fut: Future<Output = Result<Vec<T>, E>>,
+        ApiError: From<E>,
+    {
+        async move {
+            let (rows, next_cursor) = page.fetch(fetch, key_of).await?;
+            Ok(Self::response(rows, next_cursor, show))
+        }
+    }
 }
 
 /// Declares a list page's body, `{"<items>": [...], "next_cursor": ...}`,

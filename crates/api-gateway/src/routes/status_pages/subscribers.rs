@@ -80,19 +80,13 @@ pub async fn list(
     let page = query.keyset()?;
     let mut conn = state.conn().await?;
     own_page(&mut conn, &user, page_id).await?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| {
-                uptime_db::status_subscriptions::list(&mut conn, page_id, after.unwrap_or(0), n)
-            },
-            |s| s.id,
-        )
-        .await?;
-    Ok(SubscriberList::response(
-        rows,
-        next_cursor,
+    SubscriberList::respond(
+        page,
+        |after, n| uptime_db::status_subscriptions::list(&mut conn, page_id, after.unwrap_or(0), n),
+        |s| s.id,
         SubscriberResponse::of,
-    ))
+    )
+    .await
 }
 
 /// Remove a subscriber (it gets no more mail; its queued ones are dropped).
