@@ -8,6 +8,7 @@
 //!   POST sent again with its `Idempotency-Key`.
 //! - [`query_params`]: refusing unknown query parameters; [`body_limits`]:
 //!   how large a body may be and how JSON is read.
+//! - [`response`]: the `201 Created` answer and its `Location`.
 //! - [`rate_limit`]: the token buckets; [`middleware`]: the request span
 //!   and metrics, authentication ahead of the handlers, the `RateLimit`
 //!   headers.
@@ -19,4 +20,5 @@ pub mod idempotency;
 pub mod middleware;
 pub mod query_params;
 pub mod rate_limit;
+pub mod response;
 pub mod validation;

@@ -7,7 +7,8 @@
 //!   generated from the handlers) and [`routes`] (one module per resource).
 //! - [`http`]: what every route shares as HTTP — errors, JSON bodies and
 //!   their validation, cursors, ETags, idempotency keys, query parameters,
-//!   body limits, rate limits and the request middleware.
+//!   body limits, rate limits, the `201 Created` answer and the request
+//!   middleware.
 //! - [`access`]: who is calling — API keys, the principal they carry, their
 //!   authentication (and its caches), their use, their revocation on every
 //!   replica, the roles of members and the monitors a key reaches;

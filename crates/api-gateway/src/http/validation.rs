@@ -7,8 +7,9 @@ mod json;
 mod keyset;
 pub mod positions;
 pub use json::{checked, Json, NUL_MESSAGE, TEXT_PATTERN};
+pub(crate) use keyset::list_body;
 pub use keyset::{
-    cursor_pattern, encode_cursor, paginate, split, Key, Keyset, Page, PageQuery,
+    cursor_pattern, encode_cursor, paginate, split, Key, Keyset, ListBody, Page, PageQuery,
     DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
 };
 mod targets;
@@ -148,6 +149,26 @@ pub fn not_null<T>(problems: &mut Problems, field: &str, value: Option<Option<T>
         Some(Some(v)) => Some(v),
         None => None,
     }
+}
+
+/// The longest `?search=` of a list.
+pub const MAX_SEARCH_LEN: usize = 100;
+
+/// A list's `?search=` (a name contains it, without case): 1 to
+/// [`MAX_SEARCH_LEN`] characters, no U+0000; else a problem in `problems`.
+pub fn check_search<'a>(
+    search: Option<&'a str>,
+    problems: &mut Vec<FieldError>,
+) -> Option<&'a str> {
+    if search
+        .is_some_and(|s| s.is_empty() || s.chars().count() > MAX_SEARCH_LEN || s.contains('\0'))
+    {
+        problems.push(FieldError::new(
+            "search",
+            format!("1 to {MAX_SEARCH_LEN} characters"),
+        ));
+    }
+    search
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, ErrorBody};
+use crate::http::validation::{list_body, ListBody};
 use crate::state::AppState;
 use crate::verification;
 use actix_web::{web, HttpResponse};
@@ -260,12 +261,7 @@ pub struct DeliveryLog {
     pub attempts_log: Vec<AttemptLog>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryList {
-    pub deliveries: Vec<DeliveryLog>,
-    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(older DeliveryList, deliveries: DeliveryLog);
 
 impl DeliveryLog {
     fn from_rows(d: AlertDelivery, attempts: Vec<DeliveryAttempt>) -> Self {
@@ -317,25 +313,12 @@ pub async fn deliveries(
     let contact = uptime_db::contacts::get(&mut conn, user.org_id, id.into_inner())
         .await?
         .ok_or(ApiError::NotFound)?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| {
-                uptime_db::deliveries::page_for_contact(
-                    &mut conn,
-                    contact.id,
-                    Some(user.reach()),
-                    after,
-                    n,
-                )
-            },
-            |(d, _)| (d.created_at, d.id),
-        )
-        .await?;
-    Ok(HttpResponse::Ok().json(DeliveryList {
-        deliveries: rows
-            .into_iter()
-            .map(|(d, a)| DeliveryLog::from_rows(d, a))
-            .collect(),
-        next_cursor,
-    }))
+    let reach = Some(user.reach());
+    DeliveryList::respond(
+        page,
+        |after, n| uptime_db::deliveries::page_for_contact(&mut conn, contact.id, reach, after, n),
+        |(d, _)| (d.created_at, d.id),
+        |(d, a)| DeliveryLog::from_rows(d, a),
+    )
+    .await
 }

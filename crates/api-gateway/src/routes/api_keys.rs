@@ -5,7 +5,7 @@ use crate::access::keys;
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{PageQuery, Problems};
+use crate::http::validation::{list_body, ListBody, PageQuery, Problems};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -128,12 +128,7 @@ impl ApiKeyResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ApiKeyList {
-    pub api_keys: Vec<ApiKeyResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(ApiKeyList, api_keys: ApiKeyResponse);
 
 /// Create an API key. The raw key is in this response only.
 #[utoipa::path(post, path = "/api/v1/api-keys", operation_id = "createApiKey", tag = "api-keys", request_body = CreateApiKey,
@@ -202,12 +197,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/api-keys/{}", row.id),
-        ))
-        .json(ApiKeyResponse::from_row(row, Some(raw))))
+    Ok(crate::http::response::created(
+        format!("/api/v1/api-keys/{}", row.id),
+        ApiKeyResponse::from_row(row, Some(raw)),
+    ))
 }
 
 /// The label selector of a new key, as stored (`None`: every monitor):
@@ -264,19 +257,13 @@ pub async fn list(
     let page = query.keyset()?;
     let holder = (!user.may_manage_keys_of_others()).then_some(user.user_id);
     let mut conn = state.conn().await?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| uptime_db::api_keys::list_page(&mut conn, user.org_id, holder, after, n),
-            |k| k.id,
-        )
-        .await?;
-    Ok(HttpResponse::Ok().json(ApiKeyList {
-        api_keys: rows
-            .into_iter()
-            .map(|k| ApiKeyResponse::from_row(k, None))
-            .collect(),
-        next_cursor,
-    }))
+    ApiKeyList::respond(
+        page,
+        |after, n| uptime_db::api_keys::list_page(&mut conn, user.org_id, holder, after, n),
+        |k| k.id,
+        |k| ApiKeyResponse::from_row(k, None),
+    )
+    .await
 }
 
 /// Read an API key: the caller's own, or any member's with the `admin` scope.

@@ -4,7 +4,7 @@
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, FieldError};
-use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
+use crate::http::validation::{list_body, Keyset, ListBody, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -68,12 +68,7 @@ pub struct AuditEntryResponse {
     pub changes: serde_json::Value,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AuditLogPage {
-    pub entries: Vec<AuditEntryResponse>,
-    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(older AuditLogPage, entries: AuditEntryResponse);
 
 /// The organisation's audit log, newest first. A key with a label selector
 /// sees only the entries about what it reaches: an entry naming a monitor
@@ -117,15 +112,11 @@ pub async fn list(
     };
     let mut conn = state.conn().await?;
     // Newest first: the cursor is the last id shown, the next page is below it.
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| uptime_db::audit_log::list_page(&mut conn, user.reach(), &filter, after, n),
-            |e| e.id,
-        )
-        .await?;
-    let entries = rows
-        .into_iter()
-        .map(|e| AuditEntryResponse {
+    AuditLogPage::respond(
+        page,
+        |after, n| uptime_db::audit_log::list_page(&mut conn, user.reach(), &filter, after, n),
+        |e| e.id,
+        |e| AuditEntryResponse {
             id: e.id,
             org_id: e.org_id,
             actor_user_id: e.actor_user_id,
@@ -136,10 +127,7 @@ pub async fn list(
             resource_kind: e.resource_kind,
             resource_id: e.resource_id,
             changes: e.changes,
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(AuditLogPage {
-        entries,
-        next_cursor,
-    }))
+        },
+    )
+    .await
 }

@@ -48,7 +48,7 @@ use crate::api::table::{routes, Routes};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::validation::{not_null, paginate, PageQuery, Problems};
+use crate::validation::{not_null, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use checks::{check_options, stored_event_kinds};
 use uptime_alerts::ProviderOptions;
@@ -156,12 +156,10 @@ pub async fn create(
     if kind == ContactType::Email {
         row = request_verification(&state, row, true).await;
     }
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/alert-contacts/{}", row.id),
-        ))
-        .json(ContactResponse::from_row(row)?.with_ref(r#ref)))
+    Ok(crate::http::response::created(
+        format!("/api/v1/alert-contacts/{}", row.id),
+        ContactResponse::from_row(row)?.with_ref(r#ref),
+    ))
 }
 
 /// List the caller's alert contacts in id order, a page at a time; `type`
@@ -174,19 +172,25 @@ pub async fn list(
     query: web::Query<PageQuery>,
     narrowing: web::Query<filters::ContactFilterQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let filter = narrowing.parse()?;
     let mut conn = state.conn().await?;
-    let rows = uptime_db::contacts::list_page_filtered(
-        &mut conn,
-        user.org_id,
-        filter.kind,
-        filter.name_contains,
-        page.after_id,
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |c| c.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| {
+                let (kind, name) = (filter.kind, filter.name_contains);
+                uptime_db::contacts::list_page_filtered(
+                    &mut conn,
+                    user.org_id,
+                    kind,
+                    name,
+                    after,
+                    n,
+                )
+            },
+            |c| c.id,
+        )
+        .await?;
     let ids: Vec<i64> = rows.iter().map(|c| c.id).collect();
     let mut refs = uptime_db::refs::of(&mut conn, RefKind::AlertContact, &ids).await?;
     Ok(HttpResponse::Ok().json(ContactList {
@@ -321,20 +325,13 @@ pub async fn update(
                     };
                     (value.unwrap_or_else(|| stored.value.clone()), sealed)
                 };
+                let (verified, verification_token_sha256) =
+                    writes::verification_after(&stored, send_verification);
                 let changes = ContactUpdate {
                     name: name.map_or(stored.name, |n| n.trim().to_string()),
                     value,
-                    verified: if send_verification {
-                        false
-                    } else {
-                        stored.verified
-                    },
-                    // A link sent for the old address must not verify the new one.
-                    verification_token_sha256: if send_verification {
-                        None
-                    } else {
-                        stored.verification_token_sha256
-                    },
+                    verified,
+                    verification_token_sha256,
                     secret_sealed,
                     options: options.to_json(),
                     event_kinds,

@@ -9,7 +9,7 @@ use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, FieldError};
-use crate::http::validation::{Keyset, DEFAULT_PAGE_SIZE};
+use crate::http::validation::{list_body, Keyset, ListBody, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -204,12 +204,7 @@ impl From<Incident> for IncidentResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct IncidentList {
-    pub incidents: Vec<IncidentResponse>,
-    /// Pass as `?cursor=` for the next (older) page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(older IncidentList, incidents: IncidentResponse);
 
 /// `incidents` as the caller is shown them: `blocked_by` names only the
 /// monitors the caller reaches (a monitor it reaches may depend on one a
@@ -278,10 +273,8 @@ pub async fn list(
             |i| (i.started_at, i.id),
         )
         .await?;
-    Ok(HttpResponse::Ok().json(IncidentList {
-        incidents: shown(&mut conn, &user, rows).await?,
-        next_cursor,
-    }))
+    let incidents = shown(&mut conn, &user, rows).await?;
+    Ok(HttpResponse::Ok().json(IncidentList::of(incidents, next_cursor)))
 }
 
 /// One incident of the organisation.

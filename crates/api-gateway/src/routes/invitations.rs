@@ -20,7 +20,7 @@ use crate::access::principal::{widest_scope, KeyPrefix};
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::{PageQuery, Problems};
+use crate::http::validation::{ListBody, PageQuery, Problems};
 use crate::routes::api_keys::ApiKeyResponse;
 use crate::state::AppState;
 use crate::verification;
@@ -120,15 +120,13 @@ pub async fn create(
     // After the commit: the invitation exists whether or not the relay
     // takes the email (the response says which, and carries the token).
     let mail = mail::send(&state, &created, &token, &user).await;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/invitations/{}", created.id),
-        ))
-        .json(CreatedInvitation {
+    Ok(crate::http::response::created(
+        format!("/api/v1/invitations/{}", created.id),
+        CreatedInvitation {
             invitation: InvitationResponse::of(created, Some(token)),
             mail,
-        }))
+        },
+    ))
 }
 
 /// The organisation's open invitations (not accepted, revoked or expired)
@@ -142,21 +140,15 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = query.keyset()?;
     let mut conn = state.conn().await?;
-    let (rows, next_cursor) = page
-        .fetch(
-            |after, n| {
-                uptime_db::invitations::list_open_page(&mut conn, user.org_id, Utc::now(), after, n)
-            },
-            |i| i.id,
-        )
-        .await?;
-    Ok(HttpResponse::Ok().json(InvitationList {
-        invitations: rows
-            .into_iter()
-            .map(|i| InvitationResponse::of(i, None))
-            .collect(),
-        next_cursor,
-    }))
+    InvitationList::respond(
+        page,
+        |after, n| {
+            uptime_db::invitations::list_open_page(&mut conn, user.org_id, Utc::now(), after, n)
+        },
+        |i| i.id,
+        |i| InvitationResponse::of(i, None),
+    )
+    .await
 }
 
 /// One open invitation of the organisation (never the token).
@@ -329,15 +321,13 @@ pub async fn accept(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/members/{}", key.user_id),
-        ))
-        .json(AcceptedInvitation {
+    Ok(crate::http::response::created(
+        format!("/api/v1/members/{}", key.user_id),
+        AcceptedInvitation {
             org_id: key.org_id,
             user_id: key.user_id,
             role: role.into(),
             api_key: ApiKeyResponse::from_row(key, Some(raw)),
-        }))
+        },
+    ))
 }

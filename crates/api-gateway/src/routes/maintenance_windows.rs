@@ -99,12 +99,10 @@ pub async fn create(
                 .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/maintenance-windows/{}", row.id),
-        ))
-        .json(WindowResponse::of(row, now).with_ref(r#ref)))
+    Ok(crate::http::response::created(
+        format!("/api/v1/maintenance-windows/{}", row.id),
+        WindowResponse::of(row, now).with_ref(r#ref),
+    ))
 }
 
 /// The definition a create body makes, checked as a create is: `400`

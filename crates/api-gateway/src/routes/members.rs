@@ -10,7 +10,7 @@ use crate::access::member_roles;
 use crate::api::table::{routes, Routes};
 use crate::audit;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::http::validation::PageQuery;
+use crate::http::validation::{list_body, ListBody, PageQuery};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -84,12 +84,7 @@ impl MemberResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MemberList {
-    pub members: Vec<MemberResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(MemberList, members: MemberResponse);
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -116,10 +111,8 @@ pub async fn list(
             |m| m.user_id,
         )
         .await?;
-    Ok(HttpResponse::Ok().json(MemberList {
-        members: rows.into_iter().filter_map(MemberResponse::of).collect(),
-        next_cursor,
-    }))
+    let members = rows.into_iter().filter_map(MemberResponse::of).collect();
+    Ok(HttpResponse::Ok().json(MemberList::of(members, next_cursor)))
 }
 
 /// One member of the organisation, by user id.

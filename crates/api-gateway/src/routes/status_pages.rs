@@ -27,7 +27,6 @@ use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use serde::Serialize;
 use serde_json::json;
-use uptime_db::status_pages::PageFields;
 use utoipa::ToSchema;
 
 pub use resource::*;
@@ -150,12 +149,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/status-pages/{}", created.id),
-        ))
-        .json(StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref)))
+    Ok(crate::http::response::created(
+        format!("/api/v1/status-pages/{}", created.id),
+        StatusPageResponse::of(created, &base_url, token.map(|(t, _)| t)).with_ref(r#ref),
+    ))
 }
 
 /// Change a status page. Making it private issues an access token (in this
@@ -223,14 +220,7 @@ pub async fn update(
                                 c,
                                 user.org_id,
                                 id,
-                                &PageFields {
-                                    slug: &page.slug,
-                                    title: &page.title,
-                                    description: page.description.as_deref(),
-                                    logo_url: page.logo_url.as_deref(),
-                                    custom_domain: page.custom_domain.as_deref(),
-                                    groups,
-                                },
+                                &writes::fields_of(page, groups),
                             )
                             .await?
                             .ok_or(ApiError::NotFound)?;

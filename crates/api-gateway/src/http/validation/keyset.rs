@@ -97,6 +97,77 @@ pub fn split<T, K: Key>(
     }
 }
 
+/// The body of a page of a list: the items shown, then where it ended
+/// (declared with [`list_body!`](crate::http::validation::list_body)).
+pub trait ListBody: serde::Serialize {
+    /// What the page shows of each row.
+    type Item;
+
+    fn of(items: Vec<Self::Item>, next_cursor: Option<String>) -> Self;
+
+    /// `200` with the page of `rows` ([`Keyset::fetch`]), each shown by `show`.
+    fn response<T>(
+        rows: Vec<T>,
+        next_cursor: Option<String>,
+        show: impl FnMut(T) -> Self::Item,
+    ) -> actix_web::HttpResponse
+    where
+        Self: Sized,
+    {
+        actix_web::HttpResponse::Ok()
+            .json(Self::of(rows.into_iter().map(show).collect(), next_cursor))
+    }
+
+    /// [`response`](Self::response) of the page `page` asks for, which
+    /// `fetch` and `key_of` load ([`Keyset::fetch`]).
+    fn respond<K: Key, T, E, Fut>(
+        page: Keyset<K>,
+        fetch: impl FnOnce(Option<K>, i64) -> Fut,
+        key_of: impl Fn(&T) -> K,
+        show: impl FnMut(T) -> Self::Item,
+    ) -> impl Future<Output = Result<actix_web::HttpResponse, ApiError>>
+    where
+        Self: Sized,
+        Fut: Future<Output = Result<Vec<T>, E>>,
+        ApiError: From<E>,
+    {
+        async move {
+            let (rows, next_cursor) = page.fetch(fetch, key_of).await?;
+            Ok(Self::response(rows, next_cursor, show))
+        }
+    }
+}
+
+/// Declares a list page's body, `{"<items>": [...], "next_cursor": ...}`,
+/// and its [`ListBody`]: `list_body!(ApiKeyList, api_keys: ApiKeyResponse)`.
+/// `older` before the name: the list is newest first, so the next page is
+/// older.
+macro_rules! list_body {
+    (older $($body:tt)*) => {
+        $crate::http::validation::list_body!(@ " Pass as `?cursor=` for the next (older) page; `null` on the last page." $($body)*);
+    };
+    (@ $cursor_doc:literal $name:ident, $items:ident: $item:ty) => {
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+        pub struct $name {
+            pub $items: Vec<$item>,
+            #[doc = $cursor_doc]
+            pub next_cursor: Option<String>,
+        }
+
+        impl $crate::http::validation::ListBody for $name {
+            type Item = $item;
+
+            fn of(items: Vec<$item>, next_cursor: Option<String>) -> Self {
+                Self { $items: items, next_cursor }
+            }
+        }
+    };
+    ($($body:tt)*) => {
+        $crate::http::validation::list_body!(@ " Pass as `?cursor=` for the next page; `null` on the last page." $($body)*);
+    };
+}
+pub(crate) use list_body;
+
 /// A page of a list in id order, as the lists of the kinds take it.
 #[derive(Debug, Clone, Copy)]
 pub struct Page {

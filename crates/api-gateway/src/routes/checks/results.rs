@@ -4,7 +4,7 @@ use super::cursor::decode_results_cursor;
 use crate::access::auth::AuthUser;
 use crate::api::table::{routes, Routes};
 use crate::http::error::{ApiError, FieldError};
-use crate::http::validation::{split, PageQuery};
+use crate::http::validation::{split, Keyset, DEFAULT_PAGE_SIZE};
 use crate::state::AppState;
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -120,11 +120,7 @@ pub async fn results(
     let query = query.into_inner();
     // The same limits as every other list; the cursor is the results' own
     // (a position in time and id, not an id).
-    let limit = PageQuery {
-        limit: query.limit,
-        cursor: None,
-    }
-    .validate();
+    let limit = Keyset::<i64>::parse(query.limit, None, DEFAULT_PAGE_SIZE);
     // `cursor` wins over `before`, its former name, when both are given.
     let before = match (query.cursor.as_deref(), query.before.as_deref()) {
         (Some(cursor), _) => decode_results_cursor(cursor)

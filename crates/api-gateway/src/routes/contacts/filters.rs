@@ -3,11 +3,9 @@
 
 use super::body::ContactType;
 use crate::error::{ApiError, FieldError};
+use crate::validation::check_search;
 use serde::Deserialize;
 use utoipa::IntoParams;
-
-/// The longest `search`.
-pub const MAX_SEARCH_LEN: usize = 100;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -44,15 +42,7 @@ impl ContactFilterQuery {
                 }
             },
         };
-        let search = self.search.as_deref();
-        if search
-            .is_some_and(|s| s.is_empty() || s.chars().count() > MAX_SEARCH_LEN || s.contains('\0'))
-        {
-            problems.push(FieldError::new(
-                "search",
-                format!("1 to {MAX_SEARCH_LEN} characters"),
-            ));
-        }
+        let search = check_search(self.search.as_deref(), &mut problems);
         if !problems.is_empty() {
             return Err(ApiError::InvalidQuery(problems));
         }

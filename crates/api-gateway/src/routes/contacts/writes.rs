@@ -177,25 +177,32 @@ impl Validated {
             (self.value.unwrap_or_default(), sealed)
         };
         let send_verification = self.kind == ContactType::Email && value != stored.value;
+        let (verified, verification_token_sha256) = verification_after(stored, send_verification);
         let update = ContactUpdate {
             name: self.name,
             value,
-            verified: if send_verification {
-                false
-            } else {
-                stored.verified
-            },
-            verification_token_sha256: if send_verification {
-                None
-            } else {
-                stored.verification_token_sha256.clone()
-            },
+            verified,
+            verification_token_sha256,
             secret_sealed,
             options: self.options.to_json(),
             event_kinds: self.event_kinds,
             min_severity: self.min_severity,
         };
         Ok((update, send_verification))
+    }
+}
+
+/// A rewritten contact's `verified` and `verification_token_sha256`: kept,
+/// unless a new email address `needs_link`: then it is unverified, and a
+/// link sent for the old address must not verify the new one.
+pub(super) fn verification_after(
+    stored: &AlertContact,
+    needs_link: bool,
+) -> (bool, Option<String>) {
+    if needs_link {
+        (false, None)
+    } else {
+        (stored.verified, stored.verification_token_sha256.clone())
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the invitation routes take and answer (`super` and `super::mail`
 //! both show an invitation; the shapes sit below them).
 
+use crate::http::validation::list_body;
 use crate::routes::api_keys::ApiKeyResponse;
 use crate::routes::members::MemberRole;
 use chrono::{DateTime, Utc};
@@ -65,12 +66,7 @@ pub struct CreatedInvitation {
     pub mail: EmailOutcome,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct InvitationList {
-    pub invitations: Vec<InvitationResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(InvitationList, invitations: InvitationResponse);
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

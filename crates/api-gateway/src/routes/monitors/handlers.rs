@@ -12,7 +12,7 @@ use super::writes::{self, WriteSettings};
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody, FieldError};
 use crate::state::AppState;
-use crate::validation::{not_null, paginate, PageQuery, Problems};
+use crate::validation::{check_search, not_null, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use diesel_async::scoped_futures::ScopedFutureExt;
 use diesel_async::AsyncConnection;
@@ -42,12 +42,10 @@ pub async fn create(
     drop(conn);
     let id = written.row.id;
     announce(&state, id, MonitorChange::Upserted).await;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/monitors/{id}"),
-        ))
-        .json(written.shown(&state.settings.regions)?))
+    Ok(crate::http::response::created(
+        format!("/api/v1/monitors/{id}"),
+        written.shown(&state.settings.regions)?,
+    ))
 }
 
 /// What the list keeps besides labels: every given test must hold. Read as
@@ -103,16 +101,7 @@ impl MonitorFilterQuery {
             .and_then(|v| serde_json::from_value::<MonitorStatus>(v).ok())
             .map(MonitorStatus::as_str);
         let active = parse("active", &self.active, "true, false").map(|v| v == "true");
-        if self
-            .search
-            .as_deref()
-            .is_some_and(|s| s.is_empty() || s.chars().count() > MAX_SEARCH_LEN || s.contains('\0'))
-        {
-            problems.push(FieldError::new(
-                "search",
-                format!("1 to {MAX_SEARCH_LEN} characters"),
-            ));
-        }
+        check_search(self.search.as_deref(), &mut problems);
         if !problems.is_empty() {
             return Err(ApiError::InvalidQuery(problems));
         }
@@ -123,9 +112,6 @@ impl MonitorFilterQuery {
         })
     }
 }
-
-/// The longest `search`.
-pub const MAX_SEARCH_LEN: usize = 100;
 
 /// List the caller's monitors in id order, a page at a time; `?label=key=value`
 /// (repeatable, all must hold) keeps those with these labels, and `type`,
@@ -142,7 +128,7 @@ pub async fn list(
     query: web::Query<PageQuery>,
     narrowing: web::Query<MonitorFilterQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let labels = super::labels::filter_of(req.query_string())
         .map_err(ApiError::InvalidQuery)?
         .map(|selector| selector.to_json());
@@ -155,15 +141,14 @@ pub async fn list(
         name_contains: narrowing.search.as_deref(),
     };
     let mut conn = state.conn().await?;
-    let rows = uptime_db::monitors::list_page_filtered(
-        &mut conn,
-        user.reach(),
-        &filter,
-        page.after_id,
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |m| m.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| {
+                uptime_db::monitors::list_page_filtered(&mut conn, user.reach(), &filter, after, n)
+            },
+            |m| m.id,
+        )
+        .await?;
     let ids: Vec<i64> = rows.iter().map(|m| m.id).collect();
     let mut contacts = uptime_db::monitors::contact_ids_of(&mut conn, &ids).await?;
     let mut refs = uptime_db::refs::of(&mut conn, RefKind::Monitor, &ids).await?;

@@ -48,32 +48,7 @@ pub async fn issue(
     let monitor_id = id.into_inner();
     let token = format!("{BADGE_TOKEN_PREFIX}{}", crate::verification::new_token());
     let digest = crate::verification::digest(&token);
-    let mut conn = state.conn().await?;
-    conn.transaction::<_, ApiError, _>(|c| {
-        async move {
-            // The key's label selector narrows which monitors it may badge.
-            uptime_db::monitors::get_within(c, user.reach(), monitor_id)
-                .await?
-                .ok_or(ApiError::NotFound)?;
-            if !uptime_db::status_pages::set_badge_token(c, user.org_id, monitor_id, &digest)
-                .await?
-            {
-                return Err(ApiError::NotFound);
-            }
-            audit::record(
-                c,
-                &user,
-                audit::action::ROTATE,
-                audit::kind::MONITOR_BADGE,
-                Some(monitor_id),
-                json!({"token": {"before": null, "after": "[set]"}}),
-            )
-            .await?;
-            Ok(())
-        }
-        .scope_boxed()
-    })
-    .await?;
+    write_token(&state, &user, monitor_id, Some(&digest)).await?;
     let base = state
         .settings
         .status_pages
@@ -115,29 +90,47 @@ pub async fn remove(
     user: AuthUser,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    let monitor_id = id.into_inner();
+    write_token(&state, &user, id.into_inner(), None).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Sets the monitor's badge token to the one of `digest`, or with `None`
+/// removes it, with its audit entry, in one transaction. 404 for a monitor
+/// the key does not reach (its label selector narrows which it may badge)
+/// or, removing, one without a token.
+async fn write_token(
+    state: &AppState,
+    user: &AuthUser,
+    monitor_id: i64,
+    digest: Option<&str>,
+) -> Result<(), ApiError> {
     let mut conn = state.conn().await?;
     conn.transaction::<_, ApiError, _>(|c| {
         async move {
             uptime_db::monitors::get_within(c, user.reach(), monitor_id)
                 .await?
                 .ok_or(ApiError::NotFound)?;
-            if !uptime_db::status_pages::delete_badge_token(c, user.org_id, monitor_id).await? {
+            let (written, action, token) = match digest {
+                Some(digest) => (
+                    uptime_db::status_pages::set_badge_token(c, user.org_id, monitor_id, digest)
+                        .await?,
+                    audit::action::ROTATE,
+                    json!({"before": null, "after": "[set]"}),
+                ),
+                None => (
+                    uptime_db::status_pages::delete_badge_token(c, user.org_id, monitor_id).await?,
+                    audit::action::DELETE,
+                    json!({"before": "[removed]", "after": null}),
+                ),
+            };
+            if !written {
                 return Err(ApiError::NotFound);
             }
-            audit::record(
-                c,
-                &user,
-                audit::action::DELETE,
-                audit::kind::MONITOR_BADGE,
-                Some(monitor_id),
-                json!({"token": {"before": "[removed]", "after": null}}),
-            )
-            .await?;
-            Ok(())
+            let changes = json!({ "token": token });
+            let kind = audit::kind::MONITOR_BADGE;
+            audit::record(c, user, action, kind, Some(monitor_id), changes).await
         }
         .scope_boxed()
     })
-    .await?;
-    Ok(HttpResponse::NoContent().finish())
+    .await
 }

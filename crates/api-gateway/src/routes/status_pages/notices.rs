@@ -18,7 +18,7 @@ use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery, Problems};
+use crate::validation::{list_body, ListBody, PageQuery, Problems};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -131,12 +131,7 @@ impl NoticeResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct NoticeList {
-    pub notices: Vec<NoticeResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(NoticeList, notices: NoticeResponse);
 
 fn check_body(problems: &mut Problems, body: &str) {
     if body.trim().is_empty() {
@@ -200,12 +195,10 @@ pub async fn create(
             .scope_boxed()
         })
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((
-            actix_web::http::header::LOCATION,
-            format!("/api/v1/status-pages/{page_id}/notices/{}", created.id),
-        ))
-        .json(created))
+    Ok(crate::http::response::created(
+        format!("/api/v1/status-pages/{page_id}/notices/{}", created.id),
+        created,
+    ))
 }
 
 /// Add an update to a notice; the notice takes its state (`resolved`
@@ -281,25 +274,19 @@ pub async fn list(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page_id = page_id.into_inner();
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let mut conn = state.conn().await?;
     own_page(&mut conn, &user, page_id).await?;
-    let rows = uptime_db::status_notices::list(
-        &mut conn,
-        page_id,
-        page.after_id.unwrap_or(0),
-        page.limit + 1,
-    )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |n| n.id);
+    let (rows, next_cursor) = page
+        .fetch(
+            |after, n| uptime_db::status_notices::list(&mut conn, page_id, after.unwrap_or(0), n),
+            |n| n.id,
+        )
+        .await?;
     let ids: Vec<i64> = rows.iter().map(|n| n.id).collect();
     let updates = uptime_db::status_notices::updates_of(&mut conn, &ids).await?;
-    Ok(HttpResponse::Ok().json(NoticeList {
-        notices: rows
-            .into_iter()
-            .map(|n| NoticeResponse::of(n, &updates))
-            .collect(),
-        next_cursor,
+    Ok(NoticeList::response(rows, next_cursor, |n| {
+        NoticeResponse::of(n, &updates)
     }))
 }
 

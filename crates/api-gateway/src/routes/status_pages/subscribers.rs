@@ -18,7 +18,7 @@ use crate::audit;
 use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::validation::{paginate, PageQuery};
+use crate::validation::{list_body, ListBody, PageQuery};
 use actix_web::{web, HttpResponse};
 use chrono::{DateTime, Utc};
 use diesel_async::scoped_futures::ScopedFutureExt;
@@ -64,12 +64,7 @@ impl SubscriberResponse {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SubscriberList {
-    pub subscribers: Vec<SubscriberResponse>,
-    /// Pass as `?cursor=` for the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
+list_body!(SubscriberList, subscribers: SubscriberResponse);
 
 /// The page's subscribers by id, a page at a time.
 #[utoipa::path(get, path = "/api/v1/status-pages/{id}/subscribers", operation_id = "listStatusPageSubscribers", tag = "status-pages",
@@ -82,21 +77,16 @@ pub async fn list(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let page_id = page_id.into_inner();
-    let page = query.validate()?;
+    let page = query.keyset()?;
     let mut conn = state.conn().await?;
     own_page(&mut conn, &user, page_id).await?;
-    let rows = uptime_db::status_subscriptions::list(
-        &mut conn,
-        page_id,
-        page.after_id.unwrap_or(0),
-        page.limit + 1,
+    SubscriberList::respond(
+        page,
+        |after, n| uptime_db::status_subscriptions::list(&mut conn, page_id, after.unwrap_or(0), n),
+        |s| s.id,
+        SubscriberResponse::of,
     )
-    .await?;
-    let (rows, next_cursor) = paginate(rows, page.limit, |s| s.id);
-    Ok(HttpResponse::Ok().json(SubscriberList {
-        subscribers: rows.into_iter().map(SubscriberResponse::of).collect(),
-        next_cursor,
-    }))
+    .await
 }
 
 /// Remove a subscriber (it gets no more mail; its queued ones are dropped).

@@ -47,7 +47,11 @@ pub(super) fn audited(page: StatusPage, r#ref: Option<&str>) -> serde_json::Valu
     )
 }
 
-fn fields_of<'a>(page: &'a CheckedPage, groups: &'a serde_json::Value) -> PageFields<'a> {
+/// The columns `page` writes, its groups as stored.
+pub(super) fn fields_of<'a>(
+    page: &'a CheckedPage,
+    groups: &'a serde_json::Value,
+) -> PageFields<'a> {
     PageFields {
         slug: &page.slug,
         title: &page.title,
