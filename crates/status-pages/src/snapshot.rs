@@ -190,7 +190,10 @@ fn badge_files(reuse: &Reuse, monitor: &MonitorView) -> HashMap<&'static str, Ar
     let (state, colour) = state_badge(monitor);
     let status_json = badge::shields_endpoint("status", state, colour);
     let mut files = HashMap::from([
-        ("status.svg", rendered(reuse, SVG, badge::flat("status", state, colour))),
+        (
+            "status.svg",
+            rendered(reuse, SVG, badge::flat("status", state, colour)),
+        ),
         ("shields.json", rendered(reuse, JSON, status_json)),
     ]);
     let uptimes = [
@@ -208,8 +211,12 @@ fn badge_files(reuse: &Reuse, monitor: &MonitorView) -> HashMap<&'static str, Ar
         ("response-time-7d.svg", "7d", monitor.response_7d),
     ];
     for (file, window, response_ms) in response_times {
-        let shown = response_ms
-            .map(|ms| (format!("{} ms", ms.round()), badge::response_time_colour(ms)));
+        let shown = response_ms.map(|ms| {
+            (
+                format!("{} ms", ms.round()),
+                badge::response_time_colour(ms),
+            )
+        });
         let label = format!("response time {window}");
         files.insert(file, window_badge(reuse, label, shown));
     }

@@ -170,7 +170,10 @@ impl DnsProbe {
         }
         // Before any comparison: an expected value must not tell a tenant
         // whether a refused address is in the answer.
-        if let Some(refusal) = asked.screen.refused_answer(target, seen.iter().filter_map(Value::address)) {
+        if let Some(refusal) = asked
+            .screen
+            .refused_answer(target, seen.iter().filter_map(Value::address))
+        {
             return answered_but_failed(refusal, latency_ms);
         }
         match answer::compare(record_type, target, &expected, &seen, &asked.screen) {
